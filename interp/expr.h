@@ -1,0 +1,166 @@
+/*
+ * expr.h — the expression graph: hash-consed scalar nodes, simplified on
+ * construction, differentiated as a graph transformation, printed as text
+ * and LaTeX, and evaluated.
+ *
+ * A node is identified by its address: building the same op over the same
+ * children (and, for constants, the same bits; for variables, the same
+ * index) returns the same node, so equality is pointer equality and common
+ * subexpressions are shared.  Construction simplifies: constants fold,
+ * x+0, x*1, x*0, x-x, x/x, --x vanish, like terms gather (x+x = 2*x,
+ * x*x = x^2).  Subtraction and division are not ops of their own: a-b is
+ * a + (-1)*b and a/b is a*b^-1; the printer shows them as - and /.
+ *
+ * Variables are numbered inputs 0..nvars-1 with a name used only for
+ * printing ("x", "x'", "x''", "m", "t"): this module knows nothing of
+ * mechanics.  The time derivative takes the derivative of each variable
+ * from the caller.
+ *
+ * Ownership: the graph owns every node; nodes are never freed one by one,
+ * only with the graph.  Strings returned by the printers are malloc'ed and
+ * owned by the caller.  Out of memory aborts (the one fatal case).
+ * Must not: print, or know what a variable means.
+ */
+#ifndef NH_EXPR_H
+#define NH_EXPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* X(NAME, name, arity): every op once.  arity -1 = n-ary (ADD, MUL).
+ * Function ops are named as the language spells them. */
+#define EXPR_OPS(X)            \
+    X(CONST, "const", 0)       \
+    X(VAR, "var", 0)           \
+    X(ADD, "+", -1)            \
+    X(MUL, "*", -1)            \
+    X(POW, "^", 2)             \
+    X(SIN, "sin", 1)           \
+    X(COS, "cos", 1)           \
+    X(TAN, "tan", 1)           \
+    X(ASIN, "asin", 1)         \
+    X(ACOS, "acos", 1)         \
+    X(ATAN, "atan", 1)         \
+    X(ATAN2, "atan2", 2)       \
+    X(SINH, "sinh", 1)         \
+    X(COSH, "cosh", 1)         \
+    X(TANH, "tanh", 1)         \
+    X(EXP, "exp", 1)           \
+    X(LOG, "log", 1)           \
+    X(SQRT, "sqrt", 1)         \
+    X(ABS, "abs", 1)           \
+    X(SIGN, "sign", 1)         \
+    X(MIN, "min", 2)           \
+    X(MAX, "max", 2)
+
+typedef enum expr_op {
+#define EXPR_ENUM(NAME, name, arity) EXPR_##NAME,
+    EXPR_OPS(EXPR_ENUM)
+#undef EXPR_ENUM
+    EXPR_OP_COUNT
+} expr_op_t;
+
+/* Name and arity of an op (arity -1: n-ary). */
+const char *expr_op_name(expr_op_t op);
+int expr_op_arity(expr_op_t op);
+/* The op of a function name of LANGUAGE.md §3.4 ("sin", "atan2", ...), or
+ * -1 when NAME is not one of them. */
+int expr_op_lookup(const char *name);
+
+typedef struct expr_graph expr_graph_t;
+
+/* A node, read-only for users of the graph. */
+typedef struct expr expr_t;
+struct expr {
+    expr_op_t op;
+    uint32_t id;            /* dense: 0..expr_graph_count()-1, for memo tables */
+    uint32_t hash;
+    uint32_t nargs;
+    double value;           /* EXPR_CONST */
+    uint32_t var;           /* EXPR_VAR */
+    const expr_t *const *args; /* nargs children; ADD/MUL: canonical order */
+};
+
+expr_graph_t *expr_graph_new(void);
+void expr_graph_free(expr_graph_t *g); /* accepts NULL */
+size_t expr_graph_count(const expr_graph_t *g); /* nodes so far */
+
+/* ---- variables ------------------------------------------------------ */
+
+/* Declares variable number expr_graph_nvars(g) with NAME (copied) and
+ * returns its index. */
+uint32_t expr_var_declare(expr_graph_t *g, const char *name);
+uint32_t expr_graph_nvars(const expr_graph_t *g);
+const char *expr_var_name(const expr_graph_t *g, uint32_t var);
+
+/* ---- construction (simplifying, hash-consing) ------------------------ */
+
+const expr_t *expr_num(expr_graph_t *g, double v);
+const expr_t *expr_var(expr_graph_t *g, uint32_t var);
+const expr_t *expr_add(expr_graph_t *g, const expr_t *a, const expr_t *b);
+const expr_t *expr_sub(expr_graph_t *g, const expr_t *a, const expr_t *b);
+const expr_t *expr_mul(expr_graph_t *g, const expr_t *a, const expr_t *b);
+const expr_t *expr_div(expr_graph_t *g, const expr_t *a, const expr_t *b);
+const expr_t *expr_neg(expr_graph_t *g, const expr_t *a);
+const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b);
+/* A function op of arity 1 or 2 (b is ignored for arity 1). */
+const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
+                        const expr_t *b);
+/* The sum / product of n terms (n = 0: 0 / 1). */
+const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n);
+const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n);
+
+bool expr_is_const(const expr_t *e, double v); /* CONST with exactly v */
+
+/* ---- transformations ------------------------------------------------ */
+
+/* ∂e/∂var.  Memoised in the graph: asking again is O(1). */
+const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var);
+
+/* Total time derivative: Σ_v ∂e/∂v · dvar[v], where dvar has
+ * expr_graph_nvars(g) entries and dvar[v] == NULL means v is constant in
+ * time (e.g. dvar[t] = 1, dvar[x] = x', dvar[x'] = x'', dvar[m] = NULL). */
+const expr_t *expr_dt(expr_graph_t *g, const expr_t *e,
+                      const expr_t *const *dvar);
+
+/* e with every variable v for which repl[v] != NULL replaced by repl[v]
+ * (simultaneously). */
+const expr_t *expr_subst(expr_graph_t *g, const expr_t *e,
+                         const expr_t *const *repl);
+
+/* Whether e depends on var / on any var with mask[var] set. */
+bool expr_depends(const expr_graph_t *g, const expr_t *e, uint32_t var);
+bool expr_depends_any(const expr_graph_t *g, const expr_t *e,
+                      const bool *mask);
+
+/* Polynomial degree of e in the variables with mask[v] set, treating the
+ * others as constants; -1 when e is not a polynomial in them (e.g.
+ * sin(x'), 1/x', sqrt(x')). */
+int expr_degree(const expr_graph_t *g, const expr_t *e, const bool *mask);
+
+/* ---- evaluation ----------------------------------------------------- */
+
+/* Tree evaluation with vars[v] the value of variable v.  IEEE semantics:
+ * a domain error gives NaN or ±inf, which callers check.  This is the
+ * reference the tape (tape.h) must match bit for bit. */
+double expr_eval(const expr_graph_t *g, const expr_t *e, const double *vars);
+/* The scalar semantics of one op, shared by the tree and the tape
+ * evaluators so they agree bit for bit.  For ADD/MUL, n operands. */
+double expr_apply(expr_op_t op, const double *x, size_t n);
+
+/* ---- printing ------------------------------------------------------- */
+
+/* Plain text in the language's own syntax with the fewest parentheses
+ * that keep the meaning; parsing it back gives the same node.  Numbers in
+ * the shortest form that reads back to the same double. */
+char *expr_to_text(const expr_graph_t *g, const expr_t *e);
+/* LaTeX (\frac, \sin, ^{...}, primes as \dot{} / \ddot{} when the variable
+ * name ends in ' / ''; Greek letter names as \theta etc.). */
+char *expr_to_latex(const expr_graph_t *g, const expr_t *e);
+
+/* Shortest "%.17g"-style text of v that strtod reads back to v exactly
+ * (e.g. 0.1, 1e-12, 2.5, -0, inf, nan).  Writes into buf (>= 32 bytes). */
+const char *expr_format_number(double v, char *buf, size_t size);
+
+#endif

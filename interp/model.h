@@ -1,0 +1,149 @@
+/*
+ * model.h — the declarations and the state of a session, as written.
+ *
+ * The model records what the user declared (parameters with their values,
+ * coordinates, speeds, lets, energies, particles, forces, constraints,
+ * kinematic equations), the chosen equations, the current and the initial
+ * state.  It holds AST pointers, not expression nodes: the mechanical
+ * system (system.h) is lowered from it afresh whenever it changes, which is
+ * how redeclaring a name re-derives everything that used it.
+ *
+ * A statement never mutates the session's model in place: it works on a
+ * model_clone() and the session swaps the clone in only when the statement
+ * succeeded, so a failing statement changes nothing.
+ *
+ * Ownership: the model owns its arrays; names, spans and AST nodes are
+ * borrowed from arenas the session keeps for its whole life.
+ */
+#ifndef NH_MODEL_H
+#define NH_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lang/ast.h"
+#include "lang/source.h"
+
+typedef enum model_kind {
+    MODEL_NONE,
+    MODEL_PARAM,
+    MODEL_COORD,
+    MODEL_SPEED,
+    MODEL_LET,
+    MODEL_KINETIC,
+    MODEL_POTENTIAL,
+    MODEL_LAGRANGIAN,
+    MODEL_PARTICLE,
+    MODEL_CONSTRAINT,
+    MODEL_BUILTIN, /* t, pi */
+} model_kind_t;
+
+typedef struct model_param {
+    const char *name;
+    src_span_t span;
+    double value;
+} model_param_t;
+
+typedef struct model_name {
+    const char *name;
+    src_span_t span;
+} model_name_t;
+
+typedef struct model_let {
+    const char *name;
+    src_span_t span;
+    const ast_stmt_t *stmt; /* STMT_LET */
+} model_let_t;
+
+typedef struct model_energy {
+    const char *name; /* NULL: not declared */
+    src_span_t span;
+    const ast_expr_t *value;
+} model_energy_t;
+
+typedef struct model_particle {
+    const char *name;
+    src_span_t span;
+    const ast_expr_t *mass, *position;
+} model_particle_t;
+
+typedef struct model_force {
+    const char *target;
+    src_span_t span; /* the target name */
+    const ast_expr_t *value;
+} model_force_t;
+
+typedef struct model_constraint {
+    const char *name;
+    bool auto_named;
+    src_span_t span; /* the whole statement */
+    const ast_expr_t *lhs, *rhs;
+} model_constraint_t;
+
+typedef struct model_kinematic {
+    const char *coord;
+    src_span_t span;
+    const ast_expr_t *rhs;
+} model_kinematic_t;
+
+#define MODEL_ARRAY(T) \
+    struct {           \
+        T *v;          \
+        size_t n, cap; \
+    }
+
+typedef struct model {
+    MODEL_ARRAY(model_param_t) params;
+    MODEL_ARRAY(model_name_t) coords;
+    MODEL_ARRAY(model_name_t) speeds;
+    MODEL_ARRAY(model_let_t) lets;
+    model_energy_t kinetic, potential, lagrangian;
+    MODEL_ARRAY(model_particle_t) particles;
+    MODEL_ARRAY(model_force_t) forces;
+    MODEL_ARRAY(model_constraint_t) constraints;
+    MODEL_ARRAY(model_kinematic_t) kinematics;
+
+    int method;            /* eom_method_t, or -1: the default */
+    src_span_t method_span;
+
+    /* The state, parallel to coords and speeds, and its copy for reset. */
+    MODEL_ARRAY(double) q;
+    MODEL_ARRAY(double) qd;
+    MODEL_ARRAY(double) z;
+    double t;
+    MODEL_ARRAY(double) q0;
+    MODEL_ARRAY(double) qd0;
+    MODEL_ARRAY(double) z0;
+    double t0;
+
+    /* Bumped by every change of a declaration (not of a value): the
+     * session re-lowers the system when it differs from the cached one. */
+    unsigned long generation;
+} model_t;
+
+void model_init(model_t *m);
+void model_free(model_t *m);
+/* A deep copy of the arrays (AST and names stay shared). */
+void model_clone(model_t *dst, const model_t *src);
+
+/* What NAME is, and its index within its kind (or 0). */
+model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,
+                          src_span_t *where);
+const char *model_kind_name(model_kind_t k); /* "a parameter", ... */
+
+/* Index of a coordinate / speed / constraint by name, or -1. */
+long model_coord_index(const model_t *m, const char *name);
+long model_speed_index(const model_t *m, const char *name);
+long model_constraint_index(const model_t *m, const char *name);
+
+/* Appending helpers (abort on OOM). */
+void model_push_param(model_t *m, model_param_t p);
+void model_push_coord(model_t *m, model_name_t c);
+void model_push_speed(model_t *m, model_name_t s);
+void model_push_let(model_t *m, model_let_t l);
+void model_push_particle(model_t *m, model_particle_t p);
+void model_push_force(model_t *m, model_force_t f);
+void model_push_constraint(model_t *m, model_constraint_t c);
+void model_push_kinematic(model_t *m, model_kinematic_t k);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * session.h — one interpreter: the texts it has read, the model, the
+ * derived equations, the state and the recorded samples; and the
+ * execution of statements.
+ *
+ * A session runs a text as a unit: the whole text is parsed first (a
+ * syntax error runs nothing), then its statements run in order and the
+ * first error stops the text.  Every statement either succeeds or changes
+ * nothing.  Output goes to the session's OUT stream, errors (formatted by
+ * diag_print) to its ERR stream.  No global state: any number of sessions
+ * may coexist.
+ *
+ * Ownership: session_new returns a session freed by session_free; the
+ * streams are borrowed.
+ */
+#ifndef NH_SESSION_H
+#define NH_SESSION_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "lang/source.h"
+
+typedef struct session session_t;
+
+session_t *session_new(bool quiet, FILE *out, FILE *err);
+void session_free(session_t *s); /* accepts NULL */
+
+typedef enum run_status {
+    RUN_OK,
+    RUN_ERROR,      /* reported on the error stream */
+    RUN_INCOMPLETE, /* only with allow_incomplete: the text needs more */
+} run_status_t;
+
+/* Runs TEXT (LEN bytes) named NAME ("<repl>", "<-e>", a path).  With
+ * ALLOW_INCOMPLETE, an unfinished last statement returns RUN_INCOMPLETE
+ * without reporting or running anything. */
+run_status_t session_run_text(session_t *s, const char *name,
+                              const char *text, size_t len,
+                              bool allow_incomplete);
+/* Reads and runs the file PATH ("-": standard input). */
+run_status_t session_run_file(session_t *s, const char *path);
+
+/* True once `quit` or `exit` ran. */
+bool session_quit_requested(const session_t *s);
+
+/* Names for tab completion: keywords, statement words, the model's names;
+ * NULL-terminated, valid until the next call. */
+const char *const *session_completions(session_t *s);
+
+/* Where `import` looks after NH_PATH: set by main from the executable's
+ * place (the build tree) and the installed data directory. */
+void session_set_library_dirs(session_t *s, const char *const *dirs,
+                              size_t n);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * session_impl.h — the inside of a session, shared by the modules that
+ * execute statements (session.c: declarations, state, files; output.c:
+ * print, accel, show, compare, check).  Not for other modules.
+ */
+#ifndef NH_SESSION_IMPL_H
+#define NH_SESSION_IMPL_H
+
+#include "interp/eom.h"
+#include "interp/lower.h"
+#include "interp/model.h"
+#include "interp/session.h"
+#include "lang/ast.h"
+
+#define SESSION_MAX_LOAD_DEPTH 16
+
+struct session {
+    source_set_t *src;
+    ast_arena_t **arenas; /* every parse's arena, kept for the session */
+    size_t narenas, cap_arenas;
+
+    model_t model;
+
+    /* Derived from the model, rebuilt when model.generation changes. */
+    lower_t *lw;
+    unsigned long lw_generation;
+    eom_t *eom;
+    unsigned long eom_generation;
+    int eom_method;
+
+    /* Simulation defaults (`set rtol = ...`). */
+    double rtol, atol, step;
+    char integrator[32];
+
+    bool quiet;
+    FILE *out, *err;
+    bool quit;
+    unsigned load_depth;
+    char **imported; /* modules already imported */
+    size_t nimported;
+    char **libdirs;
+    size_t nlibdirs;
+    const char **completions;
+};
+
+/* The lowered current model (built on demand); NULL with *err set. */
+lower_t *session_lowered(session_t *s, diag_t *err);
+/* The prepared equations of the chosen method (on demand); NULL with
+ * *err set, at span WHERE. */
+eom_t *session_eom(session_t *s, src_span_t where, diag_t *err);
+
+/* Appends " at t = …; state: x = …, x' = …" to a message. */
+void session_describe_state(session_t *s, const double *vars, char *buf,
+                            size_t size);
+
+/* The text of SPAN with whitespace runs collapsed to one space and
+ * comments dropped (malloc'ed). */
+char *session_span_text(const session_t *s, src_span_t span);
+
+/* Output statements (output.c). */
+int output_print(session_t *s, const ast_stmt_t *st, diag_t *err);
+int output_accel(session_t *s, const ast_stmt_t *st, diag_t *err);
+int output_show(session_t *s, const ast_stmt_t *st, diag_t *err);
+int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err);
+int output_check(session_t *s, const ast_stmt_t *st, diag_t *err);
+
+/* Help texts (help.c): the text of TOPIC (NULL: the overview), or NULL
+ * when there is none. */
+const char *help_text(const char *topic);
+extern const char *const help_topics[];
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * util.h — allocation that aborts on exhaustion (the one fatal case), and a
+ * growable string buffer for the printers and reports.
+ *
+ * Ownership: xmalloc & co. return memory the caller frees with free();
+ * a strbuf_t owns its data until strbuf_take() hands it to the caller.
+ */
+#ifndef NH_UTIL_H
+#define NH_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Grows *v (element size ELT) so that it holds at least NEED elements. */
+void xgrow(void *v, size_t *cap, size_t need, size_t elt);
+
+typedef struct strbuf {
+    char *data; /* NUL-terminated once anything was written */
+    size_t len, cap;
+} strbuf_t;
+
+void strbuf_init(strbuf_t *b);
+void strbuf_free(strbuf_t *b);
+void strbuf_add(strbuf_t *b, const char *s);
+void strbuf_addn(strbuf_t *b, const char *s, size_t n);
+void strbuf_addf(strbuf_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void strbuf_vaddf(strbuf_t *b, const char *fmt, va_list ap);
+/* The string (never NULL; "" when empty); the buffer is left empty. */
+char *strbuf_take(strbuf_t *b);
+
+/* Levenshtein distance, for "did you mean" suggestions. */
+size_t util_edit_distance(const char *a, const char *b);
+
+#endif

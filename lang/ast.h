@@ -1,0 +1,194 @@
+/*
+ * ast.h — the syntax tree of the .nh language (LANGUAGE.md §2–4, §6–10).
+ *
+ * The tree says what was written and where, nothing more: no name is
+ * resolved here and no mechanics is known.  Every node carries its source
+ * span.  Meaning is given in interp/.
+ *
+ * Ownership: every node, list and string of a parse lives in one
+ * ast_arena_t and is freed with it, all at once; nodes are never freed one
+ * by one, so error recovery cannot leak.  The interpreter keeps the arenas
+ * of declarations alive for as long as the session may derive from them.
+ */
+#ifndef NH_AST_H
+#define NH_AST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lang/source.h"
+
+typedef struct ast_arena ast_arena_t;
+
+ast_arena_t *ast_arena_new(void);
+void ast_arena_free(ast_arena_t *arena); /* accepts NULL */
+void *ast_alloc(ast_arena_t *arena, size_t size); /* zeroed; aborts on OOM */
+char *ast_strndup(ast_arena_t *arena, const char *s, size_t n);
+
+/* ---- expressions ---------------------------------------------------- */
+
+typedef enum ast_expr_kind {
+    AST_NUM,    /* num */
+    AST_NAME,   /* name (t, pi, a coordinate, a parameter, a let, ...) */
+    AST_PRIME,  /* a'  (total time derivative) */
+    AST_INDEX,  /* a[b] (1-based component) */
+    AST_NEG,    /* -a */
+    AST_POS,    /* +a */
+    AST_ADD,    /* a + b */
+    AST_SUB,    /* a - b */
+    AST_MUL,    /* a * b */
+    AST_DIV,    /* a / b */
+    AST_POW,    /* a ^ b */
+    AST_CALL,   /* name(args...) — functions, let functions, diff, lambda */
+    AST_VECTOR, /* [args...] */
+} ast_expr_kind_t;
+
+typedef struct ast_expr ast_expr_t;
+struct ast_expr {
+    ast_expr_kind_t kind;
+    src_span_t span;      /* the whole expression */
+    double num;           /* AST_NUM */
+    const char *name;     /* AST_NAME, AST_CALL (the callee) */
+    src_span_t name_span; /* AST_CALL: the callee's name */
+    ast_expr_t *a, *b;    /* operands; AST_PRIME, AST_NEG, AST_POS use a */
+    ast_expr_t **args;    /* AST_CALL, AST_VECTOR */
+    size_t nargs;
+};
+
+/* ---- statements ----------------------------------------------------- */
+
+typedef struct ast_ident {
+    const char *name; /* NULL when absent (an optional name not given) */
+    src_span_t span;
+} ast_ident_t;
+
+/* NAME = value, with NAME' (primes = 1) allowed where the grammar allows it
+ * (initial).  Used by param, initial, set. */
+typedef struct ast_binding {
+    ast_ident_t name;
+    unsigned primes;
+    ast_expr_t *value;
+    src_span_t span; /* the whole binding */
+} ast_binding_t;
+
+/* An option of `simulate` as written; the interpreter checks repeats. */
+typedef enum ast_sim_option_kind {
+    SIM_OPT_STEP,       /* step EXPR */
+    SIM_OPT_INTEGRATOR, /* integrator NAME */
+    SIM_OPT_RTOL,       /* rtol EXPR */
+    SIM_OPT_ATOL,       /* atol EXPR */
+    SIM_OPT_PROJECT,    /* project */
+} ast_sim_option_kind_t;
+
+typedef struct ast_sim_option {
+    ast_sim_option_kind_t kind;
+    ast_expr_t *value;  /* step, rtol, atol */
+    ast_ident_t ident;  /* integrator */
+    src_span_t span;    /* keyword and value */
+} ast_sim_option_t;
+
+typedef enum ast_stmt_kind {
+    STMT_PARAM,      /* param a = 1, b = 2            u.bindings */
+    STMT_COORD,      /* coord x, y                     u.names */
+    STMT_SPEED,      /* speed u1, u2                   u.names */
+    STMT_LET,        /* let w = e  |  let f(a, b) = e  u.let */
+    STMT_KINETIC,    /* kinetic T = e                  u.energy */
+    STMT_POTENTIAL,  /* potential V = e                u.energy */
+    STMT_LAGRANGIAN, /* lagrangian L = e               u.energy */
+    STMT_PARTICLE,   /* particle P mass e at e         u.particle */
+    STMT_FORCE,      /* force x = e                    u.force */
+    STMT_CONSTRAINT, /* constraint [NAME:] e = e       u.constraint */
+    STMT_KINEMATIC,  /* kinematic e = e (lhs is x')    u.constraint */
+    STMT_EQUATIONS,  /* equations NAME                 u.word */
+    STMT_INITIAL,    /* initial x = 1, x' = 2, t = 0   u.bindings */
+    STMT_SIMULATE,   /* simulate to e [options]        u.simulate */
+    STMT_RESET,      /* reset */
+    STMT_PRINT,      /* print e, e                     u.output */
+    STMT_ACCEL,      /* accel */
+    STMT_TABLE,      /* table e, e [> "file"]          u.output */
+    STMT_PLOT,       /* plot e, e [vs e] [> "file"]    u.output */
+    STMT_SHOW,       /* show [latex] e                 u.show */
+    STMT_CHECK,      /* check */
+    STMT_COMPARE,    /* compare A B [samples e]        u.compare */
+    STMT_WORKSHEET,  /* worksheet NAME                 u.word */
+    STMT_SET,        /* set NAME = e                   u.bindings (n = 1) */
+    STMT_LOAD,       /* load "file"                    u.path */
+    STMT_IMPORT,     /* import "name"                  u.path */
+    STMT_HELP,       /* help [TOPIC]                   u.word (name NULL) */
+    STMT_QUIT,       /* quit */
+    STMT_EXIT,       /* exit */
+} ast_stmt_kind_t;
+
+typedef struct ast_stmt ast_stmt_t;
+struct ast_stmt {
+    ast_stmt_kind_t kind;
+    src_span_t span; /* from the keyword to the end of the statement */
+    union {
+        struct {
+            ast_binding_t *items;
+            size_t n;
+        } bindings;
+        struct {
+            ast_ident_t *items;
+            size_t n;
+        } names;
+        struct {
+            ast_ident_t name;
+            bool is_function;   /* let f(a, b) = ... (even with no params) */
+            ast_ident_t *params;
+            size_t nparams;
+            ast_expr_t *body;
+        } let;
+        struct {
+            ast_ident_t name;
+            ast_expr_t *value;
+        } energy;
+        struct {
+            ast_ident_t name;
+            ast_expr_t *mass;
+            ast_expr_t *position;
+        } particle;
+        struct {
+            ast_ident_t target; /* a coordinate or a particle */
+            ast_expr_t *value;
+        } force;
+        struct {
+            ast_ident_t name; /* name.name NULL: auto-named */
+            ast_expr_t *lhs, *rhs;
+        } constraint;
+        struct {
+            ast_expr_t *to;
+            ast_sim_option_t *options;
+            size_t noptions;
+        } simulate;
+        struct {
+            ast_expr_t **items;
+            size_t n;
+            ast_expr_t *vs;       /* plot only; NULL: t */
+            const char *file;     /* unescaped; NULL when no `> "file"` */
+            src_span_t file_span; /* the string literal */
+        } output;
+        struct {
+            bool latex;
+            ast_expr_t *expr; /* `show model` is AST_NAME "model" */
+        } show;
+        struct {
+            ast_ident_t a, b;
+            ast_expr_t *samples; /* NULL when not given */
+        } compare;
+        ast_ident_t word; /* equations, worksheet, help */
+        struct {
+            const char *path; /* unescaped */
+            src_span_t span;
+        } path;
+    } u;
+};
+
+typedef struct ast_program {
+    ast_stmt_t **stmts;
+    size_t n;
+} ast_program_t;
+
+const char *ast_stmt_keyword(ast_stmt_kind_t kind); /* "param", "coord", ... */
+
+#endif

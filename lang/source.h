@@ -1,0 +1,75 @@
+/*
+ * source.h — the texts a session has read, source spans, and diagnostics.
+ *
+ * Every piece of text nh reads (a script, a REPL line, an -e argument, a
+ * library module) is added to one source_set_t and kept until the set is
+ * freed, so spans stay valid for the whole session.  A span is a file index
+ * and a half-open byte range.  This module is the only place that turns a
+ * span into "FILE:LINE:COL" and draws the caret; nothing else formats errors.
+ *
+ * Ownership: source_add copies the text; the set owns every copy.  A diag_t
+ * is a plain value owned by its caller.  Must not: print anything except in
+ * diag_print.
+ */
+#ifndef NH_SOURCE_H
+#define NH_SOURCE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct src_span {
+    uint32_t file;  /* index in the source set; SRC_NO_FILE when none */
+    uint32_t begin; /* byte offset of the first character */
+    uint32_t end;   /* byte offset one past the last character */
+} src_span_t;
+
+#define SRC_NO_FILE UINT32_MAX
+#define SRC_SPAN_NONE ((src_span_t){SRC_NO_FILE, 0, 0})
+
+typedef struct source_set source_set_t;
+
+source_set_t *source_set_new(void);
+void source_set_free(source_set_t *set); /* accepts NULL */
+
+/* Adds a copy of TEXT (LEN bytes, may contain NUL) under NAME; returns its
+ * file index. */
+uint32_t source_add(source_set_t *set, const char *name, const char *text,
+                    size_t len);
+const char *source_name(const source_set_t *set, uint32_t file);
+/* The text, NUL-terminated after LEN bytes. */
+const char *source_text(const source_set_t *set, uint32_t file, size_t *len);
+
+/* 1-based line and column (in characters, UTF-8 aware) of byte OFFSET. */
+void source_line_col(const source_set_t *set, uint32_t file, uint32_t offset,
+                     unsigned *line, unsigned *col);
+
+/* The smallest span that covers both A and B (same file). */
+src_span_t src_span_join(src_span_t a, src_span_t b);
+
+/* An error: a message and where it happened (span.file == SRC_NO_FILE when
+ * there is no place to point at, e.g. a command-line problem). */
+#define DIAG_MSG_MAX 1024
+typedef struct diag {
+    bool set;
+    src_span_t span;
+    char msg[DIAG_MSG_MAX];
+} diag_t;
+
+/* Records the first error only: a second call on a set diag does nothing,
+ * so the innermost, most precise report wins.  Always returns -1, so that
+ * `return diag_error(d, span, "...")` reads as a failing status. */
+int diag_error(diag_t *d, src_span_t span, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int diag_verror(diag_t *d, src_span_t span, const char *fmt, va_list ap);
+void diag_clear(diag_t *d);
+
+/* Prints "FILE:LINE:COL: error: MSG", the source line and a caret line
+ * (tildes under the rest of the span when it stays on that line). */
+void diag_print(FILE *out, const source_set_t *set, const diag_t *d);
+/* The same with "warning" in place of "error". */
+void diag_print_warning(FILE *out, const source_set_t *set, const diag_t *d);
+
+#endif
