@@ -1,0 +1,114 @@
+/*
+ * ast_build.h — constructors for the syntax tree (internal to lang/: the
+ * grammar's actions call these and nothing else).
+ *
+ * Ownership: everything is allocated in the arena passed as the first
+ * argument and lives until that arena is freed; nothing here is freed one
+ * by one.  Strings passed in (names, paths) must already live in the same
+ * arena or be static.  Must not: resolve names, check meaning, print.
+ *
+ * Expression constructors that take sub-expressions return NULL when the
+ * new node would be more than PARSE_MAX_DEPTH levels deep (the height of
+ * the tree, counting every operator, call and vector); the caller reports
+ * the error.  So every tree the parser hands out has height at most
+ * PARSE_MAX_DEPTH, and code walking it recursively cannot exhaust the stack.
+ */
+#ifndef NH_AST_BUILD_H
+#define NH_AST_BUILD_H
+
+#include "lang/ast.h"
+
+/* A growable list of pointers in the arena (old arrays are left to the
+ * arena when the list grows: at most as much again is wasted). */
+typedef struct ast_list {
+    void **items;
+    size_t n, cap;
+} ast_list_t;
+
+ast_list_t *ast_list_new(ast_arena_t *arena);
+/* Appends ITEM to LIST (a NULL list is a new one); returns the list. */
+ast_list_t *ast_list_push(ast_arena_t *arena, ast_list_t *list, void *item);
+
+/* An identifier value; NAME may be NULL for "absent". */
+ast_ident_t ast_ident(const char *name, src_span_t span);
+ast_ident_t *ast_ident_new(ast_arena_t *arena, ast_ident_t id);
+
+/* ---- expressions ---- */
+ast_expr_t *ast_num(ast_arena_t *arena, double value, src_span_t span);
+ast_expr_t *ast_name(ast_arena_t *arena, const char *name, src_span_t span);
+/* AST_PRIME, AST_NEG, AST_POS. */
+ast_expr_t *ast_unop(ast_arena_t *arena, ast_expr_kind_t kind, ast_expr_t *a,
+                     src_span_t span);
+/* AST_ADD, AST_SUB, AST_MUL, AST_DIV, AST_POW, AST_INDEX (a[b]). */
+ast_expr_t *ast_binop(ast_arena_t *arena, ast_expr_kind_t kind,
+                      ast_expr_t *a, ast_expr_t *b, src_span_t span);
+/* ARGS: a list of ast_expr_t * (NULL: no arguments). */
+ast_expr_t *ast_call(ast_arena_t *arena, ast_ident_t callee, ast_list_t *args,
+                     src_span_t span);
+ast_expr_t *ast_vector(ast_arena_t *arena, ast_list_t *items, src_span_t span);
+/* Widens E's span to SPAN (a parenthesized expression covers its
+ * parentheses); returns E. */
+ast_expr_t *ast_paren(ast_expr_t *e, src_span_t span);
+/* The height of a tree built here (a leaf is 1). */
+unsigned ast_expr_height(const ast_expr_t *e);
+
+/* ---- statement parts ---- */
+ast_binding_t *ast_binding_new(ast_arena_t *arena, ast_ident_t name,
+                               unsigned primes, ast_expr_t *value,
+                               src_span_t span);
+ast_sim_option_t *ast_sim_option_new(ast_arena_t *arena,
+                                     ast_sim_option_kind_t kind,
+                                     ast_expr_t *value, ast_ident_t ident,
+                                     src_span_t span);
+
+/* ---- statements ---- */
+/* A statement with no operands (reset, accel, check, quit, exit). */
+ast_stmt_t *ast_stmt_new(ast_arena_t *arena, ast_stmt_kind_t kind,
+                         src_span_t span);
+/* param, initial, set: BINDINGS is a list of ast_binding_t *. */
+ast_stmt_t *ast_stmt_bindings(ast_arena_t *arena, ast_stmt_kind_t kind,
+                              ast_list_t *bindings, src_span_t span);
+/* coord, speed: NAMES is a list of ast_ident_t *. */
+ast_stmt_t *ast_stmt_names(ast_arena_t *arena, ast_stmt_kind_t kind,
+                           ast_list_t *names, src_span_t span);
+/* let: PARAMS is a list of ast_ident_t * (NULL for none). */
+ast_stmt_t *ast_stmt_let(ast_arena_t *arena, ast_ident_t name,
+                         bool is_function, ast_list_t *params,
+                         ast_expr_t *body, src_span_t span);
+/* kinetic, potential, lagrangian. */
+ast_stmt_t *ast_stmt_energy(ast_arena_t *arena, ast_stmt_kind_t kind,
+                            ast_ident_t name, ast_expr_t *value,
+                            src_span_t span);
+ast_stmt_t *ast_stmt_particle(ast_arena_t *arena, ast_ident_t name,
+                              ast_expr_t *mass, ast_expr_t *position,
+                              src_span_t span);
+ast_stmt_t *ast_stmt_force(ast_arena_t *arena, ast_ident_t target,
+                           ast_expr_t *value, src_span_t span);
+/* constraint (NAME.name NULL when unnamed), kinematic. */
+ast_stmt_t *ast_stmt_constraint(ast_arena_t *arena, ast_stmt_kind_t kind,
+                                ast_ident_t name, ast_expr_t *lhs,
+                                ast_expr_t *rhs, src_span_t span);
+/* equations, worksheet, help (WORD.name NULL: no topic). */
+ast_stmt_t *ast_stmt_word(ast_arena_t *arena, ast_stmt_kind_t kind,
+                          ast_ident_t word, src_span_t span);
+/* OPTIONS: a list of ast_sim_option_t * (NULL for none). */
+ast_stmt_t *ast_stmt_simulate(ast_arena_t *arena, ast_expr_t *to,
+                              ast_list_t *options, src_span_t span);
+/* print, table, plot: ITEMS a list of ast_expr_t *; VS NULL when absent;
+ * FILE.name the unescaped file name or NULL. */
+ast_stmt_t *ast_stmt_output(ast_arena_t *arena, ast_stmt_kind_t kind,
+                            ast_list_t *items, ast_expr_t *vs,
+                            ast_ident_t file, src_span_t span);
+ast_stmt_t *ast_stmt_show(ast_arena_t *arena, bool latex, ast_expr_t *e,
+                          src_span_t span);
+ast_stmt_t *ast_stmt_compare(ast_arena_t *arena, ast_ident_t a, ast_ident_t b,
+                             ast_expr_t *samples, src_span_t span);
+/* load, import: PATH.name unescaped, PATH.span the string literal. */
+ast_stmt_t *ast_stmt_path(ast_arena_t *arena, ast_stmt_kind_t kind,
+                          ast_ident_t path, src_span_t span);
+
+/* Copies a list of ast_stmt_t * into PROGRAM (arrays in the arena). */
+void ast_program_from_list(ast_arena_t *arena, ast_list_t *stmts,
+                           ast_program_t *program);
+
+#endif

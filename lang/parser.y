@@ -1,0 +1,550 @@
+/*
+ * parser.y — the grammar of the .nh language (LANGUAGE.md §2–10).
+ *
+ * A pure bison parser over the reentrant scanner of lexer.l.  Actions call
+ * the constructors of ast_build.h and nothing else; every node gets the
+ * span of its text (locations are src_span_t byte ranges).  All nodes live
+ * in the caller's arena, so an aborted parse leaks nothing and needs no
+ * %destructor.  Syntax errors are rendered here for a user to read
+ * ("unexpected ')', expected an expression"), with LAC so that the list
+ * of expected tokens is exact.  Must not: resolve names, check meaning,
+ * print.
+ *
+ * Build: bison -d -o lang/parser.c lang/parser.y
+ */
+
+%define api.pure full
+%define api.prefix {nhyy}
+%define api.location.type {src_span_t}
+%define parse.error custom
+%define parse.lac full
+%locations
+%expect 0
+
+%lex-param {yyscan_t scanner}
+%parse-param {yyscan_t scanner} {parse_ctx_t *ctx}
+
+%code requires {
+#include "lang/parse_impl.h"
+#ifndef NH_YYSCAN_T
+#define NH_YYSCAN_T
+typedef void *yyscan_t;
+#endif
+}
+
+%code provides {
+/* Flex's bison bridge names the value and location types without the
+ * prefix. */
+#ifndef YYSTYPE
+#define YYSTYPE NHYYSTYPE
+#endif
+#ifndef YYLTYPE
+#define YYLTYPE NHYYLTYPE
+#endif
+/* The scanner of lexer.l, with the bison-bridge signature. */
+int nhyylex(NHYYSTYPE *lval, NHYYLTYPE *lloc, yyscan_t scanner);
+}
+
+%code {
+#include <stdio.h>
+#include <string.h>
+
+#include "lang/parse.h"
+
+/* Spans: a rule covers its first to its last symbol; an empty rule is the
+ * empty span where the previous symbol ended. */
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                         \
+    do {                                                                    \
+        if (N) {                                                            \
+            (Cur).file = YYRHSLOC(Rhs, 1).file;                             \
+            (Cur).begin = YYRHSLOC(Rhs, 1).begin;                           \
+            (Cur).end = YYRHSLOC(Rhs, N).end;                               \
+        } else {                                                            \
+            (Cur).file = YYRHSLOC(Rhs, 0).file;                             \
+            (Cur).begin = (Cur).end = YYRHSLOC(Rhs, 0).end;                 \
+        }                                                                   \
+    } while (0)
+
+/* The parser's stacks grow on the heap up to this depth.  An expression
+ * within PARSE_MAX_DEPTH needs a few entries per level; deeper input is
+ * stopped here (bison reports "memory exhausted", which yyerror turns into
+ * the nesting error) instead of growing without bound. */
+#define YYMAXDEPTH (10 * PARSE_MAX_DEPTH + 200)
+
+#define A (ctx->arena)
+
+/* Expression constructors return NULL past the nesting limit. */
+#define DEPTH_OK(node, loc)                                                 \
+    do {                                                                    \
+        if (!(node)) {                                                      \
+            parse_too_deep(ctx, (loc));                                     \
+            YYABORT;                                                        \
+        }                                                                   \
+    } while (0)
+
+static void nhyyerror(NHYYLTYPE *loc, yyscan_t scanner, parse_ctx_t *ctx,
+                      const char *msg);
+}
+
+%union {
+    double num;
+    const char *str;
+    ast_expr_t *expr;
+    ast_stmt_t *stmt;
+    ast_list_t *list;
+    ast_ident_t ident;
+    ast_binding_t *binding;
+    ast_sim_option_t *opt;
+    unsigned count;
+}
+
+%token <num> NUMBER "number"
+%token <str> IDENT "name"
+%token <str> STRING "string"
+%token NEWLINE "end of line"
+
+/* LANGUAGE.md §10; each carries its spelling as its value.  Keep them in
+ * one block from PARAM to EXIT: the error messages test that range. */
+%token <str>
+    PARAM "param" COORD "coord" SPEED "speed" LET "let" KINETIC "kinetic"
+    POTENTIAL "potential" LAGRANGIAN "lagrangian" PARTICLE "particle"
+    MASS "mass" AT "at" FORCE "force" CONSTRAINT "constraint"
+    KINEMATIC "kinematic" EQUATIONS "equations" INIT "initial"
+    SIMULATE "simulate" TO "to" STEP "step" INTEGRATOR "integrator"
+    RTOL "rtol" ATOL "atol" PROJECT "project" RESET "reset" PRINT "print"
+    ACCEL "accel" TABLE "table" PLOT "plot" VS "vs" SHOW "show"
+    LATEX "latex" CHECK "check" COMPARE "compare" SAMPLES "samples"
+    WORKSHEET "worksheet" SET "set" LOAD "load" IMPORT "import" HELP "help"
+    QUIT "quit" EXIT "exit"
+
+%type <stmt> stmt
+%type <expr> expr sum term unary power postfix primary opt_vs
+%type <list> exprs names bindings pbindings opt_params params sim_options
+%type <binding> binding pbinding set_binding
+%type <count> primes
+%type <opt> sim_option
+%type <ident> name opt_redirect set_name topic
+%type <str> keyword
+
+%%
+
+program:
+    stmt_seq
+    ;
+
+stmt_seq:
+    opt_stmt
+  | stmt_seq sep opt_stmt
+    ;
+
+sep:
+    NEWLINE
+  | ';'
+    ;
+
+opt_stmt:
+    %empty
+  | stmt                { ctx->stmts = ast_list_push(A, ctx->stmts, $1); }
+    ;
+
+stmt:
+    "param" bindings    { $$ = ast_stmt_bindings(A, STMT_PARAM, $2, @$); }
+  | "coord" names       { $$ = ast_stmt_names(A, STMT_COORD, $2, @$); }
+  | "speed" names       { $$ = ast_stmt_names(A, STMT_SPEED, $2, @$); }
+  | "let" name '=' expr
+        { $$ = ast_stmt_let(A, $2, false, NULL, $4, @$); }
+  | "let" name '(' opt_params ')' '=' expr
+        { $$ = ast_stmt_let(A, $2, true, $4, $7, @$); }
+  | "kinetic" name '=' expr
+        { $$ = ast_stmt_energy(A, STMT_KINETIC, $2, $4, @$); }
+  | "potential" name '=' expr
+        { $$ = ast_stmt_energy(A, STMT_POTENTIAL, $2, $4, @$); }
+  | "lagrangian" name '=' expr
+        { $$ = ast_stmt_energy(A, STMT_LAGRANGIAN, $2, $4, @$); }
+  | "particle" name "mass" expr "at" expr
+        { $$ = ast_stmt_particle(A, $2, $4, $6, @$); }
+  | "force" name '=' expr
+        { $$ = ast_stmt_force(A, $2, $4, @$); }
+  | "constraint" name ':' expr '=' expr
+        { $$ = ast_stmt_constraint(A, STMT_CONSTRAINT, $2, $4, $6, @$); }
+  | "constraint" expr '=' expr
+        { $$ = ast_stmt_constraint(A, STMT_CONSTRAINT,
+                                   ast_ident(NULL, SRC_SPAN_NONE), $2, $4,
+                                   @$); }
+  | "kinematic" expr '=' expr
+        { $$ = ast_stmt_constraint(A, STMT_KINEMATIC,
+                                   ast_ident(NULL, SRC_SPAN_NONE), $2, $4,
+                                   @$); }
+  | "equations" name    { $$ = ast_stmt_word(A, STMT_EQUATIONS, $2, @$); }
+  | "initial" pbindings { $$ = ast_stmt_bindings(A, STMT_INITIAL, $2, @$); }
+  | "simulate" "to" expr sim_options
+        { $$ = ast_stmt_simulate(A, $3, $4, @$); }
+  | "reset"             { $$ = ast_stmt_new(A, STMT_RESET, @$); }
+  | "print" exprs
+        { $$ = ast_stmt_output(A, STMT_PRINT, $2, NULL,
+                               ast_ident(NULL, SRC_SPAN_NONE), @$); }
+  | "accel"             { $$ = ast_stmt_new(A, STMT_ACCEL, @$); }
+  | "table" exprs opt_redirect
+        { $$ = ast_stmt_output(A, STMT_TABLE, $2, NULL, $3, @$); }
+  | "plot" exprs opt_vs opt_redirect
+        { $$ = ast_stmt_output(A, STMT_PLOT, $2, $3, $4, @$); }
+  | "show" expr         { $$ = ast_stmt_show(A, false, $2, @$); }
+  | "show" "latex" expr { $$ = ast_stmt_show(A, true, $3, @$); }
+    /* `mass` is a keyword, yet `show mass` names a report like `show
+     * model`: it becomes the name "mass". */
+  | "show" "mass"
+        { $$ = ast_stmt_show(A, false, ast_name(A, $2, @2), @$); }
+  | "show" "latex" "mass"
+        { $$ = ast_stmt_show(A, true, ast_name(A, $3, @3), @$); }
+  | "check"             { $$ = ast_stmt_new(A, STMT_CHECK, @$); }
+  | "compare" name name { $$ = ast_stmt_compare(A, $2, $3, NULL, @$); }
+  | "compare" name name "samples" expr
+        { $$ = ast_stmt_compare(A, $2, $3, $5, @$); }
+  | "worksheet" name    { $$ = ast_stmt_word(A, STMT_WORKSHEET, $2, @$); }
+  | "set" set_binding
+        { $$ = ast_stmt_bindings(A, STMT_SET, ast_list_push(A, NULL, $2),
+                                 @$); }
+  | "load" STRING
+        { $$ = ast_stmt_path(A, STMT_LOAD, ast_ident($2, @2), @$); }
+  | "import" STRING
+        { $$ = ast_stmt_path(A, STMT_IMPORT, ast_ident($2, @2), @$); }
+  | "help"
+        { $$ = ast_stmt_word(A, STMT_HELP, ast_ident(NULL, SRC_SPAN_NONE),
+                             @$); }
+  | "help" topic        { $$ = ast_stmt_word(A, STMT_HELP, $2, @$); }
+  | "quit"              { $$ = ast_stmt_new(A, STMT_QUIT, @$); }
+  | "exit"              { $$ = ast_stmt_new(A, STMT_EXIT, @$); }
+    ;
+
+name:
+    IDENT               { $$ = ast_ident($1, @1); }
+    ;
+
+names:
+    name                { $$ = ast_list_push(A, NULL, ast_ident_new(A, $1)); }
+  | names ',' name      { $$ = ast_list_push(A, $1, ast_ident_new(A, $3)); }
+    ;
+
+opt_params:
+    %empty              { $$ = NULL; }
+  | params
+    ;
+
+params:
+    name                { $$ = ast_list_push(A, NULL, ast_ident_new(A, $1)); }
+  | params ',' name     { $$ = ast_list_push(A, $1, ast_ident_new(A, $3)); }
+    ;
+
+bindings:
+    binding             { $$ = ast_list_push(A, NULL, $1); }
+  | bindings ',' binding { $$ = ast_list_push(A, $1, $3); }
+    ;
+
+binding:
+    name '=' expr       { $$ = ast_binding_new(A, $1, 0, $3, @$); }
+    ;
+
+/* initial: a name with primes (x' is the velocity of x). */
+pbindings:
+    pbinding            { $$ = ast_list_push(A, NULL, $1); }
+  | pbindings ',' pbinding { $$ = ast_list_push(A, $1, $3); }
+    ;
+
+pbinding:
+    name primes '=' expr { $$ = ast_binding_new(A, $1, $2, $4, @$); }
+    ;
+
+primes:
+    %empty              { $$ = 0; }
+  | primes '\''         { $$ = $1 + 1; }
+    ;
+
+/* `set rtol = 1e-8`: the simulation defaults are set by their keyword. */
+set_binding:
+    set_name '=' expr   { $$ = ast_binding_new(A, $1, 0, $3, @$); }
+    ;
+
+set_name:
+    name
+  | "step"              { $$ = ast_ident($1, @1); }
+  | "integrator"        { $$ = ast_ident($1, @1); }
+  | "rtol"              { $$ = ast_ident($1, @1); }
+  | "atol"              { $$ = ast_ident($1, @1); }
+  | "project"           { $$ = ast_ident($1, @1); }
+    ;
+
+sim_options:
+    %empty              { $$ = NULL; }
+  | sim_options sim_option { $$ = ast_list_push(A, $1, $2); }
+    ;
+
+sim_option:
+    "step" expr
+        { $$ = ast_sim_option_new(A, SIM_OPT_STEP, $2,
+                                  ast_ident(NULL, SRC_SPAN_NONE), @$); }
+  | "integrator" name
+        { $$ = ast_sim_option_new(A, SIM_OPT_INTEGRATOR, NULL, $2, @$); }
+  | "rtol" expr
+        { $$ = ast_sim_option_new(A, SIM_OPT_RTOL, $2,
+                                  ast_ident(NULL, SRC_SPAN_NONE), @$); }
+  | "atol" expr
+        { $$ = ast_sim_option_new(A, SIM_OPT_ATOL, $2,
+                                  ast_ident(NULL, SRC_SPAN_NONE), @$); }
+  | "project"
+        { $$ = ast_sim_option_new(A, SIM_OPT_PROJECT, NULL,
+                                  ast_ident(NULL, SRC_SPAN_NONE), @$); }
+    ;
+
+exprs:
+    expr                { $$ = ast_list_push(A, NULL, $1); }
+  | exprs ',' expr      { $$ = ast_list_push(A, $1, $3); }
+    ;
+
+opt_vs:
+    %empty              { $$ = NULL; }
+  | "vs" expr           { $$ = $2; }
+    ;
+
+opt_redirect:
+    %empty              { $$ = ast_ident(NULL, SRC_SPAN_NONE); }
+  | '>' STRING          { $$ = ast_ident($2, @2); }
+    ;
+
+topic:
+    name
+  | keyword             { $$ = ast_ident($1, @1); }
+    ;
+
+keyword:
+    "param" | "coord" | "speed" | "let" | "kinetic" | "potential"
+  | "lagrangian" | "particle" | "mass" | "at" | "force" | "constraint"
+  | "kinematic" | "equations" | "initial" | "simulate" | "to" | "step"
+  | "integrator" | "rtol" | "atol" | "project" | "reset" | "print"
+  | "accel" | "table" | "plot" | "vs" | "show" | "latex" | "check"
+  | "compare" | "samples" | "worksheet" | "set" | "load" | "import"
+  | "help" | "quit" | "exit"
+    ;
+
+/* ---- expressions: LANGUAGE.md §3.1, lowest precedence first ---- */
+
+expr:
+    sum
+    ;
+
+sum:
+    sum '+' term
+        { $$ = ast_binop(A, AST_ADD, $1, $3, @$); DEPTH_OK($$, @$); }
+  | sum '-' term
+        { $$ = ast_binop(A, AST_SUB, $1, $3, @$); DEPTH_OK($$, @$); }
+  | term
+    ;
+
+term:
+    term '*' unary
+        { $$ = ast_binop(A, AST_MUL, $1, $3, @$); DEPTH_OK($$, @$); }
+  | term '/' unary
+        { $$ = ast_binop(A, AST_DIV, $1, $3, @$); DEPTH_OK($$, @$); }
+  | unary
+    ;
+
+/* Unary signs bind looser than ^: -x^2 is -(x^2). */
+unary:
+    '-' unary   { $$ = ast_unop(A, AST_NEG, $2, @$); DEPTH_OK($$, @$); }
+  | '+' unary   { $$ = ast_unop(A, AST_POS, $2, @$); DEPTH_OK($$, @$); }
+  | power
+    ;
+
+/* ^ is right-associative (2^3^2 is 2^9) and its exponent may carry a
+ * sign (2^-1). */
+power:
+    postfix '^' unary
+        { $$ = ast_binop(A, AST_POW, $1, $3, @$); DEPTH_OK($$, @$); }
+  | postfix
+    ;
+
+/* Postfix ' and [i] bind tightest: x'' is (x')', P1'[2] is (P1')[2]. */
+postfix:
+    primary
+  | postfix '\''
+        { $$ = ast_unop(A, AST_PRIME, $1, @$); DEPTH_OK($$, @$); }
+  | postfix '[' expr ']'
+        { $$ = ast_binop(A, AST_INDEX, $1, $3, @$); DEPTH_OK($$, @$); }
+    ;
+
+primary:
+    NUMBER              { $$ = ast_num(A, $1, @$); }
+  | IDENT               { $$ = ast_name(A, $1, @$); }
+  | name '(' ')'
+        { $$ = ast_call(A, $1, NULL, @$); DEPTH_OK($$, @$); }
+  | name '(' exprs ')'
+        { $$ = ast_call(A, $1, $3, @$); DEPTH_OK($$, @$); }
+  | '(' expr ')'        { $$ = ast_paren($2, @$); }
+  | '[' exprs ']'
+        { $$ = ast_vector(A, $2, @$); DEPTH_OK($$, @$); }
+    ;
+
+%%
+
+/* ---- syntax error messages ------------------------------------------- */
+
+/* The symbol kind of a character token. */
+#define SYM(c) YYTRANSLATE(c)
+
+/* How a user reads an expected token. */
+static const char *parse_token_desc(yysymbol_kind_t k, char *buf, size_t n)
+{
+    switch (k) {
+    case YYSYMBOL_YYEOF: return "end of input";
+    case YYSYMBOL_NEWLINE: return "end of line";
+    case YYSYMBOL_IDENT: return "a name";
+    case YYSYMBOL_NUMBER: return "a number";
+    case YYSYMBOL_STRING: return "a file name in quotes";
+    default: break;
+    }
+    if (k == SYM('\''))
+        return "a prime";
+    const char *s = yysymbol_name(k);
+    if (k >= YYSYMBOL_PARAM && k <= YYSYMBOL_EXIT) {
+        snprintf(buf, n, "'%s'", s);
+        return buf;
+    }
+    return s; /* a character token: bison names it "'='" */
+}
+
+/* How a user reads the token that was found: its text, quoted, for names,
+ * numbers and strings (cut when long). */
+static void parse_found_desc(const parse_ctx_t *ctx, yysymbol_kind_t k,
+                             src_span_t at, char *buf, size_t n)
+{
+    const char *kind = NULL;
+    switch (k) {
+    case YYSYMBOL_IDENT: kind = "name"; break;
+    case YYSYMBOL_NUMBER: kind = "number"; break;
+    case YYSYMBOL_STRING: kind = "string"; break;
+    default: {
+        if (k == SYM('\'')) {
+            snprintf(buf, n, "prime");
+            return;
+        }
+        char tmp[64];
+        snprintf(buf, n, "%s", parse_token_desc(k, tmp, sizeof tmp));
+        return;
+    }
+    }
+    uint32_t len = at.end > at.begin ? at.end - at.begin : 0;
+    const uint32_t max = 40;
+    if (len > max)
+        snprintf(buf, n, "%s '%.*s...'", kind, (int)max, ctx->text + at.begin);
+    else if (k == YYSYMBOL_STRING)
+        snprintf(buf, n, "%s %.*s", kind, (int)len, ctx->text + at.begin);
+    else
+        snprintf(buf, n, "%s '%.*s'", kind, (int)len, ctx->text + at.begin);
+}
+
+static bool parse_sym_in(const bool *set, yysymbol_kind_t k)
+{
+    return set[k];
+}
+
+/* Folds the expected tokens into what a user thinks of: "a statement",
+ * "an expression", "an operator", "end of line"; writes ", "/" or "
+ * separated text into BUF, or nothing when the list is too long to help. */
+static void parse_expected_desc(const yysymbol_kind_t *exp, int nexp,
+                                char *buf, size_t n)
+{
+    bool in[YYNTOKENS] = {false};
+    for (int i = 0; i < nexp; i++)
+        in[exp[i]] = true;
+
+    const char *items[YYNTOKENS + 4];
+    char store[YYNTOKENS][32];
+    int ni = 0;
+
+    static const yysymbol_kind_t stmt_start[] = {
+        YYSYMBOL_PARAM, YYSYMBOL_COORD, YYSYMBOL_SPEED, YYSYMBOL_LET,
+        YYSYMBOL_KINETIC, YYSYMBOL_POTENTIAL, YYSYMBOL_LAGRANGIAN,
+        YYSYMBOL_PARTICLE, YYSYMBOL_FORCE, YYSYMBOL_CONSTRAINT,
+        YYSYMBOL_KINEMATIC, YYSYMBOL_EQUATIONS, YYSYMBOL_INIT,
+        YYSYMBOL_SIMULATE, YYSYMBOL_RESET, YYSYMBOL_PRINT, YYSYMBOL_ACCEL,
+        YYSYMBOL_TABLE, YYSYMBOL_PLOT, YYSYMBOL_SHOW, YYSYMBOL_CHECK,
+        YYSYMBOL_COMPARE, YYSYMBOL_WORKSHEET, YYSYMBOL_SET, YYSYMBOL_LOAD,
+        YYSYMBOL_IMPORT, YYSYMBOL_HELP, YYSYMBOL_QUIT, YYSYMBOL_EXIT,
+    };
+    if (parse_sym_in(in, YYSYMBOL_PARAM) && parse_sym_in(in, YYSYMBOL_MASS)) {
+        /* after `help`: any name or keyword */
+        items[ni++] = "a topic";
+        in[YYSYMBOL_IDENT] = false;
+        for (int k = YYSYMBOL_PARAM; k <= YYSYMBOL_EXIT; k++)
+            in[k] = false;
+    } else if (parse_sym_in(in, YYSYMBOL_PARAM)) {
+        items[ni++] = "a statement";
+        for (size_t i = 0; i < sizeof stmt_start / sizeof *stmt_start; i++)
+            in[stmt_start[i]] = false;
+        in[YYSYMBOL_NEWLINE] = in[YYSYMBOL_YYEOF] = false;
+        in[SYM(';')] = false;
+    }
+    if (parse_sym_in(in, YYSYMBOL_NUMBER)) {
+        items[ni++] = "an expression";
+        in[YYSYMBOL_NUMBER] = in[YYSYMBOL_IDENT] = false;
+        in[SYM('(')] = in[SYM('[')] = false;
+        in[SYM('-')] = in[SYM('+')] = false;
+    }
+    if (parse_sym_in(in, SYM('*'))) {
+        items[ni++] = "an operator";
+        in[SYM('+')] = in[SYM('-')] = false;
+        in[SYM('*')] = in[SYM('/')] = false;
+        in[SYM('^')] = in[SYM('\'')] = false;
+        in[SYM('[')] = false;
+    }
+    bool eol = in[YYSYMBOL_NEWLINE];
+    if (eol)
+        in[YYSYMBOL_NEWLINE] = in[SYM(';')] = in[YYSYMBOL_YYEOF] = false;
+    for (int k = 0; k < YYNTOKENS; k++)
+        if (in[k])
+            items[ni++] = parse_token_desc((yysymbol_kind_t)k, store[k],
+                                           sizeof store[k]);
+    if (eol)
+        items[ni++] = "end of line";
+
+    buf[0] = '\0';
+    if (ni == 0 || ni > 8)
+        return;
+    size_t len = 0;
+    len += (size_t)snprintf(buf + len, n - len, ", expected ");
+    for (int i = 0; i < ni && len < n; i++) {
+        const char *sep = i == 0 ? "" : i == ni - 1 ? " or " : ", ";
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", sep, items[i]);
+    }
+}
+
+static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner,
+                                 parse_ctx_t *ctx)
+{
+    (void)scanner;
+    yysymbol_kind_t found = yypcontext_token(yyctx);
+    src_span_t at = *yypcontext_location(yyctx);
+    yysymbol_kind_t exp[YYNTOKENS];
+    int nexp = yypcontext_expected_tokens(yyctx, exp, YYNTOKENS);
+    if (nexp < 0)
+        nexp = 0; /* out of LAC stack: report without the list */
+    if (nexp == 1 && exp[0] == YYSYMBOL_YYEMPTY)
+        nexp = 0;
+
+    char what[128], expected[512];
+    parse_found_desc(ctx, found, at, what, sizeof what);
+    parse_expected_desc(exp, nexp, expected, sizeof expected);
+    if (found == YYSYMBOL_YYEOF && !ctx->diag->set)
+        ctx->incomplete = true;
+    diag_error(ctx->diag, at, "unexpected %s%s", what, expected);
+    return 0;
+}
+
+/* Bison calls this only when its stacks are full: input nested deeper
+ * than YYMAXDEPTH allows. */
+static void nhyyerror(NHYYLTYPE *loc, yyscan_t scanner, parse_ctx_t *ctx,
+                      const char *msg)
+{
+    (void)scanner;
+    (void)msg;
+    parse_too_deep(ctx, *loc);
+}

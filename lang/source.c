@@ -1,0 +1,316 @@
+/*
+ * source.c — the session's texts, line/column lookup and error reports.
+ *
+ * Each text keeps a table of line-start offsets built once when it is
+ * added, so a span becomes "LINE:COL" by a binary search.  Columns count
+ * characters: a well-formed UTF-8 sequence is one character, and so is
+ * every byte that is not part of one (the same rule draws the caret, so the
+ * caret stays under the column that the message names).  Must not: print
+ * anywhere but in diag_print; know anything about the language.
+ */
+#include "lang/source.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct source_file {
+    char *name;
+    char *text; /* LEN bytes and a NUL */
+    size_t len;
+    uint32_t *line_starts; /* offsets of the first byte of each line */
+    size_t nlines;         /* at least 1 */
+} source_file_t;
+
+struct source_set {
+    source_file_t *files;
+    size_t n, cap;
+};
+
+static void *src_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        abort(); /* out of memory: the one fatal case */
+    return p;
+}
+
+static void *src_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        abort();
+    return q;
+}
+
+source_set_t *source_set_new(void)
+{
+    source_set_t *set = src_xmalloc(sizeof *set);
+    set->files = NULL;
+    set->n = set->cap = 0;
+    return set;
+}
+
+void source_set_free(source_set_t *set)
+{
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->n; i++) {
+        free(set->files[i].name);
+        free(set->files[i].text);
+        free(set->files[i].line_starts);
+    }
+    free(set->files);
+    free(set);
+}
+
+uint32_t source_add(source_set_t *set, const char *name, const char *text,
+                    size_t len)
+{
+    /* Offsets are 32-bit; a text that does not fit is cut (the parser
+     * rejects long lines long before this matters). */
+    if (len > UINT32_MAX - 2)
+        len = UINT32_MAX - 2;
+    if (set->n == set->cap) {
+        set->cap = set->cap ? 2 * set->cap : 8;
+        set->files = src_xrealloc(set->files, set->cap * sizeof *set->files);
+    }
+    source_file_t *f = &set->files[set->n];
+    const char *nm = name ? name : "<input>";
+    size_t nlen = strlen(nm);
+    f->name = src_xmalloc(nlen + 1);
+    memcpy(f->name, nm, nlen + 1);
+    f->text = src_xmalloc(len + 1);
+    if (len)
+        memcpy(f->text, text, len);
+    f->text[len] = '\0';
+    f->len = len;
+
+    size_t nlines = 1;
+    for (size_t i = 0; i < len; i++)
+        nlines += f->text[i] == '\n';
+    f->line_starts = src_xmalloc(nlines * sizeof *f->line_starts);
+    f->line_starts[0] = 0;
+    size_t k = 1;
+    for (size_t i = 0; i < len; i++)
+        if (f->text[i] == '\n')
+            f->line_starts[k++] = (uint32_t)(i + 1);
+    f->nlines = nlines;
+    return (uint32_t)set->n++;
+}
+
+static const source_file_t *src_file(const source_set_t *set, uint32_t file)
+{
+    if (!set || file == SRC_NO_FILE || file >= set->n)
+        return NULL;
+    return &set->files[file];
+}
+
+const char *source_name(const source_set_t *set, uint32_t file)
+{
+    const source_file_t *f = src_file(set, file);
+    return f ? f->name : "nh";
+}
+
+const char *source_text(const source_set_t *set, uint32_t file, size_t *len)
+{
+    const source_file_t *f = src_file(set, file);
+    if (!f) {
+        if (len)
+            *len = 0;
+        return "";
+    }
+    if (len)
+        *len = f->len;
+    return f->text;
+}
+
+/* Length of the well-formed UTF-8 sequence at P (at most AVAIL bytes), or
+ * 0 when P does not start one (RFC 3629: no overlongs, no surrogates). */
+static size_t src_utf8_len(const unsigned char *p, size_t avail)
+{
+    unsigned c = p[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF; /* range of the second byte */
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (avail < n || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+/* Step over one character at P: a UTF-8 sequence or a single byte. */
+static size_t src_char_len(const unsigned char *p, size_t avail)
+{
+    size_t n = src_utf8_len(p, avail);
+    return n ? n : 1;
+}
+
+/* Index (0-based) of the line holding OFFSET. */
+static size_t src_line_index(const source_file_t *f, uint32_t offset)
+{
+    size_t lo = 0, hi = f->nlines; /* line_starts[lo] <= offset */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->line_starts[mid] <= offset)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Characters from FROM to TO (byte offsets in F, FROM <= TO <= len); a
+ * character that starts before TO counts. */
+static unsigned src_count_chars(const source_file_t *f, size_t from,
+                                size_t to)
+{
+    const unsigned char *t = (const unsigned char *)f->text;
+    unsigned n = 0;
+    size_t i = from;
+    while (i < to) {
+        i += src_char_len(t + i, f->len - i);
+        n++;
+    }
+    return n;
+}
+
+void source_line_col(const source_set_t *set, uint32_t file, uint32_t offset,
+                     unsigned *line, unsigned *col)
+{
+    const source_file_t *f = src_file(set, file);
+    if (!f) {
+        *line = 0;
+        *col = 0;
+        return;
+    }
+    if (offset > f->len)
+        offset = (uint32_t)f->len;
+    size_t li = src_line_index(f, offset);
+    *line = (unsigned)li + 1;
+    *col = src_count_chars(f, f->line_starts[li], offset) + 1;
+}
+
+src_span_t src_span_join(src_span_t a, src_span_t b)
+{
+    if (a.file == SRC_NO_FILE)
+        return b;
+    if (b.file == SRC_NO_FILE || b.file != a.file)
+        return a;
+    src_span_t r = a;
+    if (b.begin < r.begin)
+        r.begin = b.begin;
+    if (b.end > r.end)
+        r.end = b.end;
+    return r;
+}
+
+int diag_verror(diag_t *d, src_span_t span, const char *fmt, va_list ap)
+{
+    if (!d || d->set)
+        return -1;
+    d->set = true;
+    d->span = span;
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    return -1;
+}
+
+int diag_error(diag_t *d, src_span_t span, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_verror(d, span, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void diag_clear(diag_t *d)
+{
+    d->set = false;
+    d->span = SRC_SPAN_NONE;
+    d->msg[0] = '\0';
+}
+
+/* Writes the line of F that spans bytes [BEGIN, END) so that a terminal
+ * shows one cell per character as counted by src_count_chars: control
+ * bytes and bytes outside a UTF-8 sequence become '?'; tabs stay. */
+static void src_print_line(FILE *out, const source_file_t *f, size_t begin,
+                           size_t end)
+{
+    const unsigned char *t = (const unsigned char *)f->text;
+    size_t i = begin;
+    while (i < end) {
+        size_t n = src_utf8_len(t + i, f->len - i);
+        if (n > 1 && i + n <= end) {
+            fwrite(t + i, 1, n, out);
+            i += n;
+            continue;
+        }
+        unsigned c = t[i];
+        if (c == '\t' || (c >= 0x20 && c < 0x7F))
+            fputc((int)c, out);
+        else
+            fputc('?', out);
+        i += n > 1 ? n : 1;
+    }
+    fputc('\n', out);
+}
+
+void diag_print(FILE *out, const source_set_t *set, const diag_t *d)
+{
+    const source_file_t *f = src_file(set, d->span.file);
+    if (!f) {
+        fprintf(out, "nh: error: %s\n", d->msg);
+        return;
+    }
+    uint32_t begin = d->span.begin, end = d->span.end;
+    if (begin > f->len)
+        begin = (uint32_t)f->len;
+    if (end < begin)
+        end = begin;
+    if (end > f->len)
+        end = (uint32_t)f->len;
+    unsigned line, col;
+    source_line_col(set, d->span.file, begin, &line, &col);
+    fprintf(out, "%s:%u:%u: error: %s\n", f->name, line, col, d->msg);
+
+    size_t li = line - 1;
+    size_t lb = f->line_starts[li];
+    size_t le = li + 1 < f->nlines ? f->line_starts[li + 1] - 1 : f->len;
+    if (le > lb && f->text[le - 1] == '\r')
+        le--; /* a CRLF line shows without its CR */
+    src_print_line(out, f, lb, le);
+
+    /* The caret line: the line's tabs kept, so the caret lines up. */
+    const unsigned char *t = (const unsigned char *)f->text;
+    size_t i = lb;
+    while (i < begin && i < le) {
+        fputc(t[i] == '\t' ? '\t' : ' ', out);
+        i += src_char_len(t + i, f->len - i);
+    }
+    fputc('^', out);
+    if (end <= le && end > begin) {
+        unsigned rest = src_count_chars(f, begin, end);
+        for (unsigned k = 1; k < rest; k++)
+            fputc('~', out);
+    }
+    fputc('\n', out);
+}
