@@ -101,19 +101,6 @@ static int want_scalar(const value_t *v, const ast_expr_t *e, const char *what,
                       what, shape_name(v->dim));
 }
 
-/* "FILE:LINE:COL" of a span, for messages that point at a second place. */
-static void where_text(const source_set_t *src, src_span_t s, char *buf,
-                       size_t size)
-{
-    if (!src || s.file == SRC_NO_FILE) {
-        snprintf(buf, size, "an earlier statement");
-        return;
-    }
-    unsigned line, col;
-    source_line_col(src, s.file, s.begin, &line, &col);
-    snprintf(buf, size, "%s:%u:%u", source_name(src, s.file), line, col);
-}
-
 /* ---- names ---------------------------------------------------------- */
 
 static const char *const builtin_functions[] = {

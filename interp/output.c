@@ -439,8 +439,7 @@ int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err)
                         done_n, samples);
         goto done;
     }
-    fprintf(s->out, "max |diff| = %s over %ld states\n",
-            num(worst, b1, sizeof b1), samples);
+    fprintf(s->out, "max |diff| = %s\n", num(worst, b1, sizeof b1));
 done:
     eom_free(ea);
     eom_free(eb);

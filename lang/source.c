@@ -274,11 +274,12 @@ static void src_print_line(FILE *out, const source_file_t *f, size_t begin,
     fputc('\n', out);
 }
 
-void diag_print(FILE *out, const source_set_t *set, const diag_t *d)
+static void diag_print_kind(FILE *out, const source_set_t *set,
+                            const diag_t *d, const char *kind)
 {
     const source_file_t *f = src_file(set, d->span.file);
     if (!f) {
-        fprintf(out, "nh: error: %s\n", d->msg);
+        fprintf(out, "nh: %s: %s\n", kind, d->msg);
         return;
     }
     uint32_t begin = d->span.begin, end = d->span.end;
@@ -290,7 +291,7 @@ void diag_print(FILE *out, const source_set_t *set, const diag_t *d)
         end = (uint32_t)f->len;
     unsigned line, col;
     source_line_col(set, d->span.file, begin, &line, &col);
-    fprintf(out, "%s:%u:%u: error: %s\n", f->name, line, col, d->msg);
+    fprintf(out, "%s:%u:%u: %s: %s\n", f->name, line, col, kind, d->msg);
 
     size_t li = line - 1;
     size_t lb = f->line_starts[li];
@@ -313,4 +314,14 @@ void diag_print(FILE *out, const source_set_t *set, const diag_t *d)
             fputc('~', out);
     }
     fputc('\n', out);
+}
+
+void diag_print(FILE *out, const source_set_t *set, const diag_t *d)
+{
+    diag_print_kind(out, set, d, "error");
+}
+
+void diag_print_warning(FILE *out, const source_set_t *set, const diag_t *d)
+{
+    diag_print_kind(out, set, d, "warning");
 }
