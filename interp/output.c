@@ -13,9 +13,12 @@
 #include "interp/session_impl.h"
 #include "interp/util.h"
 
+/* Values print as the shortest text that reads back to the same double,
+ * except that -0 prints as 0: the simplifier's x + 0 = x keeps a sign that
+ * IEEE addition would drop, and a physicist reads "-0" as noise. */
 static const char *num(double x, char *buf, size_t size)
 {
-    return expr_format_number(x, buf, size);
+    return expr_format_number(x == 0 ? 0.0 : x, buf, size);
 }
 
 /* A full value vector of the current state, with the accelerations and
