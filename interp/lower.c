@@ -141,27 +141,9 @@ const char *const *lower_known_names(lower_t *lw)
     return lw->known;
 }
 
-static const char *closest(const char *const *names, const char *name)
-{
-    const char *best = NULL;
-    size_t best_d = (size_t)-1;
-    size_t len = strlen(name);
-    size_t limit = len <= 2 ? 1 : 2;
-    for (size_t i = 0; names[i]; i++) {
-        size_t d = util_edit_distance(name, names[i]);
-        if (strcasecmp(name, names[i]) == 0)
-            d = 0; /* only the case differs */
-        if (d <= limit && d < best_d) {
-            best_d = d;
-            best = names[i];
-        }
-    }
-    return best;
-}
-
 const char *lower_suggest(lower_t *lw, const char *name)
 {
-    return closest(lower_known_names(lw), name);
+    return source_closest(name, lower_known_names(lw));
 }
 
 static int unknown_name(lower_t *lw, const ctx_t *cx, const char *name,
@@ -169,11 +151,11 @@ static int unknown_name(lower_t *lw, const ctx_t *cx, const char *name,
 {
     /* Function parameters in scope are candidates too. */
     const char *const *known = lower_known_names(lw);
-    const char *best = closest(known, name);
+    const char *best = source_closest(name, known);
     if (cx->frame) {
         for (size_t i = 0; i < cx->frame->n; i++) {
-            size_t d = util_edit_distance(name, cx->frame->names[i].name);
-            if (d <= 2 && (!best || d < util_edit_distance(name, best)))
+            size_t d = source_edit_distance(name, cx->frame->names[i].name);
+            if (d <= 2 && (!best || d < source_edit_distance(name, best)))
                 best = cx->frame->names[i].name;
         }
     }
@@ -356,7 +338,7 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                 for (size_t i = 0; i < lw->model.constraints.n; i++)
                     names[i] = lw->model.constraints.v[i].name;
                 names[lw->model.constraints.n] = NULL;
-                const char *best = closest(names, a->name);
+                const char *best = source_closest(a->name, names);
                 if (best)
                     return diag_error(err, a->span,
                                       "'%s' is not a constraint; did you "
@@ -447,7 +429,7 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
     int op = expr_op_lookup(f);
     if (op < 0 || op == EXPR_CONST || op == EXPR_VAR || op == EXPR_ADD ||
         op == EXPR_MUL || op == EXPR_POW) {
-        const char *best = closest(lower_known_names(lw), f);
+        const char *best = source_closest(f, lower_known_names(lw));
         if (best)
             return diag_error(err, e->name_span,
                               "unknown function '%s'; did you mean '%s'?", f,

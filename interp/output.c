@@ -306,21 +306,6 @@ static double rnd(uint64_t *st)
     return (double)((*st * 2685821657736338717ULL) >> 11) * 0x1.0p-53;
 }
 
-static int lookup_method(const ast_ident_t *id, diag_t *err)
-{
-    int m = eom_method_lookup(id->name);
-    if (m < 0) {
-        for (size_t i = 0; eom_method_names[i]; i++)
-            if (util_edit_distance(id->name, eom_method_names[i]) <= 2)
-                return diag_error(err, id->span,
-                                  "unknown equations '%s'; did you mean "
-                                  "'%s'?",
-                                  id->name, eom_method_names[i]);
-        return diag_error(err, id->span, "unknown equations '%s'", id->name);
-    }
-    return m;
-}
-
 /* The relative difference compare reports: |a − b| / max(1, |a|, |b|). */
 static double rel_diff(double a, double b)
 {
@@ -330,10 +315,10 @@ static double rel_diff(double a, double b)
 
 int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err)
 {
-    int ma = lookup_method(&st->u.compare.a, err);
+    int ma = session_lookup_method(&st->u.compare.a, err);
     if (ma < 0)
         return -1;
-    int mb = lookup_method(&st->u.compare.b, err);
+    int mb = session_lookup_method(&st->u.compare.b, err);
     if (mb < 0)
         return -1;
     lower_t *lw = session_lowered(s, err);

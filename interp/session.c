@@ -490,30 +490,29 @@ static int exec_kinematic(session_t *s, const ast_stmt_t *st, diag_t *err)
     return commit_model(s, &cand, true, err);
 }
 
+int session_lookup_method(const ast_ident_t *id, diag_t *err)
+{
+    int m = eom_method_lookup(id->name);
+    if (m >= 0)
+        return m;
+    const char *best = source_closest(id->name, eom_method_names);
+    if (best)
+        return diag_error(err, id->span,
+                          "unknown equations '%s'; did you mean '%s'?",
+                          id->name, best);
+    return diag_error(err, id->span,
+                      "unknown equations '%s'; the methods are lagrange, "
+                      "multipliers, second_kind, voronec, naive, maggi "
+                      "(first_kind, kane) and gibbs_appell",
+                      id->name);
+}
+
 static int exec_equations(session_t *s, const ast_stmt_t *st, diag_t *err)
 {
     const ast_ident_t *id = &st->u.word;
-    int m = eom_method_lookup(id->name);
-    if (m < 0) {
-        const char *best = NULL;
-        size_t best_d = 3;
-        for (size_t i = 0; eom_method_names[i]; i++) {
-            size_t d = util_edit_distance(id->name, eom_method_names[i]);
-            if (d < best_d) {
-                best_d = d;
-                best = eom_method_names[i];
-            }
-        }
-        if (best)
-            return diag_error(err, id->span,
-                              "unknown equations '%s'; did you mean '%s'?",
-                              id->name, best);
-        return diag_error(err, id->span,
-                          "unknown equations '%s'; the methods are lagrange, "
-                          "multipliers, second_kind, voronec, naive, maggi "
-                          "(first_kind, kane) and gibbs_appell",
-                          id->name);
-    }
+    int m = session_lookup_method(id, err);
+    if (m < 0)
+        return -1;
     lower_t *lw = session_lowered(s, err);
     if (!lw)
         return -1;
@@ -590,17 +589,11 @@ static int exec_initial(session_t *s, const ast_stmt_t *st, diag_t *err)
                                   "'%s' is a parameter: change it with `set "
                                   "%s = ...`",
                                   name, name);
-            const char *best = NULL;
-            size_t best_d = 3;
-            for (size_t j = 0; j < sys->n + sys->m; j++) {
-                const char *cand =
-                    j < sys->n ? sys->qname[j] : sys->zname[j - sys->n];
-                size_t d = util_edit_distance(name, cand);
-                if (d < best_d) {
-                    best_d = d;
-                    best = cand;
-                }
-            }
+            const char *cands[sys->n + sys->m + 1];
+            for (size_t j = 0; j < sys->n + sys->m; j++)
+                cands[j] = j < sys->n ? sys->qname[j] : sys->zname[j - sys->n];
+            cands[sys->n + sys->m] = NULL;
+            const char *best = source_closest(name, cands);
             if (k == MODEL_NONE && best)
                 return diag_error(err, b->name.span,
                                   "unknown name '%s'; did you mean '%s'?",
@@ -898,15 +891,7 @@ static int exec_help(session_t *s, const ast_stmt_t *st, diag_t *err)
     const char *topic = st->u.word.name;
     const char *text = help_text(topic);
     if (!text) {
-        const char *best = NULL;
-        size_t best_d = 3;
-        for (size_t i = 0; help_topics[i]; i++) {
-            size_t d = util_edit_distance(topic, help_topics[i]);
-            if (d < best_d) {
-                best_d = d;
-                best = help_topics[i];
-            }
-        }
+        const char *best = source_closest(topic, help_topics);
         if (best)
             return diag_error(err, st->u.word.span,
                               "no help on '%s'; did you mean '%s'?", topic,

@@ -49,6 +49,9 @@ lower_t *session_lowered(session_t *s, diag_t *err);
  * *err set, at span WHERE. */
 eom_t *session_eom(session_t *s, src_span_t where, diag_t *err);
 
+/* The method ID names (with "did you mean"); -1 with *err set. */
+int session_lookup_method(const ast_ident_t *id, diag_t *err);
+
 /* Appends " at t = …; state: x = …, x' = …" to a message. */
 void session_describe_state(session_t *s, const double *vars, char *buf,
                             size_t size);

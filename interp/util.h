@@ -33,7 +33,4 @@ void strbuf_vaddf(strbuf_t *b, const char *fmt, va_list ap);
 /* The string (never NULL; "" when empty); the buffer is left empty. */
 char *strbuf_take(strbuf_t *b);
 
-/* Levenshtein distance, for "did you mean" suggestions. */
-size_t util_edit_distance(const char *a, const char *b);
-
 #endif

@@ -535,7 +535,20 @@ static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner,
     parse_expected_desc(exp, nexp, expected, sizeof expected);
     if (found == YYSYMBOL_YYEOF && !ctx->diag->set)
         ctx->incomplete = true;
-    diag_error(ctx->diag, at, "unexpected %s%s", what, expected);
+    /* A misspelt statement word: say which one was meant. */
+    const char *best = NULL;
+    if (found == YYSYMBOL_IDENT && strstr(expected, "a statement") &&
+        at.end - at.begin < 64) {
+        char word[64];
+        memcpy(word, ctx->text + at.begin, at.end - at.begin);
+        word[at.end - at.begin] = '\0';
+        best = source_closest(word, parse_keywords);
+    }
+    if (best)
+        diag_error(ctx->diag, at, "unexpected %s%s; did you mean '%s'?", what,
+                   expected, best);
+    else
+        diag_error(ctx->diag, at, "unexpected %s%s", what, expected);
     return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct source_file {
     char *name;
@@ -324,4 +325,46 @@ void diag_print(FILE *out, const source_set_t *set, const diag_t *d)
 void diag_print_warning(FILE *out, const source_set_t *set, const diag_t *d)
 {
     diag_print_kind(out, set, d, "warning");
+}
+
+size_t source_edit_distance(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    if (na > 64 || nb > 64)
+        return (size_t)-1;
+    size_t row[65];
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[nb];
+}
+
+const char *source_closest(const char *name, const char *const *candidates)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    size_t limit = strlen(name) <= 2 ? 1 : 2;
+    for (size_t i = 0; candidates[i]; i++) {
+        size_t d = strcasecmp(name, candidates[i]) == 0
+                       ? 0 /* only the case differs */
+                       : source_edit_distance(name, candidates[i]);
+        if (d <= limit && d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    return best;
 }

@@ -72,4 +72,12 @@ void diag_print(FILE *out, const source_set_t *set, const diag_t *d);
 /* The same with "warning" in place of "error". */
 void diag_print_warning(FILE *out, const source_set_t *set, const diag_t *d);
 
+/* Levenshtein distance between two names (SIZE_MAX past 64 bytes), for
+ * "did you mean" suggestions. */
+size_t source_edit_distance(const char *a, const char *b);
+/* The candidate closest to NAME — within 1 edit for names of up to two
+ * characters, 2 otherwise, or equal but for case — or NULL.  CANDIDATES
+ * is NULL-terminated. */
+const char *source_closest(const char *name, const char *const *candidates);
+
 #endif
