@@ -85,11 +85,29 @@ int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
  * (malloc'ed, the caller frees). */
 char *eom_describe(const eom_t *e, bool latex);
 
+/* Voronec's split and coefficients (voronec and naive only), for `show
+ * voronec`, `show reduced` and tests.  eom_voronec_split returns the
+ * number k of dependent coordinates and points *dep (k entries) and *ind
+ * (*nind entries) at coordinate indices; 0 and NULLs for other methods.
+ * eom_voronec_a gives a_νj (q_dep[ν]' = Σ_j a_νj q_ind[j]'),
+ * eom_voronec_b gives b^ν_ij (Lemos eq. 11), eom_reduced_lagrangian L̄:
+ * nodes of the system's graph, NULL when out of range or not voronec /
+ * naive.  eom_describe_voronec: every a and the nonzero b^ν_ij (i < j),
+ * as text or LaTeX rows (malloc'ed; NULL for other methods). */
+size_t eom_voronec_split(const eom_t *e, const size_t **dep,
+                         const size_t **ind, size_t *nind);
+const expr_t *eom_voronec_a(const eom_t *e, size_t nu, size_t j);
+const expr_t *eom_voronec_b(const eom_t *e, size_t nu, size_t i, size_t j);
+const expr_t *eom_reduced_lagrangian(const eom_t *e);
+char *eom_describe_voronec(const eom_t *e, bool latex);
+
 /* Velocities from the constraints (LANGUAGE.md §6 `initial`): VARS holds
  * coordinates, parameters, t and the velocities the user gave (given[i]
  * true for q_i').  The velocities not given that the constraints determine
  * are solved for (linear constraints exactly, nonlinear ones by Newton);
- * the rest stay as they are (0).  A constraint still violated by more than
+ * the rest stay as they are (0).  Which ones: up to r velocities not
+ * given whose columns of B are independent at the state, taken from the
+ * last declared coordinate backwards (the sphere: x', y').  A constraint still violated by more than
  * 1e-9 (relative) is an error naming it and its residual (span: its
  * declaration). */
 int eom_solve_velocities(const nh_system_t *sys, double *vars,

@@ -244,6 +244,36 @@ static void show_mass(session_t *s, lower_t *lw, bool latex)
     }
 }
 
+/* show reduced, show voronec: from the chosen equations when they are
+ * voronec or naive, else from Voronec's equations prepared for the
+ * purpose (an error when the constraints are not in explicit form). */
+static int show_voronec(session_t *s, lower_t *lw, const ast_stmt_t *st,
+                        bool reduced, diag_t *err)
+{
+    eom_t *own = NULL, *e = NULL;
+    int m = s->model.method;
+    if (m == EOM_VORONEC || m == EOM_NAIVE)
+        e = session_eom(s, st->span, err);
+    else
+        e = own = eom_prepare(lower_system(lw), EOM_VORONEC, st->span, err);
+    if (!e)
+        return -1;
+    bool latex = st->u.show.latex;
+    if (reduced) {
+        fputs(latex ? "\\bar{L} = " : "Lbar = ", s->out);
+        put_expr(s, lower_graph(lw), eom_reduced_lagrangian(e), latex);
+        fputc('\n', s->out);
+    } else {
+        char *text = eom_describe_voronec(e, latex);
+        fputs(text, s->out);
+        if (text[0] && text[strlen(text) - 1] != '\n')
+            fputc('\n', s->out);
+        free(text);
+    }
+    eom_free(own);
+    return 0;
+}
+
 int output_show(session_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = session_lowered(s, err);
@@ -274,7 +304,7 @@ int output_show(session_t *s, const ast_stmt_t *st, diag_t *err)
             return 0;
         }
         if (strcmp(w, "reduced") == 0 || strcmp(w, "voronec") == 0)
-            return diag_error(err, e->span, "show %s is not available yet", w);
+            return show_voronec(s, lw, st, w[0] == 'r', err);
     }
     value_t v;
     if (lower_expr(lw, e, LOWER_QUERY, &v, err))

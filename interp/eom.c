@@ -1,0 +1,761 @@
+/*
+ * eom.c — the equations of motion (eom.h): the method table, the objects
+ * every method derives from (LANGUAGE.md §5), the eom_t life cycle, the
+ * hot path, and the velocity solvers behind `initial` and `compare`.
+ *
+ * Shared objects, for a Lagrangian L(q, q', t), forces Q and constraints
+ * C^a(q, q', t) = 0:
+ *   M_ij = ∂²L/∂q_i'∂q_j'
+ *   h_i  = Σ_j ∂²L/∂q_i'∂q_j q_j' + ∂²L/∂q_i'∂t − ∂L/∂q_i − Q_i
+ *   B_ai = ∂C^a/∂q_i',   c_a = Σ_i ∂C^a/∂q_i q_i' + ∂C^a/∂t,
+ * so that the Euler–Lagrange residual is Σ_j M_ij q_j'' + h_i and the
+ * time derivative of a constraint is Σ_i B_ai q_i'' + c_a.  A holonomic
+ * constraint f(q, t) = 0 enters through f' = 0 (LANGUAGE.md §4).
+ *
+ * Must not: print; change the system (it adds nodes to the graph, which
+ * is what deriving means, but declares no variable).
+ */
+#include "interp/eom.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/eom_impl.h"
+#include "interp/linalg.h"
+
+/* ---- the method table ----------------------------------------------- */
+
+const char *const eom_method_names[] = {
+    "lagrange", "multipliers", "second_kind", "voronec",      "naive",
+    "maggi",    "first_kind",  "kane",        "gibbs_appell", NULL,
+};
+
+static const struct {
+    const char *name;
+    eom_method_t method;
+} eom_aliases[] = {
+    {"lagrange", EOM_LAGRANGE},   {"multipliers", EOM_MULTIPLIERS},
+    {"second_kind", EOM_SECOND_KIND}, {"voronec", EOM_VORONEC},
+    {"naive", EOM_NAIVE},         {"maggi", EOM_MAGGI},
+    {"first_kind", EOM_MAGGI},    {"kane", EOM_MAGGI},
+    {"gibbs_appell", EOM_GIBBS_APPELL},
+};
+
+int eom_method_lookup(const char *name)
+{
+    if (!name)
+        return -1;
+    for (size_t k = 0; k < sizeof eom_aliases / sizeof eom_aliases[0]; k++)
+        if (strcmp(name, eom_aliases[k].name) == 0)
+            return (int)eom_aliases[k].method;
+    return -1;
+}
+
+const char *eom_method_name(eom_method_t m)
+{
+    switch (m) {
+    case EOM_LAGRANGE: return "lagrange";
+    case EOM_MULTIPLIERS: return "multipliers";
+    case EOM_SECOND_KIND: return "second_kind";
+    case EOM_VORONEC: return "voronec";
+    case EOM_NAIVE: return "naive";
+    case EOM_MAGGI: return "maggi";
+    case EOM_GIBBS_APPELL: return "gibbs_appell";
+    case EOM_METHOD_COUNT: break;
+    }
+    return "?";
+}
+
+eom_method_t eom_default_method(const nh_system_t *sys)
+{
+    return sys->r > 0 ? EOM_MULTIPLIERS : EOM_LAGRANGE;
+}
+
+/* ---- small helpers ---------------------------------------------------- */
+
+void *eom_alloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        abort(); /* out of memory: the one fatal case */
+    return p;
+}
+
+const expr_t **eom_dvar(const nh_system_t *sys, const expr_t *const *vel)
+{
+    expr_graph_t *g = sys->g;
+    uint32_t nv = expr_graph_nvars(g);
+    const expr_t **dv = eom_alloc(nv, sizeof *dv);
+    for (size_t i = 0; i < sys->n; i++)
+        dv[sys->q[i]] = vel && vel[i] ? vel[i] : expr_var(g, sys->qd[i]);
+    dv[sys->t] = expr_num(g, 1.0);
+    return dv;
+}
+
+const expr_t **eom_subst_velocities(const nh_system_t *sys,
+                                    const expr_t *const *vel)
+{
+    uint32_t nv = expr_graph_nvars(sys->g);
+    const expr_t **repl = eom_alloc(nv, sizeof *repl);
+    for (size_t i = 0; i < sys->n; i++)
+        repl[sys->qd[i]] = vel[i];
+    return repl;
+}
+
+static bool *eom_velocity_mask(const nh_system_t *sys)
+{
+    bool *mask = eom_alloc(expr_graph_nvars(sys->g), sizeof *mask);
+    for (size_t i = 0; i < sys->n; i++)
+        mask[sys->qd[i]] = true;
+    return mask;
+}
+
+/* ---- the shared objects ------------------------------------------------ */
+
+void eom_derive(const nh_system_t *sys, eom_derived_t *d)
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = sys->r;
+    const expr_t **dv = eom_dvar(sys, NULL);
+    bool *vmask = eom_velocity_mask(sys);
+
+    d->p = eom_alloc(n, sizeof *d->p);
+    d->M = eom_alloc(n * n, sizeof *d->M);
+    d->h0 = eom_alloc(n, sizeof *d->h0);
+    d->h = eom_alloc(n, sizeof *d->h);
+    for (size_t i = 0; i < n; i++)
+        d->p[i] = expr_diff(g, sys->L, sys->qd[i]);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = i; j < n; j++) {
+            d->M[i * n + j] = expr_diff(g, d->p[i], sys->qd[j]);
+            d->M[j * n + i] = d->M[i * n + j];
+        }
+        /* expr_dt with dv[q'] = NULL: Σ_j ∂p_i/∂q_j q_j' + ∂p_i/∂t, the
+         * part of d/dt ∂L/∂q_i' that does not hold q''. */
+        d->h0[i] = expr_sub(g, expr_dt(g, d->p[i], dv),
+                            expr_diff(g, sys->L, sys->q[i]));
+        d->h[i] = expr_sub(g, d->h0[i], sys->Q[i]);
+    }
+
+    d->Ceff = eom_alloc(r, sizeof *d->Ceff);
+    d->holonomic = eom_alloc(r, sizeof *d->holonomic);
+    d->B = eom_alloc(r * n, sizeof *d->B);
+    d->c = eom_alloc(r, sizeof *d->c);
+    for (size_t a = 0; a < r; a++) {
+        d->holonomic[a] = !expr_depends_any(g, sys->C[a], vmask);
+        d->Ceff[a] = d->holonomic[a] ? expr_dt(g, sys->C[a], dv) : sys->C[a];
+        for (size_t i = 0; i < n; i++)
+            d->B[a * n + i] = expr_diff(g, d->Ceff[a], sys->qd[i]);
+        d->c[a] = expr_dt(g, d->Ceff[a], dv);
+    }
+    free(dv);
+    free(vmask);
+}
+
+void eom_derived_free(eom_derived_t *d)
+{
+    free(d->p);
+    free(d->M);
+    free(d->h0);
+    free(d->h);
+    free(d->Ceff);
+    free(d->holonomic);
+    free(d->B);
+    free(d->c);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---- life cycle ----------------------------------------------------------- */
+
+void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout)
+{
+    e->tape = tape_compile(e->sys->g, outs, nout, e->nvars);
+    if (!e->tape)
+        abort();
+    e->out = eom_alloc(nout, sizeof *e->out);
+    e->work = eom_alloc(tape_work_size(e->tape), sizeof *e->work);
+}
+
+void eom_alloc_scratch(eom_t *e, size_t nd, size_t np)
+{
+    e->nscratch = nd;
+    e->scratch = eom_alloc(nd, sizeof *e->scratch);
+    e->perm = eom_alloc(np, sizeof *e->perm);
+}
+
+void eom_set_state(eom_t *e, const uint32_t *vel, const uint32_t *dvel,
+                   size_t nv)
+{
+    const nh_system_t *sys = e->sys;
+    e->nstate = sys->n + nv;
+    e->state = eom_alloc(e->nstate, sizeof *e->state);
+    e->deriv = eom_alloc(e->nstate, sizeof *e->deriv);
+    for (size_t i = 0; i < sys->n; i++) {
+        e->state[i] = sys->q[i];
+        e->deriv[i] = sys->qd[i];
+    }
+    for (size_t k = 0; k < nv; k++) {
+        e->state[sys->n + k] = vel[k];
+        e->deriv[sys->n + k] = dvel[k];
+    }
+}
+
+eom_t *eom_prepare(const nh_system_t *sys, eom_method_t method,
+                   src_span_t where, diag_t *err)
+{
+    if ((int)method < 0 || method >= EOM_METHOD_COUNT) {
+        diag_error(err, where, "unknown equations of motion");
+        return NULL;
+    }
+    eom_t *e = eom_alloc(1, sizeof *e);
+    e->sys = sys;
+    e->method = method;
+    e->nvars = expr_graph_nvars(sys->g);
+    eom_derive(sys, &e->d);
+    int rc;
+    switch (method) {
+    case EOM_LAGRANGE:
+    case EOM_MULTIPLIERS:
+    case EOM_SECOND_KIND:
+        rc = eom_prepare_mult(e, where, err);
+        break;
+    case EOM_VORONEC:
+    case EOM_NAIVE:
+        rc = eom_prepare_voronec(e, where, err);
+        break;
+    default:
+        rc = eom_prepare_maggi(e, where, err);
+        break;
+    }
+    if (rc != 0) {
+        eom_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void eom_free(eom_t *e)
+{
+    if (!e)
+        return;
+    eom_derived_free(&e->d);
+    free(e->state);
+    free(e->deriv);
+    tape_free(e->tape);
+    free(e->out);
+    free(e->work);
+    free(e->scratch);
+    free(e->perm);
+    free(e->dep);
+    free(e->ind);
+    free(e->a);
+    free(e->b);
+    free(e->vdep);
+    free(e->rowl);
+    free(e->rowr);
+    free(e->Psi);
+    free(e);
+}
+
+eom_method_t eom_method(const eom_t *e) { return e->method; }
+
+bool eom_has_multipliers(const eom_t *e)
+{
+    return e->method == EOM_MULTIPLIERS || e->method == EOM_SECOND_KIND;
+}
+
+size_t eom_state_size(const eom_t *e) { return e->nstate; }
+
+const uint32_t *eom_state_vars(const eom_t *e) { return e->state; }
+
+/* ---- the hot path ------------------------------------------------------- */
+
+int eom_check_finite(const double *v, size_t count, const char *what,
+                     diag_t *err)
+{
+    for (size_t k = 0; k < count; k++)
+        if (!isfinite(v[k]))
+            return diag_error(err, SRC_SPAN_NONE,
+                              "a non-finite value (%s) in %s", 
+                              isnan(v[k]) ? "nan" : "inf", what);
+    return 0;
+}
+
+size_t eom_rank(double *a, size_t rows, size_t cols)
+{
+    return linalg_rank(a, rows, cols, LINALG_RTOL);
+}
+
+int eom_singular(diag_t *err, const char *name, double *a, size_t rows,
+                 size_t cols, size_t full)
+{
+    size_t rank = eom_rank(a, rows, cols);
+    return diag_error(err, SRC_SPAN_NONE, "the %s is singular (rank %zu of %zu)",
+                      name, rank, full);
+}
+
+void eom_clear_lambda(const eom_t *e, double *vars)
+{
+    for (size_t a = 0; a < e->sys->r; a++)
+        vars[e->sys->lam[a]] = NAN;
+}
+
+int eom_accel(eom_t *e, double *vars, diag_t *err)
+{
+    return e->compute(e, vars, err);
+}
+
+int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
+            diag_t *err)
+{
+    const uint32_t *state = e->state, *deriv = e->deriv;
+    size_t ns = e->nstate;
+    for (size_t k = 0; k < ns; k++)
+        vars[state[k]] = y[k];
+    vars[e->sys->t] = t;
+    if (e->compute(e, vars, err) != 0)
+        return -1;
+    for (size_t k = 0; k < ns; k++)
+        dydt[k] = vars[deriv[k]];
+    return 0;
+}
+
+char *eom_describe(const eom_t *e, bool latex)
+{
+    return e->describe(e, latex);
+}
+
+/* ---- text -------------------------------------------------------------- */
+
+static void eom_buf_reserve(eom_buf_t *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s)
+        abort();
+    b->s = s;
+    b->cap = cap;
+}
+
+void eom_buf_puts(eom_buf_t *b, const char *s)
+{
+    size_t n = strlen(s);
+    eom_buf_reserve(b, n);
+    memcpy(b->s + b->len, s, n + 1);
+    b->len += n;
+}
+
+static void eom_buf_vprintf(eom_buf_t *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    eom_buf_reserve(b, (size_t)n);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void eom_buf_printf(eom_buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    eom_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+void eom_buf_expr(eom_buf_t *b, const expr_graph_t *g, const expr_t *e,
+                  bool latex)
+{
+    if (e->op == EXPR_CONST && e->value == 0.0) {
+        eom_buf_puts(b, "0"); /* not "-0": a folded −1·0 keeps its sign */
+        return;
+    }
+    char *s = latex ? expr_to_latex(g, e) : expr_to_text(g, e);
+    eom_buf_puts(b, s);
+    free(s);
+}
+
+void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
+                 const expr_t *r, bool latex)
+{
+    eom_buf_expr(b, g, l, latex);
+    eom_buf_puts(b, latex ? " &= " : " = ");
+    eom_buf_expr(b, g, r, latex);
+    eom_buf_puts(b, latex ? " \\\\\n" : "\n");
+}
+
+void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
+{
+    if (latex)
+        eom_buf_puts(b, "% ");
+    va_list ap;
+    va_start(ap, fmt);
+    eom_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    eom_buf_puts(b, "\n");
+}
+
+/* ---- nonlinear least squares for the velocity solvers --------------- */
+
+/* Residual RES (rows) and Jacobian JAC (rows×cols, row-major) at X. */
+typedef void (*eom_resid_fn)(void *ctx, const double *x, double *res,
+                             double *jac);
+
+static double eom_sumsq(const double *v, size_t n)
+{
+    double s = 0.0;
+    for (size_t k = 0; k < n; k++)
+        s += v[k] * v[k];
+    return s;
+}
+
+/* Levenberg–Marquardt from X (updated in place): Gauss–Newton steps
+ * while they reduce |res|², damped when they do not or when the normal
+ * matrix is singular (the Jacobian may lose rank at the start, e.g. a
+ * nonlinear constraint at zero velocity).  Returns |res|² at X, or NaN
+ * when the residual cannot be evaluated. */
+static double eom_least_squares(eom_resid_fn f, void *ctx, size_t rows,
+                                size_t cols, double *x, double target)
+{
+    double *res = eom_alloc(rows, sizeof *res);
+    double *jac = eom_alloc(rows * cols, sizeof *jac);
+    double *res2 = eom_alloc(rows, sizeof *res2);
+    double *jac2 = eom_alloc(rows * cols, sizeof *jac2);
+    double *d = eom_alloc(cols, sizeof *d);
+    double *x2 = eom_alloc(cols, sizeof *x2);
+    double *work = eom_alloc(cols * cols + cols, sizeof *work);
+    size_t *perm = eom_alloc(cols, sizeof *perm);
+
+    f(ctx, x, res, jac);
+    double ss = eom_sumsq(res, rows);
+    double mu = 0.0;
+    for (int it = 0; it < 200 && isfinite(ss) && ss > target && cols > 0;
+         it++) {
+        double jscale = eom_sumsq(jac, rows * cols) / (double)cols;
+        if (linalg_lsq_step(jac, rows, cols, res, mu, d, work, perm) != 0) {
+            mu = mu > 0.0 ? mu * 10.0 : 1e-6 * (jscale > 0.0 ? jscale : 1.0);
+            continue;
+        }
+        double dn = 0.0, xn = 0.0;
+        for (size_t k = 0; k < cols; k++) {
+            x2[k] = x[k] + d[k];
+            dn += d[k] * d[k];
+            xn += x[k] * x[k];
+        }
+        f(ctx, x2, res2, jac2);
+        double ss2 = eom_sumsq(res2, rows);
+        if (isfinite(ss2) && ss2 < ss) {
+            memcpy(x, x2, cols * sizeof *x);
+            memcpy(res, res2, rows * sizeof *res);
+            memcpy(jac, jac2, rows * cols * sizeof *jac);
+            ss = ss2;
+            mu = mu * 0.1 < 1e-300 ? 0.0 : mu * 0.1;
+            if (dn <= 1e-32 * (1.0 + xn))
+                break;
+        } else {
+            if (dn <= 1e-32 * (1.0 + xn))
+                break;
+            mu = mu > 0.0 ? mu * 10.0 : 1e-6 * (jscale > 0.0 ? jscale : 1.0);
+            if (mu > 1e20 * (jscale > 0.0 ? jscale : 1.0))
+                break;
+        }
+    }
+    f(ctx, x, res, jac); /* leave the caller's state at X */
+    free(res);
+    free(jac);
+    free(res2);
+    free(jac2);
+    free(d);
+    free(x2);
+    free(work);
+    free(perm);
+    return ss;
+}
+
+/* ---- velocities from the constraints (LANGUAGE.md §6) -------------------- */
+
+typedef struct eom_vel_ctx {
+    const nh_system_t *sys;
+    tape_t *tape;
+    double *vars, *out, *work;
+    const size_t *sel; /* the velocities solved for */
+    size_t nsel;
+} eom_vel_ctx_t;
+
+/* Tape outputs of eom_solve_velocities: C (r), Ceff (r), B (r×n). */
+static void eom_vel_eval(eom_vel_ctx_t *c)
+{
+    tape_eval(c->tape, c->vars, c->out, c->work);
+}
+
+static void eom_vel_resid(void *ctx, const double *x, double *res,
+                          double *jac)
+{
+    eom_vel_ctx_t *c = ctx;
+    const nh_system_t *sys = c->sys;
+    size_t n = sys->n, r = sys->r;
+    for (size_t k = 0; k < c->nsel; k++)
+        c->vars[sys->qd[c->sel[k]]] = x[k];
+    eom_vel_eval(c);
+    const double *ceff = c->out + r, *B = c->out + 2 * r;
+    for (size_t a = 0; a < r; a++) {
+        res[a] = ceff[a];
+        for (size_t k = 0; k < c->nsel; k++)
+            jac[a * c->nsel + k] = B[a * n + c->sel[k]];
+    }
+}
+
+/* The scale of constraint A's value: its velocity terms Σ_i |B_ai q_i'|
+ * (for a holonomic f, Σ_i |∂f/∂q_i q_i| with Q the coordinates), at
+ * least 1. */
+static double eom_constraint_scale(const nh_system_t *sys, const double *B,
+                                   const double *vars, size_t a,
+                                   const uint32_t *of)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < sys->n; i++)
+        s += fabs(B[a * sys->n + i] * vars[of[i]]);
+    return s > 1.0 ? s : 1.0;
+}
+
+/* Selects up to r velocities among the unknown ones whose columns of B
+ * are independent at the values in VARS.  The rule: walk the
+ * coordinates from the last declared to the first and keep a velocity
+ * when its column raises the rank — so models that declare the
+ * dependent coordinates last (the sphere: x, y after the angles) get
+ * those solved, as a user writing `initial` expects. */
+static size_t eom_select_unknowns(const nh_system_t *sys, const double *B,
+                                  const bool *given, size_t *sel)
+{
+    size_t n = sys->n, r = sys->r, k = 0;
+    double *cols = eom_alloc(r * (r + 1), sizeof *cols);
+    for (size_t i = n; i-- > 0 && k < r;) {
+        if (given[i])
+            continue;
+        sel[k] = i;
+        for (size_t a = 0; a < r; a++)
+            for (size_t j = 0; j <= k; j++)
+                cols[a * (k + 1) + j] = B[a * n + sel[j]];
+        if (linalg_rank(cols, r, k + 1, 1e-10) == k + 1)
+            k++;
+    }
+    free(cols);
+    return k;
+}
+
+int eom_solve_velocities(const nh_system_t *sys, double *vars,
+                         const bool *given, diag_t *err)
+{
+    size_t n = sys->n, r = sys->r;
+    if (r == 0)
+        return 0;
+    eom_derived_t d;
+    eom_derive(sys, &d);
+    size_t nout = 2 * r + r * n;
+    const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    for (size_t a = 0; a < r; a++) {
+        outs[a] = sys->C[a];
+        outs[r + a] = d.Ceff[a];
+        for (size_t i = 0; i < n; i++)
+            outs[2 * r + a * n + i] = d.B[a * n + i];
+    }
+    eom_vel_ctx_t c = {.sys = sys, .vars = vars};
+    c.tape = tape_compile(sys->g, outs, nout, expr_graph_nvars(sys->g));
+    c.out = eom_alloc(nout, sizeof *c.out);
+    c.work = eom_alloc(tape_work_size(c.tape), sizeof *c.work);
+    size_t *sel = eom_alloc(r, sizeof *sel);
+    double *x = eom_alloc(r, sizeof *x);
+    const double *B = c.out + 2 * r;
+    int rc = 0;
+
+    /* Holonomic constraints first hold at position level. */
+    eom_vel_eval(&c);
+    for (size_t a = 0; a < r && rc == 0; a++) {
+        if (!d.holonomic[a])
+            continue;
+        double f = c.out[a];
+        if (!(fabs(f) <= 1e-9 * eom_constraint_scale(sys, B, vars, a, sys->q)))
+            rc = diag_error(err, sys->cspan[a],
+                            "the coordinates violate constraint %s: "
+                            "residual %.6g",
+                            sys->cname[a], f);
+    }
+
+    if (rc == 0) {
+        size_t k = eom_select_unknowns(sys, B, given, sel);
+        if (k < r) {
+            /* A nonlinear constraint may have a degenerate Jacobian at
+             * the starting values (e.g. x'^2 + y'^2 = v^2 at y' = 0): try
+             * once from unit unknown velocities. */
+            double *save = eom_alloc(n, sizeof *save);
+            for (size_t i = 0; i < n; i++) {
+                save[i] = vars[sys->qd[i]];
+                if (!given[i])
+                    vars[sys->qd[i]] = 1.0;
+            }
+            eom_vel_eval(&c);
+            size_t *sel2 = eom_alloc(r, sizeof *sel2);
+            size_t k2 = eom_select_unknowns(sys, B, given, sel2);
+            bool *keep = eom_alloc(n, sizeof *keep);
+            if (k2 > k) {
+                k = k2;
+                memcpy(sel, sel2, r * sizeof *sel);
+                for (size_t j = 0; j < k; j++)
+                    keep[sel[j]] = true;
+            }
+            for (size_t i = 0; i < n; i++)
+                if (!keep[i])
+                    vars[sys->qd[i]] = save[i];
+            free(keep);
+            free(sel2);
+            free(save);
+        }
+        c.sel = sel;
+        c.nsel = k;
+        for (size_t j = 0; j < k; j++)
+            x[j] = vars[sys->qd[sel[j]]];
+        if (k > 0)
+            eom_least_squares(eom_vel_resid, &c, r, k, x, 0.0);
+        eom_vel_eval(&c);
+        const double *ceff = c.out + r;
+        for (size_t a = 0; a < r && rc == 0; a++) {
+            double res = ceff[a];
+            if (!(fabs(res) <=
+                  1e-9 * eom_constraint_scale(sys, B, vars, a, sys->qd)))
+                rc = diag_error(err, sys->cspan[a],
+                                "the velocities violate constraint %s: "
+                                "residual %.6g",
+                                sys->cname[a], res);
+        }
+    }
+    free(sel);
+    free(x);
+    free(c.out);
+    free(c.work);
+    tape_free(c.tape);
+    free(outs);
+    eom_derived_free(&d);
+    return rc;
+}
+
+/* ---- speeds from velocities --------------------------------------------- */
+
+typedef struct eom_speed_ctx {
+    const nh_system_t *sys;
+    tape_t *tape;
+    double *vars, *out, *work;
+    const double *qd; /* the target velocities */
+} eom_speed_ctx_t;
+
+/* Tape outputs: psi (n), Psi (n×m). */
+static void eom_speed_resid(void *ctx, const double *x, double *res,
+                            double *jac)
+{
+    eom_speed_ctx_t *c = ctx;
+    const nh_system_t *sys = c->sys;
+    size_t n = sys->n, m = sys->m;
+    for (size_t a = 0; a < m; a++)
+        c->vars[sys->z[a]] = x[a];
+    tape_eval(c->tape, c->vars, c->out, c->work);
+    for (size_t i = 0; i < n; i++) {
+        res[i] = c->out[i] - c->qd[i];
+        for (size_t a = 0; a < m; a++)
+            jac[i * m + a] = c->out[n + i * m + a];
+    }
+}
+
+int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
+                               diag_t *err)
+{
+    size_t n = sys->n, m = sys->m;
+    if (m == 0)
+        return diag_error(err, SRC_SPAN_NONE, "no speeds declared");
+    if (!sys->psi)
+        return diag_error(err, SRC_SPAN_NONE, "no kinematic equations declared");
+    for (size_t i = 0; i < n; i++)
+        if (!sys->psi[i])
+            return diag_error(err, SRC_SPAN_NONE,
+                              "coordinate %s has no kinematic equation",
+                              sys->qname[i]);
+    expr_graph_t *g = sys->g;
+    size_t nout = n + n * m;
+    const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    for (size_t i = 0; i < n; i++) {
+        outs[i] = sys->psi[i];
+        for (size_t a = 0; a < m; a++)
+            outs[n + i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
+    }
+    eom_speed_ctx_t c = {.sys = sys, .vars = vars};
+    c.tape = tape_compile(g, outs, nout, expr_graph_nvars(g));
+    c.out = eom_alloc(nout, sizeof *c.out);
+    c.work = eom_alloc(tape_work_size(c.tape), sizeof *c.work);
+    double *qd = eom_alloc(n, sizeof *qd);
+    double *z = eom_alloc(m, sizeof *z);
+    double *z0 = eom_alloc(m, sizeof *z0);
+    for (size_t a = 0; a < m; a++)
+        z0[a] = vars[sys->z[a]];
+    double scale = 1.0;
+    for (size_t i = 0; i < n; i++) {
+        qd[i] = vars[sys->qd[i]];
+        if (fabs(qd[i]) > scale)
+            scale = fabs(qd[i]);
+    }
+    c.qd = qd;
+    /* ψ nonlinear in z (the bipendulum's y0 s1) can trap Gauss–Newton
+     * in a local minimum of |ψ − q'|: start again from zero and from a
+     * few deterministic pseudo-random points until one succeeds. */
+    double tol = 1e-9 * scale;
+    size_t worst = 0;
+    double wres = INFINITY;
+    uint64_t seed = 0x2545f4914f6cdd1dULL;
+    for (int start = 0; start < 24 && !(wres <= tol); start++) {
+        for (size_t a = 0; a < m; a++) {
+            double v = z0[a];
+            if (start == 0)
+                z[a] = isfinite(v) ? v : 0.0;
+            else if (start == 1)
+                z[a] = 0.0;
+            else {
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                double u = (double)(seed >> 11) / 9007199254740992.0;
+                z[a] = (4.0 * u - 2.0) * scale;
+            }
+        }
+        eom_least_squares(eom_speed_resid, &c, n, m, z, 0.0);
+        wres = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double res = c.out[i] - qd[i];
+            if (!(fabs(res) <= wres)) {
+                wres = fabs(res);
+                worst = i;
+            }
+        }
+    }
+    int rc = 0;
+    if (!(wres <= tol)) {
+        rc = diag_error(err, SRC_SPAN_NONE,
+                        "no speeds reproduce the velocities: "
+                        "%s' differs by %.6g",
+                        sys->qname[worst], wres);
+        for (size_t a = 0; a < m; a++) /* a failure changes nothing */
+            vars[sys->z[a]] = z0[a];
+    }
+    free(qd);
+    free(z);
+    free(z0);
+    free(c.out);
+    free(c.work);
+    tape_free(c.tape);
+    free(outs);
+    return rc;
+}

@@ -1,0 +1,150 @@
+/*
+ * eom_impl.h — what the method files of the equations of motion share
+ * (private to interp/eom*.c; nothing outside includes it).
+ *
+ * eom.c owns the eom_t life cycle, the derived objects every method
+ * starts from (M, h, B, c: LANGUAGE.md §5), the hot-path plumbing
+ * (eom_accel, eom_rhs) and the text buffer used by the describers.  Each
+ * method family fills an eom_t in its prepare function: the nodes it
+ * wants to show, one compiled tape, the scratch sizes, and the compute
+ * function that turns one tape evaluation into accelerations.
+ *
+ * Ownership: every array hanging off an eom_t is malloc'ed and freed by
+ * eom_free; nodes belong to the system's graph.
+ */
+#ifndef NH_EOM_IMPL_H
+#define NH_EOM_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interp/eom.h"
+#include "interp/tape.h"
+
+/* The objects of LANGUAGE.md §5 as nodes, derived once per prepare.
+ * Matrices are row-major, full (M is symmetric; both halves point at the
+ * same nodes). */
+typedef struct eom_derived {
+    const expr_t **p;    /* ∂L/∂q_i'                                 (n)  */
+    const expr_t **M;    /* ∂²L/∂q_i'∂q_j'                           (n×n) */
+    const expr_t **h0;   /* h without forces: Σ ∂p_i/∂q_j q_j' + ∂p_i/∂t − ∂L/∂q_i */
+    const expr_t **h;    /* h0 − Q                                    (n)  */
+    const expr_t **Ceff; /* C, or f' for a holonomic f                (r)  */
+    bool *holonomic;     /* C had no velocity                         (r)  */
+    const expr_t **B;    /* ∂Ceff/∂q_i'                               (r×n) */
+    const expr_t **c;    /* Σ ∂Ceff/∂q_i q_i' + ∂Ceff/∂t              (r)  */
+} eom_derived_t;
+
+typedef int (*eom_compute_fn)(eom_t *e, double *vars, diag_t *err);
+typedef char *(*eom_describe_fn)(const eom_t *e, bool latex);
+
+struct eom {
+    const nh_system_t *sys;
+    eom_method_t method;
+    eom_derived_t d;
+    uint32_t nvars;
+
+    /* ODE state: state[k] is a variable, deriv[k] the variable holding
+     * its time derivative after a compute. */
+    size_t nstate;
+    uint32_t *state, *deriv;
+
+    tape_t *tape;
+    double *out, *work; /* tape outputs and work slots */
+    double *scratch;    /* matrices and vectors of the compute step */
+    size_t *perm;       /* pivots of the compute step's factorisations */
+    size_t nscratch;
+
+    eom_compute_fn compute;
+    eom_describe_fn describe;
+
+    /* voronec, naive: the split of the coordinates and the coefficients
+     * of the explicit constraints q_dep' = Σ_j a_νj q_ind_j'. */
+    size_t k, mi;        /* dependent, independent coordinates */
+    size_t *dep, *ind;   /* coordinate indices */
+    const expr_t **a;    /* a_νj                                 (k×mi) */
+    const expr_t **b;    /* b^ν_ij                               (k×mi×mi) */
+    const expr_t *Lbar;  /* the reduced Lagrangian */
+    const expr_t **vdep; /* Σ_j a_νj q_ind_j'                    (k)  */
+    const expr_t **rowl, **rowr; /* describe: row i reads rowl = rowr */
+    size_t nrows;
+
+    /* maggi, gibbs_appell */
+    const expr_t **Psi;  /* ∂ψ_i/∂z_a                            (n×m) */
+    const expr_t *S;     /* gibbs_appell: the Gibbs function */
+    bool S_particles;    /* S from the particles (else eq. 68 form) */
+};
+
+/* ---- eom.c -------------------------------------------------------- */
+
+/* M, h, B, c of SYS into *D (arrays malloc'ed). */
+void eom_derive(const nh_system_t *sys, eom_derived_t *d);
+void eom_derived_free(eom_derived_t *d);
+
+/* dvar for expr_dt along a motion where q_i' = vel[i] (vel NULL: the
+ * velocity variables q_i') and t' = 1; other variables constant.
+ * Malloc'ed, nvars entries. */
+const expr_t **eom_dvar(const nh_system_t *sys, const expr_t *const *vel);
+/* repl for expr_subst replacing every q_i' by vel[i] (NULL entries keep
+ * q_i').  Malloc'ed, nvars entries. */
+const expr_t **eom_subst_velocities(const nh_system_t *sys,
+                                    const expr_t *const *vel);
+
+/* Compiles OUTS into e->tape and allocates e->out and e->work. */
+void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout);
+/* Allocates e->scratch (nd doubles) and e->perm (np entries). */
+void eom_alloc_scratch(eom_t *e, size_t nd, size_t np);
+/* Sets the ODE state: the n coordinates, then NV velocity-like
+ * variables VEL[] whose derivatives are DVEL[]; the coordinates'
+ * derivatives are the q_i' variables. */
+void eom_set_state(eom_t *e, const uint32_t *vel, const uint32_t *dvel,
+                   size_t nv);
+
+/* Checks that COUNT values are finite; else sets *err naming WHAT and
+ * returns -1. */
+int eom_check_finite(const double *v, size_t count, const char *what,
+                     diag_t *err);
+/* Sets *err to "the NAME is singular (rank k of FULL)" with the rank of
+ * the rows×cols matrix A (destroyed) and returns -1. */
+int eom_singular(diag_t *err, const char *name, double *a, size_t rows,
+                 size_t cols, size_t full);
+/* Rank of the rows×cols matrix A (destroyed). */
+size_t eom_rank(double *a, size_t rows, size_t cols);
+
+/* calloc that aborts when memory runs out (the one fatal case). */
+void *eom_alloc(size_t count, size_t size);
+
+/* Writes NaN into every multiplier variable. */
+void eom_clear_lambda(const eom_t *e, double *vars);
+
+/* ---- text for the describers --------------------------------------- */
+
+typedef struct eom_buf {
+    char *s;
+    size_t len, cap;
+} eom_buf_t;
+
+void eom_buf_puts(eom_buf_t *b, const char *s);
+void eom_buf_printf(eom_buf_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Appends E as text or LaTeX. */
+void eom_buf_expr(eom_buf_t *b, const expr_graph_t *g, const expr_t *e,
+                  bool latex);
+/* Appends the row "L = R" (LaTeX: "L &= R \\"), newline-terminated. */
+void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
+                 const expr_t *r, bool latex);
+/* Appends a heading line (LaTeX: as a comment "% ..."). */
+void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- per family ----------------------------------------------------- */
+
+/* eom_mult.c: lagrange, multipliers, second_kind. */
+int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err);
+/* eom_voronec.c: voronec, naive. */
+int eom_prepare_voronec(eom_t *e, src_span_t where, diag_t *err);
+/* eom_maggi.c: maggi, gibbs_appell. */
+int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err);
+
+#endif

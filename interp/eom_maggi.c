@@ -1,0 +1,443 @@
+/*
+ * eom_maggi.c — the equations of motion on the state (q, z): maggi
+ * (first_kind, kane) and gibbs_appell (LANGUAGE.md §5).
+ *
+ * Kinematic equations q' = ψ(q, z, t), linear in z or not (Benenti eq.
+ * 19), Ψ = ∂ψ/∂z (his ψ^i_α, eq. 8).  Along a motion
+ *   q'' = β + Ψ z',   β = Σ_j ∂ψ/∂q_j ψ_j + ∂ψ/∂t           (Benenti eq. 22)
+ * and ideal constraints mean Ψᵀ R = 0 (eq. 26).  With M, h at q' = ψ:
+ *   maggi (Benenti eq. 27, with a general L, forces in h):
+ *     G z' = Ψᵀ(−h − M β),   G = Ψᵀ M Ψ                         (eq. 24)
+ *   gibbs_appell (Benenti eqs. 66–68): ∂S/∂z_a' = Σ_i Q̃_i Ψ_ia with
+ *     — particles: S = ½ Σ_ν m_ν |P_ν''|² (eq. 67), P_ν'' through q' = ψ
+ *       (eq. 22), Q̃ = Q − ∂V/∂q all active forces;
+ *     — otherwise the quadratic form of eq. 68 for a general L:
+ *       S = ½ q''ᵀ M q'' + h0ᵀ q'' with q'' = β + Ψ z' (h0 = h without
+ *       forces; ∂S/∂z' = Ψᵀ(MΨ z' + Mβ + h0), Benenti's eq. 68 with
+ *       Γψψ − A generalised), Q̃ = Q.
+ *     The equations are linear in z': G_ab = ∂²S/∂z_a'∂z_b' and the
+ *     right side Σ_i Q̃_i Ψ_ia − ∂S/∂z_a'|_{z'=0}, both by differentiating
+ *     S — a different road to the same motion as maggi, which the tests
+ *     use as a check.
+ *
+ * Declared constraints are checked against ψ at sample points:
+ * C(q, ψ(q, z, t), t) must vanish (f' for a holonomic f).
+ *
+ * Must not: allocate in the compute function; print.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/eom_impl.h"
+#include "interp/linalg.h"
+
+static size_t mag_nupper(size_t n) { return n * (n + 1) / 2; }
+
+/* Tape outputs: ψ (n), G upper, rhs (m), β (n), Ψ (n×m). */
+static int maggi_compute(eom_t *e, double *vars, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n, m = sys->m, nu = mag_nupper(m);
+    tape_eval(e->tape, vars, e->out, e->work);
+    if (eom_check_finite(e->out, n + nu + m + n + n * m,
+                         "psi, G and the forces", err))
+        return -1;
+    const double *psi = e->out, *Gu = psi + n, *rhs = Gu + nu;
+    const double *beta = rhs + m, *Psi = beta + n;
+    double *Gf = e->scratch, *x = Gf + m * m, *wk = x + m;
+    for (size_t i = 0; i < n; i++)
+        vars[sys->qd[i]] = psi[i];
+    size_t p = 0;
+    for (size_t a = 0; a < m; a++)
+        for (size_t b = a; b < m; b++) {
+            Gf[a * m + b] = Gu[p];
+            Gf[b * m + a] = Gu[p];
+            p++;
+        }
+    if (linalg_lu(Gf, m, e->perm, LINALG_RTOL) != 0) {
+        p = 0;
+        for (size_t a = 0; a < m; a++)
+            for (size_t b = a; b < m; b++) {
+                Gf[a * m + b] = Gu[p];
+                Gf[b * m + a] = Gu[p];
+                p++;
+            }
+        return eom_singular(err,
+                            e->method == EOM_MAGGI
+                                ? "matrix G = Psi^T M Psi"
+                                : "matrix G = d2S/dz'dz' of the Gibbs function",
+                            Gf, m, m, m);
+    }
+    memcpy(x, rhs, m * sizeof *x);
+    linalg_lu_solve(Gf, m, e->perm, x, wk);
+    if (eom_check_finite(x, m, "z'", err))
+        return -1;
+    for (size_t a = 0; a < m; a++)
+        vars[sys->zd[a]] = x[a];
+    for (size_t i = 0; i < n; i++) {
+        double s = beta[i];
+        for (size_t a = 0; a < m; a++)
+            s += Psi[i * m + a] * x[a];
+        if (!isfinite(s))
+            return eom_check_finite(&s, 1, "q''", err);
+        vars[sys->qdd[i]] = s;
+    }
+    eom_clear_lambda(e, vars);
+    return 0;
+}
+
+/* ---- requirements -------------------------------------------------------- */
+
+static int mag_check_psi(const eom_t *e, src_span_t where, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    const char *meth = eom_method_name(e->method);
+    if (sys->m == 0)
+        return diag_error(err, where,
+                          "no speeds declared: %s needs `speed` declarations "
+                          "and a `kinematic` equation q' = psi(q, z, t) for "
+                          "every coordinate",
+                          meth);
+    if (!sys->psi)
+        return diag_error(err, where,
+                          "no kinematic equations: %s needs `kinematic %s' = "
+                          "...` for every coordinate",
+                          meth, sys->n ? sys->qname[0] : "q");
+    for (size_t i = 0; i < sys->n; i++)
+        if (!sys->psi[i])
+            return diag_error(err, where,
+                              "coordinate %s has no kinematic equation: %s "
+                              "needs `kinematic %s' = ...` for every "
+                              "coordinate",
+                              sys->qname[i], meth, sys->qname[i]);
+    bool *mask = eom_alloc(e->nvars, sizeof *mask);
+    for (size_t i = 0; i < sys->n; i++) {
+        mask[sys->qd[i]] = true;
+        mask[sys->qdd[i]] = true;
+    }
+    for (size_t a = 0; a < sys->m; a++)
+        mask[sys->zd[a]] = true;
+    int rc = 0;
+    for (size_t i = 0; i < sys->n && rc == 0; i++)
+        if (expr_depends_any(sys->g, sys->psi[i], mask))
+            rc = diag_error(err, sys->psi_span ? sys->psi_span[i] : where,
+                            "the kinematic equation of %s depends on a "
+                            "velocity: it must read %s' = psi(q, z, t)",
+                            sys->qname[i], sys->qname[i]);
+    free(mask);
+    return rc;
+}
+
+/* A small deterministic generator for the sample points (no global
+ * state: the caller holds the seed). */
+static double mag_random(uint64_t *s, double lo, double hi)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    double u = (double)(*s >> 11) * (1.0 / 9007199254740992.0);
+    return lo + (hi - lo) * u;
+}
+
+/* C(q, ψ, t) = 0 for every constraint, checked at sample points.
+ * Ct[a] = Ceff_a at q' = ψ; the scale of each value is Σ_i |B_ai ψ_i|,
+ * its velocity terms. */
+static int mag_check_constraints(const eom_t *e, const expr_t *const *repl,
+                                 diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = sys->r;
+    if (r == 0)
+        return 0;
+    size_t nout = r + r * n;
+    const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    bool any = false;
+    for (size_t a = 0; a < r; a++) {
+        outs[a] = expr_subst(g, e->d.Ceff[a], repl);
+        if (!expr_is_const(outs[a], 0.0))
+            any = true;
+        for (size_t i = 0; i < n; i++)
+            outs[r + a * n + i] = expr_subst(
+                g, expr_mul(g, e->d.B[a * n + i], expr_var(g, sys->qd[i])),
+                repl);
+    }
+    int rc = 0;
+    if (any) {
+        tape_t *tp = tape_compile(g, outs, nout, e->nvars);
+        double *out = eom_alloc(nout, sizeof *out);
+        double *work = eom_alloc(tape_work_size(tp), sizeof *work);
+        double *vars = eom_alloc(e->nvars, sizeof *vars);
+        uint64_t seed = 0x9e3779b97f4a7c15ULL;
+        for (int pt = 0; pt < 8 && rc == 0; pt++) {
+            for (uint32_t v = 0; v < e->nvars; v++)
+                vars[v] = mag_random(&seed, -1.0, 1.0);
+            for (size_t i = 0; i < n; i++)
+                vars[sys->q[i]] = mag_random(&seed, -1.3, 1.7);
+            for (size_t p = 0; p < sys->np; p++)
+                vars[sys->p[p]] = mag_random(&seed, 0.5, 1.5);
+            vars[sys->t] = mag_random(&seed, 0.0, 1.0);
+            tape_eval(tp, vars, out, work);
+            for (size_t a = 0; a < r && rc == 0; a++) {
+                double scale = 1.0;
+                for (size_t i = 0; i < n; i++)
+                    scale += fabs(out[r + a * n + i]);
+                if (!isfinite(out[a]) || !isfinite(scale))
+                    continue; /* outside the model's domain: skip */
+                if (fabs(out[a]) > 1e-8 * scale)
+                    rc = diag_error(err, sys->cspan[a],
+                                    "constraint %s does not hold for the "
+                                    "kinematic equations: C(q, psi(q, z, t), "
+                                    "t) = %.6g at a sample point",
+                                    sys->cname[a], out[a]);
+            }
+        }
+        tape_free(tp);
+        free(out);
+        free(work);
+        free(vars);
+    }
+    free(outs);
+    return rc;
+}
+
+/* ---- describe --------------------------------------------------------------- */
+
+static char *maggi_describe(const eom_t *e, bool latex)
+{
+    const nh_system_t *sys = e->sys;
+    eom_buf_t b = {0};
+    if (e->method == EOM_MAGGI)
+        eom_buf_heading(&b, latex,
+                        "maggi (Benenti eq. 27): sum_b G_ab z_b' = "
+                        "[Psi^T (-h - M beta)]_a, G = Psi^T M Psi, "
+                        "at q' = psi");
+    else
+        eom_buf_heading(&b, latex,
+                        "gibbs_appell (Benenti eqs. 66-68): dS/dz_a' = "
+                        "sum_i Q_i Psi_ia, S %s; rows: sum_b G_ab z_b' = "
+                        "sum_i Q_i Psi_ia - dS/dz_a'|z'=0",
+                        e->S_particles ? "= 1/2 sum m |P''|^2 of the particles"
+                                       : "= Benenti's quadratic form (eq. 68)");
+    for (size_t i = 0; i < e->nrows; i++) {
+        if (i == sys->m)
+            eom_buf_heading(&b, latex, "kinematic equations:");
+        eom_buf_row(&b, sys->g, e->rowl[i], e->rowr[i], latex);
+    }
+    if (!b.s)
+        eom_buf_puts(&b, "");
+    return b.s;
+}
+
+/* ---- prepare ------------------------------------------------------------------ */
+
+/* Whether gibbs_appell can build S from the particles. */
+static bool mag_particle_form(const nh_system_t *sys)
+{
+    if (!sys->T || !sys->T_only_particles || sys->nparticles == 0)
+        return false;
+    if (!sys->V)
+        return true;
+    for (size_t i = 0; i < sys->n; i++)
+        if (expr_depends(sys->g, sys->V, sys->qd[i]))
+            return false; /* a velocity-dependent potential: use L */
+    return true;
+}
+
+/* The Gibbs function S in the variables z' (see the file comment). */
+static const expr_t *gibbs_function(eom_t *e, const expr_t *const *beta,
+                                    const expr_t *const *Mt,
+                                    const expr_t *const *repl,
+                                    const expr_t *const *dvz)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, m = sys->m;
+    const expr_t *S = expr_num(g, 0.0);
+    const expr_t *half = expr_num(g, 0.5);
+    if (e->S_particles) {
+        /* Benenti eq. 67 with the accelerations of eq. 22. */
+        for (size_t p = 0; p < sys->nparticles; p++) {
+            const nh_particle_t *P = &sys->particles[p];
+            const expr_t *a2 = expr_num(g, 0.0);
+            for (size_t c = 0; c < P->dim; c++) {
+                const expr_t *v = expr_diff(g, P->pos[c], sys->t);
+                for (size_t i = 0; i < n; i++)
+                    v = expr_add(g, v, expr_mul(g,
+                                                expr_diff(g, P->pos[c],
+                                                          sys->q[i]),
+                                                sys->psi[i]));
+                const expr_t *acc = expr_dt(g, v, dvz);
+                a2 = expr_add(g, a2, expr_mul(g, acc, acc));
+            }
+            S = expr_add(g, S, expr_mul(g, half, expr_mul(g, P->mass, a2)));
+        }
+        return S;
+    }
+    /* Eq. 68's quadratic form for a general L: ½ q''ᵀM q'' + h0ᵀ q''. */
+    const expr_t **acc = eom_alloc(n, sizeof *acc);
+    for (size_t i = 0; i < n; i++) {
+        const expr_t *s = beta[i];
+        for (size_t a = 0; a < m; a++)
+            s = expr_add(g, s, expr_mul(g, e->Psi[i * m + a],
+                                        expr_var(g, sys->zd[a])));
+        acc[i] = s;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const expr_t *mi = expr_num(g, 0.0);
+        for (size_t j = 0; j < n; j++)
+            mi = expr_add(g, mi, expr_mul(g, Mt[i * n + j], acc[j]));
+        const expr_t *term =
+            expr_add(g, expr_mul(g, half, mi),
+                     expr_subst(g, e->d.h0[i], repl));
+        S = expr_add(g, S, expr_mul(g, acc[i], term));
+    }
+    free(acc);
+    return S;
+}
+
+int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    if (mag_check_psi(e, where, err) != 0)
+        return -1;
+    size_t n = sys->n, m = sys->m;
+    const expr_t **repl = eom_subst_velocities(sys, sys->psi);
+    if (mag_check_constraints(e, repl, err) != 0) {
+        free(repl);
+        return -1;
+    }
+
+    /* Ψ and β (Benenti eqs. 8, 22). */
+    e->Psi = eom_alloc(n * m, sizeof *e->Psi);
+    const expr_t **beta = eom_alloc(n, sizeof *beta);
+    const expr_t **dv = eom_dvar(sys, sys->psi); /* dv[z] = NULL */
+    for (size_t i = 0; i < n; i++) {
+        for (size_t a = 0; a < m; a++)
+            e->Psi[i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
+        beta[i] = expr_dt(g, sys->psi[i], dv);
+    }
+    const expr_t **Mt = eom_alloc(n * n, sizeof *Mt);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++) {
+            Mt[i * n + j] = expr_subst(g, e->d.M[i * n + j], repl);
+            Mt[j * n + i] = Mt[i * n + j];
+        }
+
+    const expr_t **G = eom_alloc(m * m, sizeof *G);
+    const expr_t **rhs = eom_alloc(m, sizeof *rhs);
+    if (e->method == EOM_MAGGI) {
+        /* G = ΨᵀMΨ (eq. 24), rhs = Ψᵀ(−h − Mβ) (eq. 27). */
+        const expr_t **MPsi = eom_alloc(n * m, sizeof *MPsi);
+        const expr_t **f = eom_alloc(n, sizeof *f);
+        for (size_t i = 0; i < n; i++) {
+            for (size_t b = 0; b < m; b++) {
+                const expr_t *s = expr_num(g, 0.0);
+                for (size_t j = 0; j < n; j++)
+                    s = expr_add(g, s, expr_mul(g, Mt[i * n + j],
+                                                e->Psi[j * m + b]));
+                MPsi[i * m + b] = s;
+            }
+            const expr_t *s = expr_neg(g, expr_subst(g, e->d.h[i], repl));
+            for (size_t j = 0; j < n; j++)
+                s = expr_sub(g, s, expr_mul(g, Mt[i * n + j], beta[j]));
+            f[i] = s;
+        }
+        for (size_t a = 0; a < m; a++) {
+            for (size_t b = a; b < m; b++) {
+                const expr_t *s = expr_num(g, 0.0);
+                for (size_t i = 0; i < n; i++)
+                    s = expr_add(g, s, expr_mul(g, e->Psi[i * m + a],
+                                                MPsi[i * m + b]));
+                G[a * m + b] = s;
+                G[b * m + a] = s;
+            }
+            const expr_t *s = expr_num(g, 0.0);
+            for (size_t i = 0; i < n; i++)
+                s = expr_add(g, s, expr_mul(g, e->Psi[i * m + a], f[i]));
+            rhs[a] = s;
+        }
+        free(MPsi);
+        free(f);
+    } else {
+        e->S_particles = mag_particle_form(sys);
+        const expr_t **dvz = eom_dvar(sys, sys->psi);
+        const expr_t **zd0 = eom_alloc(e->nvars, sizeof *zd0);
+        for (size_t a = 0; a < m; a++) {
+            dvz[sys->z[a]] = expr_var(g, sys->zd[a]);
+            zd0[sys->zd[a]] = expr_num(g, 0.0);
+        }
+        e->S = gibbs_function(e, beta, Mt, repl, dvz);
+        /* Q̃: all active forces (eq. 66); potential ones only when S came
+         * from the particles (else they are in S through h0). */
+        const expr_t **Qt = eom_alloc(n, sizeof *Qt);
+        for (size_t i = 0; i < n; i++) {
+            const expr_t *q = sys->Q[i];
+            if (e->S_particles && sys->V)
+                q = expr_sub(g, q, expr_diff(g, sys->V, sys->q[i]));
+            Qt[i] = expr_subst(g, q, repl);
+        }
+        for (size_t a = 0; a < m; a++) {
+            const expr_t *dS = expr_diff(g, e->S, sys->zd[a]);
+            for (size_t b = a; b < m; b++) {
+                G[a * m + b] = expr_diff(g, dS, sys->zd[b]);
+                G[b * m + a] = G[a * m + b];
+            }
+            const expr_t *s = expr_neg(g, expr_subst(g, dS, zd0));
+            for (size_t i = 0; i < n; i++)
+                s = expr_add(g, s, expr_mul(g, Qt[i], e->Psi[i * m + a]));
+            rhs[a] = s;
+        }
+        free(Qt);
+        free(dvz);
+        free(zd0);
+    }
+
+    size_t nu = mag_nupper(m);
+    size_t nout = n + nu + m + n + n * m;
+    const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++)
+        outs[o++] = sys->psi[i];
+    for (size_t a = 0; a < m; a++)
+        for (size_t b = a; b < m; b++)
+            outs[o++] = G[a * m + b];
+    for (size_t a = 0; a < m; a++)
+        outs[o++] = rhs[a];
+    for (size_t i = 0; i < n; i++)
+        outs[o++] = beta[i];
+    for (size_t i = 0; i < n * m; i++)
+        outs[o++] = e->Psi[i];
+    eom_compile(e, outs, nout);
+    free(outs);
+
+    /* Rows for describe: Σ_b G_ab z_b' = rhs_a, then q_i' = ψ_i. */
+    e->nrows = m + n;
+    e->rowl = eom_alloc(e->nrows, sizeof *e->rowl);
+    e->rowr = eom_alloc(e->nrows, sizeof *e->rowr);
+    for (size_t a = 0; a < m; a++) {
+        const expr_t *s = expr_num(g, 0.0);
+        for (size_t b = 0; b < m; b++)
+            s = expr_add(g, s, expr_mul(g, G[a * m + b],
+                                        expr_var(g, sys->zd[b])));
+        e->rowl[a] = s;
+        e->rowr[a] = rhs[a];
+    }
+    for (size_t i = 0; i < n; i++) {
+        e->rowl[m + i] = expr_var(g, sys->qd[i]);
+        e->rowr[m + i] = sys->psi[i];
+    }
+
+    eom_set_state(e, sys->z, sys->zd, m);
+    eom_alloc_scratch(e, m * m + 2 * m, m);
+    e->compute = maggi_compute;
+    e->describe = maggi_describe;
+    free(G);
+    free(rhs);
+    free(Mt);
+    free(beta);
+    free(dv);
+    free(repl);
+    return 0;
+}

@@ -1,0 +1,50 @@
+/*
+ * linalg.h — the small dense linear algebra the equations of motion need:
+ * LU with partial pivoting and a singularity test, a rank by full
+ * pivoting, and regularised normal equations for small least-squares
+ * steps.  Sizes are those of a mechanical model (n ≲ 20), so plain loops
+ * on row-major arrays beat calling out to a general library (see the
+ * measurements in linalg.c).
+ *
+ * Matrices are row-major: element (i, j) of an R×C matrix is a[i*C + j].
+ *
+ * Ownership: every function works in the caller's buffers and allocates
+ * nothing, so the ODE right-hand side can call it on the hot path.
+ * Must not: allocate, print, or know what the matrices mean.
+ */
+#ifndef NH_LINALG_H
+#define NH_LINALG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The relative pivot size below which a matrix is called singular. */
+#define LINALG_RTOL 1e-12
+
+/* Factors the n×n matrix A in place into P·A = L·U (unit lower L below
+ * the diagonal, U above it, and 1/U_kk on the diagonal so that solves
+ * multiply instead of dividing); perm[k] is the original row now in
+ * row k.  Returns 0, or -1 when a pivot is below rtol times the largest
+ * entry of its original row (the matrix is singular or so near it that
+ * the solution means nothing); A is then left partly factored. */
+int linalg_lu(double *a, size_t n, size_t *perm, double rtol);
+
+/* Solves A x = b with the factors of linalg_lu; b is overwritten by x.
+ * WORK has n doubles. */
+void linalg_lu_solve(const double *lu, size_t n, const size_t *perm,
+                     double *b, double *work);
+
+/* Rank of the rows×cols matrix A by Gaussian elimination with full
+ * pivoting; a pivot below rtol times the largest entry counts as zero.
+ * A is destroyed. */
+size_t linalg_rank(double *a, size_t rows, size_t cols, double rtol);
+
+/* A least-squares step: minimises |J d + r|² + mu |d|² for the
+ * rows×cols matrix J (cols unknowns), writing d into D.  WORK has at
+ * least cols*cols + cols doubles, PERM cols entries.  Returns 0, or -1
+ * when the normal matrix is singular (only possible with mu = 0). */
+int linalg_lsq_step(const double *j, size_t rows, size_t cols,
+                    const double *r, double mu, double *d, double *work,
+                    size_t *perm);
+
+#endif
