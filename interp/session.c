@@ -45,6 +45,7 @@ void session_free(session_t *s)
     eom_free(s->eom);
     lower_free(s->lw);
     model_free(&s->model);
+    sim_samples_free(&s->samples);
     for (size_t i = 0; i < s->narenas; i++)
         ast_arena_free(s->arenas[i]);
     free(s->arenas);
@@ -219,6 +220,7 @@ static int commit_model(session_t *s, model_t *cand, bool declarations,
         lower_free(s->lw);
         s->lw = lw;
         s->lw_generation = cand->generation;
+        sim_samples_clear(&s->samples); /* rows of the old variables */
     }
     model_free(&s->model);
     s->model = *cand;
@@ -227,7 +229,7 @@ static int commit_model(session_t *s, model_t *cand, bool declarations,
 
 /* Evaluates a constant expression (numbers and parameters) of model M,
  * lowered against LW. */
-static int eval_const(session_t *s, lower_t *lw, const model_t *m,
+int session_eval_const(session_t *s, lower_t *lw, const model_t *m,
                       const ast_expr_t *e, double *out, diag_t *err)
 {
     value_t v;
@@ -269,7 +271,7 @@ static int exec_param(session_t *s, const ast_stmt_t *st, diag_t *err)
         if (!lw)
             goto fail;
         double x;
-        int rc = eval_const(s, lw, &cand, b->value, &x, err);
+        int rc = session_eval_const(s, lw, &cand, b->value, &x, err);
         lower_free(lw);
         if (rc)
             goto fail;
@@ -564,7 +566,7 @@ static int exec_initial(session_t *s, const ast_stmt_t *st, diag_t *err)
         const ast_binding_t *b = &st->u.bindings.items[i];
         const char *name = b->name.name;
         double x;
-        if (eval_const(s, lw, m, b->value, &x, err))
+        if (session_eval_const(s, lw, m, b->value, &x, err))
             return -1;
         long qi = model_coord_index(m, name), zi = model_speed_index(m, name);
         bool *flag = NULL;
@@ -657,6 +659,7 @@ static int exec_initial(session_t *s, const ast_stmt_t *st, diag_t *err)
     memcpy(m->qd0.v, m->qd.v, m->qd.n * sizeof *m->qd.v);
     memcpy(m->z0.v, m->z.v, m->z.n * sizeof *m->z.v);
     m->t0 = m->t;
+    sim_samples_clear(&s->samples);
     return 0;
 }
 
@@ -667,6 +670,7 @@ static int exec_reset(session_t *s)
     memcpy(m->qd.v, m->qd0.v, m->qd.n * sizeof *m->qd.v);
     memcpy(m->z.v, m->z0.v, m->z.n * sizeof *m->z.v);
     m->t = m->t0;
+    sim_samples_clear(&s->samples);
     return 0;
 }
 
@@ -675,25 +679,21 @@ static int exec_set(session_t *s, const ast_stmt_t *st, diag_t *err)
     const ast_binding_t *b = &st->u.bindings.items[0];
     const char *name = b->name.name;
     if (strcmp(name, "integrator") == 0) {
-        static const char *const names[] = {
-            "rk2", "rk4", "rkf45", "rkck", "rk8pd", "msadams", "rk1imp",
-            "rk2imp", "rk4imp", "bsimp", "msbdf", NULL};
-        if (b->value->kind == AST_NAME)
-            for (size_t i = 0; names[i]; i++)
-                if (strcmp(names[i], b->value->name) == 0) {
-                    snprintf(s->integrator, sizeof s->integrator, "%s",
-                             names[i]);
-                    return 0;
-                }
-        return diag_error(err, b->value->span,
-                          "the integrators are rk2, rk4, rkf45, rkck, rk8pd, "
-                          "msadams, rk1imp, rk2imp, rk4imp, bsimp and msbdf");
+        if (b->value->kind == AST_NAME &&
+            sim_integrator_known(b->value->name)) {
+            snprintf(s->integrator, sizeof s->integrator, "%s",
+                     b->value->name);
+            return 0;
+        }
+        return session_unknown_integrator(
+            b->value->kind == AST_NAME ? b->value->name : "", b->value->span,
+            err);
     }
     lower_t *lw = session_lowered(s, err);
     if (!lw)
         return -1;
     double x;
-    if (eval_const(s, lw, &s->model, b->value, &x, err))
+    if (session_eval_const(s, lw, &s->model, b->value, &x, err))
         return -1;
     double *setting = strcmp(name, "rtol") == 0   ? &s->rtol
                       : strcmp(name, "atol") == 0 ? &s->atol
@@ -728,6 +728,19 @@ static int exec_set(session_t *s, const ast_stmt_t *st, diag_t *err)
                       "integrator; '%s' is %s%s",
                       name, model_kind_name(k),
                       k == MODEL_COORD ? " (use initial)" : "");
+}
+
+int session_unknown_integrator(const char *name, src_span_t span,
+                               diag_t *err)
+{
+    const char *best = source_closest(name, sim_integrators);
+    if (best)
+        return diag_error(err, span,
+                          "unknown integrator '%s'; did you mean '%s'?", name,
+                          best);
+    return diag_error(err, span,
+                      "the integrators are rk2, rk4, rkf45, rkck, rk8pd, "
+                      "msadams, rk1imp, rk2imp, rk4imp, bsimp and msbdf");
 }
 
 /* ---- files ----------------------------------------------------------- */
@@ -939,9 +952,9 @@ static int exec_stmt(session_t *s, const ast_stmt_t *st, diag_t *err)
     case STMT_HELP: return exec_help(s, st, err);
     case STMT_QUIT:
     case STMT_EXIT: s->quit = true; return 0;
-    case STMT_SIMULATE:
-    case STMT_TABLE:
-    case STMT_PLOT:
+    case STMT_SIMULATE: return motion_simulate(s, st, err);
+    case STMT_TABLE: return motion_table(s, st, err);
+    case STMT_PLOT: return motion_plot(s, st, err);
     case STMT_WORKSHEET: return not_yet(st, err);
     }
     return not_yet(st, err);

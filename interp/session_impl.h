@@ -9,6 +9,7 @@
 #include "interp/eom.h"
 #include "interp/lower.h"
 #include "interp/model.h"
+#include "interp/sim.h"
 #include "interp/session.h"
 #include "lang/ast.h"
 
@@ -27,6 +28,13 @@ struct session {
     eom_t *eom;
     unsigned long eom_generation;
     int eom_method;
+
+    /* Recorded samples: rows of the value vector of the lowering of
+     * generation samples_generation, made by the method samples_method.
+     * A declaration, `initial` and `reset` clear them. */
+    sim_samples_t samples;
+    unsigned long samples_generation;
+    int samples_method;
 
     /* Simulation defaults (`set rtol = ...`). */
     double rtol, atol, step;
@@ -52,6 +60,14 @@ eom_t *session_eom(session_t *s, src_span_t where, diag_t *err);
 /* The method ID names (with "did you mean"); -1 with *err set. */
 int session_lookup_method(const ast_ident_t *id, diag_t *err);
 
+/* The error for NAME, which is not an integrator, at SPAN. */
+int session_unknown_integrator(const char *name, src_span_t span,
+                               diag_t *err);
+/* Evaluates a constant expression (numbers and parameters) of model M,
+ * lowered by LW; -1 with *err set. */
+int session_eval_const(session_t *s, lower_t *lw, const model_t *m,
+                       const ast_expr_t *e, double *out, diag_t *err);
+
 /* Appends " at t = …; state: x = …, x' = …" to a message. */
 void session_describe_state(session_t *s, const double *vars, char *buf,
                             size_t size);
@@ -66,6 +82,11 @@ int output_accel(session_t *s, const ast_stmt_t *st, diag_t *err);
 int output_show(session_t *s, const ast_stmt_t *st, diag_t *err);
 int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err);
 int output_check(session_t *s, const ast_stmt_t *st, diag_t *err);
+
+/* Motion statements (motion.c). */
+int motion_simulate(session_t *s, const ast_stmt_t *st, diag_t *err);
+int motion_table(session_t *s, const ast_stmt_t *st, diag_t *err);
+int motion_plot(session_t *s, const ast_stmt_t *st, diag_t *err);
 
 /* Help texts (help.c): the text of TOPIC (NULL: the overview), or NULL
  * when there is none. */

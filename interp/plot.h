@@ -1,0 +1,56 @@
+/*
+ * plot.h — the data end of `table` and `plot` (LANGUAGE.md §7): columns of
+ * doubles with titles, written as CSV or drawn by gnuplot.
+ *
+ * The session evaluates the expressions at each recorded sample; this
+ * module only writes what it is given.  plot_draw runs gnuplot as a child
+ * process on a script and a data file in a private temporary folder
+ * (removed afterwards); an image is written there and then moved to the
+ * user's file by this module, so file names never reach gnuplot, and
+ * titles reach it only as double-quoted gnuplot strings in which
+ * everything but letters and spaces is an octal escape.  A file name
+ * with a line break is refused.
+ *
+ * Ownership: everything is borrowed; nothing is kept after a call.
+ * Must not: print except to the streams given; change the data.
+ */
+#ifndef NH_PLOT_H
+#define NH_PLOT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "lang/source.h"
+
+/* NCOLS columns of NROWS doubles: col[c][row].  For plot_draw column 0
+ * is x and columns 1..ncols-1 are the curves. */
+typedef struct plot_columns {
+    size_t ncols, nrows;
+    const char *const *titles;  /* ncols: the expression texts */
+    const double *const *col;   /* ncols arrays of nrows */
+} plot_columns_t;
+
+/* `table`: a CSV header of the titles (quoted as RFC 4180 when they hold
+ * a comma, a quote or a line break), then one row per sample, numbers in
+ * the shortest form that reads back to the same double (nan, inf, -inf
+ * for non-finite values).  FILE NULL: to OUT; else the file is created or
+ * truncated.  Returns 0, or -1 with *err set (span NONE) when the file
+ * cannot be written. */
+int plot_table(const plot_columns_t *data, const char *file, FILE *out,
+               diag_t *err);
+
+/* `plot`: draws columns 1.. against column 0 with lines.  FILE NULL: a
+ * text drawing (gnuplot's dumb terminal) written to OUT, sized to the
+ * terminal when OUT is one (else 79×24); FILE "name.png" or "name.svg"
+ * (case-insensitive): that image (pngcairo, else png; svg).  Returns 0,
+ * or -1 with *err set (span NONE): another extension, a name with a
+ * newline, gnuplot missing (the message says how to install it), gnuplot
+ * failing (its first error line). */
+int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
+              diag_t *err);
+
+/* The name of the gnuplot program run by plot_draw (a test can point
+ * PATH elsewhere to simulate its absence). */
+#define PLOT_GNUPLOT "gnuplot"
+
+#endif

@@ -1,0 +1,376 @@
+/*
+ * test_plot.c — `table` and `plot` at the library level (interp/plot.h).
+ *
+ * The CSV is read back and compared with the numbers written (shortest
+ * round-trip form: strtod gives the same double); the images are checked
+ * by their signatures; hostile file names must neither run a command nor
+ * write anywhere but the named file; the temporary folder must be empty
+ * afterwards; without gnuplot on PATH the error says how to install it.
+ * The tests run in a fresh temporary folder (chdir) with TMPDIR pointing
+ * at another one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "interp/plot.h"
+
+typedef struct fixture {
+    char work[256], tmp[256], old_cwd[4096];
+    double t[40], a[40], b[40];
+    const char *titles[3], *titles3[3];
+    const double *cols[3];
+    plot_columns_t data;
+} fixture_t;
+
+static int setup(void **state)
+{
+    fixture_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    if (!getcwd(f->old_cwd, sizeof f->old_cwd))
+        return -1;
+    snprintf(f->work, sizeof f->work, "/tmp/nh-test-plot-XXXXXX");
+    snprintf(f->tmp, sizeof f->tmp, "/tmp/nh-test-plot-tmp-XXXXXX");
+    if (!mkdtemp(f->work) || !mkdtemp(f->tmp) || chdir(f->work) != 0)
+        return -1;
+    setenv("TMPDIR", f->tmp, 1);
+    for (int k = 0; k < 40; k++) {
+        f->t[k] = 0.1 * k;
+        f->a[k] = sin(f->t[k]) / 3.0;
+        f->b[k] = k == 17 ? NAN : exp(-f->t[k]) * 1e-7;
+    }
+    f->titles[0] = "t";
+    f->titles[1] = "x'";               /* a prime: a quote for gnuplot */
+    f->titles[2] = "a, \"b\" and c''"; /* needs CSV quoting */
+    f->titles3[0] = "t";
+    f->titles3[1] = "2*x1^2 `touch pwned` @x $y \\";
+    f->titles3[2] = "θ_10 #c";
+    f->cols[0] = f->t;
+    f->cols[1] = f->a;
+    f->cols[2] = f->b;
+    f->data = (plot_columns_t){3, 40, f->titles, f->cols};
+    *state = f;
+    return 0;
+}
+
+/* Removes every file of DIR (flat) and DIR itself. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    if (chdir(f->old_cwd) != 0)
+        return -1;
+    remove_dir(f->work);
+    remove_dir(f->tmp);
+    unsetenv("TMPDIR");
+    free(f);
+    return 0;
+}
+
+static size_t dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+static bool have_gnuplot(void)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        return false;
+    char *copy = strdup(path), *save = NULL;
+    bool found = false;
+    for (char *dir = strtok_r(copy, ":", &save); dir && !found;
+         dir = strtok_r(NULL, ":", &save)) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, PLOT_GNUPLOT);
+        found = access(p, X_OK) == 0;
+    }
+    free(copy);
+    return found;
+}
+
+/* The first N bytes of FILE into BUF; returns how many were read. */
+static size_t file_head(const char *file, unsigned char *buf, size_t n)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return 0;
+    size_t got = fread(buf, 1, n, f);
+    fclose(f);
+    return got;
+}
+
+/* ---- table -------------------------------------------------------------- */
+
+/* Splits one CSV line into fields (RFC 4180 quoting), in place. */
+static size_t csv_split(char *line, char **fields, size_t max)
+{
+    size_t n = 0;
+    char *p = line;
+    while (n < max) {
+        char *out = p;
+        fields[n++] = p;
+        if (*p == '"') {
+            char *q = p + 1;
+            for (;;) {
+                if (*q == '"' && q[1] == '"') {
+                    *out++ = '"';
+                    q += 2;
+                } else if (*q == '"') {
+                    q++;
+                    break;
+                } else {
+                    *out++ = *q++;
+                }
+            }
+            p = q;
+        } else {
+            while (*p && *p != ',' && *p != '\n')
+                *out++ = *p++;
+        }
+        char sep = *p;
+        *out = '\0';
+        if (sep != ',')
+            break;
+        p++;
+    }
+    return n;
+}
+
+static void test_table_round_trip(void **state)
+{
+    fixture_t *f = *state;
+    diag_t err = {0};
+    assert_int_equal(plot_table(&f->data, "out.csv", NULL, &err), 0);
+    FILE *in = fopen("out.csv", "r");
+    assert_non_null(in);
+    char line[1024];
+    char *fields[8];
+    assert_non_null(fgets(line, sizeof line, in));
+    assert_int_equal(csv_split(line, fields, 8), 3);
+    for (int c = 0; c < 3; c++)
+        assert_string_equal(fields[c], f->titles[c]);
+    for (int k = 0; k < 40; k++) {
+        assert_non_null(fgets(line, sizeof line, in));
+        assert_int_equal(csv_split(line, fields, 8), 3);
+        for (int c = 0; c < 3; c++) {
+            double v = strtod(fields[c], NULL);
+            double want = f->cols[c][k];
+            if (isnan(want))
+                assert_true(isnan(v));
+            else
+                assert_true(v == want); /* bit for bit */
+        }
+    }
+    assert_null(fgets(line, sizeof line, in));
+    fclose(in);
+
+    /* To a stream. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    assert_int_equal(plot_table(&f->data, NULL, mem, &err), 0);
+    fclose(mem);
+    const char *header = "t,x',\"a, \"\"b\"\" and c''\"\n";
+    assert_true(len > strlen(header));
+    assert_memory_equal(buf, header, strlen(header));
+    assert_true(buf[strlen(header)] == '0'); /* the first row follows */
+    free(buf);
+
+    /* A file that cannot be written. */
+    assert_int_equal(plot_table(&f->data, "no/such/dir.csv", NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "no/such/dir.csv"));
+}
+
+/* ---- plot ----------------------------------------------------------------- */
+
+static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G',
+                                         '\r', '\n', 0x1a, '\n'};
+
+static void test_plot_png_svg(void **state)
+{
+    fixture_t *f = *state;
+    if (!have_gnuplot())
+        skip();
+    diag_t err = {0};
+    if (plot_draw(&f->data, "curves.png", NULL, &err) != 0)
+        fail_msg("%s", err.msg);
+    unsigned char head[64];
+    assert_int_equal(file_head("curves.png", head, 8), 8);
+    assert_memory_equal(head, png_sig, 8);
+    assert_int_equal(plot_draw(&f->data, "curves.SVG", NULL, &err), 0);
+    size_t n = file_head("curves.SVG", head, sizeof head - 1);
+    head[n] = '\0';
+    assert_true(strstr((char *)head, "<?xml") || strstr((char *)head, "<svg"));
+    /* nothing left in the temporary folder */
+    assert_int_equal(dir_entries(f->tmp), 0);
+}
+
+static void test_plot_terminal(void **state)
+{
+    fixture_t *f = *state;
+    if (!have_gnuplot())
+        skip();
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    diag_t err = {0};
+    int rc = plot_draw(&f->data, NULL, mem, &err);
+    fclose(mem);
+    if (rc != 0)
+        fail_msg("%s", err.msg);
+    /* A drawing of 24 lines with the key's titles in it. */
+    size_t lines = 0;
+    for (size_t k = 0; k < len; k++)
+        lines += buf[k] == '\n';
+    assert_true(lines >= 20 && lines <= 26);
+    assert_non_null(strstr(buf, "x'"));
+    assert_non_null(strstr(buf, "a, \"b\" and c''"));
+    free(buf);
+
+    /* Digits, backquotes, macros, a backslash, UTF-8: all verbatim, and
+     * the backquoted command is not run. */
+    plot_columns_t d = f->data;
+    d.titles = f->titles3;
+    mem = open_memstream(&buf, &len);
+    rc = plot_draw(&d, NULL, mem, &err);
+    fclose(mem);
+    if (rc != 0)
+        fail_msg("%s", err.msg);
+    assert_non_null(strstr(buf, f->titles3[1]));
+    assert_non_null(strstr(buf, f->titles3[2]));
+    struct stat st;
+    assert_int_not_equal(stat("pwned", &st), 0);
+    free(buf);
+    assert_int_equal(dir_entries(f->tmp), 0);
+}
+
+/* Names that would be gnuplot commands if pasted into a script. */
+static void test_plot_hostile_names(void **state)
+{
+    fixture_t *f = *state;
+    if (!have_gnuplot())
+        skip();
+    unlink("/tmp/pwned");
+    const char *names[] = {
+        "a'; system \"touch /tmp/pwned\"; '.png",  /* has a '/': a folder */
+        "b'; system \"touch pwned\"; '.png",       /* a plain name */
+        "c\"; system \"touch pwned\"; \".svg",
+        "|touch pwned; cat > d.png",                /* a pipe in gnuplot */
+        "e\\'.png",
+    };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        diag_t err = {0};
+        int rc = plot_draw(&f->data, names[k], NULL, &err);
+        struct stat st;
+        if (rc == 0) {
+            /* written to exactly that file */
+            assert_int_equal(stat(names[k], &st), 0);
+            unsigned char head[8];
+            assert_int_equal(file_head(names[k], head, 8), 8);
+            if (strstr(names[k], ".png"))
+                assert_memory_equal(head, png_sig, 8);
+        } else if (!strstr(err.msg, "cannot write")) {
+            fail_msg("%s: %s", names[k], err.msg);
+        }
+        assert_int_not_equal(stat("/tmp/pwned", &st), 0);
+        assert_int_not_equal(stat("pwned", &st), 0);
+        assert_int_not_equal(stat("d.png", &st), 0);
+    }
+    /* the plain names were written; the one with a folder was refused */
+    struct stat st;
+    assert_int_equal(stat(names[1], &st), 0);
+    assert_int_equal(stat(names[3], &st), 0);
+    assert_int_not_equal(stat(names[0], &st), 0);
+    assert_int_equal(dir_entries(f->tmp), 0);
+}
+
+static void test_plot_bad_names(void **state)
+{
+    fixture_t *f = *state;
+    diag_t err = {0};
+    assert_int_equal(plot_draw(&f->data, "x.pdf", NULL, &err), -1);
+    assert_non_null(strstr(err.msg, ".png or .svg"));
+    diag_clear(&err);
+    assert_int_equal(plot_draw(&f->data, "x\nset output 'y'\n.png", NULL,
+                               &err),
+                     -1);
+    assert_non_null(strstr(err.msg, "line break"));
+    diag_clear(&err);
+    assert_int_equal(plot_draw(&f->data, "png", NULL, &err), -1);
+    diag_clear(&err);
+    plot_columns_t empty = f->data;
+    empty.nrows = 0;
+    assert_int_equal(plot_draw(&empty, "e.png", NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "simulate"));
+    assert_int_equal(dir_entries(f->work), 0); /* nothing written */
+    assert_int_equal(dir_entries(f->tmp), 0);
+}
+
+static void test_plot_without_gnuplot(void **state)
+{
+    fixture_t *f = *state;
+    char *path = strdup(getenv("PATH") ? getenv("PATH") : "");
+    setenv("PATH", f->tmp, 1); /* an empty folder */
+    diag_t err = {0};
+    int rc = plot_draw(&f->data, "z.png", NULL, &err);
+    setenv("PATH", path, 1);
+    free(path);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err.msg, "apt-get install gnuplot-nox"));
+    assert_int_equal(dir_entries(f->tmp), 0);
+    struct stat st;
+    assert_int_not_equal(stat("z.png", &st), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_table_round_trip, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_plot_png_svg, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plot_terminal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plot_hostile_names, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_plot_bad_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plot_without_gnuplot, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
