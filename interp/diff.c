@@ -1,0 +1,427 @@
+/*
+ * diff.c — transformations of the expression graph: the partial derivative
+ * (one rule per op, memoised in the graph by node and variable), the total
+ * time derivative, substitution, dependency tests and polynomial degree.
+ *
+ * Every result is built with the simplifying constructors of expr.c, so a
+ * derivative is as canonical as anything else in the graph (d/dx x^3 is
+ * the very node 3*x^2).  Dependency tests use the per-node mask of
+ * variables (bit v mod 64) and walk the graph only when the graph has more
+ * than 64 variables and the mask cannot decide.
+ *
+ * Must not: print; evaluate other than through the constructors' folding.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "interp/expr.h"
+#include "interp/expr_impl.h"
+
+/* ---- dependency -------------------------------------------------------- */
+
+static uint64_t var_bit(uint32_t v)
+{
+    return (uint64_t)1 << (v & 63);
+}
+
+static uint64_t mask_bits(const expr_graph_t *g, const bool *mask)
+{
+    uint64_t bits = 0;
+    for (uint32_t v = 0; v < g->nvars; v++)
+        if (mask[v])
+            bits |= var_bit(v);
+    return bits;
+}
+
+/* Exact walk for graphs with more than 64 variables, where a mask bit is
+ * shared by several variables.  SEEN marks nodes already known not to
+ * depend. */
+static bool depends_walk(const expr_graph_t *g, const expr_t *e,
+                         uint64_t bits, const bool *mask, unsigned char *seen)
+{
+    if (!(g->dep[e->id] & bits) || seen[e->id])
+        return false;
+    if (e->op == EXPR_VAR)
+        return e->var < g->nvars && mask[e->var];
+    for (uint32_t i = 0; i < e->nargs; i++)
+        if (depends_walk(g, e->args[i], bits, mask, seen))
+            return true;
+    seen[e->id] = 1;
+    return false;
+}
+
+bool expr_depends_any(const expr_graph_t *g, const expr_t *e,
+                      const bool *mask)
+{
+    uint64_t bits = mask_bits(g, mask);
+    if (!(g->dep[e->id] & bits))
+        return false;
+    if (g->nvars <= 64)
+        return true;
+    unsigned char *seen = expr_xcalloc(g->count, 1);
+    bool r = depends_walk(g, e, bits, mask, seen);
+    free(seen);
+    return r;
+}
+
+bool expr_depends(const expr_graph_t *g, const expr_t *e, uint32_t var)
+{
+    if (!(g->dep[e->id] & var_bit(var)))
+        return false;
+    if (g->nvars <= 64)
+        return true;
+    bool *mask = expr_xcalloc(g->nvars, sizeof *mask);
+    if (var < g->nvars)
+        mask[var] = true;
+    bool r = expr_depends_any(g, e, mask);
+    free(mask);
+    return r;
+}
+
+/* ---- partial derivative ------------------------------------------------ */
+
+static const expr_t *memo_get(const expr_graph_t *g, uint64_t key)
+{
+    if (!g->memo_cap)
+        return NULL;
+    size_t mask = g->memo_cap - 1;
+    for (size_t j = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 20) & mask;
+         g->memo[j].val; j = (j + 1) & mask)
+        if (g->memo[j].key == key)
+            return g->memo[j].val;
+    return NULL;
+}
+
+static void memo_insert(expr_memo_entry_t *tab, size_t cap, uint64_t key,
+                        const expr_t *val)
+{
+    size_t mask = cap - 1;
+    size_t j = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 20) & mask;
+    while (tab[j].val && tab[j].key != key)
+        j = (j + 1) & mask;
+    tab[j].key = key;
+    tab[j].val = val;
+}
+
+static void memo_put(expr_graph_t *g, uint64_t key, const expr_t *val)
+{
+    if ((g->memo_count + 1) * 2 > g->memo_cap) {
+        size_t cap = g->memo_cap ? g->memo_cap * 2 : 1024;
+        expr_memo_entry_t *t = expr_xcalloc(cap, sizeof *t);
+        for (size_t i = 0; i < g->memo_cap; i++)
+            if (g->memo[i].val)
+                memo_insert(t, cap, g->memo[i].key, g->memo[i].val);
+        free(g->memo);
+        g->memo = t;
+        g->memo_cap = cap;
+    }
+    memo_insert(g->memo, g->memo_cap, key, val);
+    g->memo_count++;
+}
+
+static const expr_t *mul3(expr_graph_t *g, const expr_t *a, const expr_t *b,
+                          const expr_t *c)
+{
+    const expr_t *f[3] = {a, b, c};
+    return expr_product(g, f, 3);
+}
+
+static const expr_t *call1(expr_graph_t *g, expr_op_t op, const expr_t *a)
+{
+    return expr_call(g, op, a, NULL);
+}
+
+/* d/dx of a product f1*...*fn: sum over i of f1*..*fi'*..*fn. */
+static const expr_t *diff_product(expr_graph_t *g, const expr_t *e,
+                                  uint32_t var)
+{
+    uint32_t n = e->nargs;
+    const expr_t **f = expr_xmalloc((size_t)n * sizeof *f);
+    const expr_t **terms = expr_xmalloc((size_t)n * sizeof *terms);
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const expr_t *d = expr_diff(g, e->args[i], var);
+        if (d == g->zero)
+            continue;
+        memcpy(f, e->args, (size_t)n * sizeof *f);
+        f[i] = d;
+        terms[k++] = expr_product(g, f, n);
+    }
+    const expr_t *r = expr_sum(g, terms, k);
+    free(f);
+    free(terms);
+    return r;
+}
+
+/* d/dx a^b.  Constant exponent: b*a^(b-1)*a'.  Constant base:
+ * a^b*log(a)*b'.  Otherwise a^b*(b'*log(a) + b*a'/a). */
+static const expr_t *diff_pow(expr_graph_t *g, const expr_t *e, uint32_t var)
+{
+    const expr_t *a = e->args[0], *b = e->args[1];
+    const expr_t *da = expr_diff(g, a, var), *db = expr_diff(g, b, var);
+    if (db == g->zero) {
+        const expr_t *bm1 = expr_add(g, b, g->minus_one);
+        return mul3(g, b, expr_pow(g, a, bm1), da);
+    }
+    const expr_t *loga = call1(g, EXPR_LOG, a);
+    if (da == g->zero)
+        return mul3(g, e, loga, db);
+    const expr_t *inner =
+        expr_add(g, expr_mul(g, db, loga),
+                 mul3(g, b, da, expr_pow(g, a, g->minus_one)));
+    return expr_mul(g, e, inner);
+}
+
+static const expr_t *diff_rule(expr_graph_t *g, const expr_t *e,
+                               uint32_t var)
+{
+    const expr_t *a = e->nargs > 0 ? e->args[0] : NULL;
+    const expr_t *b = e->nargs > 1 ? e->args[1] : NULL;
+    const expr_t *da, *db, *t;
+    switch (e->op) {
+    case EXPR_CONST:
+    case EXPR_VAR:
+    case EXPR_OP_COUNT:
+        return g->zero; /* handled by expr_diff */
+    case EXPR_ADD: {
+        const expr_t **d = expr_xmalloc(e->nargs * sizeof *d);
+        size_t k = 0;
+        for (uint32_t i = 0; i < e->nargs; i++) {
+            const expr_t *di = expr_diff(g, e->args[i], var);
+            if (di != g->zero)
+                d[k++] = di;
+        }
+        t = expr_sum(g, d, k);
+        free(d);
+        return t;
+    }
+    case EXPR_MUL:
+        return diff_product(g, e, var);
+    case EXPR_POW:
+        return diff_pow(g, e, var);
+    case EXPR_SIGN:
+        return g->zero; /* piecewise constant */
+    default:
+        break;
+    }
+    da = expr_diff(g, a, var);
+    switch (e->op) {
+    case EXPR_SIN: /* cos(a) a' */
+        return expr_mul(g, call1(g, EXPR_COS, a), da);
+    case EXPR_COS: /* -sin(a) a' */
+        return mul3(g, g->minus_one, call1(g, EXPR_SIN, a), da);
+    case EXPR_TAN: /* (1 + tan(a)^2) a' */
+        t = expr_pow(g, e, expr_num(g, 2));
+        return expr_mul(g, expr_add(g, g->one, t), da);
+    case EXPR_ASIN: /* a' / sqrt(1 - a^2) */
+    case EXPR_ACOS: /* -a' / sqrt(1 - a^2) */
+        t = expr_sub(g, g->one, expr_pow(g, a, expr_num(g, 2)));
+        t = expr_pow(g, call1(g, EXPR_SQRT, t), g->minus_one);
+        return mul3(g, e->op == EXPR_ACOS ? g->minus_one : g->one, t, da);
+    case EXPR_ATAN: /* a' / (1 + a^2) */
+        t = expr_add(g, g->one, expr_pow(g, a, expr_num(g, 2)));
+        return expr_mul(g, expr_pow(g, t, g->minus_one), da);
+    case EXPR_ATAN2: { /* atan2(y, x)' = (x y' - y x') / (x^2 + y^2) */
+        db = expr_diff(g, b, var);
+        const expr_t *num = expr_sub(g, expr_mul(g, b, da),
+                                     expr_mul(g, a, db));
+        const expr_t *two = expr_num(g, 2);
+        const expr_t *den = expr_add(g, expr_pow(g, a, two),
+                                     expr_pow(g, b, two));
+        return expr_div(g, num, den);
+    }
+    case EXPR_SINH: /* cosh(a) a' */
+        return expr_mul(g, call1(g, EXPR_COSH, a), da);
+    case EXPR_COSH: /* sinh(a) a' */
+        return expr_mul(g, call1(g, EXPR_SINH, a), da);
+    case EXPR_TANH: /* (1 - tanh(a)^2) a' */
+        t = expr_sub(g, g->one, expr_pow(g, e, expr_num(g, 2)));
+        return expr_mul(g, t, da);
+    case EXPR_EXP: /* exp(a) a' */
+        return expr_mul(g, e, da);
+    case EXPR_LOG: /* a' / a */
+        return expr_div(g, da, a);
+    case EXPR_SQRT: /* a' / (2 sqrt(a)) */
+        return mul3(g, expr_num(g, 0.5), da, expr_pow(g, e, g->minus_one));
+    case EXPR_ABS: /* sign(a) a' */
+        return expr_mul(g, call1(g, EXPR_SIGN, a), da);
+    case EXPR_MIN: /* (a'+b')/2 - sign(a-b) (a'-b')/2 */
+    case EXPR_MAX: /* (a'+b')/2 + sign(a-b) (a'-b')/2 */
+    {
+        db = expr_diff(g, b, var);
+        const expr_t *half = expr_num(g, e->op == EXPR_MIN ? -0.5 : 0.5);
+        const expr_t *mean = expr_mul(g, expr_num(g, 0.5),
+                                      expr_add(g, da, db));
+        const expr_t *s = call1(g, EXPR_SIGN, expr_sub(g, a, b));
+        return expr_add(g, mean, mul3(g, half, s, expr_sub(g, da, db)));
+    }
+    default:
+        return g->zero;
+    }
+}
+
+const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
+{
+    if (!(g->dep[e->id] & var_bit(var)))
+        return g->zero;
+    if (e->op == EXPR_VAR)
+        return e->var == var ? g->one : g->zero;
+    uint64_t key = (uint64_t)e->id << 32 | var;
+    const expr_t *r = memo_get(g, key);
+    if (r)
+        return r;
+    r = diff_rule(g, e, var);
+    memo_put(g, key, r);
+    return r;
+}
+
+/* ---- total time derivative --------------------------------------------- */
+
+const expr_t *expr_dt(expr_graph_t *g, const expr_t *e,
+                      const expr_t *const *dvar)
+{
+    uint32_t nv = g->nvars;
+    const expr_t **terms = expr_xmalloc((size_t)(nv ? nv : 1) *
+                                        sizeof *terms);
+    size_t k = 0;
+    for (uint32_t v = 0; v < nv; v++) {
+        if (!dvar[v] || !(g->dep[e->id] & var_bit(v)))
+            continue;
+        const expr_t *d = expr_diff(g, e, v);
+        if (d != g->zero)
+            terms[k++] = expr_mul(g, d, dvar[v]);
+    }
+    const expr_t *r = expr_sum(g, terms, k);
+    free(terms);
+    return r;
+}
+
+/* ---- substitution ------------------------------------------------------ */
+
+typedef struct subst_ctx {
+    expr_graph_t *g;
+    const expr_t *const *repl;
+    uint64_t bits;
+    size_t count;          /* nodes that existed when the call began */
+    const expr_t **memo;   /* by id, below count */
+} subst_ctx_t;
+
+static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
+{
+    expr_graph_t *g = c->g;
+    if (!(g->dep[e->id] & c->bits))
+        return e;
+    if (e->op == EXPR_VAR)
+        return e->var < g->nvars && c->repl[e->var] ? c->repl[e->var] : e;
+    if (c->memo[e->id])
+        return c->memo[e->id];
+    const expr_t *local[8];
+    const expr_t **a = e->nargs <= 8 ? local
+                                     : expr_xmalloc(e->nargs * sizeof *a);
+    bool changed = false;
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        a[i] = subst_node(c, e->args[i]);
+        changed |= a[i] != e->args[i];
+    }
+    const expr_t *r = e;
+    if (changed) {
+        switch (e->op) {
+        case EXPR_ADD:
+            r = expr_sum(g, a, e->nargs);
+            break;
+        case EXPR_MUL:
+            r = expr_product(g, a, e->nargs);
+            break;
+        default:
+            r = expr_call(g, e->op, a[0], e->nargs > 1 ? a[1] : NULL);
+            break;
+        }
+    }
+    if (a != local)
+        free(a);
+    c->memo[e->id] = r;
+    return r;
+}
+
+const expr_t *expr_subst(expr_graph_t *g, const expr_t *e,
+                         const expr_t *const *repl)
+{
+    uint64_t bits = 0;
+    for (uint32_t v = 0; v < g->nvars; v++)
+        if (repl[v])
+            bits |= var_bit(v);
+    if (!(g->dep[e->id] & bits))
+        return e;
+    subst_ctx_t c = {g, repl, bits, g->count,
+                     expr_xcalloc(g->count, sizeof(const expr_t *))};
+    const expr_t *r = subst_node(&c, e);
+    free(c.memo);
+    return r;
+}
+
+/* ---- polynomial degree ------------------------------------------------- */
+
+typedef struct degree_ctx {
+    const expr_graph_t *g;
+    const bool *mask;
+    uint64_t bits;
+    int *memo; /* by id: degree + 2, 0 = not yet known */
+} degree_ctx_t;
+
+static int degree_node(degree_ctx_t *c, const expr_t *e)
+{
+    if (!(c->g->dep[e->id] & c->bits))
+        return 0;
+    if (e->op == EXPR_VAR)
+        return e->var < c->g->nvars && c->mask[e->var] ? 1 : 0;
+    if (c->memo[e->id])
+        return c->memo[e->id] - 2;
+    int d = 0;
+    switch (e->op) {
+    case EXPR_ADD:
+    case EXPR_MUL:
+        for (uint32_t i = 0; i < e->nargs && d >= 0; i++) {
+            int di = degree_node(c, e->args[i]);
+            if (di < 0)
+                d = -1;
+            else if (e->op == EXPR_ADD)
+                d = di > d ? di : d;
+            else
+                d += di;
+        }
+        break;
+    case EXPR_POW: {
+        int da = degree_node(c, e->args[0]);
+        int db = degree_node(c, e->args[1]);
+        const expr_t *b = e->args[1];
+        if (da < 0 || db != 0)
+            d = -1;
+        else if (da == 0)
+            d = 0;
+        else if (b->op == EXPR_CONST && b->value > 0 &&
+                 b->value <= 1000000 && expr_is_int(b->value))
+            d = da * (int)b->value;
+        else
+            d = -1;
+        break;
+    }
+    default:
+        for (uint32_t i = 0; i < e->nargs && d == 0; i++)
+            if (degree_node(c, e->args[i]) != 0)
+                d = -1;
+        break;
+    }
+    c->memo[e->id] = d + 2;
+    return d;
+}
+
+int expr_degree(const expr_graph_t *g, const expr_t *e, const bool *mask)
+{
+    degree_ctx_t c = {g, mask, mask_bits(g, mask), NULL};
+    if (!(g->dep[e->id] & c.bits))
+        return 0;
+    c.memo = expr_xcalloc(g->count, sizeof *c.memo);
+    int d = degree_node(&c, e);
+    free(c.memo);
+    return d;
+}

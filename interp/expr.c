@@ -1,0 +1,1039 @@
+/*
+ * expr.c — the expression graph: node arena, hash-consing, simplifying
+ * construction, and the reference (tree) evaluator.
+ *
+ * Canonical forms.  Two expressions that the rules below make equal meet at
+ * one node, whatever order they were built in:
+ *   - ADD and MUL are n-ary and flat: no ADD below an ADD, no MUL below a
+ *     MUL.  Their children are sorted by expr_order() below, a structural
+ *     total order that does not depend on ids or on the order of building.
+ *   - A sum holds at most one constant (never 0; it sorts first) and no two
+ *     terms c1*m, c2*m with the same monomial m: they gather into
+ *     (c1+c2)*m, and a term whose coefficient sums to 0 disappears.
+ *   - A product holds at most one constant coefficient (never 0 or 1; it
+ *     sorts first) and no two factors with the same base: x^a*x^b becomes
+ *     x^(a+b) (so x*x = x^2, x/x = 1, x^2*x^-1 = x).
+ *   - A product is never expanded, not even c*(a+b): distributing there
+ *     would make (2*(a+b))*x and 2*((a+b)*x) different nodes.  A sum, on
+ *     the other hand, expands a term that is exactly c*(a+b) into c*a + c*b
+ *     (so a - (a+b) = -b and u - u = 0 for a sum u); a sum is always in
+ *     that expanded form, which is why x + 0 is x for every x except
+ *     x = c*(a+b), where it is c*a + c*b.
+ *   - a-b is a + (-1)*b, a/b is a*b^-1, -a is (-1)*a.
+ *   - a^0 = 1, a^1 = a, 1^b = 1; for an integer constant n:
+ *     (x^a)^n = x^(a*n), (x*y)^n = x^n*y^n, sqrt(x)^(2k) = x^k.
+ *   - f(-u) = -f(u) for the odd functions and f(-u) = f(u) for the even
+ *     ones (cos, cosh, abs), where -u is a product with a negative
+ *     coefficient; min(a,a) = max(a,a) = a.
+ * Like x/x = 1, some rules give a number where the literal expression
+ * would give NaN (x = 0 there); none changes a finite value into another.
+ * No rule needs a domain assumption: sqrt(x^2) stays as it is.
+ *
+ * Constant folding.  Constants in a sum or product fold with IEEE
+ * arithmetic in canonical (sorted) order.  A power or function of constants
+ * folds only when the result is finite (0^-1, log(0), sqrt(-1) stay as
+ * nodes and evaluate to inf or NaN at run time).  Folding uses expr_apply,
+ * so a folded constant has exactly the bits evaluation would give; 1/3 is
+ * folded to the double nearest 1/3, and the printer writes it back as
+ * "x/3" or in the shortest decimal that reads back to the same bits.
+ * Constants are hashed by bits: 0 and -0 are different nodes, and so are
+ * NaNs with different payloads.
+ *
+ * Evaluation semantics (expr_apply, shared with the tape): ADD and MUL
+ * fold their operands left to right in canonical order; POW computes a*a
+ * for the exponent 2, a*a*a for 3, 1/a for -1, 1/(a*a) for -2 and pow()
+ * otherwise (0.5 is pow(), not sqrt(): they differ at -0 and -inf);
+ * sign(x) is 1, -1, or x itself for ±0 and NaN; min and max return a NaN
+ * operand if there is one.
+ *
+ * Must not: print, or know what a variable means.
+ */
+#include "interp/expr.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "interp/expr_impl.h"
+
+/* ---- op table ---------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int arity;
+} op_info[EXPR_OP_COUNT] = {
+#define EXPR_INFO(NAME, name, arity) {name, arity},
+    EXPR_OPS(EXPR_INFO)
+#undef EXPR_INFO
+};
+
+const char *expr_op_name(expr_op_t op)
+{
+    return (unsigned)op < EXPR_OP_COUNT ? op_info[op].name : "?";
+}
+
+int expr_op_arity(expr_op_t op)
+{
+    return (unsigned)op < EXPR_OP_COUNT ? op_info[op].arity : 0;
+}
+
+int expr_op_lookup(const char *name)
+{
+    for (int op = EXPR_SIN; op < EXPR_OP_COUNT; op++)
+        if (strcmp(op_info[op].name, name) == 0)
+            return op;
+    return -1;
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+void *expr_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+void *expr_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+void *expr_xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+struct expr_arena_block {
+    expr_arena_block_t *next;
+    size_t cap, used;
+    max_align_t data[];
+};
+
+enum { ARENA_BLOCK = 64 * 1024 };
+
+/* N bytes from the arena, aligned for any object. */
+static void *arena_alloc(expr_graph_t *g, size_t n)
+{
+    n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) *
+        sizeof(max_align_t);
+    expr_arena_block_t *b = g->arena;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+        b = expr_xmalloc(sizeof *b + cap);
+        b->cap = cap;
+        b->used = 0;
+        b->next = g->arena;
+        g->arena = b;
+    }
+    void *p = (unsigned char *)b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+/* ---- hash-consing ------------------------------------------------------ */
+
+static uint64_t double_bits(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+static uint64_t mix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static uint32_t node_hash(expr_op_t op, const expr_t *const *args, uint32_t n,
+                          uint64_t bits, uint32_t var)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL * ((uint64_t)op + 1);
+    h = mix64(h ^ bits) + var;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ args[i]->id) * 0x100000001b3ULL + (h >> 29);
+    return (uint32_t)mix64(h ^ n);
+}
+
+static bool node_same(const expr_t *e, expr_op_t op,
+                      const expr_t *const *args, uint32_t n, uint64_t bits,
+                      uint32_t var)
+{
+    if (e->op != op || e->nargs != n || e->var != var)
+        return false;
+    if (op == EXPR_CONST && double_bits(e->value) != bits)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (e->args[i] != args[i])
+            return false;
+    return true;
+}
+
+static void table_grow(expr_graph_t *g)
+{
+    size_t cap = g->table_cap ? g->table_cap * 2 : 1024;
+    const expr_t **t = expr_xcalloc(cap, sizeof *t);
+    for (size_t i = 0; i < g->count; i++) {
+        const expr_t *e = g->nodes[i];
+        size_t j = e->hash & (cap - 1);
+        while (t[j])
+            j = (j + 1) & (cap - 1);
+        t[j] = e;
+    }
+    free(g->table);
+    g->table = t;
+    g->table_cap = cap;
+}
+
+/* The node (op, args, constant bits, var), created if new.  ARGS must
+ * already be in canonical form; they are copied. */
+static const expr_t *intern(expr_graph_t *g, expr_op_t op,
+                            const expr_t *const *args, uint32_t n,
+                            double value, uint32_t var)
+{
+    uint64_t bits = op == EXPR_CONST ? double_bits(value) : 0;
+    uint32_t h = node_hash(op, args, n, bits, var);
+    size_t mask = g->table_cap - 1;
+    size_t j = h & mask;
+    for (const expr_t *e; (e = g->table[j]) != NULL; j = (j + 1) & mask)
+        if (e->hash == h && node_same(e, op, args, n, bits, var))
+            return e;
+
+    expr_t *e = arena_alloc(g, sizeof *e + n * sizeof *args);
+    const expr_t **copy = (const expr_t **)(e + 1);
+    uint64_t dep = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        copy[i] = args[i];
+        dep |= g->dep[args[i]->id];
+    }
+    if (op == EXPR_VAR)
+        dep = (uint64_t)1 << (var & 63);
+    e->op = op;
+    e->id = (uint32_t)g->count;
+    e->hash = h;
+    e->nargs = n;
+    e->value = op == EXPR_CONST ? value : 0.0;
+    e->var = var;
+    e->args = copy;
+
+    if (g->count == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 1024;
+        g->nodes = expr_xrealloc(g->nodes, g->cap * sizeof *g->nodes);
+        g->dep = expr_xrealloc(g->dep, g->cap * sizeof *g->dep);
+    }
+    g->nodes[g->count] = e;
+    g->dep[g->count] = dep;
+    g->count++;
+    g->table[j] = e;
+    if (g->count * 2 > g->table_cap)
+        table_grow(g);
+    return e;
+}
+
+/* ---- graph ------------------------------------------------------------- */
+
+expr_graph_t *expr_graph_new(void)
+{
+    expr_graph_t *g = expr_xcalloc(1, sizeof *g);
+    table_grow(g);
+    g->zero = expr_num(g, 0.0);
+    g->one = expr_num(g, 1.0);
+    g->minus_one = expr_num(g, -1.0);
+    return g;
+}
+
+void expr_graph_free(expr_graph_t *g)
+{
+    if (!g)
+        return;
+    for (expr_arena_block_t *b = g->arena, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    for (uint32_t i = 0; i < g->nvars; i++)
+        free(g->names[i]);
+    free(g->names);
+    free(g->nodes);
+    free(g->dep);
+    free(g->table);
+    free(g->memo);
+    free(g);
+}
+
+size_t expr_graph_count(const expr_graph_t *g)
+{
+    return g->count;
+}
+
+uint32_t expr_var_declare(expr_graph_t *g, const char *name)
+{
+    if (g->nvars == g->names_cap) {
+        g->names_cap = g->names_cap ? g->names_cap * 2 : 16;
+        g->names = expr_xrealloc(g->names, g->names_cap * sizeof *g->names);
+    }
+    size_t len = strlen(name);
+    char *copy = expr_xmalloc(len + 1);
+    memcpy(copy, name, len + 1);
+    g->names[g->nvars] = copy;
+    return g->nvars++;
+}
+
+uint32_t expr_graph_nvars(const expr_graph_t *g)
+{
+    return g->nvars;
+}
+
+const char *expr_var_name(const expr_graph_t *g, uint32_t var)
+{
+    return var < g->nvars ? g->names[var] : "?";
+}
+
+/* ---- the canonical order ----------------------------------------------- */
+
+/*
+ * expr_order(a, b) sorts nodes by a key that depends on structure only:
+ * a node is read as coefficient * (f1 * f2 * ... * fk), each factor as
+ * base^exponent (exponent 1 when the factor is not a power); nodes compare
+ * by their factor lists, factor by factor (base first, then exponent; a
+ * shorter list first), then by coefficient.  Bases compare by op rank
+ * (constant, variable by index, functions, sum, product, power), then by
+ * their children.  So constants come first, x < x^2 < y, x*y after x, and
+ * products read in declaration order of their variables.
+ *
+ * The key is injective on canonical nodes, so two distinct nodes never
+ * compare equal, and a comparison descends along one path only: children
+ * that are the same node are skipped in O(1).
+ */
+
+static int order_num(double a, double b)
+{
+    if (a < b)
+        return -1;
+    if (a > b)
+        return 1;
+    uint64_t ua = double_bits(a), ub = double_bits(b);
+    return ua < ub ? -1 : ua > ub;
+}
+
+static int op_rank(expr_op_t op)
+{
+    switch (op) {
+    case EXPR_CONST:
+        return 0;
+    case EXPR_VAR:
+        return 1;
+    case EXPR_ADD:
+        return EXPR_OP_COUNT + 1;
+    case EXPR_MUL:
+        return EXPR_OP_COUNT + 2;
+    case EXPR_POW:
+        return EXPR_OP_COUNT + 3;
+    default:
+        return 2 + (int)op;
+    }
+}
+
+static int order(const expr_t *a, const expr_t *b);
+
+static int order_atom(const expr_t *a, const expr_t *b)
+{
+    if (a == b)
+        return 0;
+    int ra = op_rank(a->op), rb = op_rank(b->op);
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    if (a->op == EXPR_CONST)
+        return order_num(a->value, b->value);
+    if (a->op == EXPR_VAR)
+        return a->var < b->var ? -1 : a->var > b->var;
+    uint32_t n = a->nargs < b->nargs ? a->nargs : b->nargs;
+    for (uint32_t i = 0; i < n; i++) {
+        int c = order(a->args[i], b->args[i]);
+        if (c)
+            return c;
+    }
+    if (a->nargs != b->nargs)
+        return a->nargs < b->nargs ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id; /* unreachable */
+}
+
+/* Order of exponents, NULL standing for the constant 1. */
+static int order_exp(const expr_t *a, const expr_t *b)
+{
+    if (a == b)
+        return 0;
+    if (!a)
+        return b->op == EXPR_CONST ? order_num(1.0, b->value) : -1;
+    if (!b)
+        return a->op == EXPR_CONST ? order_num(a->value, 1.0) : 1;
+    return order(a, b);
+}
+
+static void split_factor(const expr_t *f, const expr_t **base,
+                         const expr_t **exp)
+{
+    if (f->op == EXPR_POW) {
+        *base = f->args[0];
+        *exp = f->args[1];
+    } else {
+        *base = f;
+        *exp = NULL;
+    }
+}
+
+static int order_seq(const expr_t *const *a, size_t na,
+                     const expr_t *const *b, size_t nb)
+{
+    size_t n = na < nb ? na : nb;
+    for (size_t i = 0; i < n; i++) {
+        if (a[i] == b[i])
+            continue;
+        const expr_t *ba, *ea, *bb, *eb;
+        split_factor(a[i], &ba, &ea);
+        split_factor(b[i], &bb, &eb);
+        int c = order_atom(ba, bb);
+        if (!c)
+            c = order_exp(ea, eb);
+        if (c)
+            return c;
+    }
+    return na < nb ? -1 : na > nb;
+}
+
+/* E as coefficient * factors.  *HOLD keeps a lone factor addressable. */
+static void split_term(const expr_t *const *e, const expr_t *const **fac,
+                       size_t *n, double *coef)
+{
+    const expr_t *t = *e;
+    if (t->op == EXPR_CONST) {
+        *fac = NULL;
+        *n = 0;
+        *coef = t->value;
+    } else if (t->op == EXPR_MUL && t->args[0]->op == EXPR_CONST) {
+        *fac = t->args + 1;
+        *n = t->nargs - 1;
+        *coef = t->args[0]->value;
+    } else if (t->op == EXPR_MUL) {
+        *fac = t->args;
+        *n = t->nargs;
+        *coef = 1.0;
+    } else {
+        *fac = e;
+        *n = 1;
+        *coef = 1.0;
+    }
+}
+
+static int order(const expr_t *a, const expr_t *b)
+{
+    if (a == b)
+        return 0;
+    const expr_t *const *fa, *const *fb;
+    size_t na, nb;
+    double ca, cb;
+    split_term(&a, &fa, &na, &ca);
+    split_term(&b, &fb, &nb, &cb);
+    int c = order_seq(fa, na, fb, nb);
+    return c ? c : order_num(ca, cb);
+}
+
+/* ---- construction ------------------------------------------------------ */
+
+const expr_t *expr_num(expr_graph_t *g, double v)
+{
+    return intern(g, EXPR_CONST, NULL, 0, v, 0);
+}
+
+const expr_t *expr_var(expr_graph_t *g, uint32_t var)
+{
+    return intern(g, EXPR_VAR, NULL, 0, 0.0, var);
+}
+
+bool expr_is_const(const expr_t *e, double v)
+{
+    return e->op == EXPR_CONST && e->value == v;
+}
+
+/* A sum term read as coef * monomial (monomial = factor list). */
+typedef struct term_item {
+    const expr_t *const *fac;
+    size_t n;
+    double coef;
+    const expr_t *node;
+} term_item_t;
+
+static int term_cmp(const void *pa, const void *pb)
+{
+    const term_item_t *a = pa, *b = pb;
+    int c = order_seq(a->fac, a->n, b->fac, b->n);
+    return c ? c : order_num(a->coef, b->coef);
+}
+
+/* A product factor read as base^exp (exp NULL for 1). */
+typedef struct factor_item {
+    const expr_t *base, *exp, *node;
+} factor_item_t;
+
+static int factor_cmp(const void *pa, const void *pb)
+{
+    const factor_item_t *a = pa, *b = pb;
+    int c = order_atom(a->base, b->base);
+    return c ? c : order_exp(a->exp, b->exp);
+}
+
+static int num_cmp(const void *pa, const void *pb)
+{
+    return order_num(*(const double *)pa, *(const double *)pb);
+}
+
+/* Sorts N elements of SIZE bytes: insertion sort when short (the usual
+ * case on the construction hot path), qsort otherwise. */
+static void sort_small(void *base, size_t n, size_t size,
+                       int (*cmp)(const void *, const void *))
+{
+    if (n > 12) {
+        qsort(base, n, size, cmp);
+        return;
+    }
+    unsigned char *a = base, tmp[64];
+    for (size_t i = 1; i < n; i++) {
+        memcpy(tmp, a + i * size, size);
+        size_t j = i;
+        while (j > 0 && cmp(a + (j - 1) * size, tmp) > 0) {
+            memcpy(a + j * size, a + (j - 1) * size, size);
+            j--;
+        }
+        memcpy(a + j * size, tmp, size);
+    }
+}
+
+enum { LOCAL_ITEMS = 16 };
+
+/* Whether T is c*(a+b+...): a sum expands it into c*a + c*b + ... */
+static bool scaled_sum(const expr_t *t)
+{
+    return t->op == EXPR_MUL && t->nargs == 2 &&
+           t->args[0]->op == EXPR_CONST && t->args[1]->op == EXPR_ADD;
+}
+
+const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
+{
+    if (n == 0)
+        return g->zero;
+    if (n == 1 && !scaled_sum(terms[0]))
+        return terms[0];
+
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += terms[i]->op == EXPR_ADD ? terms[i]->nargs
+                 : scaled_sum(terms[i])   ? terms[i]->args[1]->nargs
+                                          : 1;
+    term_item_t local[LOCAL_ITEMS];
+    term_item_t *it = total <= LOCAL_ITEMS ? local
+                                           : expr_xmalloc(total * sizeof *it);
+    const expr_t *el[LOCAL_ITEMS];
+    const expr_t **ex = total <= LOCAL_ITEMS
+                            ? el
+                            : expr_xmalloc(total * sizeof *ex);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const expr_t *t = terms[i];
+        const expr_t *const *src = &terms[i];
+        size_t k = 1;
+        if (t->op == EXPR_ADD) {
+            src = t->args;
+            k = t->nargs;
+        } else if (scaled_sum(t)) {
+            const expr_t *s = t->args[1];
+            for (uint32_t j = 0; j < s->nargs; j++)
+                ex[m + j] = expr_mul(g, t->args[0], s->args[j]);
+            src = ex + m;
+            k = s->nargs;
+        }
+        for (size_t j = 0; j < k; j++, m++) {
+            /* fac may point at src[j] itself: src must outlive the sort,
+             * so it is never the item array */
+            it[m].node = src[j];
+            split_term(&src[j], &it[m].fac, &it[m].n, &it[m].coef);
+        }
+    }
+    sort_small(it, m, sizeof *it, term_cmp);
+
+    /* Gather runs with the same monomial, in place. */
+    const expr_t *outl[LOCAL_ITEMS];
+    const expr_t **out = m <= LOCAL_ITEMS ? outl
+                                          : expr_xmalloc(m * sizeof *out);
+    size_t k = 0;
+    for (size_t i = 0; i < m;) {
+        size_t j = i + 1;
+        double c = it[i].coef;
+        while (j < m && it[j].n == it[i].n &&
+               (it[i].n == 0 ||
+                memcmp(it[j].fac, it[i].fac,
+                       it[i].n * sizeof *it[i].fac) == 0)) {
+            c += it[j].coef;
+            j++;
+        }
+        if (it[i].n == 0) {
+            /* The constant term (it sorts first): kept unless it is zero
+             * and other terms follow. */
+            if (c != 0 || j == m)
+                out[k++] = j == i + 1 ? it[i].node : expr_num(g, c);
+        } else if (c != 0) {
+            if (j == i + 1) {
+                out[k++] = it[i].node;
+            } else if (c == 1 && it[i].n == 1) {
+                out[k++] = it[i].fac[0];
+            } else {
+                const expr_t *fl[LOCAL_ITEMS + 1];
+                const expr_t **f = it[i].n < LOCAL_ITEMS
+                                       ? fl
+                                       : expr_xmalloc((it[i].n + 1) *
+                                                      sizeof *f);
+                size_t nf = 0;
+                if (c != 1)
+                    f[nf++] = expr_num(g, c);
+                memcpy(f + nf, it[i].fac, it[i].n * sizeof *f);
+                out[k++] = intern(g, EXPR_MUL, f, (uint32_t)(nf + it[i].n),
+                                  0.0, 0);
+                if (f != fl)
+                    free(f);
+            }
+        }
+        i = j;
+    }
+    const expr_t *r;
+    if (k == 0)
+        r = g->zero;
+    else if (k == 1)
+        r = out[0];
+    else
+        r = intern(g, EXPR_ADD, out, (uint32_t)k, 0.0, 0);
+    if (it != local)
+        free(it);
+    if (ex != el)
+        free(ex);
+    if (out != outl)
+        free(out);
+    return r;
+}
+
+/* Product of FACTORS (none of them a MUL or a constant) and COEF; the
+ * worker of expr_product after flattening. */
+static const expr_t *product_core(expr_graph_t *g, double coef,
+                                  factor_item_t *it, size_t m)
+{
+    /* x*0 = 0, with the sign of the product of the constants (so that
+     * the result does not depend on the grouping) */
+    if (m > 0 && coef == 0)
+        return expr_num(g, coef);
+    sort_small(it, m, sizeof *it, factor_cmp);
+
+    /* Gather runs with the same base: x^a*x^b = x^(a+b). */
+    bool again = false;
+    size_t k = 0;
+    for (size_t i = 0; i < m;) {
+        size_t j = i + 1;
+        while (j < m && it[j].base == it[i].base)
+            j++;
+        if (j == i + 1) {
+            it[k++] = it[i];
+        } else {
+            const expr_t *el[LOCAL_ITEMS];
+            const expr_t **e = j - i <= LOCAL_ITEMS
+                                   ? el
+                                   : expr_xmalloc((j - i) * sizeof *e);
+            for (size_t q = i; q < j; q++)
+                e[q - i] = it[q].exp ? it[q].exp : g->one;
+            const expr_t *p =
+                expr_pow(g, it[i].base, expr_sum(g, e, j - i));
+            if (e != el)
+                free(e);
+            if (p->op == EXPR_CONST) {
+                coef *= p->value;
+            } else {
+                factor_item_t f = {NULL, NULL, p};
+                split_factor(p, &f.base, &f.exp);
+                if (f.base != it[i].base || p->op == EXPR_MUL)
+                    again = true; /* the power simplified into new bases */
+                it[k++] = f;
+            }
+        }
+        i = j;
+    }
+    m = k;
+    if (again) {
+        const expr_t *fl[LOCAL_ITEMS + 1];
+        const expr_t **f = m < LOCAL_ITEMS
+                               ? fl
+                               : expr_xmalloc((m + 1) * sizeof *f);
+        f[0] = expr_num(g, coef);
+        for (size_t i = 0; i < m; i++)
+            f[i + 1] = it[i].node;
+        const expr_t *r = expr_product(g, f, m + 1);
+        if (f != fl)
+            free(f);
+        return r;
+    }
+    if (m == 0 || coef == 0)
+        return expr_num(g, coef);
+    if (m == 1 && coef == 1)
+        return it[0].node;
+    const expr_t *fl[LOCAL_ITEMS + 1];
+    const expr_t **f = m < LOCAL_ITEMS ? fl
+                                       : expr_xmalloc((m + 1) * sizeof *f);
+    size_t nf = 0;
+    if (coef != 1)
+        f[nf++] = expr_num(g, coef);
+    for (size_t i = 0; i < m; i++)
+        f[nf++] = it[i].node;
+    const expr_t *r = intern(g, EXPR_MUL, f, (uint32_t)nf, 0.0, 0);
+    if (f != fl)
+        free(f);
+    return r;
+}
+
+const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
+{
+    if (n == 0)
+        return g->one;
+    if (n == 1)
+        return f[0];
+
+    size_t total = 0, nconst = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += f[i]->op == EXPR_MUL ? f[i]->nargs : 1;
+        nconst += f[i]->op == EXPR_CONST ||
+                  (f[i]->op == EXPR_MUL && f[i]->args[0]->op == EXPR_CONST);
+    }
+    factor_item_t local[LOCAL_ITEMS];
+    factor_item_t *it = total <= LOCAL_ITEMS
+                            ? local
+                            : expr_xmalloc(total * sizeof *it);
+    double cl[LOCAL_ITEMS];
+    double *cs = nconst <= LOCAL_ITEMS ? cl
+                                       : expr_xmalloc(nconst * sizeof *cs);
+    size_t m = 0, nc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const expr_t *t = f[i];
+        const expr_t *const *src = t->op == EXPR_MUL ? t->args : &f[i];
+        size_t k = t->op == EXPR_MUL ? t->nargs : 1;
+        for (size_t j = 0; j < k; j++) {
+            if (src[j]->op == EXPR_CONST) {
+                cs[nc++] = src[j]->value;
+            } else {
+                it[m].node = src[j];
+                split_factor(src[j], &it[m].base, &it[m].exp);
+                m++;
+            }
+        }
+    }
+    /* Fold the constants in sorted order, so the result does not depend
+     * on the order they came in. */
+    double coef = 1.0;
+    if (nc > 0) {
+        sort_small(cs, nc, sizeof *cs, num_cmp);
+        coef = cs[0];
+        for (size_t i = 1; i < nc; i++)
+            coef *= cs[i];
+    }
+    const expr_t *r = product_core(g, coef, it, m);
+    if (it != local)
+        free(it);
+    if (cs != cl)
+        free(cs);
+    return r;
+}
+
+const expr_t *expr_add(expr_graph_t *g, const expr_t *a, const expr_t *b)
+{
+    if (a == g->zero && !scaled_sum(b))
+        return b;
+    if (b == g->zero && !scaled_sum(a))
+        return a;
+    const expr_t *t[2] = {a, b};
+    return expr_sum(g, t, 2);
+}
+
+const expr_t *expr_mul(expr_graph_t *g, const expr_t *a, const expr_t *b)
+{
+    if (a == g->one)
+        return b;
+    if (b == g->one)
+        return a;
+    const expr_t *f[2] = {a, b};
+    return expr_product(g, f, 2);
+}
+
+const expr_t *expr_neg(expr_graph_t *g, const expr_t *a)
+{
+    return expr_mul(g, g->minus_one, a);
+}
+
+const expr_t *expr_sub(expr_graph_t *g, const expr_t *a, const expr_t *b)
+{
+    return expr_add(g, a, expr_neg(g, b));
+}
+
+const expr_t *expr_div(expr_graph_t *g, const expr_t *a, const expr_t *b)
+{
+    return expr_mul(g, a, expr_pow(g, b, g->minus_one));
+}
+
+/* The constant op(x) when it is finite, else NULL. */
+static const expr_t *fold(expr_graph_t *g, expr_op_t op, const double *x,
+                          size_t n)
+{
+    double v = expr_apply(op, x, n);
+    return isfinite(v) ? expr_num(g, v) : NULL;
+}
+
+const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b)
+{
+    if (scaled_sum(b)) /* exponents are sums: x^u*x^u = x^(2*u) = (x^u)^2 */
+        b = expr_sum(g, &b, 1);
+    if (b->op == EXPR_CONST) {
+        double c = b->value;
+        if (c == 0)
+            return g->one; /* pow(x, ±0) = 1 for every x, NaN included */
+        if (c == 1)
+            return a;
+        if (a->op == EXPR_CONST) {
+            double x[2] = {a->value, c};
+            const expr_t *r = fold(g, EXPR_POW, x, 2);
+            if (r)
+                return r;
+        } else if (expr_is_int(c)) {
+            if (a->op == EXPR_POW) /* (x^e)^n = x^(e*n) */
+                return expr_pow(g, a->args[0], expr_mul(g, a->args[1], b));
+            if (a->op == EXPR_MUL) { /* (x*y)^n = x^n*y^n */
+                const expr_t *fl[LOCAL_ITEMS];
+                const expr_t **f =
+                    a->nargs <= LOCAL_ITEMS
+                        ? fl
+                        : expr_xmalloc(a->nargs * sizeof *f);
+                for (uint32_t i = 0; i < a->nargs; i++)
+                    f[i] = expr_pow(g, a->args[i], b);
+                const expr_t *r = expr_product(g, f, a->nargs);
+                if (f != fl)
+                    free(f);
+                return r;
+            }
+            if (a->op == EXPR_SQRT && fmod(c, 2.0) == 0) /* sqrt(x)^2k */
+                return expr_pow(g, a->args[0], expr_num(g, c / 2));
+        }
+    }
+    if (a == g->one)
+        return g->one; /* pow(1, y) = 1 for every y, NaN included */
+    const expr_t *args[2] = {a, b};
+    return intern(g, EXPR_POW, args, 2, 0.0, 0);
+}
+
+/* -U when U is a product with a negative coefficient, else NULL. */
+static const expr_t *negated(expr_graph_t *g, const expr_t *u)
+{
+    if (u->op == EXPR_MUL && u->args[0]->op == EXPR_CONST &&
+        u->args[0]->value < 0)
+        return expr_neg(g, u);
+    return NULL;
+}
+
+const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
+                        const expr_t *b)
+{
+    switch (op) {
+    case EXPR_ADD:
+        return expr_add(g, a, b);
+    case EXPR_MUL:
+        return expr_mul(g, a, b);
+    case EXPR_POW:
+        return expr_pow(g, a, b);
+    case EXPR_ATAN2:
+    case EXPR_MIN:
+    case EXPR_MAX: {
+        if (a->op == EXPR_CONST && b->op == EXPR_CONST) {
+            double x[2] = {a->value, b->value};
+            const expr_t *r = fold(g, op, x, 2);
+            if (r)
+                return r;
+        }
+        if (a == b && op != EXPR_ATAN2)
+            return a;
+        const expr_t *args[2] = {a, b};
+        return intern(g, op, args, 2, 0.0, 0);
+    }
+    case EXPR_CONST:
+    case EXPR_VAR:
+    case EXPR_OP_COUNT:
+        abort(); /* not a function: a bug in the caller */
+    default:
+        break;
+    }
+    if (a->op == EXPR_CONST) {
+        const expr_t *r = fold(g, op, &a->value, 1);
+        if (r)
+            return r;
+    }
+    const expr_t *na = negated(g, a);
+    if (na) {
+        switch (op) {
+        case EXPR_SIN:
+        case EXPR_TAN:
+        case EXPR_ASIN:
+        case EXPR_ATAN:
+        case EXPR_SINH:
+        case EXPR_TANH:
+        case EXPR_SIGN: /* odd: f(-u) = -f(u) */
+            return expr_neg(g, expr_call(g, op, na, NULL));
+        case EXPR_COS:
+        case EXPR_COSH:
+        case EXPR_ABS: /* even: f(-u) = f(u) */
+            return expr_call(g, op, na, NULL);
+        default:
+            break;
+        }
+    }
+    return intern(g, op, &a, 1, 0.0, 0);
+}
+
+/* ---- evaluation -------------------------------------------------------- */
+
+static double apply_pow(double a, double b)
+{
+    if (b == 2)
+        return a * a;
+    if (b == 3)
+        return a * a * a;
+    if (b == -1)
+        return 1 / a;
+    if (b == -2)
+        return 1 / (a * a);
+    return pow(a, b);
+}
+
+static double apply_sign(double x)
+{
+    return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+}
+
+double expr_apply(expr_op_t op, const double *x, size_t n)
+{
+    double acc;
+    switch (op) {
+    case EXPR_CONST:
+    case EXPR_VAR:
+        return n ? x[0] : NAN;
+    case EXPR_ADD:
+        if (n == 0)
+            return 0.0;
+        acc = x[0];
+        for (size_t i = 1; i < n; i++)
+            acc += x[i];
+        return acc;
+    case EXPR_MUL:
+        if (n == 0)
+            return 1.0;
+        acc = x[0];
+        for (size_t i = 1; i < n; i++)
+            acc *= x[i];
+        return acc;
+    case EXPR_POW:
+        return apply_pow(x[0], x[1]);
+    case EXPR_SIN:
+        return sin(x[0]);
+    case EXPR_COS:
+        return cos(x[0]);
+    case EXPR_TAN:
+        return tan(x[0]);
+    case EXPR_ASIN:
+        return asin(x[0]);
+    case EXPR_ACOS:
+        return acos(x[0]);
+    case EXPR_ATAN:
+        return atan(x[0]);
+    case EXPR_ATAN2:
+        return atan2(x[0], x[1]);
+    case EXPR_SINH:
+        return sinh(x[0]);
+    case EXPR_COSH:
+        return cosh(x[0]);
+    case EXPR_TANH:
+        return tanh(x[0]);
+    case EXPR_EXP:
+        return exp(x[0]);
+    case EXPR_LOG:
+        return log(x[0]);
+    case EXPR_SQRT:
+        return sqrt(x[0]);
+    case EXPR_ABS:
+        return fabs(x[0]);
+    case EXPR_SIGN:
+        return apply_sign(x[0]);
+    case EXPR_MIN:
+        if (isnan(x[0]))
+            return x[0];
+        if (isnan(x[1]))
+            return x[1];
+        return x[1] < x[0] ? x[1] : x[0];
+    case EXPR_MAX:
+        if (isnan(x[0]))
+            return x[0];
+        if (isnan(x[1]))
+            return x[1];
+        return x[1] > x[0] ? x[1] : x[0];
+    case EXPR_OP_COUNT:
+        break;
+    }
+    return NAN;
+}
+
+typedef struct eval_ctx {
+    const double *vars;
+    double *val;
+    unsigned char *done;
+} eval_ctx_t;
+
+static double eval_node(eval_ctx_t *c, const expr_t *e)
+{
+    if (e->op == EXPR_CONST)
+        return e->value;
+    if (e->op == EXPR_VAR)
+        return c->vars[e->var];
+    if (c->done[e->id])
+        return c->val[e->id];
+    double local[8] = {0};
+    double *x = e->nargs <= 8 ? local : expr_xmalloc(e->nargs * sizeof *x);
+    for (uint32_t i = 0; i < e->nargs; i++)
+        x[i] = eval_node(c, e->args[i]);
+    double v = expr_apply(e->op, x, e->nargs);
+    if (x != local)
+        free(x);
+    c->val[e->id] = v;
+    c->done[e->id] = 1;
+    return v;
+}
+
+double expr_eval(const expr_graph_t *g, const expr_t *e, const double *vars)
+{
+    if (e->op == EXPR_CONST)
+        return e->value;
+    if (e->op == EXPR_VAR)
+        return vars[e->var];
+    eval_ctx_t c = {vars, expr_xmalloc(g->count * sizeof(double)),
+                    expr_xcalloc(g->count, 1)};
+    double v = eval_node(&c, e);
+    free(c.val);
+    free(c.done);
+    return v;
+}

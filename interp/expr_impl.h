@@ -1,0 +1,58 @@
+/*
+ * expr_impl.h — internals of the expression graph, shared by the files of
+ * the expression module only (expr.c, diff.c, print.c).  Every other
+ * module uses expr.h and nothing else.
+ *
+ * Ownership: as in expr.h; everything here belongs to the graph.
+ * Must not: be included outside interp/expr.c, interp/diff.c,
+ * interp/print.c.
+ */
+#ifndef NH_EXPR_IMPL_H
+#define NH_EXPR_IMPL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "interp/expr.h"
+
+typedef struct expr_arena_block expr_arena_block_t;
+
+/* One memoised derivative: key = node id << 32 | variable. */
+typedef struct expr_memo_entry {
+    uint64_t key;
+    const expr_t *val;
+} expr_memo_entry_t;
+
+struct expr_graph {
+    expr_arena_block_t *arena;  /* nodes and their child arrays */
+    const expr_t **nodes;       /* by id */
+    uint64_t *dep;              /* by id: bit (v mod 64) for each var v used */
+    size_t count, cap;
+    const expr_t **table;       /* hash-consing, open addressing */
+    size_t table_cap;           /* power of two, at least 2 * count */
+    char **names;               /* variable names */
+    uint32_t nvars, names_cap;
+    expr_memo_entry_t *memo;    /* expr_diff results, open addressing */
+    size_t memo_count, memo_cap;
+    const expr_t *zero, *one, *minus_one;
+};
+
+/* Allocation that aborts on failure (out of memory is fatal). */
+void *expr_xmalloc(size_t n);
+void *expr_xcalloc(size_t n, size_t size);
+void *expr_xrealloc(void *p, size_t n);
+
+/* The dependency mask of E: bit v % 64 set for each variable v below E. */
+static inline uint64_t expr_dep_mask(const expr_graph_t *g, const expr_t *e)
+{
+    return g->dep[e->id];
+}
+
+/* True when V is an integer that fits a double exactly (|v| < 2^53). */
+static inline int expr_is_int(double v)
+{
+    return v > -9007199254740992.0 && v < 9007199254740992.0 &&
+           v == (double)(int64_t)v;
+}
+
+#endif

@@ -1,0 +1,866 @@
+/*
+ * test_expr.c — the expression graph: hash-consing, canonical order,
+ * simplification on construction, folding, and the evaluation semantics.
+ *
+ * Expected nodes are built independently of the rule under test (e.g.
+ * x+x against the product 2*x, checked also field by field), and values
+ * are checked against C arithmetic written out in the test.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "interp/expr.h"
+
+typedef struct fixture {
+    expr_graph_t *g;
+    const expr_t *x, *y, *z, *a, *b, *c;
+} fixture_t;
+
+static int setup(void **state)
+{
+    fixture_t *f = calloc(1, sizeof *f);
+    f->g = expr_graph_new();
+    const char *names[] = {"x", "y", "z", "a", "b", "c"};
+    const expr_t **v[] = {&f->x, &f->y, &f->z, &f->a, &f->b, &f->c};
+    for (int i = 0; i < 6; i++)
+        *v[i] = expr_var(f->g, expr_var_declare(f->g, names[i]));
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_free(f->g);
+    free(f);
+    return 0;
+}
+
+#define N(v) expr_num(g, (v))
+
+static uint64_t bits(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+/* ---- ops table ---------------------------------------------------------- */
+
+static void test_op_table(void **state)
+{
+    (void)state;
+    assert_int_equal(expr_op_lookup("sin"), EXPR_SIN);
+    assert_int_equal(expr_op_lookup("atan2"), EXPR_ATAN2);
+    assert_int_equal(expr_op_lookup("max"), EXPR_MAX);
+    assert_int_equal(expr_op_lookup("sqrt"), EXPR_SQRT);
+    assert_int_equal(expr_op_lookup("foo"), -1);
+    assert_int_equal(expr_op_lookup("+"), -1);
+    assert_int_equal(expr_op_lookup("const"), -1);
+    assert_string_equal(expr_op_name(EXPR_COSH), "cosh");
+    assert_int_equal(expr_op_arity(EXPR_ATAN2), 2);
+    assert_int_equal(expr_op_arity(EXPR_EXP), 1);
+    assert_int_equal(expr_op_arity(EXPR_ADD), -1);
+    assert_int_equal(expr_op_arity(EXPR_POW), 2);
+}
+
+static void test_variables(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    assert_int_equal(expr_graph_nvars(g), 6);
+    uint32_t v = expr_var_declare(g, "x'");
+    assert_int_equal(v, 6);
+    assert_string_equal(expr_var_name(g, v), "x'");
+    assert_string_equal(expr_var_name(g, 0), "x");
+    assert_int_equal(f->x->op, EXPR_VAR);
+    assert_int_equal(f->x->var, 0);
+    assert_int_equal(f->c->var, 5);
+}
+
+/* ---- hash-consing ------------------------------------------------------- */
+
+static void test_hash_consing(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    assert_ptr_equal(N(2.5), N(2.5));
+    assert_ptr_not_equal(N(2.5), N(2.0));
+    assert_ptr_equal(expr_var(g, 1), f->y);
+    assert_ptr_not_equal(f->x, f->y);
+    const expr_t *s1 = expr_call(g, EXPR_SIN, f->x, NULL);
+    assert_ptr_equal(s1, expr_call(g, EXPR_SIN, f->x, NULL));
+    assert_ptr_not_equal(s1, expr_call(g, EXPR_COS, f->x, NULL));
+    assert_ptr_not_equal(s1, expr_call(g, EXPR_SIN, f->y, NULL));
+    const expr_t *p1 = expr_pow(g, f->x, f->y);
+    assert_ptr_equal(p1, expr_pow(g, f->x, f->y));
+    assert_ptr_not_equal(p1, expr_pow(g, f->y, f->x));
+    const expr_t *at = expr_call(g, EXPR_ATAN2, f->y, f->x);
+    assert_ptr_equal(at, expr_call(g, EXPR_ATAN2, f->y, f->x));
+    assert_ptr_not_equal(at, expr_call(g, EXPR_ATAN2, f->x, f->y));
+    /* deeper structure */
+    const expr_t *e1 = expr_mul(g, expr_add(g, s1, f->z), p1);
+    const expr_t *e2 = expr_mul(g, p1, expr_add(g, f->z, s1));
+    assert_ptr_equal(e1, e2);
+}
+
+static void test_constants_by_bits(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    assert_ptr_not_equal(N(0.0), N(-0.0));
+    assert_true(signbit(N(-0.0)->value));
+    assert_ptr_equal(N(NAN), N(NAN));
+    assert_ptr_not_equal(N(0.1 + 0.2), N(0.3));
+    assert_true(expr_is_const(N(3), 3));
+    assert_false(expr_is_const(N(3), 4));
+    assert_false(expr_is_const(f->x, 0));
+}
+
+static void test_ids_dense(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    size_t before = expr_graph_count(g);
+    const expr_t *e = expr_call(g, EXPR_TANH, f->z, NULL);
+    assert_int_equal(expr_graph_count(g), before + 1);
+    assert_int_equal(e->id, before);
+    /* an existing node adds nothing */
+    expr_call(g, EXPR_TANH, f->z, NULL);
+    assert_int_equal(expr_graph_count(g), before + 1);
+    /* ids of the fixture's variables are below the count and distinct */
+    const expr_t *v[] = {f->x, f->y, f->z, f->a, f->b, f->c};
+    for (int i = 0; i < 6; i++) {
+        assert_true(v[i]->id < expr_graph_count(g));
+        for (int j = 0; j < i; j++)
+            assert_int_not_equal(v[i]->id, v[j]->id);
+    }
+}
+
+static void test_commutative_associative(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *a = f->a, *b = f->b, *c = f->c;
+    assert_ptr_equal(expr_add(g, a, b), expr_add(g, b, a));
+    assert_ptr_equal(expr_mul(g, a, b), expr_mul(g, b, a));
+    const expr_t *s = expr_add(g, expr_add(g, a, b), c);
+    assert_ptr_equal(s, expr_add(g, a, expr_add(g, b, c)));
+    assert_ptr_equal(s, expr_add(g, expr_add(g, c, a), b));
+    assert_int_equal(s->op, EXPR_ADD);
+    assert_int_equal(s->nargs, 3); /* flat */
+    const expr_t *p = expr_mul(g, expr_mul(g, a, b), c);
+    assert_ptr_equal(p, expr_mul(g, a, expr_mul(g, c, b)));
+    assert_int_equal(p->op, EXPR_MUL);
+    assert_int_equal(p->nargs, 3);
+    const expr_t *t[3] = {c, b, a};
+    assert_ptr_equal(expr_sum(g, t, 3), s);
+    assert_ptr_equal(expr_product(g, t, 3), p);
+}
+
+/* A fixed pseudo-random generator (xorshift64*). */
+static uint64_t rng_state;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+/* Sums and products of many terms in shuffled orders meet at one node. */
+static void test_shuffled_orders(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    rng_state = 12345;
+    const expr_t *vars[] = {f->x, f->y, f->z, f->a, f->b, f->c};
+    enum { NT = 24 };
+    const expr_t *terms[NT];
+    for (int i = 0; i < NT; i++) {
+        const expr_t *m = N((double)(i % 7) + 1);
+        for (int k = 0; k < 3; k++)
+            m = expr_mul(g, m, vars[rng() % 6]);
+        if (i % 5 == 0)
+            m = expr_call(g, EXPR_SIN, m, NULL);
+        terms[i] = m;
+    }
+    const expr_t *ref = expr_sum(g, terms, NT);
+    for (int round = 0; round < 20; round++) {
+        for (int i = NT - 1; i > 0; i--) {
+            int j = (int)(rng() % (uint64_t)(i + 1));
+            const expr_t *t = terms[i];
+            terms[i] = terms[j];
+            terms[j] = t;
+        }
+        /* left fold with expr_add, in this order */
+        const expr_t *s = terms[0];
+        for (int i = 1; i < NT; i++)
+            s = expr_add(g, s, terms[i]);
+        assert_ptr_equal(s, ref);
+        /* right fold */
+        s = terms[NT - 1];
+        for (int i = NT - 2; i >= 0; i--)
+            s = expr_add(g, terms[i], s);
+        assert_ptr_equal(s, ref);
+    }
+    /* products of 8 factors */
+    const expr_t *fac[8] = {f->x, expr_call(g, EXPR_COS, f->y, NULL), N(3),
+                            expr_pow(g, f->z, N(2.5)),
+                            expr_add(g, f->a, f->b), f->c, N(0.5),
+                            expr_pow(g, f->x, f->y)};
+    const expr_t *pref = expr_product(g, fac, 8);
+    for (int round = 0; round < 20; round++) {
+        for (int i = 7; i > 0; i--) {
+            int j = (int)(rng() % (uint64_t)(i + 1));
+            const expr_t *t = fac[i];
+            fac[i] = fac[j];
+            fac[j] = t;
+        }
+        const expr_t *p = fac[0];
+        for (int i = 1; i < 8; i++)
+            p = expr_mul(g, p, fac[i]);
+        assert_ptr_equal(p, pref);
+    }
+}
+
+/* The canonical order is structural: two graphs that build the same
+ * expression with variables and subexpressions created in different
+ * orders produce the same child order (compared through the variables'
+ * indices and ops). */
+static void same_shape(const expr_t *p, const expr_t *q)
+{
+    assert_int_equal(p->op, q->op);
+    assert_int_equal(p->nargs, q->nargs);
+    if (p->op == EXPR_CONST)
+        assert_memory_equal(&p->value, &q->value, sizeof p->value);
+    if (p->op == EXPR_VAR)
+        assert_int_equal(p->var, q->var);
+    for (uint32_t i = 0; i < p->nargs; i++)
+        same_shape(p->args[i], q->args[i]);
+}
+
+static void test_order_history_independent(void **state)
+{
+    (void)state;
+    expr_graph_t *g1 = expr_graph_new(), *g2 = expr_graph_new();
+    for (int i = 0; i < 4; i++) {
+        char name[8] = {(char)('p' + i), 0};
+        expr_var_declare(g1, name);
+        expr_var_declare(g2, name);
+    }
+    expr_graph_t *g = g1;
+    const expr_t *p = expr_var(g, 0), *q = expr_var(g, 1),
+                 *r = expr_var(g, 2), *s = expr_var(g, 3);
+    const expr_t *e1 = expr_add(
+        g,
+        expr_add(g, expr_mul(g, p, expr_call(g, EXPR_SIN, q, NULL)),
+                 expr_pow(g, r, N(2))),
+        expr_add(g, expr_mul(g, N(3), expr_mul(g, s, p)),
+                 expr_call(g, EXPR_EXP, expr_add(g, p, r), NULL)));
+    /* second graph: build the leaves in reverse order first */
+    g = g2;
+    const expr_t *S = expr_var(g, 3), *R = expr_var(g, 2),
+                 *Q = expr_var(g, 1), *P = expr_var(g, 0);
+    const expr_t *ex = expr_call(g, EXPR_EXP, expr_add(g, R, P), NULL);
+    const expr_t *sp = expr_mul(g, expr_mul(g, P, S), N(3));
+    const expr_t *e2 = expr_add(
+        g, ex,
+        expr_add(g, sp,
+                 expr_add(g, expr_pow(g, R, N(2)),
+                          expr_mul(g, expr_call(g, EXPR_SIN, Q, NULL), P))));
+    same_shape(e1, e2);
+    expr_graph_free(g1);
+    expr_graph_free(g2);
+}
+
+/* ---- simplification ----------------------------------------------------- */
+
+static void test_identities(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->x;
+    assert_ptr_equal(expr_add(g, x, N(0)), x);
+    assert_ptr_equal(expr_add(g, N(0), x), x);
+    assert_ptr_equal(expr_add(g, x, N(-0.0)), x);
+    assert_ptr_equal(expr_mul(g, x, N(1)), x);
+    assert_ptr_equal(expr_mul(g, N(1), x), x);
+    assert_ptr_equal(expr_mul(g, x, N(0)), N(0));
+    assert_ptr_equal(expr_mul(g, x, N(-0.0)), N(-0.0));
+    assert_ptr_equal(expr_mul(g, expr_mul(g, x, N(0)), N(-1)),
+                     expr_mul(g, expr_mul(g, x, N(-1)), N(0)));
+    assert_ptr_equal(expr_mul(g, expr_call(g, EXPR_SIN, x, NULL), N(0)),
+                     N(0));
+    assert_ptr_equal(expr_sub(g, x, x), N(0));
+    assert_ptr_equal(expr_div(g, x, x), N(1));
+    assert_ptr_equal(expr_neg(g, expr_neg(g, x)), x);
+    assert_ptr_equal(expr_pow(g, x, N(1)), x);
+    assert_ptr_equal(expr_pow(g, x, N(0)), N(1));
+    assert_ptr_equal(expr_pow(g, N(1), x), N(1));
+    assert_ptr_equal(expr_sum(g, NULL, 0), N(0));
+    assert_ptr_equal(expr_product(g, NULL, 0), N(1));
+    /* a compound x as well */
+    const expr_t *u = expr_add(g, expr_call(g, EXPR_COS, x, NULL), f->y);
+    assert_ptr_equal(expr_sub(g, u, u), N(0));
+    assert_ptr_equal(expr_div(g, u, u), N(1));
+    assert_ptr_equal(expr_neg(g, expr_neg(g, u)), u);
+}
+
+static void test_like_terms(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->x, *a = f->a, *b = f->b;
+    const expr_t *two_x = expr_add(g, x, x);
+    assert_ptr_equal(two_x, expr_mul(g, N(2), x));
+    assert_int_equal(two_x->op, EXPR_MUL);
+    assert_int_equal(two_x->nargs, 2);
+    assert_ptr_equal(two_x->args[0], N(2));
+    assert_ptr_equal(two_x->args[1], x);
+    assert_ptr_equal(expr_sub(g, two_x, x), x);
+    /* a*b + 3*b*a = 4*a*b */
+    const expr_t *e = expr_add(g, expr_mul(g, a, b),
+                               expr_mul(g, expr_mul(g, N(3), b), a));
+    assert_int_equal(e->op, EXPR_MUL);
+    assert_int_equal(e->nargs, 3);
+    assert_ptr_equal(e->args[0], N(4));
+    assert_ptr_equal(e, expr_mul(g, N(4), expr_mul(g, a, b)));
+    /* 2*x + 3*y - 2*x = 3*y */
+    const expr_t *y3 = expr_mul(g, N(3), f->y);
+    assert_ptr_equal(expr_sub(g, expr_add(g, two_x, y3), two_x), y3);
+    /* constants gather into one, first */
+    const expr_t *s = expr_add(g, expr_add(g, N(2), x), expr_add(g, N(5), a));
+    assert_int_equal(s->op, EXPR_ADD);
+    assert_int_equal(s->nargs, 3);
+    assert_ptr_equal(s->args[0], N(7));
+    assert_ptr_equal(expr_sub(g, s, N(7)), expr_add(g, x, a));
+}
+
+static void test_like_factors(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->x, *y = f->y;
+    const expr_t *xx = expr_mul(g, x, x);
+    assert_int_equal(xx->op, EXPR_POW);
+    assert_ptr_equal(xx->args[0], x);
+    assert_ptr_equal(xx->args[1], N(2));
+    assert_ptr_equal(xx, expr_pow(g, x, N(2)));
+    assert_ptr_equal(expr_mul(g, expr_pow(g, x, N(2)), expr_pow(g, x, N(-1))),
+                     x);
+    assert_ptr_equal(expr_mul(g, xx, x), expr_pow(g, x, N(3)));
+    /* x^a * x^b = x^(a+b) */
+    assert_ptr_equal(expr_mul(g, expr_pow(g, x, f->a), expr_pow(g, x, f->b)),
+                     expr_pow(g, x, expr_add(g, f->a, f->b)));
+    /* constant coefficients collected in front */
+    const expr_t *p = expr_mul(g, expr_mul(g, N(2), x), expr_mul(g, N(3), y));
+    assert_int_equal(p->op, EXPR_MUL);
+    assert_ptr_equal(p->args[0], N(6));
+    assert_int_equal(p->nargs, 3);
+    /* x*y/(y*x) = 1 */
+    assert_ptr_equal(expr_div(g, expr_mul(g, x, y), expr_mul(g, y, x)),
+                     N(1));
+    /* x/(2*x) = 1/2 */
+    assert_ptr_equal(expr_div(g, x, expr_mul(g, N(2), x)), N(0.5));
+}
+
+static void test_powers(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->x, *y = f->y;
+    /* (x^a)^2 = x^(2*a) */
+    assert_ptr_equal(expr_pow(g, expr_pow(g, x, f->a), N(2)),
+                     expr_pow(g, x, expr_mul(g, N(2), f->a)));
+    /* (x^2)^3 = x^6, (x^-1)^-1 = x */
+    assert_ptr_equal(expr_pow(g, expr_pow(g, x, N(2)), N(3)),
+                     expr_pow(g, x, N(6)));
+    assert_ptr_equal(expr_pow(g, expr_pow(g, x, N(-1)), N(-1)), x);
+    /* (x^2)^0.5 is |x|, not x: stays */
+    const expr_t *h = expr_pow(g, expr_pow(g, x, N(2)), N(0.5));
+    assert_int_equal(h->op, EXPR_POW);
+    assert_ptr_equal(h->args[0], expr_pow(g, x, N(2)));
+    assert_ptr_equal(h->args[1], N(0.5));
+    /* (x^2)^y stays too */
+    const expr_t *k = expr_pow(g, expr_pow(g, x, N(2)), y);
+    assert_int_equal(k->op, EXPR_POW);
+    assert_ptr_equal(k->args[0], expr_pow(g, x, N(2)));
+    /* (2*x*y)^2 = 4*x^2*y^2 */
+    const expr_t *sq = expr_pow(g, expr_mul(g, N(2), expr_mul(g, x, y)),
+                                N(2));
+    assert_ptr_equal(sq, expr_mul(g, N(4), expr_mul(g, expr_pow(g, x, N(2)),
+                                                    expr_pow(g, y, N(2)))));
+    /* (x*y)^0.5 stays: x, y < 0 would change the value */
+    const expr_t *r = expr_pow(g, expr_mul(g, x, y), N(0.5));
+    assert_int_equal(r->op, EXPR_POW);
+    assert_int_equal(r->args[0]->op, EXPR_MUL);
+    /* sqrt(x)^2 = x (NaN becomes x below 0, like x/x at 0) */
+    const expr_t *s = expr_call(g, EXPR_SQRT, x, NULL);
+    assert_ptr_equal(expr_pow(g, s, N(2)), x);
+    assert_ptr_equal(expr_mul(g, s, s), x);
+}
+
+/* Rules that must not apply: they would change a value for some real
+ * input. */
+static void test_unsafe_rules_not_applied(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->x;
+    const expr_t *x2 = expr_pow(g, x, N(2));
+    const expr_t *r = expr_call(g, EXPR_SQRT, x2, NULL);
+    assert_int_equal(r->op, EXPR_SQRT);
+    assert_ptr_equal(r->args[0], x2);
+    assert_ptr_not_equal(r, x);
+    const expr_t *l = expr_call(g, EXPR_LOG, expr_call(g, EXPR_EXP, x, NULL),
+                                NULL);
+    assert_int_equal(l->op, EXPR_LOG);
+    const expr_t *e = expr_call(g, EXPR_EXP, expr_call(g, EXPR_LOG, x, NULL),
+                                NULL);
+    assert_int_equal(e->op, EXPR_EXP);
+    const expr_t *as = expr_call(g, EXPR_ASIN, expr_call(g, EXPR_SIN, x, NULL),
+                                 NULL);
+    assert_int_equal(as->op, EXPR_ASIN);
+    const expr_t *ab = expr_call(g, EXPR_ABS, x, NULL);
+    assert_ptr_not_equal(ab, x);
+    /* min(x, y) and min(y, x) are kept as written */
+    assert_ptr_not_equal(expr_call(g, EXPR_MIN, x, f->y),
+                         expr_call(g, EXPR_MIN, f->y, x));
+}
+
+/* Products are never expanded: distributing a constant over a sum would
+ * break the associativity of *.  A sum expands a term c*(a+b). */
+static void test_no_distribution(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *a = f->a, *b = f->b, *x = f->x;
+    const expr_t *s = expr_add(g, a, b);
+    const expr_t *p = expr_mul(g, N(2), s);
+    assert_int_equal(p->op, EXPR_MUL);
+    assert_int_equal(p->nargs, 2);
+    assert_ptr_equal(p->args[0], N(2));
+    assert_ptr_equal(p->args[1], s);
+    assert_ptr_equal(expr_mul(g, p, x),
+                     expr_mul(g, N(2), expr_mul(g, s, x)));
+    const expr_t *n = expr_neg(g, s);
+    assert_int_equal(n->op, EXPR_MUL);
+    assert_ptr_equal(n->args[0], N(-1));
+    /* in a sum, c*(a+b) is expanded */
+    assert_ptr_equal(expr_add(g, s, n), N(0));
+    assert_ptr_equal(expr_sub(g, a, s), expr_neg(g, b));
+    assert_ptr_equal(expr_add(g, expr_mul(g, N(3), s), p),
+                     expr_add(g, expr_mul(g, N(5), a), expr_mul(g, N(5), b)));
+    assert_ptr_equal(expr_add(g, p, N(0)),
+                     expr_add(g, expr_mul(g, N(2), a), expr_mul(g, N(2), b)));
+    /* associativity of + with such a term */
+    const expr_t *t1 = expr_add(g, expr_add(g, p, x), expr_neg(g, x));
+    const expr_t *t2 = expr_add(g, p, expr_add(g, x, expr_neg(g, x)));
+    assert_ptr_equal(t1, t2);
+    /* a sum times a symbol is not expanded either */
+    const expr_t *q = expr_mul(g, f->c, s);
+    assert_int_equal(q->op, EXPR_MUL);
+    assert_int_equal(q->nargs, 2);
+}
+
+static void test_odd_even_functions(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->x, *mx = expr_neg(g, f->x);
+    const expr_t *two_x = expr_mul(g, N(-2), x);
+    expr_op_t odd[] = {EXPR_SIN, EXPR_TAN, EXPR_ASIN, EXPR_ATAN,
+                       EXPR_SINH, EXPR_TANH, EXPR_SIGN};
+    expr_op_t even[] = {EXPR_COS, EXPR_COSH, EXPR_ABS};
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+        const expr_t *fx = expr_call(g, odd[i], x, NULL);
+        assert_ptr_equal(expr_call(g, odd[i], mx, NULL), expr_neg(g, fx));
+        assert_ptr_equal(expr_add(g, expr_call(g, odd[i], two_x, NULL),
+                                  expr_call(g, odd[i], expr_mul(g, N(2), x),
+                                            NULL)),
+                         N(0));
+    }
+    for (size_t i = 0; i < sizeof even / sizeof *even; i++)
+        assert_ptr_equal(expr_call(g, even[i], mx, NULL),
+                         expr_call(g, even[i], x, NULL));
+    /* no rule for exp, log, sqrt, acos of -x */
+    assert_int_equal(expr_call(g, EXPR_EXP, mx, NULL)->op, EXPR_EXP);
+    assert_int_equal(expr_call(g, EXPR_ACOS, mx, NULL)->op, EXPR_ACOS);
+    assert_ptr_equal(expr_call(g, EXPR_MIN, x, x), x);
+    assert_ptr_equal(expr_call(g, EXPR_MAX, x, x), x);
+}
+
+static void test_folding(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    assert_ptr_equal(expr_add(g, N(2), N(3)), N(5));
+    assert_ptr_equal(expr_mul(g, N(2), N(3)), N(6));
+    assert_ptr_equal(expr_pow(g, N(2), N(10)), N(1024));
+    assert_ptr_equal(expr_sub(g, N(2), N(3)), N(-1));
+    assert_ptr_equal(expr_neg(g, N(2)), N(-2));
+    assert_ptr_equal(expr_neg(g, N(0)), N(-0.0)); /* IEEE: -1*0 = -0 */
+    assert_ptr_equal(expr_div(g, N(1), N(3)), N(1.0 / 3.0));
+    assert_ptr_equal(expr_div(g, N(1), N(10)), N(0.1));
+    assert_ptr_equal(expr_call(g, EXPR_SIN, N(0), NULL), N(0));
+    assert_ptr_equal(expr_call(g, EXPR_COS, N(1), NULL), N(cos(1.0)));
+    assert_ptr_equal(expr_call(g, EXPR_SQRT, N(2), NULL), N(sqrt(2.0)));
+    assert_ptr_equal(expr_call(g, EXPR_ATAN2, N(1), N(2)), N(atan2(1, 2)));
+    assert_ptr_equal(expr_call(g, EXPR_MIN, N(1), N(2)), N(1));
+    /* non-finite results stay as nodes */
+    const expr_t *l0 = expr_call(g, EXPR_LOG, N(0), NULL);
+    assert_int_equal(l0->op, EXPR_LOG);
+    const expr_t *inv0 = expr_div(g, N(1), N(0));
+    assert_int_equal(inv0->op, EXPR_POW);
+    const expr_t *sq = expr_call(g, EXPR_SQRT, N(-1), NULL);
+    assert_int_equal(sq->op, EXPR_SQRT);
+    assert_true(isnan(expr_eval(g, sq, NULL)));
+    assert_true(isinf(expr_eval(g, inv0, NULL)));
+    /* folding of several constants does not depend on their order */
+    const expr_t *t1[] = {N(0.1), f->x, N(0.2), N(0.3)};
+    const expr_t *t2[] = {N(0.3), N(0.2), f->x, N(0.1)};
+    assert_ptr_equal(expr_sum(g, t1, 4), expr_sum(g, t2, 4));
+    assert_ptr_equal(expr_product(g, t1, 4), expr_product(g, t2, 4));
+}
+
+/* Structural invariants of canonical nodes, checked on random sums. */
+static void check_canonical(const expr_t *e)
+{
+    if (e->op == EXPR_ADD || e->op == EXPR_MUL) {
+        assert_true(e->nargs >= 2);
+        for (uint32_t i = 0; i < e->nargs; i++) {
+            assert_int_not_equal(e->args[i]->op, e->op); /* flat */
+            if (i > 0)
+                assert_int_not_equal(e->args[i]->op, EXPR_CONST);
+            for (uint32_t j = 0; j < i; j++)
+                assert_ptr_not_equal(e->args[i], e->args[j]);
+        }
+        if (e->args[0]->op == EXPR_CONST) {
+            double c = e->args[0]->value;
+            assert_false(c == 0);
+            if (e->op == EXPR_MUL)
+                assert_false(c == 1);
+        }
+    }
+    if (e->op == EXPR_MUL) {
+        /* no two factors with the same base */
+        for (uint32_t i = 0; i < e->nargs; i++)
+            for (uint32_t j = 0; j < i; j++) {
+                const expr_t *bi = e->args[i]->op == EXPR_POW
+                                       ? e->args[i]->args[0]
+                                       : e->args[i];
+                const expr_t *bj = e->args[j]->op == EXPR_POW
+                                       ? e->args[j]->args[0]
+                                       : e->args[j];
+                assert_ptr_not_equal(bi, bj);
+            }
+    }
+    for (uint32_t i = 0; i < e->nargs; i++)
+        check_canonical(e->args[i]);
+}
+
+static const expr_t *random_expr(expr_graph_t *g, const expr_t *const *v,
+                                 int depth)
+{
+    uint64_t r = rng();
+    if (depth == 0 || r % 8 == 0) {
+        if (r % 3 == 0)
+            return expr_num(g, (double)((int)(rng() % 7) - 3));
+        return v[rng() % 4];
+    }
+    const expr_t *a = random_expr(g, v, depth - 1);
+    const expr_t *b = random_expr(g, v, depth - 1);
+    switch (rng() % 7) {
+    case 0:
+        return expr_add(g, a, b);
+    case 1:
+        return expr_sub(g, a, b);
+    case 2:
+        return expr_mul(g, a, b);
+    case 3:
+        return expr_div(g, a, b);
+    case 4:
+        return expr_pow(g, a, expr_num(g, (double)((int)(rng() % 5) - 2)));
+    case 5:
+        return expr_neg(g, a);
+    default:
+        return expr_call(g, EXPR_SIN, a, NULL);
+    }
+}
+
+/* Combines E[0..n) with OP (expr_add or expr_mul) in a random tree shape
+ * over a random permutation. */
+static const expr_t *random_fold(expr_graph_t *g, const expr_t **e, size_t n,
+                                 bool add)
+{
+    if (n == 1)
+        return e[0];
+    size_t k = 1 + (size_t)(rng() % (n - 1));
+    const expr_t *l = random_fold(g, e, k, add);
+    const expr_t *r = random_fold(g, e + k, n - k, add);
+    if (rng() % 2) {
+        const expr_t *t = l;
+        l = r;
+        r = t;
+    }
+    return add ? expr_add(g, l, r) : expr_mul(g, l, r);
+}
+
+/* Random expressions whose constants are exact in binary, so that IEEE
+ * folding is associative on them. */
+static const expr_t *random_dyadic(expr_graph_t *g, const expr_t *const *v,
+                                   int depth)
+{
+    static const double k[] = {-2, -1, 0.5, 2, 4, 0.25};
+    uint64_t r = rng();
+    if (depth == 0 || r % 8 == 0)
+        return r % 3 == 0 ? expr_num(g, k[rng() % 6]) : v[rng() % 4];
+    const expr_t *a = random_dyadic(g, v, depth - 1);
+    const expr_t *b = random_dyadic(g, v, depth - 1);
+    switch (rng() % 7) {
+    case 0:
+        return expr_add(g, a, b);
+    case 1:
+        return expr_sub(g, a, b);
+    case 2:
+        return expr_mul(g, a, b);
+    case 3: /* 1/c may not be exact: no division by a constant */
+        return b->op == EXPR_CONST ? a : expr_div(g, a, b);
+    case 4:
+        return expr_pow(g, a,
+                        expr_num(g, (double)(int)(rng() % 3) +
+                                        (a->op == EXPR_CONST ? 0 : -2)));
+    case 5:
+        return expr_neg(g, a);
+    default:
+        return a->op == EXPR_CONST ? a : expr_call(g, EXPR_SIN, a, NULL);
+    }
+}
+
+static void test_random_grouping(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    rng_state = 99;
+    const expr_t *v[4] = {f->x, f->y, f->z, f->a};
+    for (int round = 0; round < 300; round++) {
+        enum { K = 7 };
+        const expr_t *e[K];
+        for (int i = 0; i < K; i++)
+            e[i] = random_dyadic(g, v, 3);
+        bool add = round % 2 == 0;
+        const expr_t *ref = random_fold(g, e, K, add);
+        for (int rep = 0; rep < 8; rep++) {
+            for (int i = K - 1; i > 0; i--) {
+                int j = (int)(rng() % (uint64_t)(i + 1));
+                const expr_t *t = e[i];
+                e[i] = e[j];
+                e[j] = t;
+            }
+            assert_ptr_equal(random_fold(g, e, K, add), ref);
+        }
+    }
+}
+
+static void test_canonical_invariants(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    rng_state = 777;
+    const expr_t *v[4] = {f->x, f->y, f->z, f->a};
+    for (int i = 0; i < 500; i++)
+        check_canonical(random_expr(g, v, 5));
+}
+
+/* Building is value-preserving: a random expression evaluates as the
+ * same formula written in C, wherever the C value is finite (the rules
+ * may turn a NaN or an infinity into a number, never a number into
+ * another). */
+typedef struct rexpr {
+    const expr_t *e;
+    double v;
+} rexpr_t;
+
+static rexpr_t random_pair(expr_graph_t *g, const expr_t *const *var,
+                           const double *val, int depth)
+{
+    uint64_t r = rng();
+    if (depth == 0 || r % 6 == 0) {
+        if (r % 3 == 0) {
+            double c = (double)((int)(rng() % 9) - 4) / 2;
+            return (rexpr_t){expr_num(g, c), c};
+        }
+        int k = (int)(rng() % 3);
+        return (rexpr_t){var[k], val[k]};
+    }
+    rexpr_t a = random_pair(g, var, val, depth - 1);
+    rexpr_t b = random_pair(g, var, val, depth - 1);
+    switch (rng() % 8) {
+    case 0:
+        return (rexpr_t){expr_add(g, a.e, b.e), a.v + b.v};
+    case 1:
+        return (rexpr_t){expr_sub(g, a.e, b.e), a.v - b.v};
+    case 2:
+        return (rexpr_t){expr_mul(g, a.e, b.e), a.v * b.v};
+    case 3:
+        return (rexpr_t){expr_div(g, a.e, b.e), a.v / b.v};
+    case 4: {
+        double k = (double)(int)(rng() % 4) + 1;
+        return (rexpr_t){expr_pow(g, a.e, expr_num(g, k)), pow(a.v, k)};
+    }
+    case 5:
+        return (rexpr_t){expr_neg(g, a.e), -a.v};
+    case 6:
+        return (rexpr_t){expr_call(g, EXPR_COS, a.e, NULL), cos(a.v)};
+    default:
+        return (rexpr_t){expr_call(g, EXPR_ATAN, a.e, NULL), atan(a.v)};
+    }
+}
+
+static void test_simplification_preserves_value(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    rng_state = 4242;
+    const expr_t *var[3] = {f->x, f->y, f->z};
+    int checked = 0;
+    for (int i = 0; i < 2000; i++) {
+        double val[6] = {0.3 + (double)(rng() % 1000) / 500,
+                         -1.1 + (double)(rng() % 1000) / 700,
+                         0.7 + (double)(rng() % 1000) / 900, 0, 0, 0};
+        rexpr_t p = random_pair(g, var, val, 4);
+        if (!isfinite(p.v) || fabs(p.v) > 1e6)
+            continue;
+        double v = expr_eval(g, p.e, val);
+        assert_true(fabs(v - p.v) <= 1e-9 * (1 + fabs(p.v)));
+        checked++;
+    }
+    assert_true(checked > 1000);
+}
+
+/* ---- evaluation semantics ------------------------------------------------ */
+
+static void test_eval(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const double v[6] = {0.7, -1.3, 2.0, 0.25, 3.0, -0.5};
+    const expr_t *e = expr_add(g, expr_mul(g, f->x, expr_pow(g, f->y, N(2))),
+                               expr_call(g, EXPR_SIN, f->z, NULL));
+    double want = 0.7 * (-1.3 * -1.3) + sin(2.0);
+    assert_true(fabs(expr_eval(g, e, v) - want) < 1e-15);
+    assert_true(expr_eval(g, f->y, v) == -1.3);
+    assert_true(expr_eval(g, N(4.5), v) == 4.5);
+    const expr_t *h = expr_div(g, expr_call(g, EXPR_ATAN2, f->y, f->x),
+                               expr_call(g, EXPR_SQRT, f->c, NULL));
+    assert_true(isnan(expr_eval(g, h, v))); /* sqrt(-0.5) */
+    const expr_t *m = expr_call(g, EXPR_MAX, f->a, f->c);
+    assert_true(expr_eval(g, m, v) == 0.25);
+    /* a DAG that is exponential as a tree: e_{k+1} = e_k*e_k + e_k */
+    const expr_t *d = expr_add(g, f->a, N(0.5));
+    double dv = 0.75;
+    for (int i = 0; i < 60; i++) {
+        d = expr_add(g, expr_call(g, EXPR_SIN, d, NULL),
+                     expr_call(g, EXPR_COS, d, NULL));
+        dv = sin(dv) + cos(dv);
+    }
+    assert_true(expr_eval(g, d, v) == dv);
+}
+
+static void test_apply_semantics(void **state)
+{
+    (void)state;
+    double x[4];
+    /* ADD and MUL fold left to right */
+    x[0] = 1e16;
+    x[1] = 1.0;
+    x[2] = -1e16;
+    assert_true(expr_apply(EXPR_ADD, x, 3) == (1e16 + 1.0) + -1e16);
+    assert_true(expr_apply(EXPR_ADD, x, 0) == 0);
+    assert_true(expr_apply(EXPR_MUL, x, 0) == 1);
+    /* POW: small integer exponents by multiplication */
+    double p[2] = {1.1, 2};
+    assert_true(expr_apply(EXPR_POW, p, 2) == 1.1 * 1.1);
+    p[1] = 3;
+    assert_true(expr_apply(EXPR_POW, p, 2) == 1.1 * 1.1 * 1.1);
+    p[1] = -1;
+    assert_true(expr_apply(EXPR_POW, p, 2) == 1 / 1.1);
+    p[1] = -2;
+    assert_true(expr_apply(EXPR_POW, p, 2) == 1 / (1.1 * 1.1));
+    p[1] = 0.5; /* pow, not sqrt: differs at -0 and -inf */
+    p[0] = -0.0;
+    double r = expr_apply(EXPR_POW, p, 2);
+    assert_true(r == 0 && !signbit(r));
+    p[0] = -INFINITY;
+    assert_true(expr_apply(EXPR_POW, p, 2) == INFINITY);
+    p[0] = 2.5;
+    p[1] = 1.7;
+    assert_true(expr_apply(EXPR_POW, p, 2) == pow(2.5, 1.7));
+    /* sign */
+    x[0] = -3;
+    assert_true(expr_apply(EXPR_SIGN, x, 1) == -1);
+    x[0] = 1e-300;
+    assert_true(expr_apply(EXPR_SIGN, x, 1) == 1);
+    x[0] = -0.0;
+    r = expr_apply(EXPR_SIGN, x, 1);
+    assert_true(r == 0 && signbit(r));
+    x[0] = NAN;
+    assert_true(isnan(expr_apply(EXPR_SIGN, x, 1)));
+    /* min and max propagate NaN */
+    x[0] = 1;
+    x[1] = NAN;
+    assert_true(isnan(expr_apply(EXPR_MIN, x, 2)));
+    assert_true(isnan(expr_apply(EXPR_MAX, x, 2)));
+    x[1] = 2;
+    assert_true(expr_apply(EXPR_MIN, x, 2) == 1);
+    assert_true(expr_apply(EXPR_MAX, x, 2) == 2);
+    x[0] = 0.5;
+    assert_true(expr_apply(EXPR_ATAN2, x, 2) == atan2(0.5, 2));
+    assert_true(expr_apply(EXPR_TANH, x, 1) == tanh(0.5));
+    assert_true(bits(expr_apply(EXPR_LOG, x, 1)) == bits(log(0.5)));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_op_table),
+        cmocka_unit_test_setup_teardown(test_variables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hash_consing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_constants_by_bits, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_ids_dense, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commutative_associative, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_shuffled_orders, setup,
+                                        teardown),
+        cmocka_unit_test(test_order_history_independent),
+        cmocka_unit_test_setup_teardown(test_identities, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_like_terms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_like_factors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_powers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unsafe_rules_not_applied, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_no_distribution, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_odd_even_functions, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_folding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_grouping, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_canonical_invariants, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_simplification_preserves_value,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eval, setup, teardown),
+        cmocka_unit_test(test_apply_semantics),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

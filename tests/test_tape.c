@@ -1,0 +1,332 @@
+/*
+ * test_tape.c — compiled tapes against the tree evaluator.
+ *
+ * On random DAGs over every op (fixed seed) and random points, including
+ * points outside the domains and special values (±0, ±inf, NaN, huge,
+ * tiny), every output of tape_eval must have exactly the bits of
+ * expr_eval.  Slot reuse must keep the work buffer far below the length of
+ * a long chain.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "interp/expr.h"
+#include "interp/tape.h"
+
+static uint64_t rng_state;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static double uniform(double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(rng() >> 11) / 9007199254740992.0;
+}
+
+enum { NV = 6 };
+
+static expr_graph_t *new_graph(const expr_t **v)
+{
+    expr_graph_t *g = expr_graph_new();
+    const char *names[NV] = {"x", "y", "z", "x'", "m", "t"};
+    for (int i = 0; i < NV; i++)
+        v[i] = expr_var(g, expr_var_declare(g, names[i]));
+    return g;
+}
+
+/* Tape and tree agree bit for bit on every output at VALS. */
+static void check_bits(const expr_graph_t *g, const tape_t *t,
+                       const expr_t *const *outs, size_t nout,
+                       const double *vals)
+{
+    double *out = malloc((nout ? nout : 1) * sizeof *out);
+    double *work = malloc((tape_work_size(t) + 1) * sizeof *work);
+    tape_eval(t, vals, out, work);
+    for (size_t k = 0; k < nout; k++) {
+        double want = expr_eval(g, outs[k], vals);
+        if (memcmp(&want, &out[k], sizeof want) != 0) {
+            char *s = expr_to_text(g, outs[k]);
+            print_error("output %zu: tape %.17g, tree %.17g\n  %s\n", k,
+                        out[k], want, s);
+            free(s);
+            free(out);
+            free(work);
+            fail();
+        }
+    }
+    free(out);
+    free(work);
+}
+
+static const expr_t *random_node(expr_graph_t *g, const expr_t **pool,
+                                 size_t n)
+{
+    const expr_t *a = pool[rng() % n], *b = pool[rng() % n];
+    static const expr_op_t fn1[] = {
+        EXPR_SIN,  EXPR_COS,  EXPR_TAN,  EXPR_ASIN, EXPR_ACOS,
+        EXPR_ATAN, EXPR_SINH, EXPR_COSH, EXPR_TANH, EXPR_EXP,
+        EXPR_LOG,  EXPR_SQRT, EXPR_ABS,  EXPR_SIGN};
+    static const double ex[] = {2, 3, -1, -2, 0.5, -0.5, 1.5, 4, 0.25};
+    switch (rng() % 12) {
+    case 0:
+    case 1:
+        return expr_add(g, a, b);
+    case 2:
+        return expr_sub(g, a, b);
+    case 3:
+    case 4: {
+        const expr_t *f[3] = {a, b, pool[rng() % n]};
+        return expr_product(g, f, 2 + rng() % 2);
+    }
+    case 5:
+        return expr_div(g, a, b);
+    case 6:
+        return expr_pow(g, a, expr_num(g, ex[rng() % 9]));
+    case 7:
+        return expr_pow(g, a, b);
+    case 8:
+        return expr_call(g, EXPR_ATAN2, a, b);
+    case 9:
+        return expr_call(g, rng() % 2 ? EXPR_MIN : EXPR_MAX, a, b);
+    default:
+        return expr_call(g, fn1[rng() % 14], a, NULL);
+    }
+}
+
+static double random_value(void)
+{
+    static const double special[] = {0.0,       -0.0, INFINITY, -INFINITY,
+                                     NAN,       1e200, -1e200,  1e-200,
+                                     -1e-310,   1.0,  -1.0,     2.0};
+    switch (rng() % 10) {
+    case 0:
+        return special[rng() % 12];
+    case 1:
+        return uniform(-100, 100);
+    default:
+        return uniform(-2, 2);
+    }
+}
+
+static void test_random_dags(void **state)
+{
+    (void)state;
+    rng_state = 2718281828;
+    for (int round = 0; round < 300; round++) {
+        const expr_t *v[NV];
+        expr_graph_t *g = new_graph(v);
+        enum { POOL = 80 };
+        const expr_t *pool[POOL];
+        size_t n = 0;
+        for (int i = 0; i < NV; i++)
+            pool[n++] = v[i];
+        pool[n++] = expr_num(g, 0.5);
+        pool[n++] = expr_num(g, -3);
+        pool[n++] = expr_num(g, 2);
+        while (n < POOL)
+            pool[n] = random_node(g, pool, n), n++;
+        /* outputs: the last nodes, some random ones, a bare variable, a
+         * bare constant, and one output twice */
+        const expr_t *outs[16];
+        size_t nout = 0;
+        for (int i = 0; i < 8; i++)
+            outs[nout++] = pool[POOL - 1 - i];
+        for (int i = 0; i < 5; i++)
+            outs[nout++] = pool[rng() % POOL];
+        outs[nout++] = v[rng() % NV];
+        outs[nout++] = expr_num(g, 1.25);
+        outs[nout++] = outs[0];
+        tape_t *t = tape_compile(g, outs, nout, NV);
+        assert_int_equal(tape_nout(t), nout);
+        for (int p = 0; p < 40; p++) {
+            double vals[NV];
+            for (int i = 0; i < NV; i++)
+                vals[i] = random_value();
+            check_bits(g, t, outs, nout, vals);
+        }
+        tape_free(t);
+        expr_graph_free(g);
+    }
+}
+
+/* The special cases of POW at the values where shortcuts could differ. */
+static void test_pow_special_values(void **state)
+{
+    (void)state;
+    const expr_t *v[NV];
+    expr_graph_t *g = new_graph(v);
+    const double ex[] = {2, 3, -1, -2, 0.5, -0.5, 0.25, 1.5, 7, -3};
+    const expr_t *outs[12];
+    size_t nout = 0;
+    for (size_t i = 0; i < sizeof ex / sizeof *ex; i++)
+        outs[nout++] = expr_pow(g, v[0], expr_num(g, ex[i]));
+    outs[nout++] = expr_pow(g, v[0], v[1]);
+    outs[nout++] = expr_call(g, EXPR_SIGN, v[0], NULL);
+    tape_t *t = tape_compile(g, outs, nout, NV);
+    const double xs[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-200,
+                         -1e-200, 1e200, -1e200, 5e-324, 1.1, -1.1, 3.0};
+    const double ys[] = {2, 3, -1, -2, 0.5, 0, NAN, -0.0, 1e300};
+    for (size_t i = 0; i < sizeof xs / sizeof *xs; i++)
+        for (size_t j = 0; j < sizeof ys / sizeof *ys; j++) {
+            double vals[NV] = {xs[i], ys[j], 0, 0, 0, 0};
+            check_bits(g, t, outs, nout, vals);
+        }
+    /* x^2 is x*x, x^-1 is 1/x, x^0.5 is pow (not sqrt) */
+    double vals[NV] = {-0.0, 0, 0, 0, 0, 0};
+    double out[12], work[64];
+    assert_true(tape_work_size(t) <= 64);
+    tape_eval(t, vals, out, work);
+    assert_true(out[0] == 0 && !signbit(out[0])); /* (-0)*(-0) = +0 */
+    assert_true(out[2] == -INFINITY);              /* 1/-0 */
+    assert_true(out[4] == 0 && !signbit(out[4])); /* pow(-0, 0.5) = +0 */
+    vals[0] = -INFINITY;
+    tape_eval(t, vals, out, work);
+    assert_true(out[4] == INFINITY); /* pow(-inf, 0.5), sqrt would be NaN */
+    tape_free(t);
+    expr_graph_free(g);
+}
+
+/* A long chain: every node is read only by the next, so two or three
+ * slots serve the whole tape. */
+static void test_slot_reuse(void **state)
+{
+    (void)state;
+    const expr_t *v[NV];
+    expr_graph_t *g = new_graph(v);
+    const expr_t *e = v[0];
+    double want = 0.3;
+    for (int i = 0; i < 1000; i++) {
+        e = expr_call(g, EXPR_SIN, expr_add(g, e, v[1]), NULL);
+        want = sin(want + 0.1);
+    }
+    tape_t *t = tape_compile(g, &e, 1, NV);
+    assert_int_equal(tape_length(t), 2000);
+    assert_true(tape_work_size(t) <= 4);
+    double vals[NV] = {0.3, 0.1, 0, 0, 0, 0}, out[1], work[4];
+    tape_eval(t, vals, out, work);
+    assert_true(out[0] == want);
+    check_bits(g, t, &e, 1, vals);
+    tape_free(t);
+
+    /* a wide sum of products: the work size stays near the number of
+     * values alive at once, not the instruction count */
+    const expr_t *terms[200];
+    for (int i = 0; i < 200; i++)
+        terms[i] = expr_mul(g, expr_call(g, EXPR_COS, expr_mul(g, expr_num(g, i + 1), v[2]), NULL),
+                            v[3]);
+    const expr_t *s = expr_sum(g, terms, 200);
+    t = tape_compile(g, &s, 1, NV);
+    assert_true(tape_work_size(t) < tape_length(t) / 2);
+    double vals2[NV] = {0, 0, 0.7, 1.3, 0, 0};
+    check_bits(g, t, &s, 1, vals2);
+    tape_free(t);
+    expr_graph_free(g);
+}
+
+/* Outputs that are variables or constants only: no instructions. */
+static void test_trivial_outputs(void **state)
+{
+    (void)state;
+    const expr_t *v[NV];
+    expr_graph_t *g = new_graph(v);
+    const expr_t *outs[3] = {v[2], expr_num(g, -7.5), v[2]};
+    tape_t *t = tape_compile(g, outs, 3, NV);
+    assert_int_equal(tape_length(t), 0);
+    assert_int_equal(tape_nout(t), 3);
+    double vals[NV] = {1, 2, 3, 4, 5, 6}, out[3], work[2];
+    tape_eval(t, vals, out, work);
+    assert_true(out[0] == 3 && out[1] == -7.5 && out[2] == 3);
+    tape_free(t);
+    t = tape_compile(g, NULL, 0, NV);
+    assert_int_equal(tape_nout(t), 0);
+    tape_eval(t, vals, out, work);
+    tape_free(t);
+    tape_free(NULL);
+    expr_graph_free(g);
+}
+
+/* The tape does not reference the graph after compilation. */
+static void test_outlives_graph(void **state)
+{
+    (void)state;
+    const expr_t *v[NV];
+    expr_graph_t *g = new_graph(v);
+    const expr_t *e = expr_add(g, expr_mul(g, v[0], v[1]),
+                               expr_call(g, EXPR_EXP, v[2], NULL));
+    tape_t *t = tape_compile(g, &e, 1, NV);
+    double vals[NV] = {1.5, 2, 0.5, 0, 0, 0};
+    double want = expr_eval(g, e, vals);
+    expr_graph_free(g);
+    double out[1], work[16];
+    assert_true(tape_work_size(t) <= 16);
+    tape_eval(t, vals, out, work);
+    assert_memory_equal(out, &want, sizeof want);
+    tape_free(t);
+}
+
+/* Derivatives of a rolling-sphere Lagrangian: a realistic tape. */
+static void test_lagrangian_tape(void **state)
+{
+    (void)state;
+    expr_graph_t *g = expr_graph_new();
+    const char *names[] = {"m", "R", "phi", "theta", "psi", "x", "y",
+                           "phi'", "theta'", "psi'", "x'", "y'"};
+    const expr_t *v[12];
+    for (int i = 0; i < 12; i++)
+        v[i] = expr_var(g, expr_var_declare(g, names[i]));
+    const expr_t *two = expr_num(g, 2);
+    const expr_t *sq[5];
+    for (int i = 0; i < 5; i++)
+        sq[i] = expr_pow(g, v[7 + i], two);
+    const expr_t *rot[4] = {sq[0], sq[1], sq[2],
+                            expr_product(g, (const expr_t *[]){two, v[7], v[9],
+                                                               expr_call(g, EXPR_COS, v[3], NULL)},
+                                         4)};
+    const expr_t *T = expr_add(
+        g, expr_mul(g, expr_div(g, v[0], two), expr_add(g, sq[3], sq[4])),
+        expr_mul(g, expr_div(g, expr_mul(g, v[0], expr_pow(g, v[1], two)),
+                             expr_num(g, 5)),
+                 expr_sum(g, rot, 4)));
+    const expr_t *outs[25];
+    size_t nout = 0;
+    for (uint32_t q = 2; q < 12; q++)
+        outs[nout++] = expr_diff(g, T, q);
+    for (uint32_t q = 7; q < 12; q++)
+        for (uint32_t r = 7; r <= q; r++)
+            outs[nout++] = expr_diff(g, expr_diff(g, T, q), r);
+    tape_t *t = tape_compile(g, outs, nout, 12);
+    rng_state = 5;
+    for (int p = 0; p < 1000; p++) {
+        double vals[12];
+        for (int i = 0; i < 12; i++)
+            vals[i] = uniform(-2, 2);
+        check_bits(g, t, outs, nout, vals);
+    }
+    tape_free(t);
+    expr_graph_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_dags),
+        cmocka_unit_test(test_pow_special_values),
+        cmocka_unit_test(test_slot_reuse),
+        cmocka_unit_test(test_trivial_outputs),
+        cmocka_unit_test(test_outlives_graph),
+        cmocka_unit_test(test_lagrangian_tape),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
