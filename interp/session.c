@@ -540,6 +540,13 @@ static int exec_equations(session_t *s, const ast_stmt_t *st, diag_t *err)
 
 /* ---- state ----------------------------------------------------------- */
 
+/* memcpy of N doubles that may be 0 (with NULL arrays). */
+static void copy_doubles(double *dst, const double *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n * sizeof *dst);
+}
+
 static int exec_initial(session_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = session_lowered(s, err);
@@ -655,9 +662,9 @@ static int exec_initial(session_t *s, const ast_stmt_t *st, diag_t *err)
                               expr_var_name(g, v), vars[v]);
     }
     lower_store_state(lw, vars, m);
-    memcpy(m->q0.v, m->q.v, m->q.n * sizeof *m->q.v);
-    memcpy(m->qd0.v, m->qd.v, m->qd.n * sizeof *m->qd.v);
-    memcpy(m->z0.v, m->z.v, m->z.n * sizeof *m->z.v);
+    copy_doubles(m->q0.v, m->q.v, m->q.n);
+    copy_doubles(m->qd0.v, m->qd.v, m->qd.n);
+    copy_doubles(m->z0.v, m->z.v, m->z.n);
     m->t0 = m->t;
     sim_samples_clear(&s->samples);
     return 0;
@@ -666,9 +673,9 @@ static int exec_initial(session_t *s, const ast_stmt_t *st, diag_t *err)
 static int exec_reset(session_t *s)
 {
     model_t *m = &s->model;
-    memcpy(m->q.v, m->q0.v, m->q.n * sizeof *m->q.v);
-    memcpy(m->qd.v, m->qd0.v, m->qd.n * sizeof *m->qd.v);
-    memcpy(m->z.v, m->z0.v, m->z.n * sizeof *m->z.v);
+    copy_doubles(m->q.v, m->q0.v, m->q.n);
+    copy_doubles(m->qd.v, m->qd0.v, m->qd.n);
+    copy_doubles(m->z.v, m->z0.v, m->z.n);
     m->t = m->t0;
     sim_samples_clear(&s->samples);
     return 0;
