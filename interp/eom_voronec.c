@@ -111,14 +111,14 @@ static int vor_check_form(const eom_t *e, size_t a, const bool *vmask,
                 v++;
             return diag_error(err, sys->cspan[a],
                               "constraint %s: the coefficient of %s' depends "
-                              "on %s' : %s (%s)",
+                              "on %s'; %s (equations %s)",
                               sys->cname[a], sys->qname[j],
                               v < n ? sys->qname[v] : "?", VORONEC_NEED, meth);
         }
         if (expr_depends(g, cj, sys->t))
             return diag_error(err, sys->cspan[a],
                               "constraint %s: the coefficient of %s' depends "
-                              "on t : %s (%s)",
+                              "on t; %s (equations %s)",
                               sys->cname[a], sys->qname[j], VORONEC_NEED, meth);
     }
     const expr_t *c0 = expr_subst(g, sys->C[a], zero_vel);
@@ -126,7 +126,7 @@ static int vor_check_form(const eom_t *e, size_t a, const bool *vmask,
         char *s = expr_to_text(g, c0);
         int rc = diag_error(err, sys->cspan[a],
                             "constraint %s has a term without velocities "
-                            "(%s) : %s (%s)",
+                            "(%s); %s (equations %s)",
                             sys->cname[a], s, VORONEC_NEED, meth);
         free(s);
         return rc;
@@ -168,7 +168,7 @@ static int vor_pick_dependent(eom_t *e, diag_t *err)
             rc = diag_error(err, sys->cspan[a],
                             "constraint %s: no velocity stands alone in it "
                             "(a constant coefficient, and in no other "
-                            "constraint) : %s (%s)",
+                            "constraint); %s (equations %s)",
                             sys->cname[a], VORONEC_NEED,
                             eom_method_name(e->method));
         else {

@@ -644,8 +644,16 @@ static int exec_initial(session_t *s, const ast_stmt_t *st, diag_t *err)
             given_v[i] = true;
         }
     }
-    if (eom_solve_velocities(sys, vars, given_v, err) != 0)
-        return -1;
+    if (eom_solve_velocities(sys, vars, given_v, err) != 0) {
+        /* The fault is in this statement's values: point here, and say
+         * where the constraint they violate was declared. */
+        char place[256], msg[DIAG_MSG_MAX];
+        where_text(s, err->span, place, sizeof place);
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        diag_clear(err);
+        return diag_error(err, st->span, "%s (the constraint is declared at %s)",
+                          msg, place);
+    }
     if (have_psi && sys->m > 0 && !(speeds_state || any_z)) {
         diag_t tmp = {0};
         if (eom_speeds_from_velocities(sys, vars, &tmp) != 0)
