@@ -14,7 +14,9 @@
 
 #include <cmocka.h>
 
-#include "interp/session.h"
+#include "interp/eom.h"
+#include "interp/session_impl.h"
+#include "lang/parse.h"
 
 typedef struct fixture {
     session_t *s;
@@ -176,6 +178,29 @@ static void test_quit(void **state)
     assert_string_equal(f->out, "1 = 1\n");
 }
 
+/* Every keyword, every method name and every topic has a help text that
+ * starts by naming its subject, and the overview exists. */
+static void test_help_covers_every_statement(void **state)
+{
+    (void)state;
+    assert_non_null(help_text(NULL));
+    for (size_t i = 0; parse_keywords[i]; i++) {
+        const char *t = help_text(parse_keywords[i]);
+        if (!t)
+            fail_msg("no help for the keyword '%s'", parse_keywords[i]);
+        assert_non_null(strstr(t, parse_keywords[i]));
+    }
+    for (size_t i = 0; eom_method_names[i]; i++) {
+        const char *t = help_text(eom_method_names[i]);
+        if (!t)
+            fail_msg("no help for the method '%s'", eom_method_names[i]);
+        assert_non_null(strstr(t, eom_method_names[i]));
+    }
+    for (size_t i = 0; help_topics[i]; i++)
+        assert_non_null(help_text(help_topics[i]));
+    assert_null(help_text("no_such_topic"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +216,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quit, setup, teardown),
+        cmocka_unit_test(test_help_covers_every_statement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
