@@ -63,8 +63,9 @@ static char *history_path(void)
     return p;
 }
 
-/* Feeds one line into BUF; runs BUF when it holds complete statements. */
-static void feed(session_t *s, strbuf_t *buf, const char *line, bool tty,
+/* Feeds one line into BUF; runs BUF when it holds complete statements.
+ * Returns whether what ran failed. */
+static bool feed(session_t *s, strbuf_t *buf, const char *line, bool tty,
                  bool *more)
 {
     strbuf_add(buf, line);
@@ -73,7 +74,7 @@ static void feed(session_t *s, strbuf_t *buf, const char *line, bool tty,
         session_run_text(s, "<repl>", buf->data, buf->len, true);
     if (rc == RUN_INCOMPLETE) {
         *more = true;
-        return;
+        return false;
     }
     if (tty && buf->len > 1) {
         buf->data[buf->len - 1] = '\0'; /* history without the newline */
@@ -81,6 +82,7 @@ static void feed(session_t *s, strbuf_t *buf, const char *line, bool tty,
     }
     strbuf_free(buf);
     *more = false;
+    return rc == RUN_ERROR;
 }
 
 int repl_run(session_t *s, bool banner)
@@ -90,20 +92,24 @@ int repl_run(session_t *s, bool banner)
     strbuf_init(&buf);
     bool more = false;
     if (!tty) {
+        /* Errors do not end the session, but the exit status says
+         * whether any statement failed (doc/language.md). */
         char *line = NULL;
         size_t cap = 0;
         ssize_t n;
+        bool failed = false;
         while (!session_quit_requested(s) &&
                (n = getline(&line, &cap, stdin)) >= 0) {
             if (n > 0 && line[n - 1] == '\n')
                 line[n - 1] = '\0';
-            feed(s, &buf, line, false, &more);
+            failed |= feed(s, &buf, line, false, &more);
         }
         free(line);
         if (more) /* input ended inside a statement: say so */
-            session_run_text(s, "<repl>", buf.data, buf.len, false);
+            failed |= session_run_text(s, "<repl>", buf.data, buf.len,
+                                       false) != RUN_OK;
         strbuf_free(&buf);
-        return 0;
+        return failed ? 1 : 0;
     }
 
     if (banner)

@@ -11,7 +11,8 @@
 
 /* Runs the loop on standard input until the session ends.  With a
  * terminal: readline, prompts, history; otherwise plain lines, no
- * prompts.  Returns the exit status (0). */
+ * prompts.  Returns the exit status: 0, or 1 when the input was not a
+ * terminal and a statement failed. */
 int repl_run(session_t *s, bool banner);
 
 #endif
