@@ -12,6 +12,7 @@
 #include "interp/check.h"
 #include "interp/session_impl.h"
 #include "interp/util.h"
+#include "interp/worksheet.h"
 
 /* Values print as the shortest text that reads back to the same double,
  * except that -0 prints as 0: the simplifier's x + 0 = x keeps a sign that
@@ -485,5 +486,24 @@ int output_check(session_t *s, const ast_stmt_t *st, diag_t *err)
     fputs(text, s->out);
     free(text);
     check_report_free(&rep);
+    return 0;
+}
+
+/* ---- worksheet ------------------------------------------------------- */
+
+int output_worksheet(session_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = session_lowered(s, err);
+    if (!lw)
+        return -1;
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double vars[nv ? nv : 1];
+    lower_fill_vars(lw, &s->model, vars);
+    if (worksheet_run(lower_system(lw), vars, st->u.word.name, false,
+                      st->u.word.span, s->out, err) != 0) {
+        if (err->set && err->span.file == SRC_NO_FILE)
+            err->span = st->span;
+        return -1;
+    }
     return 0;
 }

@@ -970,7 +970,7 @@ static int exec_stmt(session_t *s, const ast_stmt_t *st, diag_t *err)
     case STMT_SIMULATE: return motion_simulate(s, st, err);
     case STMT_TABLE: return motion_table(s, st, err);
     case STMT_PLOT: return motion_plot(s, st, err);
-    case STMT_WORKSHEET: return not_yet(st, err);
+    case STMT_WORKSHEET: return output_worksheet(s, st, err);
     }
     return not_yet(st, err);
 }

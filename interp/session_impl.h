@@ -82,6 +82,7 @@ int output_accel(session_t *s, const ast_stmt_t *st, diag_t *err);
 int output_show(session_t *s, const ast_stmt_t *st, diag_t *err);
 int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err);
 int output_check(session_t *s, const ast_stmt_t *st, diag_t *err);
+int output_worksheet(session_t *s, const ast_stmt_t *st, diag_t *err);
 
 /* Motion statements (motion.c). */
 int motion_simulate(session_t *s, const ast_stmt_t *st, diag_t *err);
