@@ -59,13 +59,15 @@ static const char model[] =
     "kinetic T = m/2*(x'^2 + y'^2)\n"
     "potential V = k/2*(x^2 + y^2)\n"
     "initial x = 0.5, y = -1, x' = 2, y' = 0.25\n"
-    "equations lagrange\n";
+    "equations lagrange\n"
+    "simulate to 1 step 0.25\n";
 
 static void test_failing_statements_change_nothing(void **state)
 {
     fixture_t *f = *state;
     assert_int_equal(run(f, model), RUN_OK);
-    const char *probe = "print T, V, x, y', x'', m\naccel\nshow model\n";
+    const char *probe = "print T, V, x, y', x'', m\naccel\nshow model\n"
+                        "table t, x, y, T + V\n";
     assert_int_equal(run(f, probe), RUN_OK);
     fflush(f->fout);
     char *before = strndup(f->out, f->out_len);
@@ -88,6 +90,14 @@ static void test_failing_statements_change_nothing(void **state)
         "force m = 1",                    /* not a coordinate */
         "print x, y, 1/0",                /* nothing printed */
         "load \"/nonexistent/file.nh\"",
+        "simulate to 2 integrator rk9",   /* unknown integrator */
+        "simulate to 2 step -1",          /* negative step */
+        "simulate to 2 step 0.5 step 0.1",/* option twice */
+        "table t, lambda(nope)",          /* unknown constraint */
+        "table x > \"/nonexistent/dir/f.csv\"", /* unwritable */
+        "plot x > \"f.txt\"",             /* not png/svg */
+        "worksheet second",               /* no constraints */
+        "worksheet secnd",                /* unknown */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_int_equal(run(f, bad[i]), RUN_ERROR);
