@@ -408,9 +408,16 @@ int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err)
         fprintf(s->out, "max |diff| = %s\n", num(worst, b1, sizeof b1));
         goto done;
     }
-    /* Random states consistent with the constraints: coordinates and
-     * velocities drawn around the current state, then the velocities the
+    /* Random states consistent with the constraints: coordinates drawn
+     * around the current state and pulled back onto the holonomic
+     * constraints, velocities drawn in [-1, 1], then the velocities the
      * constraints determine solved for.  Singular draws are skipped. */
+    bool holonomic = false;
+    for (size_t a = 0; a < sys->r && !holonomic; a++) {
+        holonomic = true;
+        for (size_t i = 0; i < sys->n && holonomic; i++)
+            holonomic = !expr_depends(lower_graph(lw), sys->C[a], sys->qd[i]);
+    }
     uint64_t seed = 0x9E3779B97F4A7C15ULL;
     double worst = 0;
     long done_n = 0, tries = 0;
@@ -429,6 +436,8 @@ int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err)
         for (size_t i = 0; i < sys->m; i++)
             vars[sys->z[i]] = 2 * rnd(&seed) - 1;
         diag_t tmp = {0};
+        if (holonomic && sim_project(sys, vars, &tmp))
+            continue;
         if (speeds && sys->psi) {
             /* Draw the speeds and take the velocities from psi. */
             bool ok = true;
@@ -453,7 +462,8 @@ int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err)
     }
     if (done_n < samples) {
         rc = diag_error(err, st->span,
-                        "only %ld of %ld random states were regular for "
+                        "only %ld of %ld random states could be made "
+                        "consistent with the constraints and regular for "
                         "both equations",
                         done_n, samples);
         goto done;
