@@ -42,6 +42,16 @@ struct lower {
     memo_t kinetic, potential, lagrangian;
     memo_t *particle_pos, *particle_mass;
 
+    /* Lets lowered once per lowering: a plain let's value per mode, and a
+     * let function's value per mode and argument values (nodes are
+     * hash-consed, so equal arguments are equal pointers).  Without this a
+     * chain of lets that each use the previous one twice costs 2^n. */
+    memo_t *let_memo[3];
+    struct call_memo *calls;
+    size_t ncalls, cap_calls;
+    size_t *call_table; /* open addressing: index + 1 into calls, 0 empty */
+    size_t call_table_size;
+
     /* arrays the nh_system_t points into */
     const char **qname, **zname, **pname, **cname;
     const expr_t **Q, **C, **Cv, **psi;
@@ -50,6 +60,16 @@ struct lower {
 
     const char **known; /* for lower_known_names */
 };
+
+/* One memoised let-function call. */
+typedef struct call_memo {
+    size_t let;
+    int mode;
+    size_t nargs;
+    value_t *args;
+    value_t result;
+    uint64_t hash;
+} call_memo_t;
 
 /* A frame of bound let-function parameters. */
 typedef struct frame {
@@ -259,6 +279,75 @@ static int arity_error(const ast_expr_t *e, const char *what, size_t want,
                       want, want == 1 ? "" : "s", e->nargs);
 }
 
+static uint64_t call_hash(size_t li, int mode, const value_t *args,
+                          size_t n)
+{
+    uint64_t h = 1469598103934665603ULL ^ (li * 31 + (size_t)mode);
+    for (size_t i = 0; i < n; i++)
+        for (unsigned k = 0; k < 3; k++) {
+            h ^= (uint64_t)(uintptr_t)args[i].c[k] + args[i].dim;
+            h *= 1099511628211ULL;
+        }
+    return h ^ (h >> 29);
+}
+
+static bool call_same(const call_memo_t *c, size_t li, int mode,
+                      const value_t *args, size_t n)
+{
+    if (c->let != li || c->mode != mode || c->nargs != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (c->args[i].dim != args[i].dim ||
+            memcmp(c->args[i].c, args[i].c, sizeof args[i].c) != 0)
+            return false;
+    return true;
+}
+
+static const call_memo_t *call_find(const lower_t *lw, size_t li, int mode,
+                                    const value_t *args, size_t n,
+                                    uint64_t h)
+{
+    if (!lw->call_table_size)
+        return NULL;
+    size_t mask = lw->call_table_size - 1;
+    for (size_t i = h & mask; lw->call_table[i]; i = (i + 1) & mask) {
+        const call_memo_t *c = &lw->calls[lw->call_table[i] - 1];
+        if (c->hash == h && call_same(c, li, mode, args, n))
+            return c;
+    }
+    return NULL;
+}
+
+static void call_insert(lower_t *lw, size_t li, int mode, const value_t *args,
+                        size_t n, uint64_t h, value_t result)
+{
+    if (2 * (lw->ncalls + 1) > lw->call_table_size) {
+        size_t size = lw->call_table_size ? 2 * lw->call_table_size : 64;
+        free(lw->call_table);
+        lw->call_table = xcalloc(size, sizeof *lw->call_table);
+        lw->call_table_size = size;
+        for (size_t k = 0; k < lw->ncalls; k++) {
+            size_t i = lw->calls[k].hash & (size - 1);
+            while (lw->call_table[i])
+                i = (i + 1) & (size - 1);
+            lw->call_table[i] = k + 1;
+        }
+    }
+    xgrow(&lw->calls, &lw->cap_calls, lw->ncalls + 1, sizeof *lw->calls);
+    call_memo_t *c = &lw->calls[lw->ncalls++];
+    c->let = li;
+    c->mode = mode;
+    c->nargs = n;
+    c->args = xcalloc(n ? n : 1, sizeof *c->args);
+    memcpy(c->args, args, n * sizeof *args);
+    c->result = result;
+    c->hash = h;
+    size_t mask = lw->call_table_size - 1, i = h & mask;
+    while (lw->call_table[i])
+        i = (i + 1) & mask;
+    lw->call_table[i] = lw->ncalls;
+}
+
 static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
                     value_t *out, diag_t *err)
 {
@@ -284,12 +373,21 @@ static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
         return diag_error(err, e->span,
                           "lets nested too deeply (more than %d levels)",
                           LOWER_MAX_DEPTH);
+    uint64_t h = call_hash(li, cx->mode, args, e->nargs);
+    const call_memo_t *hit = call_find(lw, li, cx->mode, args, e->nargs, h);
+    if (hit) {
+        *out = hit->result;
+        return 0;
+    }
     frame_t fr = {st->u.let.params, args, e->nargs};
     ctx_t inner = *cx;
     inner.frame = &fr;
     inner.depth = cx->depth + 1;
     inner.expanding[inner.nexpanding++] = e->name;
-    return lower_rec(lw, &inner, st->u.let.body, out, err);
+    if (lower_rec(lw, &inner, st->u.let.body, out, err) != 0)
+        return -1;
+    call_insert(lw, li, cx->mode, args, e->nargs, h, *out);
+    return 0;
 }
 
 /* A variable node with one of the roles diff() accepts, or -1. */
@@ -499,11 +597,20 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
             return diag_error(err, e->span,
                               "lets nested too deeply (more than %d levels)",
                               LOWER_MAX_DEPTH);
+        memo_t *memo = &lw->let_memo[cx->mode][idx];
+        if (memo->state == 2) {
+            *out = memo->v;
+            return 0;
+        }
         ctx_t inner = *cx;
         inner.frame = NULL;
         inner.depth = cx->depth + 1;
         inner.expanding[inner.nexpanding++] = name;
-        return lower_rec(lw, &inner, st->u.let.body, out, err);
+        if (lower_rec(lw, &inner, st->u.let.body, out, err) != 0)
+            return -1;
+        memo->v = *out;
+        memo->state = 2;
+        return 0;
     }
     case MODEL_KINETIC:
     case MODEL_POTENTIAL:
@@ -1049,6 +1156,8 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     lw->particles = xcalloc(np + 1, sizeof *lw->particles);
     lw->particle_pos = xcalloc(np + 1, sizeof *lw->particle_pos);
     lw->particle_mass = xcalloc(np + 1, sizeof *lw->particle_mass);
+    for (int k = 0; k < 3; k++)
+        lw->let_memo[k] = xcalloc(m->lets.n + 1, sizeof *lw->let_memo[k]);
 
     nh_system_t *s = &lw->sys;
     s->g = lw->g;
@@ -1116,6 +1225,12 @@ void lower_free(lower_t *lw)
     free(lw->particle_pos);
     free(lw->particle_mass);
     free(lw->known);
+    for (int k = 0; k < 3; k++)
+        free(lw->let_memo[k]);
+    for (size_t i = 0; i < lw->ncalls; i++)
+        free(lw->calls[i].args);
+    free(lw->calls);
+    free(lw->call_table);
     free(lw);
 }
 

@@ -245,6 +245,26 @@ static void show_mass(session_t *s, lower_t *lw, bool latex)
     }
 }
 
+/* `show e` writes a DAG out as a tree, which can be exponentially larger
+ * (a let chain doubling each line): past this many terms it refuses. */
+#define SHOW_MAX_TERMS 200000
+
+/* The number of nodes of E written out as a tree, saturating at LIMIT
+ * (MEMO: one entry per node id, 0 = not computed; sizes stored + 1). */
+static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
+{
+    if (memo[e->id])
+        return memo[e->id] - 1;
+    size_t n = 1;
+    for (uint32_t i = 0; i < e->nargs && n < limit; i++) {
+        n += tree_size(e->args[i], memo, limit);
+        if (n > limit)
+            n = limit;
+    }
+    memo[e->id] = n + 1;
+    return n;
+}
+
 /* show reduced, show voronec: from the chosen equations when they are
  * voronec or naive, else from Voronec's equations prepared for the
  * purpose (an error when the constraints are not in explicit form). */
@@ -311,6 +331,17 @@ int output_show(session_t *s, const ast_stmt_t *st, diag_t *err)
     if (lower_expr(lw, e, LOWER_QUERY, &v, err))
         return -1;
     expr_graph_t *g = lower_graph(lw);
+    size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
+    for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
+        if (tree_size(v.c[k], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS) {
+            free(memo);
+            return diag_error(err, e->span,
+                              "this expression is too large to show (more "
+                              "than %d terms written out); print its value "
+                              "instead",
+                              SHOW_MAX_TERMS);
+        }
+    free(memo);
     if (v.dim == 0) {
         put_expr(s, g, v.c[0], latex);
     } else {

@@ -710,6 +710,14 @@ static int exec_set(session_t *s, const ast_stmt_t *st, diag_t *err)
     double x;
     if (session_eval_const(s, lw, &s->model, b->value, &x, err))
         return -1;
+    if (strcmp(name, "max_steps") == 0) {
+        if (!(x >= 1 && x <= 1e15 && x == floor(x)))
+            return diag_error(err, b->value->span,
+                              "max_steps must be a whole number from 1 to "
+                              "1e15");
+        s->max_steps = (size_t)x;
+        return 0;
+    }
     double *setting = strcmp(name, "rtol") == 0   ? &s->rtol
                       : strcmp(name, "atol") == 0 ? &s->atol
                       : strcmp(name, "step") == 0 ? &s->step
@@ -735,12 +743,12 @@ static int exec_set(session_t *s, const ast_stmt_t *st, diag_t *err)
                               best);
         return diag_error(err, b->name.span,
                           "unknown name '%s': set changes a parameter, rtol, "
-                          "atol, step or integrator",
+                          "atol, step, integrator or max_steps",
                           name);
     }
     return diag_error(err, b->name.span,
-                      "set changes a parameter, rtol, atol, step or "
-                      "integrator; '%s' is %s%s",
+                      "set changes a parameter, rtol, atol, step, "
+                      "integrator or max_steps; '%s' is %s%s",
                       name, model_kind_name(k),
                       k == MODEL_COORD ? " (use initial)" : "");
 }

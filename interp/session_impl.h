@@ -38,6 +38,7 @@ struct session {
 
     /* Simulation defaults (`set rtol = ...`). */
     double rtol, atol, step;
+    size_t max_steps; /* 0: sim's default */
     char integrator[32];
 
     bool quiet;

@@ -844,6 +844,7 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
         &gsys, sim_step_type(opt->integrator), h, opt->atol, opt->rtol);
     if (!drv)
         abort(); /* GSL allocates nothing else that can fail here */
+    size_t max_steps = opt->max_steps ? opt->max_steps : SIM_DEFAULT_MAX_STEPS;
     sim_progress_t prog;
     sim_progress_init(&prog, opt->progress);
     double t = t0;
@@ -877,6 +878,16 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
                 break;
             }
             s->sum.steps++;
+            if (s->sum.steps >= max_steps) {
+                char cause[256];
+                snprintf(cause, sizeof cause,
+                         "the run needs more than %zu integrator steps: "
+                         "simulate a shorter time, loosen rtol/atol, or raise "
+                         "the limit with `set max_steps = ...`",
+                         max_steps);
+                rc = sim_error_at(err, s, t, y, cause);
+                break;
+            }
             const double *yout = y;
             if (opt->project) {
                 rc = sim_after_step(s, drv, t, &yout, err);
@@ -905,6 +916,10 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
     double t0 = vars[sys->t];
     if (sim_check_options(opt, t0, err) != 0)
         return -1;
+    if (eom_state_size(e) == 0)
+        return diag_error(err, SRC_SPAN_NONE,
+                          "the model has no coordinates: there is nothing "
+                          "to integrate");
     if (samples->n > 0 && samples->width != width)
         return diag_error(err, SRC_SPAN_NONE,
                           "the recorded samples belong to another model "

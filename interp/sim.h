@@ -31,6 +31,10 @@
 
 /* The limit on recorded samples when sim_options_t.max_samples is 0. */
 #define SIM_DEFAULT_MAX_SAMPLES ((size_t)1000000)
+/* The limit on integrator steps of one run when max_steps is 0: enough for
+ * 10^6-step runs, small enough that a run asked for by mistake (simulate
+ * to 1e9) ends with an error in seconds, not hours. */
+#define SIM_DEFAULT_MAX_STEPS ((size_t)10000000)
 
 typedef struct sim_options {
     double t_end;           /* may lie before t (integrates backwards) */
@@ -45,6 +49,9 @@ typedef struct sim_options {
                                the run (0: SIM_DEFAULT_MAX_SAMPLES); a run
                                that would exceed it is an error before
                                anything is allocated or integrated */
+    size_t max_steps;       /* limit on the integrator steps of this run
+                               (0: SIM_DEFAULT_MAX_STEPS); reaching it is
+                               an error with the time and the state */
 } sim_options_t;
 
 typedef struct sim_samples {
