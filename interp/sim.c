@@ -467,10 +467,15 @@ void sim_samples_free(sim_samples_t *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Frees the rows too: the capacity is counted in rows of the old width,
+ * and the next run may record wider rows (fuzz finding 006). */
 void sim_samples_clear(sim_samples_t *s)
 {
-    if (s)
-        s->n = 0;
+    if (!s)
+        return;
+    free(s->data);
+    s->data = NULL;
+    s->n = s->cap = 0;
 }
 
 /* ---- the ODE callbacks ----------------------------------------------------- */
@@ -925,6 +930,8 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
                           "the recorded samples belong to another model "
                           "(%zu values per sample, not %zu): reset first",
                           samples->width, width);
+    if (samples->width != width)
+        samples->cap = 0; /* rows of another width: reallocate */
     samples->width = width;
 
     /* The sample grid t0 + k·step, k = 0..K, and t_end when it is not on
@@ -952,8 +959,17 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
                           "recorded samples to %zu, more than the limit of "
                           "%zu: use a larger step or reset",
                           t_end, step, samples->n + add, limit);
-    if (samples->n + add > SIZE_MAX / sizeof(double) / (width ? width : 1))
-        return diag_error(err, SRC_SPAN_NONE, "too many samples");
+    if (samples->n + add > SIM_MAX_SAMPLE_BYTES / sizeof(double) / (width ? width : 1))
+        return diag_error(err, SRC_SPAN_NONE,
+                          "simulating to %g with step %g would need %.0f MiB "
+                          "for the samples (%zu rows of %zu values), more "
+                          "than the limit of %d MiB: use a larger step or "
+                          "reset",
+                          t_end, step,
+                          (double)(samples->n + add) * (double)width * 8.0 /
+                              (1 << 20),
+                          samples->n + add, width,
+                          (int)(SIM_MAX_SAMPLE_BYTES >> 20));
 
     gsl_error_handler_t *old_handler = gsl_set_error_handler_off();
     sim_state_t s = {.e = e, .sys = sys, .opt = opt};

@@ -31,6 +31,8 @@
 
 /* The limit on recorded samples when sim_options_t.max_samples is 0. */
 #define SIM_DEFAULT_MAX_SAMPLES ((size_t)1000000)
+/* The memory the recorded samples may take, all runs together. */
+#define SIM_MAX_SAMPLE_BYTES ((size_t)64 << 20)
 /* The limit on integrator steps of one run when max_steps is 0: enough for
  * 10^6-step runs, small enough that a run asked for by mistake (simulate
  * to 1e9) ends with an error in seconds, not hours. */
