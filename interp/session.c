@@ -304,6 +304,13 @@ static int exec_names(session_t *s, const ast_stmt_t *st, diag_t *err)
         }
         if (model_lookup(&cand, id->name, NULL, NULL) == kind)
             continue; /* declared again: it keeps its place */
+        if (cand.coords.n + cand.speeds.n >= SESSION_MAX_COORDS) {
+            model_free(&cand);
+            return diag_error(err, id->span,
+                              "a model may have at most %d coordinates and "
+                              "speeds together",
+                              SESSION_MAX_COORDS);
+        }
         model_name_t nm = {id->name, id->span};
         if (coord)
             model_push_coord(&cand, nm);
@@ -463,10 +470,16 @@ static int exec_constraint(session_t *s, const ast_stmt_t *st, diag_t *err)
         c.auto_named = true;
     }
     long idx = model_constraint_index(&cand, c.name);
-    if (idx >= 0)
+    if (idx >= 0) {
         cand.constraints.v[idx] = c;
-    else
+    } else if (cand.constraints.n >= SESSION_MAX_CONSTRAINTS) {
+        model_free(&cand);
+        return diag_error(err, st->span,
+                          "a model may have at most %d constraints",
+                          SESSION_MAX_CONSTRAINTS);
+    } else {
         model_push_constraint(&cand, c);
+    }
     return commit_model(s, &cand, true, err);
 }
 

@@ -14,6 +14,10 @@
 #include "lang/ast.h"
 
 #define SESSION_MAX_LOAD_DEPTH 16
+/* The equations are dense in the coordinates (M is n x n): these bound
+ * the memory and time one model can ask for (doc/limits.md). */
+#define SESSION_MAX_COORDS 1000
+#define SESSION_MAX_CONSTRAINTS 1000
 
 struct session {
     source_set_t *src;

@@ -250,11 +250,14 @@ void diag_clear(diag_t *d)
     d->msg[0] = '\0';
 }
 
-/* Writes the line of F that spans bytes [BEGIN, END) so that a terminal
+/* Source lines longer than this many bytes show as a window. */
+#define DIAG_LINE_WINDOW 160
+
+/* Writes the line of F that spans bytes [BEGIN, END) (no newline) so that a terminal
  * shows one cell per character as counted by src_count_chars: control
  * bytes and bytes outside a UTF-8 sequence become '?'; tabs stay. */
-static void src_print_line(FILE *out, const source_file_t *f, size_t begin,
-                           size_t end)
+static void src_print_line_open(FILE *out, const source_file_t *f,
+                                size_t begin, size_t end)
 {
     const unsigned char *t = (const unsigned char *)f->text;
     size_t i = begin;
@@ -272,7 +275,6 @@ static void src_print_line(FILE *out, const source_file_t *f, size_t begin,
             fputc('?', out);
         i += n > 1 ? n : 1;
     }
-    fputc('\n', out);
 }
 
 static void diag_print_kind(FILE *out, const source_set_t *set,
@@ -299,17 +301,37 @@ static void diag_print_kind(FILE *out, const source_set_t *set,
     size_t le = li + 1 < f->nlines ? f->line_starts[li + 1] - 1 : f->len;
     if (le > lb && f->text[le - 1] == '\r')
         le--; /* a CRLF line shows without its CR */
-    src_print_line(out, f, lb, le);
+
+    /* A long line shows a window around the column, marked with "...". */
+    const unsigned char *t = (const unsigned char *)f->text;
+    size_t wb = lb, we = le;
+    if (le - lb > DIAG_LINE_WINDOW) {
+        if (begin > lb + DIAG_LINE_WINDOW / 2)
+            wb = begin - DIAG_LINE_WINDOW / 2;
+        while (wb > lb && (t[wb] & 0xC0) == 0x80)
+            wb--; /* not inside a UTF-8 sequence */
+        if (we > wb + DIAG_LINE_WINDOW)
+            we = wb + DIAG_LINE_WINDOW;
+        while (we < le && (t[we] & 0xC0) == 0x80)
+            we++;
+        if (we < end && end <= le)
+            end = (uint32_t)we; /* the tildes stop at the window */
+    }
+    if (wb > lb)
+        fputs("...", out);
+    src_print_line_open(out, f, wb, we);
+    fputs(we < le ? "...\n" : "\n", out);
 
     /* The caret line: the line's tabs kept, so the caret lines up. */
-    const unsigned char *t = (const unsigned char *)f->text;
-    size_t i = lb;
-    while (i < begin && i < le) {
+    if (wb > lb)
+        fputs("   ", out);
+    size_t i = wb;
+    while (i < begin && i < we) {
         fputc(t[i] == '\t' ? '\t' : ' ', out);
         i += src_char_len(t + i, f->len - i);
     }
     fputc('^', out);
-    if (end <= le && end > begin) {
+    if (end <= we && end > begin) {
         unsigned rest = src_count_chars(f, begin, end);
         for (unsigned k = 1; k < rest; k++)
             fputc('~', out);

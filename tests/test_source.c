@@ -280,6 +280,31 @@ static void test_print_no_file(void **state)
     source_set_free(set);
 }
 
+/* A long line shows as a window of 160 bytes around the column, marked
+ * with "...", and the caret still points at the column. */
+static void test_print_long_line_window(void **state)
+{
+    (void)state;
+    char line[1001];
+    for (int i = 0; i < 1000; i++)
+        line[i] = (char)('a' + i % 26);
+    line[1000] = '\0';
+    source_set_t *set = source_set_new();
+    uint32_t f = source_add(set, "long.nh", line, 1000);
+    diag_t d = {0};
+    diag_error(&d, (src_span_t){f, 600, 603}, "here");
+    char *got = print_to_string(set, &d);
+    /* window [520, 680): "..." + 160 bytes + "...", caret 3 + 80 in. */
+    char want[512];
+    int n = snprintf(want, sizeof want, "long.nh:1:601: error: here\n...%.160s...\n",
+                     line + 520);
+    memset(want + n, ' ', 83);
+    snprintf(want + n + 83, sizeof want - (size_t)n - 83, "^~~\n");
+    assert_string_equal(got, want);
+    free(got);
+    source_set_free(set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_print_tabs_utf8),
         cmocka_unit_test(test_print_odd_lines),
         cmocka_unit_test(test_print_no_file),
+        cmocka_unit_test(test_print_long_line_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
