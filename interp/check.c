@@ -459,6 +459,17 @@ static void chk_kind(chk_t *k, size_t a, check_constraint_t *out,
     out->kind = CHECK_NONLINEAR;
     out->kind_how = CHECK_BY_SYMBOLIC; /* a nonzero seen is proof enough */
     out->degree = NAN;
+    /* C(q, 0, t) ≠ 0 rules out every degree but 0, and the part without
+     * velocities does not hide under large velocity terms the way it can
+     * in the scaling test (1e200 x'^2 − v0). */
+    const expr_t *rest = at_rest(k, c);
+    if (!expr_is_const(rest, 0) && out->poly_degree > 0 &&
+        chk_zero(k, &rest, 1, &how, &out->points) == CHECK_NO) {
+        out->degree = out->poly_degree;
+        out->homogeneous = CHECK_NO;
+        out->homogeneous_how = CHECK_BY_NUMERIC;
+        return;
+    }
     if (out->poly_degree >= 0) {
         /* Euler's identity Σ q_i' ∂C/∂q_i' − d C = 0 (Benenti, proof of
          * Thm 11.6) when the simplifier settles it. */
@@ -1013,7 +1024,8 @@ int check_analyse(const nh_system_t *sys, const double *vars,
                   check_report_t *out, diag_t *err)
 {
     memset(out, 0, sizeof *out);
-    if (!sys || !sys->g || !sys->L || !sys->Q || (sys->r && !sys->C))
+    if (!sys || !vars || !sys->g || !sys->L || !sys->Q ||
+        (sys->r && !sys->C))
         return diag_error(err, SRC_SPAN_NONE,
                           "check: the system is incomplete (no Lagrangian, "
                           "forces or constraints)");
@@ -1046,7 +1058,7 @@ int check_analyse(const nh_system_t *sys, const double *vars,
     out->r = sys->r;
     out->c = xcalloc(sys->r ? sys->r : 1, sizeof *out->c);
 
-    const expr_t **grad = xmalloc(sys->r * sys->n * sizeof *grad + 1);
+    const expr_t **grad = xmalloc(sys->r * sys->n * sizeof *grad);
     const expr_t **bpart = xcalloc(sys->r ? sys->r : 1, sizeof *bpart);
     chk_form_t *forms = xcalloc(sys->r ? sys->r : 1, sizeof *forms);
     size_t R = 0;
@@ -1136,7 +1148,13 @@ static void format_constraint(strbuf_t *b, const nh_system_t *sys,
     strbuf_addf(b, "%s: ", cname(sys, a));
     switch (c->kind) {
     case CHECK_HOLONOMIC:
-        strbuf_add(b, "holonomic (no velocities)");
+        strbuf_add(b, "holonomic (no velocities");
+        if (sys->C[a]->op == EXPR_CONST)
+            strbuf_add(b, expr_is_const(sys->C[a], 0)
+                              ? "; C is 0: it constrains nothing"
+                              : "; C is a nonzero constant: it can never "
+                                "hold");
+        strbuf_add(b, ")");
         break;
     case CHECK_LINEAR:
         strbuf_add(b, "linear");

@@ -5,9 +5,9 @@
  *
  * Every result is built with the simplifying constructors of expr.c, so a
  * derivative is as canonical as anything else in the graph (d/dx x^3 is
- * the very node 3*x^2).  Dependency tests use the per-node mask of
- * variables (bit v mod 64) and walk the graph only when the graph has more
- * than 64 variables and the mask cannot decide.
+ * the very node 3*x^2).  Dependency tests use the per-node sets of
+ * variables (expr_impl.h), exact up to 256 variables, and walk the graph
+ * only when the graph has more and the sets cannot decide.
  *
  * Must not: print; evaluate other than through the constructors' folding.
  */
@@ -19,56 +19,76 @@
 
 /* ---- dependency -------------------------------------------------------- */
 
-static uint64_t var_bit(uint32_t v)
-{
-    return (uint64_t)1 << (v & 63);
-}
+/* The variables' sets are exact up to this many variables. */
+#define DEP_EXACT (64 * EXPR_DEP_WORDS)
 
-static uint64_t mask_bits(const expr_graph_t *g, const bool *mask)
+static expr_dep_t mask_set(const expr_graph_t *g, const bool *mask)
 {
-    uint64_t bits = 0;
+    expr_dep_t d = {{0}};
     for (uint32_t v = 0; v < g->nvars; v++)
         if (mask[v])
-            bits |= var_bit(v);
-    return bits;
+            expr_dep_add(&d, v);
+    return d;
 }
 
-/* Exact walk for graphs with more than 64 variables, where a mask bit is
- * shared by several variables.  SEEN marks nodes already known not to
- * depend. */
-static bool depends_walk(const expr_graph_t *g, const expr_t *e,
-                         uint64_t bits, const bool *mask, unsigned char *seen)
+static bool has_var(const expr_graph_t *g, const expr_t *e, uint32_t v)
 {
-    if (!(g->dep[e->id] & bits) || seen[e->id])
-        return false;
-    if (e->op == EXPR_VAR)
-        return e->var < g->nvars && mask[e->var];
-    for (uint32_t i = 0; i < e->nargs; i++)
-        if (depends_walk(g, e->args[i], bits, mask, seen))
-            return true;
+    return g->dep[e->id].w[(v >> 6) % EXPR_DEP_WORDS] >> (v & 63) & 1;
+}
+
+/* Exact walk for graphs with more than DEP_EXACT variables, where a bit
+ * is shared by several variables (an explicit stack: no recursion).  SEEN
+ * marks the nodes visited. */
+static bool depends_walk(const expr_graph_t *g, const expr_t *e,
+                         const expr_dep_t *bits, const bool *mask,
+                         unsigned char *seen)
+{
+    size_t cap = 64, top = 0;
+    const expr_t **st = expr_xmalloc(cap * sizeof *st);
+    bool found = false;
+    st[top++] = e;
     seen[e->id] = 1;
-    return false;
+    while (top && !found) {
+        const expr_t *x = st[--top];
+        if (x->op == EXPR_VAR) {
+            found = x->var < g->nvars && mask[x->var];
+            continue;
+        }
+        for (uint32_t i = 0; i < x->nargs; i++) {
+            const expr_t *a = x->args[i];
+            if (seen[a->id] || !expr_dep_meets(&g->dep[a->id], bits))
+                continue;
+            seen[a->id] = 1;
+            if (top == cap) {
+                cap *= 2;
+                st = expr_xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = a;
+        }
+    }
+    free(st);
+    return found;
 }
 
 bool expr_depends_any(const expr_graph_t *g, const expr_t *e,
                       const bool *mask)
 {
-    uint64_t bits = mask_bits(g, mask);
-    if (!(g->dep[e->id] & bits))
+    expr_dep_t bits = mask_set(g, mask);
+    if (!expr_dep_meets(&g->dep[e->id], &bits))
         return false;
-    if (g->nvars <= 64)
+    if (g->nvars <= DEP_EXACT)
         return true;
     unsigned char *seen = expr_xcalloc(g->count, 1);
-    bool r = depends_walk(g, e, bits, mask, seen);
+    bool r = depends_walk(g, e, &bits, mask, seen);
     free(seen);
     return r;
 }
 
 bool expr_depends(const expr_graph_t *g, const expr_t *e, uint32_t var)
 {
-    if (!(g->dep[e->id] & var_bit(var)))
+    if (!has_var(g, e, var))
         return false;
-    if (g->nvars <= 64)
+    if (g->nvars <= DEP_EXACT)
         return true;
     bool *mask = expr_xcalloc(g->nvars, sizeof *mask);
     if (var < g->nvars)
@@ -80,13 +100,24 @@ bool expr_depends(const expr_graph_t *g, const expr_t *e, uint32_t var)
 
 /* ---- partial derivative ------------------------------------------------ */
 
+/* The slot of KEY (node id << 32 | variable): a full mix, so that the
+ * ids spread over every bit of a small table (a multiplication alone left
+ * the low bits to the variable: all the derivatives by one variable fell
+ * into one run of the table). */
+static size_t memo_slot(uint64_t key, size_t mask)
+{
+    key ^= key >> 31;
+    key *= 0x9e3779b97f4a7c15ULL;
+    key ^= key >> 29;
+    return (size_t)key & mask;
+}
+
 static const expr_t *memo_get(const expr_graph_t *g, uint64_t key)
 {
     if (!g->memo_cap)
         return NULL;
     size_t mask = g->memo_cap - 1;
-    for (size_t j = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 20) & mask;
-         g->memo[j].val; j = (j + 1) & mask)
+    for (size_t j = memo_slot(key, mask); g->memo[j].val; j = (j + 1) & mask)
         if (g->memo[j].key == key)
             return g->memo[j].val;
     return NULL;
@@ -96,7 +127,7 @@ static void memo_insert(expr_memo_entry_t *tab, size_t cap, uint64_t key,
                         const expr_t *val)
 {
     size_t mask = cap - 1;
-    size_t j = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 20) & mask;
+    size_t j = memo_slot(key, mask);
     while (tab[j].val && tab[j].key != key)
         j = (j + 1) & mask;
     tab[j].key = key;
@@ -262,7 +293,7 @@ static const expr_t *diff_rule(expr_graph_t *g, const expr_t *e,
 
 const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
 {
-    if (!(g->dep[e->id] & var_bit(var)))
+    if (!has_var(g, e, var))
         return g->zero;
     if (e->op == EXPR_VAR)
         return e->var == var ? g->one : g->zero;
@@ -277,6 +308,21 @@ const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
 
 /* ---- total time derivative --------------------------------------------- */
 
+/* The index of the lowest set bit of X (X != 0). */
+static uint32_t lowest_bit(uint64_t x)
+{
+#if defined(__GNUC__)
+    return (uint32_t)__builtin_ctzll(x);
+#else
+    uint32_t k = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        k++;
+    }
+    return k;
+#endif
+}
+
 const expr_t *expr_dt(expr_graph_t *g, const expr_t *e,
                       const expr_t *const *dvar)
 {
@@ -284,13 +330,19 @@ const expr_t *expr_dt(expr_graph_t *g, const expr_t *e,
     const expr_t **terms = expr_xmalloc((size_t)(nv ? nv : 1) *
                                         sizeof *terms);
     size_t k = 0;
-    for (uint32_t v = 0; v < nv; v++) {
-        if (!dvar[v] || !(g->dep[e->id] & var_bit(v)))
-            continue;
-        const expr_t *d = expr_diff(g, e, v);
-        if (d != g->zero)
-            terms[k++] = expr_mul(g, d, dvar[v]);
-    }
+    /* only the variables whose bit is set: v = 64*(w + EXPR_DEP_WORDS*j) + b,
+     * in increasing order of v */
+    const expr_dep_t dep = g->dep[e->id]; /* a copy: g->dep may move */
+    for (uint32_t base = 0; base < nv; base += 64 * EXPR_DEP_WORDS)
+        for (uint32_t w = 0; w < EXPR_DEP_WORDS; w++)
+            for (uint64_t bits = dep.w[w]; bits; bits &= bits - 1) {
+                uint32_t v = base + 64 * w + lowest_bit(bits);
+                if (v >= nv || !dvar[v])
+                    continue;
+                const expr_t *d = expr_diff(g, e, v);
+                if (d != g->zero)
+                    terms[k++] = expr_mul(g, d, dvar[v]);
+            }
     const expr_t *r = expr_sum(g, terms, k);
     free(terms);
     return r;
@@ -301,7 +353,7 @@ const expr_t *expr_dt(expr_graph_t *g, const expr_t *e,
 typedef struct subst_ctx {
     expr_graph_t *g;
     const expr_t *const *repl;
-    uint64_t bits;
+    expr_dep_t bits;
     size_t count;          /* nodes that existed when the call began */
     const expr_t **memo;   /* by id, below count */
 } subst_ctx_t;
@@ -309,7 +361,7 @@ typedef struct subst_ctx {
 static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
 {
     expr_graph_t *g = c->g;
-    if (!(g->dep[e->id] & c->bits))
+    if (!expr_dep_meets(&g->dep[e->id], &c->bits))
         return e;
     if (e->op == EXPR_VAR)
         return e->var < g->nvars && c->repl[e->var] ? c->repl[e->var] : e;
@@ -346,11 +398,11 @@ static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
 const expr_t *expr_subst(expr_graph_t *g, const expr_t *e,
                          const expr_t *const *repl)
 {
-    uint64_t bits = 0;
+    expr_dep_t bits = {{0}};
     for (uint32_t v = 0; v < g->nvars; v++)
         if (repl[v])
-            bits |= var_bit(v);
-    if (!(g->dep[e->id] & bits))
+            expr_dep_add(&bits, v);
+    if (!expr_dep_meets(&g->dep[e->id], &bits))
         return e;
     subst_ctx_t c = {g, repl, bits, g->count,
                      expr_xcalloc(g->count, sizeof(const expr_t *))};
@@ -361,16 +413,20 @@ const expr_t *expr_subst(expr_graph_t *g, const expr_t *e,
 
 /* ---- polynomial degree ------------------------------------------------- */
 
+/* Degrees above this are reported as "not a polynomial" (-1) rather than
+ * overflowing. */
+enum { DEGREE_MAX = 1 << 20 };
+
 typedef struct degree_ctx {
     const expr_graph_t *g;
     const bool *mask;
-    uint64_t bits;
+    expr_dep_t bits;
     int *memo; /* by id: degree + 2, 0 = not yet known */
 } degree_ctx_t;
 
 static int degree_node(degree_ctx_t *c, const expr_t *e)
 {
-    if (!(c->g->dep[e->id] & c->bits))
+    if (!expr_dep_meets(&c->g->dep[e->id], &c->bits))
         return 0;
     if (e->op == EXPR_VAR)
         return e->var < c->g->nvars && c->mask[e->var] ? 1 : 0;
@@ -389,6 +445,8 @@ static int degree_node(degree_ctx_t *c, const expr_t *e)
             else
                 d += di;
         }
+        if (d > DEGREE_MAX)
+            d = -1;
         break;
     case EXPR_POW: {
         int da = degree_node(c, e->args[0]);
@@ -399,7 +457,8 @@ static int degree_node(degree_ctx_t *c, const expr_t *e)
         else if (da == 0)
             d = 0;
         else if (b->op == EXPR_CONST && b->value > 0 &&
-                 b->value <= 1000000 && expr_is_int(b->value))
+                 b->value <= DEGREE_MAX && expr_is_int(b->value) &&
+                 (long long)da * (long long)b->value <= DEGREE_MAX)
             d = da * (int)b->value;
         else
             d = -1;
@@ -417,8 +476,8 @@ static int degree_node(degree_ctx_t *c, const expr_t *e)
 
 int expr_degree(const expr_graph_t *g, const expr_t *e, const bool *mask)
 {
-    degree_ctx_t c = {g, mask, mask_bits(g, mask), NULL};
-    if (!(g->dep[e->id] & c.bits))
+    degree_ctx_t c = {g, mask, mask_set(g, mask), NULL};
+    if (!expr_dep_meets(&g->dep[e->id], &c.bits))
         return 0;
     c.memo = expr_xcalloc(g->count, sizeof *c.memo);
     int d = degree_node(&c, e);

@@ -12,6 +12,16 @@
  * time derivative of a constraint is Σ_i B_ai q_i'' + c_a.  A holonomic
  * constraint f(q, t) = 0 enters through f' = 0 (LANGUAGE.md §4).
  *
+ * The fast path of small systems (doc/performance.md): a method's linear
+ * system — M̄, G, M and B M⁻¹ Bᵀ, all definite in the usual case — is
+ * factored by LDLᵀ built from nodes (eom_ldlt_nodes), after its entries
+ * are multiplied out (eom_expand) so that what cancels does; the
+ * solution and everything the compute step would write are compiled
+ * into one more tape.  At run time its pivots are checked as linalg_lu
+ * would check them; a matrix that is not definite, or a value that is
+ * not finite, sends the call to the numeric path, which gives the
+ * answer or the error.
+ *
  * Must not: print; change the system (it adds nodes to the graph, which
  * is what deriving means, but declares no variable).
  */
@@ -115,6 +125,56 @@ static bool *eom_velocity_mask(const nh_system_t *sys)
 
 /* ---- the shared objects ------------------------------------------------ */
 
+/* The total time derivative Σ_v ∂e/∂v · dv[v] (as expr_dt), by forward
+ * propagation through sums and products: d(Σ t)/dt = Σ dt/dt and
+ * d(Π f)/dt = Σ_k (Π_{l≠k} f_l) df_k/dt, memoised by node, with expr_dt
+ * for the other nodes.  expr_dt differentiates E once per variable: for
+ * the momenta of N particles in a chain (p_i a sum over the particles
+ * behind i, each term reading O(N) angles) that is O(N) work per
+ * variable and O(N³) in all, where this is O(N²) — the size of the
+ * result.  The value is the same; the form keeps the products whole. */
+typedef struct eom_dt_memo {
+    const expr_t **node; /* by id */
+    size_t count;
+} eom_dt_memo_t;
+
+static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
+                                 const expr_t *const *dv, eom_dt_memo_t *m)
+{
+    if (e->op == EXPR_CONST)
+        return expr_num(g, 0.0);
+    if (e->op == EXPR_VAR)
+        return dv[e->var] ? dv[e->var] : expr_num(g, 0.0);
+    if (e->id < m->count && m->node[e->id])
+        return m->node[e->id];
+    const expr_t *r;
+    if (e->op == EXPR_ADD || e->op == EXPR_MUL) {
+        const expr_t **t = eom_alloc(e->nargs, sizeof *t);
+        const expr_t **f = eom_alloc(e->nargs, sizeof *f);
+        size_t k = 0;
+        for (uint32_t i = 0; i < e->nargs; i++) {
+            const expr_t *d = eom_dt_node(g, e->args[i], dv, m);
+            if (expr_is_const(d, 0.0))
+                continue;
+            if (e->op == EXPR_ADD) {
+                t[k++] = d;
+            } else {
+                memcpy(f, e->args, e->nargs * sizeof *f);
+                f[i] = d;
+                t[k++] = expr_product(g, f, e->nargs);
+            }
+        }
+        r = expr_sum(g, t, k);
+        free(t);
+        free(f);
+    } else {
+        r = expr_dt(g, e, dv);
+    }
+    if (e->id < m->count)
+        m->node[e->id] = r;
+    return r;
+}
+
 void eom_derive(const nh_system_t *sys, eom_derived_t *d)
 {
     expr_graph_t *g = sys->g;
@@ -128,6 +188,8 @@ void eom_derive(const nh_system_t *sys, eom_derived_t *d)
     d->h = eom_alloc(n, sizeof *d->h);
     for (size_t i = 0; i < n; i++)
         d->p[i] = expr_diff(g, sys->L, sys->qd[i]);
+    eom_dt_memo_t dtm = {eom_alloc(expr_graph_count(g), sizeof *dtm.node),
+                         expr_graph_count(g)};
     for (size_t i = 0; i < n; i++) {
         for (size_t j = i; j < n; j++) {
             d->M[i * n + j] = expr_diff(g, d->p[i], sys->qd[j]);
@@ -135,10 +197,11 @@ void eom_derive(const nh_system_t *sys, eom_derived_t *d)
         }
         /* expr_dt with dv[q'] = NULL: Σ_j ∂p_i/∂q_j q_j' + ∂p_i/∂t, the
          * part of d/dt ∂L/∂q_i' that does not hold q''. */
-        d->h0[i] = expr_sub(g, expr_dt(g, d->p[i], dv),
+        d->h0[i] = expr_sub(g, eom_dt_node(g, d->p[i], dv, &dtm),
                             expr_diff(g, sys->L, sys->q[i]));
         d->h[i] = expr_sub(g, d->h0[i], sys->Q[i]);
     }
+    free(dtm.node);
 
     d->Ceff = eom_alloc(r, sizeof *d->Ceff);
     d->holonomic = eom_alloc(r, sizeof *d->holonomic);
@@ -247,6 +310,10 @@ void eom_free(eom_t *e)
     tape_free(e->tape);
     free(e->out);
     free(e->work);
+    tape_free(e->fast);
+    free(e->fast_out);
+    free(e->fast_work);
+    free(e->fast_var);
     free(e->scratch);
     free(e->perm);
     free(e->dep);
@@ -276,11 +343,52 @@ const uint32_t *eom_state_vars(const eom_t *e) { return e->state; }
 int eom_check_finite(const double *v, size_t count, const char *what,
                      diag_t *err)
 {
+    /* The hot path: one pass without branches (a value is not finite
+     * when its exponent bits are all ones), then the slow one to say
+     * which kind of value it was. */
+    const uint64_t exp_mask = 0x7ff0000000000000ULL;
+    uint64_t bad = 0;
+    for (size_t k = 0; k < count; k++) {
+        uint64_t u;
+        memcpy(&u, &v[k], sizeof u);
+        bad |= (u & exp_mask) == exp_mask;
+    }
+    if (!bad)
+        return 0;
     for (size_t k = 0; k < count; k++)
         if (!isfinite(v[k]))
             return diag_error(err, SRC_SPAN_NONE,
                               "a non-finite value (%s) in %s", 
                               isnan(v[k]) ? "nan" : "inf", what);
+    return 0;
+}
+
+void eom_unpack_symmetric(const double *u, size_t n, double *f, size_t ld)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++) {
+            f[i * ld + j] = u[k];
+            f[j * ld + i] = u[k];
+            k++;
+        }
+}
+
+int eom_solve_symmetric(const double *upper, size_t n, double *x, double *f,
+                        double *w, size_t *perm)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++)
+            f[j * n + i] = upper[k++]; /* the lower triangle LDLᵀ reads */
+    if (linalg_ldlt(f, n, LINALG_RTOL) == 0) {
+        linalg_ldlt_solve(f, n, x);
+        return 0;
+    }
+    eom_unpack_symmetric(upper, n, f, n);
+    if (linalg_lu(f, n, perm, LINALG_RTOL) != 0)
+        return -1;
+    linalg_lu_solve(f, n, perm, x, w);
     return 0;
 }
 
@@ -326,6 +434,218 @@ int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
 char *eom_describe(const eom_t *e, bool latex)
 {
     return e->describe(e, latex);
+}
+
+/* ---- the fast path of small systems ------------------------------------ */
+
+/* Products of sums that the canonical forms keep (they never distribute)
+ * often cancel once multiplied out: the sphere's h̄_theta is six products
+ * of sums that expand to 7/5 m R² phi' psi' sin(theta).  eom_expand
+ * multiplies out products and small integer powers of sums, up to
+ * EOM_EXPAND_TERMS terms per product (beyond that a product is kept as
+ * it is), memoised by node id below the count the memo was made for. */
+enum { EOM_EXPAND_TERMS = 64 };
+
+typedef struct eom_expand_memo {
+    const expr_t **node; /* by id */
+    size_t count;
+} eom_expand_memo_t;
+
+static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
+                                     eom_expand_memo_t *memo);
+
+/* A·B, both expanded, multiplied out when the result has few terms. */
+static const expr_t *eom_expand_mul(expr_graph_t *g, const expr_t *a,
+                                    const expr_t *b)
+{
+    const expr_t *const *ta = &a, *const *tb = &b;
+    size_t na = 1, nb = 1;
+    if (a->op == EXPR_ADD) {
+        ta = a->args;
+        na = a->nargs;
+    }
+    if (b->op == EXPR_ADD) {
+        tb = b->args;
+        nb = b->nargs;
+    }
+    if (na * nb == 1 || na * nb > EOM_EXPAND_TERMS)
+        return expr_mul(g, a, b);
+    const expr_t **t = eom_alloc(na * nb, sizeof *t);
+    size_t k = 0;
+    for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < nb; j++)
+            t[k++] = expr_mul(g, ta[i], tb[j]);
+    const expr_t *r = expr_sum(g, t, k);
+    free(t);
+    return r;
+}
+
+static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
+                                     eom_expand_memo_t *memo)
+{
+    if (e->op == EXPR_CONST || e->op == EXPR_VAR || e->id >= memo->count)
+        return e;
+    if (memo->node[e->id])
+        return memo->node[e->id];
+    const expr_t *r;
+    if (e->op == EXPR_ADD) {
+        const expr_t **t = eom_alloc(e->nargs, sizeof *t);
+        for (uint32_t i = 0; i < e->nargs; i++)
+            t[i] = eom_expand_node(g, e->args[i], memo);
+        r = expr_sum(g, t, e->nargs);
+        free(t);
+    } else if (e->op == EXPR_MUL) {
+        r = eom_expand_node(g, e->args[0], memo);
+        for (uint32_t i = 1; i < e->nargs; i++)
+            r = eom_expand_mul(g, r, eom_expand_node(g, e->args[i], memo));
+    } else if (e->op == EXPR_POW) {
+        const expr_t *b = eom_expand_node(g, e->args[0], memo);
+        const expr_t *x = e->args[1];
+        if (x->op == EXPR_CONST && (x->value == 2 || x->value == 3) &&
+            b->op == EXPR_ADD) {
+            r = b;
+            for (int i = 1; i < (int)x->value; i++)
+                r = eom_expand_mul(g, r, b);
+        } else {
+            r = expr_pow(g, b, eom_expand_node(g, x, memo));
+        }
+    } else {
+        r = expr_call(g, e->op, eom_expand_node(g, e->args[0], memo),
+                      e->nargs > 1 ? eom_expand_node(g, e->args[1], memo)
+                                   : NULL);
+    }
+    memo->node[e->id] = r;
+    return r;
+}
+
+void eom_expand(expr_graph_t *g, const expr_t **e, size_t n)
+{
+    eom_expand_memo_t memo = {eom_alloc(expr_graph_count(g),
+                                        sizeof *memo.node),
+                              expr_graph_count(g)};
+    for (size_t i = 0; i < n; i++)
+        e[i] = eom_expand_node(g, e[i], &memo);
+    free(memo.node);
+}
+
+void eom_ldlt_nodes(expr_graph_t *g, const expr_t *const *A, size_t n,
+                    const expr_t *const *rhs, size_t nrhs, const expr_t **d,
+                    const expr_t **x)
+{
+    /* linalg_ldlt's recurrences (Crout), on nodes: with W_jk = L_jk·D_k,
+     *   W_jk = A_jk − Σ_{p<k} W_jp L_kp,  L_jk = W_jk / D_k,
+     *   D_j = A_jj − Σ_{k<j} L_jk W_jk;
+     * then L y = b, z = y / D, Lᵀ x = z. */
+    const expr_t **L = eom_alloc(n * n, sizeof *L);
+    const expr_t **W = eom_alloc(n * n, sizeof *W);
+    const expr_t **inv = eom_alloc(n, sizeof *inv);
+    const expr_t **t = eom_alloc(n + 1, sizeof *t);
+    const expr_t *minus_one = expr_num(g, -1.0);
+    for (size_t j = 0; j < n; j++) {
+        for (size_t k = 0; k < j; k++) {
+            size_t m = 0;
+            t[m++] = A[j * n + k];
+            for (size_t p = 0; p < k; p++)
+                t[m++] = expr_neg(g, expr_mul(g, W[j * n + p], L[k * n + p]));
+            W[j * n + k] = expr_sum(g, t, m);
+            L[j * n + k] = expr_mul(g, W[j * n + k], inv[k]);
+        }
+        size_t m = 0;
+        t[m++] = A[j * n + j];
+        for (size_t k = 0; k < j; k++)
+            t[m++] = expr_neg(g, expr_mul(g, L[j * n + k], W[j * n + k]));
+        d[j] = expr_sum(g, t, m);
+        inv[j] = expr_pow(g, d[j], minus_one);
+    }
+    for (size_t s = 0; s < nrhs; s++) {
+        const expr_t *const *b = rhs + s * n;
+        const expr_t **xs = x + s * n;
+        for (size_t i = 0; i < n; i++) {
+            size_t m = 0;
+            t[m++] = b[i];
+            for (size_t k = 0; k < i; k++)
+                t[m++] = expr_neg(g, expr_mul(g, L[i * n + k], xs[k]));
+            xs[i] = expr_sum(g, t, m);
+        }
+        for (size_t i = 0; i < n; i++)
+            xs[i] = expr_mul(g, xs[i], inv[i]);
+        for (size_t i = n; i-- > 0;) {
+            size_t m = 0;
+            t[m++] = xs[i];
+            for (size_t k = i + 1; k < n; k++)
+                t[m++] = expr_neg(g, expr_mul(g, L[k * n + i], xs[k]));
+            xs[i] = expr_sum(g, t, m);
+        }
+    }
+    free(L);
+    free(W);
+    free(inv);
+    free(t);
+}
+
+/* The fast path: the fast tape, then its pivots against the tolerance of
+ * linalg_lu (for a definite matrix the largest entry is on the
+ * diagonal); anything unexpected goes to the numeric path, which also
+ * words the errors. */
+static int eom_fast_compute(eom_t *e, double *vars, diag_t *err)
+{
+    tape_eval(e->fast, vars, e->fast_out, e->fast_work);
+    const double *o = e->fast_out;
+    for (size_t gi = 0; gi < e->fast_ngroup; gi++) {
+        size_t p = e->fast_group[gi];
+        double dmax = 0.0;
+        for (size_t i = 0; i < p; i++)
+            dmax = fmax(dmax, fabs(o[i]));
+        double tol = LINALG_RTOL * dmax, first = o[p];
+        for (size_t i = 0; i < p; i++) {
+            double d = o[p + i];
+            if (!(fabs(d) > tol) || (d > 0) != (first > 0))
+                return e->full_compute(e, vars, err);
+        }
+        o += 2 * p;
+    }
+    diag_t ignored = {0};
+    if (eom_check_finite(o, e->fast_nval, "", &ignored) != 0)
+        return e->full_compute(e, vars, err);
+    for (size_t i = 0; i < e->fast_nval; i++)
+        vars[e->fast_var[i]] = o[i];
+    if (e->fast_clear_lambda)
+        eom_clear_lambda(e, vars);
+    return 0;
+}
+
+void eom_fast_install(eom_t *e, size_t ngroup, const size_t *sizes,
+                      const expr_t *const *diag, const expr_t *const *piv,
+                      const expr_t *const *val, const uint32_t *var,
+                      size_t nval, bool clear_lambda)
+{
+    size_t npiv = 0;
+    for (size_t gi = 0; gi < ngroup; gi++)
+        npiv += sizes[gi];
+    size_t nout = 2 * npiv + nval;
+    const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    size_t o = 0, off = 0;
+    for (size_t gi = 0; gi < ngroup; gi++) {
+        for (size_t i = 0; i < sizes[gi]; i++)
+            outs[o++] = diag[off + i];
+        for (size_t i = 0; i < sizes[gi]; i++)
+            outs[o++] = piv[off + i];
+        off += sizes[gi];
+        e->fast_group[gi] = sizes[gi];
+    }
+    for (size_t i = 0; i < nval; i++)
+        outs[o++] = val[i];
+    e->fast = tape_compile(e->sys->g, outs, nout, e->nvars);
+    e->fast_out = eom_alloc(nout, sizeof *e->fast_out);
+    e->fast_work = eom_alloc(tape_work_size(e->fast), sizeof *e->fast_work);
+    e->fast_var = eom_alloc(nval, sizeof *e->fast_var);
+    memcpy(e->fast_var, var, nval * sizeof *var);
+    e->fast_nval = nval;
+    e->fast_ngroup = ngroup;
+    e->fast_clear_lambda = clear_lambda;
+    e->full_compute = e->compute;
+    e->compute = eom_fast_compute;
+    free(outs);
 }
 
 /* ---- text -------------------------------------------------------------- */

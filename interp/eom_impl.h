@@ -1,6 +1,7 @@
 /*
  * eom_impl.h — what the method files of the equations of motion share
- * (private to interp/eom*.c; nothing outside includes it).
+ * (private to interp/eom*.c; nothing outside includes it but the
+ * white-box benchmark, bench/bench.c, which reads the tapes' lengths).
  *
  * eom.c owns the eom_t life cycle, the derived objects every method
  * starts from (M, h, B, c: LANGUAGE.md §5), the hot-path plumbing
@@ -70,6 +71,21 @@ struct eom {
     const expr_t **rowl, **rowr; /* describe: row i reads rowl = rowr */
     size_t nrows;
 
+    /* The fast path of a small system (eom.c): a second tape that also
+     * solves the method's definite linear system, by an LDLᵀ built from
+     * nodes (so structural zeros and constants cost nothing and every
+     * shared product is computed once), and writes its values straight
+     * into the variables.  Its pivots are checked at run time; when a
+     * matrix is not definite or a value not finite, full_compute (the
+     * numeric path on e->tape, with the errors) takes over. */
+    tape_t *fast;
+    double *fast_out, *fast_work;
+    uint32_t *fast_var;  /* the variable each value output goes to */
+    size_t fast_nval;
+    size_t fast_ngroup, fast_group[2]; /* sizes of the factored matrices */
+    bool fast_clear_lambda;
+    eom_compute_fn full_compute;
+
     /* maggi, gibbs_appell */
     const expr_t **Psi;  /* ∂ψ_i/∂z_a                            (n×m) */
     const expr_t *S;     /* gibbs_appell: the Gibbs function */
@@ -100,6 +116,42 @@ void eom_alloc_scratch(eom_t *e, size_t nd, size_t np);
  * derivatives are the q_i' variables. */
 void eom_set_state(eom_t *e, const uint32_t *vel, const uint32_t *dvel,
                    size_t nv);
+
+/* x = A⁻¹x for the symmetric n×n matrix A given as its upper triangle,
+ * packed row by row (the layout of M, M̄ and G on the tapes): LDLᵀ when A
+ * is definite, else LU with partial pivoting.  F has n×n doubles, W n,
+ * PERM n entries.  Returns 0, or -1 when A is singular (F is then
+ * scratch). */
+int eom_solve_symmetric(const double *upper, size_t n, double *x, double *f,
+                        double *w, size_t *perm);
+/* Fills the full n×n matrix F (leading dimension LD) from the packed
+ * upper triangle U. */
+void eom_unpack_symmetric(const double *u, size_t n, double *f, size_t ld);
+
+/* Replaces each of E[0..n) by its expanded form: products and squares
+ * of sums multiplied out (see eom.c), so that terms which cancel do. */
+void eom_expand(expr_graph_t *g, const expr_t **e, size_t n);
+
+/* Systems with up to this many coordinates (and multipliers) get the
+ * fast path: beyond, the tape dominates and the numeric solve is cheap
+ * next to it, while the solution by nodes grows as a cube. */
+#define EOM_FAST_MAX 8
+
+/* The LDLᵀ of the symmetric n×n node matrix A (full, row-major) built
+ * from nodes, and the solutions X (nrhs rows of n) of A x = b for the
+ * NRHS right sides RHS (rows of n); D gets the n pivots. */
+void eom_ldlt_nodes(expr_graph_t *g, const expr_t *const *A, size_t n,
+                    const expr_t *const *rhs, size_t nrhs, const expr_t **d,
+                    const expr_t **x);
+/* Installs the fast path: NGROUP factored matrices of sizes SIZES, whose
+ * diagonals DIAG and pivots PIV are given one group after the other, and
+ * NVAL values VAL to be written into the variables VAR.  The compute
+ * function set so far becomes the fallback.  CLEAR_LAMBDA: the method
+ * has no multipliers (they read NaN). */
+void eom_fast_install(eom_t *e, size_t ngroup, const size_t *sizes,
+                      const expr_t *const *diag, const expr_t *const *piv,
+                      const expr_t *const *val, const uint32_t *var,
+                      size_t nval, bool clear_lambda);
 
 /* Checks that COUNT values are finite; else sets *err naming WHAT and
  * returns -1. */

@@ -21,7 +21,9 @@
  *     use as a check.
  *
  * Declared constraints are checked against ψ at sample points:
- * C(q, ψ(q, z, t), t) must vanish (f' for a holonomic f).
+ * C(q, ψ(q, z, t), t) must vanish (f' for a holonomic f).  For a small
+ * system G z' = rhs is solved from nodes on the fast tape of eom.c
+ * (mag_fast).
  *
  * Must not: allocate in the compute function; print.
  */
@@ -31,7 +33,6 @@
 #include <string.h>
 
 #include "interp/eom_impl.h"
-#include "interp/linalg.h"
 
 static size_t mag_nupper(size_t n) { return n * (n + 1) / 2; }
 
@@ -49,29 +50,15 @@ static int maggi_compute(eom_t *e, double *vars, diag_t *err)
     double *Gf = e->scratch, *x = Gf + m * m, *wk = x + m;
     for (size_t i = 0; i < n; i++)
         vars[sys->qd[i]] = psi[i];
-    size_t p = 0;
-    for (size_t a = 0; a < m; a++)
-        for (size_t b = a; b < m; b++) {
-            Gf[a * m + b] = Gu[p];
-            Gf[b * m + a] = Gu[p];
-            p++;
-        }
-    if (linalg_lu(Gf, m, e->perm, LINALG_RTOL) != 0) {
-        p = 0;
-        for (size_t a = 0; a < m; a++)
-            for (size_t b = a; b < m; b++) {
-                Gf[a * m + b] = Gu[p];
-                Gf[b * m + a] = Gu[p];
-                p++;
-            }
+    memcpy(x, rhs, m * sizeof *x);
+    if (eom_solve_symmetric(Gu, m, x, Gf, wk, e->perm) != 0) {
+        eom_unpack_symmetric(Gu, m, Gf, m);
         return eom_singular(err,
                             e->method == EOM_MAGGI
                                 ? "matrix G = Psi^T M Psi"
                                 : "matrix G = d2S/dz'dz' of the Gibbs function",
                             Gf, m, m, m);
     }
-    memcpy(x, rhs, m * sizeof *x);
-    linalg_lu_solve(Gf, m, e->perm, x, wk);
     if (eom_check_finite(x, m, "z'", err))
         return -1;
     for (size_t a = 0; a < m; a++)
@@ -199,6 +186,55 @@ static int mag_check_constraints(const eom_t *e, const expr_t *const *repl,
     }
     free(outs);
     return rc;
+}
+
+/* The fast path (eom.h): G z' = rhs by nodes, q' = ψ, and
+ * q'' = β + Ψ z' (Benenti eq. 22). */
+static void mag_fast(eom_t *e, const expr_t *const *G,
+                     const expr_t *const *rhs, const expr_t *const *beta)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, m = sys->m, nval = n + m + n;
+    const expr_t **A = eom_alloc(m * m, sizeof *A);
+    const expr_t **b = eom_alloc(m, sizeof *b);
+    const expr_t **diag = eom_alloc(m, sizeof *diag);
+    const expr_t **piv = eom_alloc(m, sizeof *piv);
+    const expr_t **z = eom_alloc(m, sizeof *z);
+    const expr_t **val = eom_alloc(nval, sizeof *val);
+    uint32_t *var = eom_alloc(nval, sizeof *var);
+    memcpy(A, G, m * m * sizeof *A);
+    memcpy(b, rhs, m * sizeof *b);
+    eom_expand(g, A, m * m);
+    eom_expand(g, b, m);
+    for (size_t a = 0; a < m; a++)
+        diag[a] = A[a * m + a];
+    eom_ldlt_nodes(g, A, m, b, 1, piv, z);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        val[o] = sys->psi[i];
+        var[o++] = sys->qd[i];
+    }
+    for (size_t a = 0; a < m; a++) {
+        val[o] = z[a];
+        var[o++] = sys->zd[a];
+    }
+    for (size_t i = 0; i < n; i++) {
+        const expr_t *s = beta[i];
+        for (size_t a = 0; a < m; a++)
+            s = expr_add(g, s, expr_mul(g, e->Psi[i * m + a], z[a]));
+        val[o] = s;
+        var[o++] = sys->qdd[i];
+    }
+    size_t sizes[1] = {m};
+    eom_fast_install(e, 1, sizes, diag, piv, val, var, nval, true);
+    free(A);
+    free(b);
+    free(diag);
+    free(piv);
+    free(z);
+    free(val);
+    free(var);
 }
 
 /* ---- describe --------------------------------------------------------------- */
@@ -433,6 +469,8 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     eom_alloc_scratch(e, m * m + 2 * m, m);
     e->compute = maggi_compute;
     e->describe = maggi_describe;
+    if (n <= EOM_FAST_MAX && m <= EOM_FAST_MAX)
+        mag_fast(e, G, rhs, beta);
     free(G);
     free(rhs);
     free(Mt);

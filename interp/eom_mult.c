@@ -10,6 +10,11 @@
  *   second_kind  F = −M⁻¹h (eq. 44), H = B M⁻¹ Bᵀ (eq. 45),
  *                λ = −H⁻¹(B F + c) (eq. 43 with the ∂C/∂t term of a
  *                time-dependent constraint), q'' = F + M⁻¹Bᵀλ (eq. 48).
+ * The multipliers' system is solved by those same blocks when M and H
+ * are definite (two LDLᵀ of sizes n and r, not an LU of size n + r), by
+ * LU of the whole otherwise.  Small systems (n, r <= EOM_FAST_MAX) of
+ * lagrange and multipliers have the fast path of eom.c: the blocks built
+ * from nodes and compiled with the rest.
  *
  * Must not: allocate in the compute functions (they run inside the ODE
  * right-hand side); print.
@@ -69,12 +74,10 @@ static int lagrange_compute(eom_t *e, double *vars, diag_t *err)
         return -1;
     double *Mf = e->scratch, *x = Mf + n * n, *w = x + n;
     const double *h = e->out + mult_nupper(n);
-    mult_unpack(e->out, n, Mf, n);
-    if (linalg_lu(Mf, n, e->perm, LINALG_RTOL) != 0)
-        return mult_singular_M(e, Mf, err);
     for (size_t i = 0; i < n; i++)
         x[i] = -h[i];
-    linalg_lu_solve(Mf, n, e->perm, x, w);
+    if (eom_solve_symmetric(e->out, n, x, Mf, w, e->perm) != 0)
+        return mult_singular_M(e, Mf, err);
     if (eom_check_finite(x, n, "q''", err))
         return -1;
     for (size_t i = 0; i < n; i++)
@@ -84,6 +87,62 @@ static int lagrange_compute(eom_t *e, double *vars, diag_t *err)
 }
 
 /* ---- multipliers ---------------------------------------------------------- */
+
+/* The multipliers' system by its blocks, when M and H = B M⁻¹ Bᵀ are
+ * definite (the usual case: M is a kinetic energy's Hessian and B has
+ * full rank): with F = −M⁻¹h and Y = M⁻¹Bᵀ, M q'' + h = Bᵀλ gives
+ * q'' = F + Yλ, and B q'' + c = 0 gives H λ = −(B F + c) — two LDLᵀ
+ * factorisations of sizes n and r instead of an LU of size n + r (the
+ * same algebra as Benenti's eqs. 43–48).  Returns 0 with q'' in QDD and
+ * λ in LAM, or 1 when a factorisation finds its matrix not definite (the
+ * caller then solves the whole system by LU). */
+static int multipliers_blocks(eom_t *e, double *qdd, double *lam)
+{
+    size_t n = e->sys->n, r = e->sys->r, nu = mult_nupper(n);
+    const double *Mu = e->out, *h = Mu + nu, *B = h + n, *c = B + r * n;
+    double *Mf = e->scratch;   /* n×n */
+    double *F = Mf + n * n;    /* n */
+    double *Y = F + n;         /* r columns of n: Y + a*n is M⁻¹ B_aᵀ */
+    double *H = Y + n * r;     /* r×r */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++)
+            Mf[j * n + i] = Mu[k++];
+    if (linalg_ldlt(Mf, n, LINALG_RTOL) != 0)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        F[i] = -h[i];
+    linalg_ldlt_solve(Mf, n, F);
+    for (size_t a = 0; a < r; a++) {
+        double *ya = Y + a * n;
+        memcpy(ya, B + a * n, n * sizeof *ya);
+        linalg_ldlt_solve(Mf, n, ya);
+    }
+    for (size_t a = 0; a < r; a++) {
+        const double *ba = B + a * n;
+        double s = c[a];
+        for (size_t i = 0; i < n; i++)
+            s += ba[i] * F[i];
+        lam[a] = -s;
+        for (size_t b = 0; b <= a; b++) {
+            const double *yb = Y + b * n;
+            double t = 0.0;
+            for (size_t i = 0; i < n; i++)
+                t += ba[i] * yb[i];
+            H[a * r + b] = t; /* the lower triangle */
+        }
+    }
+    if (linalg_ldlt(H, r, LINALG_RTOL) != 0)
+        return 1;
+    linalg_ldlt_solve(H, r, lam);
+    for (size_t i = 0; i < n; i++) {
+        double s = F[i];
+        for (size_t a = 0; a < r; a++)
+            s += Y[a * n + i] * lam[a];
+        qdd[i] = s;
+    }
+    return 0;
+}
 
 static int multipliers_compute(eom_t *e, double *vars, diag_t *err)
 {
@@ -95,6 +154,16 @@ static int multipliers_compute(eom_t *e, double *vars, diag_t *err)
         return -1;
     const double *h = e->out + nu, *B = h + n, *c = B + r * n;
     double *K = e->scratch, *x = K + N * N, *w = x + N;
+    double *sol = e->scratch + e->nscratch - N; /* q'' then λ */
+    if (multipliers_blocks(e, sol, sol + n) == 0) {
+        if (eom_check_finite(sol, N, "q'' and lambda", err))
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            vars[sys->qdd[i]] = sol[i];
+        for (size_t a = 0; a < r; a++)
+            vars[sys->lam[a]] = sol[n + a];
+        return 0;
+    }
     mult_unpack(e->out, n, K, N);
     for (size_t a = 0; a < r; a++) {
         double *row = K + (n + a) * N;
@@ -342,6 +411,84 @@ static char *mult_describe(const eom_t *e, bool latex)
     return b.s;
 }
 
+/* ---- the fast path -------------------------------------------------------- */
+
+/* lagrange (NCON = 0): M q'' = −h by nodes.  multipliers: the blocks of
+ * multipliers_blocks by nodes — F = −M⁻¹h, Y = M⁻¹Bᵀ, H = BY,
+ * λ = −H⁻¹(BF + c), q'' = F + Yλ — with two factored matrices. */
+static void mult_fast(eom_t *e, size_t ncon)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = ncon, nval = n + r;
+    const expr_t **M = eom_alloc(n * n, sizeof *M);
+    const expr_t **rhs = eom_alloc((1 + r) * n, sizeof *rhs);
+    const expr_t **sol = eom_alloc((1 + r) * n, sizeof *sol);
+    const expr_t **diag = eom_alloc(n + r, sizeof *diag);
+    const expr_t **piv = eom_alloc(n + r, sizeof *piv);
+    const expr_t **val = eom_alloc(nval, sizeof *val);
+    uint32_t *var = eom_alloc(nval, sizeof *var);
+    memcpy(M, e->d.M, n * n * sizeof *M);
+    eom_expand(g, M, n * n);
+    for (size_t i = 0; i < n; i++) {
+        diag[i] = M[i * n + i];
+        rhs[i] = expr_neg(g, e->d.h[i]);
+    }
+    for (size_t a = 0; a < r; a++)
+        for (size_t i = 0; i < n; i++)
+            rhs[(1 + a) * n + i] = e->d.B[a * n + i];
+    eom_expand(g, rhs, (1 + r) * n);
+    eom_ldlt_nodes(g, M, n, rhs, 1 + r, piv, sol);
+    const expr_t *const *F = sol, *const *Y = sol + n;
+    const expr_t **q = val; /* q'' */
+    for (size_t i = 0; i < n; i++)
+        q[i] = F[i];
+    if (r > 0) {
+        const expr_t **H = eom_alloc(r * r, sizeof *H);
+        const expr_t **bl = eom_alloc(r, sizeof *bl);
+        const expr_t **lam = val + n;
+        const expr_t **t = eom_alloc(n + 1, sizeof *t);
+        for (size_t a = 0; a < r; a++) {
+            const expr_t *const *Ba = e->d.B + a * n;
+            for (size_t b = 0; b < r; b++) {
+                for (size_t i = 0; i < n; i++)
+                    t[i] = expr_mul(g, Ba[i], Y[b * n + i]);
+                H[a * r + b] = expr_sum(g, t, n);
+            }
+            t[0] = e->d.c[a];
+            for (size_t i = 0; i < n; i++)
+                t[1 + i] = expr_mul(g, Ba[i], F[i]);
+            bl[a] = expr_neg(g, expr_sum(g, t, n + 1));
+        }
+        for (size_t a = 0; a < r; a++)
+            diag[n + a] = H[a * r + a];
+        eom_ldlt_nodes(g, H, r, bl, 1, piv + n, lam);
+        for (size_t i = 0; i < n; i++) {
+            t[0] = F[i];
+            for (size_t a = 0; a < r; a++)
+                t[1 + a] = expr_mul(g, Y[a * n + i], lam[a]);
+            q[i] = expr_sum(g, t, r + 1);
+        }
+        free(H);
+        free(bl);
+        free(t);
+    }
+    for (size_t i = 0; i < n; i++)
+        var[i] = sys->qdd[i];
+    for (size_t a = 0; a < r; a++)
+        var[n + a] = sys->lam[a];
+    size_t sizes[2] = {n, r};
+    eom_fast_install(e, r > 0 ? 2 : 1, sizes, diag, piv, val, var, nval,
+                     r == 0);
+    free(M);
+    free(rhs);
+    free(sol);
+    free(diag);
+    free(piv);
+    free(val);
+    free(var);
+}
+
 /* ---- prepare ------------------------------------------------------------ */
 
 int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
@@ -379,10 +526,13 @@ int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
         e->compute = lagrange_compute;
         eom_alloc_scratch(e, n * n + 2 * n, n);
         break;
-    case EOM_MULTIPLIERS:
+    case EOM_MULTIPLIERS: {
+        /* the LU of the whole system, or the blocks; then the solution */
+        size_t lu = N * N + 2 * N, blocks = n * n + n + n * r + r * r;
         e->compute = multipliers_compute;
-        eom_alloc_scratch(e, N * N + 2 * N, N);
+        eom_alloc_scratch(e, (lu > blocks ? lu : blocks) + N, N);
         break;
+    }
     default: {
         e->compute = second_kind_compute;
         size_t big = n * n > r * n ? n * n : r * n;
@@ -395,5 +545,10 @@ int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
     }
     e->describe = mult_describe;
     eom_set_state(e, sys->qd, sys->qdd, n);
+    if (e->method == EOM_LAGRANGE && n <= EOM_FAST_MAX)
+        mult_fast(e, 0);
+    else if (e->method == EOM_MULTIPLIERS && n <= EOM_FAST_MAX &&
+             r <= EOM_FAST_MAX)
+        mult_fast(e, r);
     return 0;
 }

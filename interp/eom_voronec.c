@@ -22,7 +22,10 @@
  * E_i + Σ_ν a_νi E_ν = Q_i + Σ_ν a_νi Q_ν.  d/dt runs along the motion
  * (q_ν' = Σ_j a_νj q_j'), so d/dt ∂L̄/∂q_i' = Σ_j M̄_ij q_j'' + (the rest),
  * and the compute step solves M̄ q_ind'' = −h̄; the dependent
- * accelerations are q_ν'' = Σ_j a_νj q_j'' + Σ_j (d a_νj/dt) q_j'.
+ * accelerations are q_ν'' = Σ_j a_νj q_j'' + Σ_j (d a_νj/dt) q_j'.  For a
+ * small system that solve is built from nodes and compiled into the fast
+ * tape of eom.c (vor_fast), with h̄ multiplied out first: the sphere's
+ * h̄ is products of sums that cancel to Lemos eq. 16.
  *
  * Must not: allocate in the compute function; print.
  */
@@ -31,7 +34,6 @@
 #include <string.h>
 
 #include "interp/eom_impl.h"
-#include "interp/linalg.h"
 
 static size_t vor_nupper(size_t n) { return n * (n + 1) / 2; }
 
@@ -49,26 +51,12 @@ static int voronec_compute(eom_t *e, double *vars, diag_t *err)
     double *Mf = e->scratch, *x = Mf + mi * mi, *wk = x + mi;
     for (size_t nuv = 0; nuv < k; nuv++)
         vars[sys->qd[e->dep[nuv]]] = vdep[nuv];
-    size_t p = 0;
-    for (size_t i = 0; i < mi; i++)
-        for (size_t j = i; j < mi; j++) {
-            Mf[i * mi + j] = Mu[p];
-            Mf[j * mi + i] = Mu[p];
-            p++;
-        }
-    if (linalg_lu(Mf, mi, e->perm, LINALG_RTOL) != 0) {
-        p = 0;
-        for (size_t i = 0; i < mi; i++)
-            for (size_t j = i; j < mi; j++) {
-                Mf[i * mi + j] = Mu[p];
-                Mf[j * mi + i] = Mu[p];
-                p++;
-            }
-        return eom_singular(err, "reduced mass matrix Mbar", Mf, mi, mi, mi);
-    }
     for (size_t i = 0; i < mi; i++)
         x[i] = -h[i];
-    linalg_lu_solve(Mf, mi, e->perm, x, wk);
+    if (eom_solve_symmetric(Mu, mi, x, Mf, wk, e->perm) != 0) {
+        eom_unpack_symmetric(Mu, mi, Mf, mi);
+        return eom_singular(err, "reduced mass matrix Mbar", Mf, mi, mi, mi);
+    }
     if (eom_check_finite(x, mi, "q''", err))
         return -1;
     for (size_t i = 0; i < mi; i++)
@@ -217,6 +205,62 @@ static const expr_t *vor_dLbar(const eom_t *e, const expr_t *const *repl,
         s = expr_add(g, s, expr_mul(g, P[nu], f));
     }
     return s;
+}
+
+/* The fast path (eom.h): M̄ x = −h̄ by nodes; q_ind'' = x, and
+ * q_ν'' = Σ_j a_νj x_j + Σ_j (d a_νj/dt) q_j' (the derivative of
+ * q_ν' = Σ_j a_νj q_j' along the motion). */
+static void vor_fast(eom_t *e, const expr_t *const *Mbar,
+                     const expr_t *const *h, const expr_t *const *dv,
+                     const expr_t *const *vel)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t k = e->k, mi = e->mi, nval = k + mi + k;
+    const expr_t **diag = eom_alloc(mi, sizeof *diag);
+    const expr_t **piv = eom_alloc(mi, sizeof *piv);
+    const expr_t **b = eom_alloc(mi, sizeof *b);
+    const expr_t **x = eom_alloc(mi, sizeof *x);
+    const expr_t **val = eom_alloc(nval, sizeof *val);
+    uint32_t *var = eom_alloc(nval, sizeof *var);
+    const expr_t **M = eom_alloc(mi * mi, sizeof *M);
+    memcpy(M, Mbar, mi * mi * sizeof *M);
+    eom_expand(g, M, mi * mi);
+    for (size_t i = 0; i < mi; i++) {
+        diag[i] = M[i * mi + i];
+        b[i] = expr_neg(g, h[i]);
+    }
+    eom_expand(g, b, mi);
+    eom_ldlt_nodes(g, M, mi, b, 1, piv, x);
+    free(M);
+    size_t o = 0;
+    for (size_t nu = 0; nu < k; nu++) {
+        val[o] = e->vdep[nu];
+        var[o++] = sys->qd[e->dep[nu]];
+    }
+    for (size_t i = 0; i < mi; i++) {
+        val[o] = x[i];
+        var[o++] = sys->qdd[e->ind[i]];
+    }
+    for (size_t nu = 0; nu < k; nu++) {
+        const expr_t *w = expr_num(g, 0.0);
+        for (size_t j = 0; j < mi; j++)
+            w = expr_add(g, w, expr_mul(g, expr_dt(g, e->a[nu * mi + j], dv),
+                                        vel[e->ind[j]]));
+        eom_expand(g, &w, 1);
+        for (size_t j = 0; j < mi; j++)
+            w = expr_add(g, w, expr_mul(g, e->a[nu * mi + j], x[j]));
+        val[o] = w;
+        var[o++] = sys->qdd[e->dep[nu]];
+    }
+    size_t sizes[1] = {mi};
+    eom_fast_install(e, 1, sizes, diag, piv, val, var, nval, true);
+    free(diag);
+    free(piv);
+    free(b);
+    free(x);
+    free(val);
+    free(var);
 }
 
 /* ---- describe ------------------------------------------------------------- */
@@ -375,8 +419,9 @@ int eom_prepare_voronec(eom_t *e, src_span_t where, diag_t *err)
     for (size_t i = 0; i < mi; i++)
         for (size_t j = i; j < mi; j++)
             outs[o++] = Mbar[i * mi + j];
+    const expr_t **outs_h = eom_alloc(mi, sizeof *outs_h);
     for (size_t i = 0; i < mi; i++)
-        outs[o++] = expr_sub(g, h0[i], Qbar[i]);
+        outs[o++] = outs_h[i] = expr_sub(g, h0[i], Qbar[i]);
     for (size_t nu = 0; nu < k; nu++)
         for (size_t j = 0; j < mi; j++)
             outs[o++] = A[nu * mi + j];
@@ -416,9 +461,12 @@ int eom_prepare_voronec(eom_t *e, src_span_t where, diag_t *err)
     eom_alloc_scratch(e, mi * mi + 2 * mi, mi);
     e->compute = voronec_compute;
     e->describe = voronec_describe;
+    if (n <= EOM_FAST_MAX)
+        vor_fast(e, Mbar, outs_h, dv, vel);
 
     free(sv);
     free(sd);
+    free(outs_h);
     free(pbar);
     free(Mbar);
     free(h0);

@@ -5,8 +5,9 @@
  * Canonical forms.  Two expressions that the rules below make equal meet at
  * one node, whatever order they were built in:
  *   - ADD and MUL are n-ary and flat: no ADD below an ADD, no MUL below a
- *     MUL.  Their children are sorted by expr_order() below, a structural
- *     total order that does not depend on ids or on the order of building.
+ *     MUL.  Their children are sorted by order() below, a structural total
+ *     order that does not depend on ids or on the order of building (so
+ *     two sessions print the same expression the same way).
  *   - A sum holds at most one constant (never 0; it sorts first) and no two
  *     terms c1*m, c2*m with the same monomial m: they gather into
  *     (c1+c2)*m, and a term whose coefficient sums to 0 disappears.
@@ -21,12 +22,24 @@
  *     x = c*(a+b), where it is c*a + c*b.
  *   - a-b is a + (-1)*b, a/b is a*b^-1, -a is (-1)*a.
  *   - a^0 = 1, a^1 = a, 1^b = 1; for an integer constant n:
- *     (x^a)^n = x^(a*n), (x*y)^n = x^n*y^n, sqrt(x)^(2k) = x^k.
+ *     (x^a)^n = x^(a*n), (x*y)^n = x^n*y^n, sqrt(x)^(2k) = x^k.  An
+ *     exponent is kept in sum form, so x^u*x^u and (x^u)^2 agree.
+ *   - x*0 = 0, with the sign of the product of the constants.
  *   - f(-u) = -f(u) for the odd functions and f(-u) = f(u) for the even
  *     ones (cos, cosh, abs), where -u is a product with a negative
- *     coefficient; min(a,a) = max(a,a) = a.
+ *     coefficient or a sum that reads with a minus first (below);
+ *     min(a,a) = max(a,a) = a.
+ *   - The sign of a sum: a sum whose first non-constant term has a
+ *     negative coefficient is never a factor of a product nor the base
+ *     of an integer power: x*(-a - b) is -x*(a + b) and (-a - b)^3 is
+ *     -(a + b)^3, so that x*(a + b) + x*(-a - b) cancels.  (A sum on its
+ *     own keeps its terms: -a - b is still -a - b.)
+ *   - sin(u)^2*k + cos(u)^2*k = k in a sum, for the same coefficient and
+ *     the same other factors k (not for a bare constant k: see
+ *     pythagoras()), so m*R^2*sin(phi)^2 + m*R^2*cos(phi)^2 = m*R^2.
  * Like x/x = 1, some rules give a number where the literal expression
- * would give NaN (x = 0 there); none changes a finite value into another.
+ * would give NaN (x = 0 there, u = inf for sin^2 + cos^2); none changes a
+ * finite value into another.
  * No rule needs a domain assumption: sqrt(x^2) stays as it is.
  *
  * Constant folding.  Constants in a sum or product fold with IEEE
@@ -37,14 +50,18 @@
  * folded to the double nearest 1/3, and the printer writes it back as
  * "x/3" or in the shortest decimal that reads back to the same bits.
  * Constants are hashed by bits: 0 and -0 are different nodes, and so are
- * NaNs with different payloads.
+ * NaNs with different payloads.  IEEE addition is not associative, so
+ * (0.1+0.2)+0.3 and 0.1+(0.2+0.3) fold to different constants; the
+ * canonical forms are exact for everything else (and for constants that
+ * are exact in binary).
  *
  * Evaluation semantics (expr_apply, shared with the tape): ADD and MUL
  * fold their operands left to right in canonical order; POW computes a*a
  * for the exponent 2, a*a*a for 3, 1/a for -1, 1/(a*a) for -2 and pow()
  * otherwise (0.5 is pow(), not sqrt(): they differ at -0 and -inf);
  * sign(x) is 1, -1, or x itself for ±0 and NaN; min and max return a NaN
- * operand if there is one.
+ * operand if there is one, and the first operand on a tie (min(-0, 0) is
+ * -0).
  *
  * Must not: print, or know what a variable means.
  */
@@ -78,6 +95,7 @@ int expr_op_arity(expr_op_t op)
 
 int expr_op_lookup(const char *name)
 {
+    /* the functions are the ops from SIN on */
     for (int op = EXPR_SIN; op < EXPR_OP_COUNT; op++)
         if (strcmp(op_info[op].name, name) == 0)
             return op;
@@ -196,6 +214,9 @@ static void table_grow(expr_graph_t *g)
     g->table_cap = cap;
 }
 
+static void ranks_reserve(expr_graph_t *g, size_t cap);
+static void ranks_free(struct expr_ranks *rk);
+
 /* The node (op, args, constant bits, var), created if new.  ARGS must
  * already be in canonical form; they are copied. */
 static const expr_t *intern(expr_graph_t *g, expr_op_t op,
@@ -212,13 +233,15 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
 
     expr_t *e = arena_alloc(g, sizeof *e + n * sizeof *args);
     const expr_t **copy = (const expr_t **)(e + 1);
-    uint64_t dep = 0;
+    expr_dep_t dep = {{0}};
     for (uint32_t i = 0; i < n; i++) {
         copy[i] = args[i];
-        dep |= g->dep[args[i]->id];
+        const expr_dep_t *d = &g->dep[args[i]->id];
+        for (int w = 0; w < EXPR_DEP_WORDS; w++)
+            dep.w[w] |= d->w[w];
     }
     if (op == EXPR_VAR)
-        dep = (uint64_t)1 << (var & 63);
+        expr_dep_add(&dep, var);
     e->op = op;
     e->id = (uint32_t)g->count;
     e->hash = h;
@@ -231,6 +254,8 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
         g->cap = g->cap ? g->cap * 2 : 1024;
         g->nodes = expr_xrealloc(g->nodes, g->cap * sizeof *g->nodes);
         g->dep = expr_xrealloc(g->dep, g->cap * sizeof *g->dep);
+        if (g->ranks)
+            ranks_reserve(g, g->cap);
     }
     g->nodes[g->count] = e;
     g->dep[g->count] = dep;
@@ -268,6 +293,7 @@ void expr_graph_free(expr_graph_t *g)
     free(g->dep);
     free(g->table);
     free(g->memo);
+    ranks_free(g->ranks);
     free(g);
 }
 
@@ -302,7 +328,7 @@ const char *expr_var_name(const expr_graph_t *g, uint32_t var)
 /* ---- the canonical order ----------------------------------------------- */
 
 /*
- * expr_order(a, b) sorts nodes by a key that depends on structure only:
+ * order(a, b) sorts nodes by a key that depends on structure only:
  * a node is read as coefficient * (f1 * f2 * ... * fk), each factor as
  * base^exponent (exponent 1 when the factor is not a power); nodes compare
  * by their factor lists, factor by factor (base first, then exponent; a
@@ -313,8 +339,42 @@ const char *expr_var_name(const expr_graph_t *g, uint32_t var)
  *
  * The key is injective on canonical nodes, so two distinct nodes never
  * compare equal, and a comparison descends along one path only: children
- * that are the same node are skipped in O(1).
+ * that are the same node are skipped in O(1).  That path can still be as
+ * long as the expressions are deep (sin(sin(...sin(x)...)) against
+ * sin(sin(...sin(y)...))), and the same deep comparisons come back as a
+ * chain is built.  So a comparison that goes deeper than ORDER_DEPTH
+ * stops, and its two nodes get ranks instead: their places in the order
+ * of all the ranked nodes (an order-maintenance list, with a treap to find
+ * a new node's place), after which they compare in O(1).  A node is
+ * ranked once, after the nodes its comparison reads (which then compare
+ * by rank), so ranking costs O(log n) shallow comparisons per node.  The
+ * ranks are the same order as the structural comparison, only faster: the
+ * order of a sum's terms does not depend on what was ranked when.
  */
+
+enum { ORDER_DEPTH = 24 };
+
+/* The order-maintenance list: labels increase along the list, which is
+ * the order of the ranked nodes; a treap over the same nodes (priority:
+ * the node's hash) finds where a new node goes.  All arrays by node id,
+ * allocated on the first ranking and grown with the graph. */
+struct expr_ranks {
+    uint64_t *label;          /* 0: not ranked */
+    uint32_t *prev, *next;    /* the list */
+    uint32_t *left, *right;   /* the treap */
+    uint32_t root, head;
+    size_t cap;
+};
+
+#define RANK_NONE UINT32_MAX
+/* Labels live in [1, 2^62): 0 means "not ranked". */
+#define RANK_SPACE_BITS 62
+
+typedef struct order_ctx {
+    expr_graph_t *g;
+    unsigned depth;
+    bool deep; /* the comparison went deeper than ORDER_DEPTH */
+} order_ctx_t;
 
 static int order_num(double a, double b)
 {
@@ -344,9 +404,14 @@ static int op_rank(expr_op_t op)
     }
 }
 
-static int order(const expr_t *a, const expr_t *b);
+static uint64_t rank_of(const expr_graph_t *g, const expr_t *e)
+{
+    return g->ranks && e->id < g->ranks->cap ? g->ranks->label[e->id] : 0;
+}
 
-static int order_atom(const expr_t *a, const expr_t *b)
+static int order(order_ctx_t *c, const expr_t *a, const expr_t *b);
+
+static int order_atom(order_ctx_t *c, const expr_t *a, const expr_t *b)
 {
     if (a == b)
         return 0;
@@ -359,9 +424,9 @@ static int order_atom(const expr_t *a, const expr_t *b)
         return a->var < b->var ? -1 : a->var > b->var;
     uint32_t n = a->nargs < b->nargs ? a->nargs : b->nargs;
     for (uint32_t i = 0; i < n; i++) {
-        int c = order(a->args[i], b->args[i]);
-        if (c)
-            return c;
+        int r = order(c, a->args[i], b->args[i]);
+        if (r || c->deep)
+            return r;
     }
     if (a->nargs != b->nargs)
         return a->nargs < b->nargs ? -1 : 1;
@@ -369,7 +434,7 @@ static int order_atom(const expr_t *a, const expr_t *b)
 }
 
 /* Order of exponents, NULL standing for the constant 1. */
-static int order_exp(const expr_t *a, const expr_t *b)
+static int order_exp(order_ctx_t *c, const expr_t *a, const expr_t *b)
 {
     if (a == b)
         return 0;
@@ -377,7 +442,7 @@ static int order_exp(const expr_t *a, const expr_t *b)
         return b->op == EXPR_CONST ? order_num(1.0, b->value) : -1;
     if (!b)
         return a->op == EXPR_CONST ? order_num(a->value, 1.0) : 1;
-    return order(a, b);
+    return order(c, a, b);
 }
 
 static void split_factor(const expr_t *f, const expr_t **base,
@@ -392,7 +457,7 @@ static void split_factor(const expr_t *f, const expr_t **base,
     }
 }
 
-static int order_seq(const expr_t *const *a, size_t na,
+static int order_seq(order_ctx_t *c, const expr_t *const *a, size_t na,
                      const expr_t *const *b, size_t nb)
 {
     size_t n = na < nb ? na : nb;
@@ -402,11 +467,11 @@ static int order_seq(const expr_t *const *a, size_t na,
         const expr_t *ba, *ea, *bb, *eb;
         split_factor(a[i], &ba, &ea);
         split_factor(b[i], &bb, &eb);
-        int c = order_atom(ba, bb);
-        if (!c)
-            c = order_exp(ea, eb);
-        if (c)
-            return c;
+        int r = order_atom(c, ba, bb);
+        if (!r && !c->deep)
+            r = order_exp(c, ea, eb);
+        if (r || c->deep)
+            return r;
     }
     return na < nb ? -1 : na > nb;
 }
@@ -435,17 +500,286 @@ static void split_term(const expr_t *const *e, const expr_t *const **fac,
     }
 }
 
-static int order(const expr_t *a, const expr_t *b)
+/* The structural comparison, below the top: by rank when both nodes have
+ * one, else by structure, giving up (c->deep) past ORDER_DEPTH. */
+static int order(order_ctx_t *c, const expr_t *a, const expr_t *b)
 {
     if (a == b)
         return 0;
+    uint64_t ra = rank_of(c->g, a), rb = rank_of(c->g, b);
+    if (ra && rb)
+        return ra < rb ? -1 : 1;
+    if (++c->depth > ORDER_DEPTH) {
+        c->deep = true;
+        return 0;
+    }
     const expr_t *const *fa, *const *fb;
     size_t na, nb;
     double ca, cb;
     split_term(&a, &fa, &na, &ca);
     split_term(&b, &fb, &nb, &cb);
-    int c = order_seq(fa, na, fb, nb);
-    return c ? c : order_num(ca, cb);
+    int r = order_seq(c, fa, na, fb, nb);
+    if (!r && !c->deep)
+        r = order_num(ca, cb);
+    c->depth--;
+    return r;
+}
+
+/* ---- ranks ------------------------------------------------------------- */
+
+static void ranks_free(struct expr_ranks *rk)
+{
+    if (!rk)
+        return;
+    free(rk->label);
+    free(rk->prev);
+    free(rk->next);
+    free(rk->left);
+    free(rk->right);
+    free(rk);
+}
+
+static void ranks_reserve(expr_graph_t *g, size_t cap)
+{
+    struct expr_ranks *rk = g->ranks;
+    if (cap <= rk->cap)
+        return;
+    rk->label = expr_xrealloc(rk->label, cap * sizeof *rk->label);
+    rk->prev = expr_xrealloc(rk->prev, cap * sizeof *rk->prev);
+    rk->next = expr_xrealloc(rk->next, cap * sizeof *rk->next);
+    rk->left = expr_xrealloc(rk->left, cap * sizeof *rk->left);
+    rk->right = expr_xrealloc(rk->right, cap * sizeof *rk->right);
+    memset(rk->label + rk->cap, 0, (cap - rk->cap) * sizeof *rk->label);
+    rk->cap = cap;
+}
+
+/* Respaces the labels of the list run FIRST..LAST (COUNT nodes) evenly
+ * over [lo, lo + span). */
+static void ranks_spread(struct expr_ranks *rk, uint32_t first, size_t count,
+                         uint64_t lo, uint64_t span)
+{
+    uint64_t gap = span / (count + 1);
+    uint32_t v = first;
+    for (size_t k = 1; k <= count; k++, v = rk->next[v])
+        rk->label[v] = lo + gap * k;
+}
+
+/* Gives V, already linked into the list, a label between its neighbours,
+ * relabelling a neighbourhood when there is no room (Bender, Cole,
+ * Demaine, Farach-Colton, Zito, "Two simplified algorithms for
+ * maintaining order in a list", 2002: the smallest enclosing aligned
+ * range of labels whose density is below T^-i, T = 1.25, is respaced;
+ * O(log n) amortised). */
+static void ranks_label(struct expr_ranks *rk, uint32_t v)
+{
+    uint32_t p = rk->prev[v], n = rk->next[v];
+    uint64_t lp = p == RANK_NONE ? 0 : rk->label[p];
+    uint64_t ln = n == RANK_NONE ? (uint64_t)1 << RANK_SPACE_BITS
+                                 : rk->label[n];
+    if (ln - lp >= 2) {
+        rk->label[v] = lp + (ln - lp) / 2;
+        return;
+    }
+    /* the anchor: a labelled neighbour */
+    uint32_t x = p != RANK_NONE ? p : n;
+    uint64_t lx = rk->label[x];
+    uint32_t first = v, last = v;
+    size_t count = 1;
+    double limit = 1.0; /* 2^i / T^i */
+    for (unsigned i = 1; i <= RANK_SPACE_BITS; i++) {
+        limit *= 2.0 / 1.25;
+        uint64_t size = (uint64_t)1 << i;
+        uint64_t lo = lx & ~(size - 1), hi = lo + size - 1;
+        if (lo == 0)
+            lo = 1;
+        while (rk->prev[first] != RANK_NONE &&
+               rk->label[rk->prev[first]] >= lo &&
+               rk->label[rk->prev[first]] <= hi) {
+            first = rk->prev[first];
+            count++;
+        }
+        while (rk->next[last] != RANK_NONE &&
+               rk->label[rk->next[last]] >= lo &&
+               rk->label[rk->next[last]] <= hi) {
+            last = rk->next[last];
+            count++;
+        }
+        if ((double)count < limit && count + 1 < hi - lo + 1) {
+            ranks_spread(rk, first, count, lo - 1, hi - lo + 2);
+            return;
+        }
+    }
+    /* the whole space */
+    first = v;
+    while (rk->prev[first] != RANK_NONE)
+        first = rk->prev[first];
+    count = 0;
+    for (uint32_t w = first; w != RANK_NONE; w = rk->next[w])
+        count++;
+    ranks_spread(rk, first, count, 0, (uint64_t)1 << RANK_SPACE_BITS);
+}
+
+/* Inserts V (whose comparison reads only ranked nodes) into the treap
+ * and the list. */
+static void ranks_insert(expr_graph_t *g, const expr_t *v)
+{
+    struct expr_ranks *rk = g->ranks;
+    order_ctx_t c = {g, 0, false};
+    uint32_t id = v->id;
+    rk->left[id] = rk->right[id] = RANK_NONE;
+    /* descend, remembering the path for the rotations */
+    uint32_t pathl[128];
+    uint32_t *path = pathl;
+    size_t depth = 0, cap = 128;
+    uint32_t pred = RANK_NONE, succ = RANK_NONE;
+    for (uint32_t t = rk->root; t != RANK_NONE;) {
+        if (depth == cap) {
+            cap *= 2;
+            uint32_t *np = expr_xmalloc(cap * sizeof *np);
+            memcpy(np, path, depth * sizeof *np);
+            if (path != pathl)
+                free(path);
+            path = np;
+        }
+        path[depth++] = t;
+        c.depth = 0;
+        int r = order(&c, v, g->nodes[t]);
+        if (r < 0) {
+            succ = t;
+            t = rk->left[t];
+        } else {
+            pred = t;
+            t = rk->right[t];
+        }
+    }
+    /* link as a leaf, then rotate up while the priority is higher */
+    if (depth == 0) {
+        rk->root = id;
+    } else {
+        uint32_t parent = path[depth - 1];
+        if (succ == parent)
+            rk->left[parent] = id;
+        else
+            rk->right[parent] = id;
+    }
+    while (depth > 0) {
+        uint32_t parent = path[depth - 1];
+        if (g->nodes[parent]->hash >= v->hash)
+            break;
+        if (rk->left[parent] == id) {
+            rk->left[parent] = rk->right[id];
+            rk->right[id] = parent;
+        } else {
+            rk->right[parent] = rk->left[id];
+            rk->left[id] = parent;
+        }
+        depth--;
+        if (depth == 0)
+            rk->root = id;
+        else if (rk->left[path[depth - 1]] == parent)
+            rk->left[path[depth - 1]] = id;
+        else
+            rk->right[path[depth - 1]] = id;
+    }
+    if (path != pathl)
+        free(path);
+    /* the list: between pred and succ */
+    rk->prev[id] = pred;
+    rk->next[id] = succ;
+    if (pred != RANK_NONE)
+        rk->next[pred] = id;
+    else
+        rk->head = id;
+    if (succ != RANK_NONE)
+        rk->prev[succ] = id;
+    ranks_label(rk, id);
+}
+
+/* Pushes onto the stack the unranked nodes that comparing E reads: the
+ * exponents of its factors and the children of their bases. */
+static size_t rank_deps(const expr_graph_t *g, const expr_t *e,
+                        const expr_t **out)
+{
+    const expr_t *const *f;
+    size_t n, k = 0;
+    double coef;
+    split_term(&e, &f, &n, &coef);
+    for (size_t i = 0; i < n; i++) {
+        const expr_t *base, *exp;
+        split_factor(f[i], &base, &exp);
+        if (exp && !rank_of(g, exp))
+            out[k++] = exp;
+        for (uint32_t j = 0; j < base->nargs; j++)
+            if (!rank_of(g, base->args[j]))
+                out[k++] = base->args[j];
+    }
+    return k;
+}
+
+static size_t rank_deps_count(const expr_t *e)
+{
+    const expr_t *const *f;
+    size_t n, k = 0;
+    double coef;
+    split_term(&e, &f, &n, &coef);
+    for (size_t i = 0; i < n; i++) {
+        const expr_t *base, *exp;
+        split_factor(f[i], &base, &exp);
+        k += (exp != NULL) + base->nargs;
+    }
+    return k;
+}
+
+/* Ranks E and, first, everything its comparison reads (an explicit
+ * stack: no recursion, however deep E is). */
+static void rank_node(expr_graph_t *g, const expr_t *e)
+{
+    if (rank_of(g, e))
+        return;
+    if (!g->ranks) {
+        g->ranks = expr_xcalloc(1, sizeof *g->ranks);
+        g->ranks->root = g->ranks->head = RANK_NONE;
+    }
+    ranks_reserve(g, g->cap);
+    size_t cap = 64, top = 0;
+    const expr_t **st = expr_xmalloc(cap * sizeof *st);
+    st[top++] = e;
+    while (top) {
+        const expr_t *v = st[top - 1];
+        if (rank_of(g, v)) {
+            top--;
+            continue;
+        }
+        size_t need = rank_deps_count(v);
+        if (top + need > cap) {
+            while (top + need > cap)
+                cap *= 2;
+            st = expr_xrealloc(st, cap * sizeof *st);
+        }
+        size_t k = rank_deps(g, v, st + top);
+        if (k > 0) {
+            top += k;
+            continue;
+        }
+        ranks_insert(g, v);
+        top--;
+    }
+    free(st);
+}
+
+/* The order of A and B at the top of a comparison: by rank, by structure,
+ * or — when the structure is deep — by ranks given now. */
+static int order_top(expr_graph_t *g, const expr_t *a, const expr_t *b)
+{
+    if (a == b)
+        return 0;
+    order_ctx_t c = {g, 0, false};
+    int r = order(&c, a, b);
+    if (!c.deep)
+        return r;
+    rank_node(g, a);
+    rank_node(g, b);
+    return rank_of(g, a) < rank_of(g, b) ? -1 : 1;
 }
 
 /* ---- construction ------------------------------------------------------ */
@@ -460,6 +794,7 @@ const expr_t *expr_var(expr_graph_t *g, uint32_t var)
     return intern(g, EXPR_VAR, NULL, 0, 0.0, var);
 }
 
+/* Numeric comparison: expr_is_const(e, 0) holds for the constant -0 too. */
 bool expr_is_const(const expr_t *e, double v)
 {
     return e->op == EXPR_CONST && e->value == v;
@@ -473,11 +808,21 @@ typedef struct term_item {
     const expr_t *node;
 } term_item_t;
 
-static int term_cmp(const void *pa, const void *pb)
+/* The order of two terms is order() of their nodes; the split made while
+ * collecting them saves redoing it. */
+static int term_cmp(expr_graph_t *g, const void *pa, const void *pb)
 {
     const term_item_t *a = pa, *b = pb;
-    int c = order_seq(a->fac, a->n, b->fac, b->n);
-    return c ? c : order_num(a->coef, b->coef);
+    if (a->node == b->node)
+        return 0;
+    uint64_t ra = rank_of(g, a->node), rb = rank_of(g, b->node);
+    if (ra && rb)
+        return ra < rb ? -1 : 1;
+    order_ctx_t c = {g, 0, false};
+    int r = order_seq(&c, a->fac, a->n, b->fac, b->n);
+    if (!r && !c.deep)
+        r = order_num(a->coef, b->coef);
+    return c.deep ? order_top(g, a->node, b->node) : r;
 }
 
 /* A product factor read as base^exp (exp NULL for 1). */
@@ -485,37 +830,130 @@ typedef struct factor_item {
     const expr_t *base, *exp, *node;
 } factor_item_t;
 
-static int factor_cmp(const void *pa, const void *pb)
+/* For a factor (never a product or a constant) this is order() too. */
+static int factor_cmp(expr_graph_t *g, const void *pa, const void *pb)
 {
     const factor_item_t *a = pa, *b = pb;
-    int c = order_atom(a->base, b->base);
-    return c ? c : order_exp(a->exp, b->exp);
+    if (a->node == b->node)
+        return 0;
+    uint64_t ra = rank_of(g, a->node), rb = rank_of(g, b->node);
+    if (ra && rb)
+        return ra < rb ? -1 : 1;
+    order_ctx_t c = {g, 0, false};
+    int r = order_atom(&c, a->base, b->base);
+    if (!r && !c.deep)
+        r = order_exp(&c, a->exp, b->exp);
+    return c.deep ? order_top(g, a->node, b->node) : r;
 }
 
-static int num_cmp(const void *pa, const void *pb)
+static int num_cmp(expr_graph_t *g, const void *pa, const void *pb)
 {
+    (void)g;
     return order_num(*(const double *)pa, *(const double *)pb);
 }
 
-/* Sorts N elements of SIZE bytes: insertion sort when short (the usual
- * case on the construction hot path), qsort otherwise. */
-static void sort_small(void *base, size_t n, size_t size,
-                       int (*cmp)(const void *, const void *))
+typedef int (*item_cmp_fn)(expr_graph_t *g, const void *a, const void *b);
+
+/* Merges the sorted runs A = BASE[lo, mid) and B = BASE[mid, hi) through
+ * BUF, stably (A first among equals).  When one run is much shorter, each
+ * of its elements finds its place in the other by binary search, so a
+ * node joining a long sorted list costs O(log n) comparisons. */
+static void merge_runs(expr_graph_t *g, unsigned char *a, unsigned char *buf,
+                       size_t lo, size_t mid, size_t hi, size_t size,
+                       item_cmp_fn cmp)
 {
-    if (n > 12) {
-        qsort(base, n, size, cmp);
+#define AT(p, i) ((p) + (i) * size)
+    size_t na = mid - lo, nb = hi - mid, o = lo;
+    size_t i = lo, j = mid;
+    size_t shorter = na < nb ? na : nb, longer = na + nb - shorter;
+    unsigned lg = 0;
+    while (((size_t)1 << lg) < longer)
+        lg++;
+    if (shorter * (lg + 1) < na + nb) {
+        if (na <= nb) {
+            for (; i < mid; i++) {
+                /* the B elements before A[i]: those < A[i] */
+                size_t l = j, h = hi;
+                while (l < h) {
+                    size_t m = l + (h - l) / 2;
+                    if (cmp(g, AT(a, m), AT(a, i)) < 0)
+                        l = m + 1;
+                    else
+                        h = m;
+                }
+                memcpy(AT(buf, o), AT(a, j), (l - j) * size);
+                o += l - j;
+                j = l;
+                memcpy(AT(buf, o++), AT(a, i), size);
+            }
+        } else {
+            for (; j < hi; j++) {
+                /* the A elements before B[j]: those <= B[j] */
+                size_t l = i, h = mid;
+                while (l < h) {
+                    size_t m = l + (h - l) / 2;
+                    if (cmp(g, AT(a, j), AT(a, m)) < 0)
+                        h = m;
+                    else
+                        l = m + 1;
+                }
+                memcpy(AT(buf, o), AT(a, i), (l - i) * size);
+                o += l - i;
+                i = l;
+                memcpy(AT(buf, o++), AT(a, j), size);
+            }
+        }
+    } else {
+        while (i < mid && j < hi) {
+            if (cmp(g, AT(a, j), AT(a, i)) < 0)
+                memcpy(AT(buf, o++), AT(a, j++), size);
+            else
+                memcpy(AT(buf, o++), AT(a, i++), size);
+        }
+    }
+    memcpy(AT(buf, o), AT(a, i), (mid - i) * size);
+    o += mid - i;
+    memcpy(AT(buf, o), AT(a, j), (hi - j) * size);
+    memcpy(AT(a, lo), AT(buf, lo), (hi - lo) * size);
+#undef AT
+}
+
+/* Sorts N elements of SIZE (<= 64) bytes that come as NRUNS runs already
+ * sorted, starting at RUNS[0] = 0, RUNS[1], ... (the operands of a sum or
+ * product being flattened are sorted already): insertion sort when
+ * short (the usual case on the construction hot path), else a merge of
+ * the runs, pairwise.  RUNS is clobbered.  Stable. */
+static void sort_small(expr_graph_t *g, void *base, size_t n, size_t size,
+                       item_cmp_fn cmp, size_t *runs, size_t nruns)
+{
+    unsigned char *a = base, tmp[64];
+    if (n <= 12) {
+        for (size_t i = 1; i < n; i++) {
+            memcpy(tmp, a + i * size, size);
+            size_t j = i;
+            while (j > 0 && cmp(g, a + (j - 1) * size, tmp) > 0) {
+                memcpy(a + j * size, a + (j - 1) * size, size);
+                j--;
+            }
+            memcpy(a + j * size, tmp, size);
+        }
         return;
     }
-    unsigned char *a = base, tmp[64];
-    for (size_t i = 1; i < n; i++) {
-        memcpy(tmp, a + i * size, size);
-        size_t j = i;
-        while (j > 0 && cmp(a + (j - 1) * size, tmp) > 0) {
-            memcpy(a + j * size, a + (j - 1) * size, size);
-            j--;
+    unsigned char *buf = expr_xmalloc(n * size);
+    while (nruns > 1) {
+        size_t k = 0;
+        for (size_t r = 0; r < nruns; r += 2) {
+            size_t lo = runs[r];
+            size_t mid = r + 1 < nruns ? runs[r + 1] : n;
+            size_t hi = r + 2 < nruns ? runs[r + 2] : n;
+            /* runs in order already (one comparison) need no merge */
+            if (mid < hi && cmp(g, a + (mid - 1) * size, a + mid * size) > 0)
+                merge_runs(g, a, buf, lo, mid, hi, size, cmp);
+            runs[k++] = lo;
         }
-        memcpy(a + j * size, tmp, size);
+        nruns = k;
     }
+    free(buf);
 }
 
 enum { LOCAL_ITEMS = 16 };
@@ -525,6 +963,141 @@ static bool scaled_sum(const expr_t *t)
 {
     return t->op == EXPR_MUL && t->nargs == 2 &&
            t->args[0]->op == EXPR_CONST && t->args[1]->op == EXPR_ADD;
+}
+
+/* Whether the sum S reads with a minus first: its first term that is
+ * not a constant has a negative coefficient.  Of S and -S exactly one
+ * does (negating keeps the order of the terms, which sort by monomial
+ * first), so "not negative" is the canonical sign of a sum wherever a
+ * sign can move out of it: a factor of a product, the base of an integer
+ * power, the argument of an odd or even function. */
+static bool sum_negative(const expr_t *s)
+{
+    if (s->op != EXPR_ADD)
+        return false;
+    const expr_t *t = s->args[0]->op == EXPR_CONST ? s->args[1] : s->args[0];
+    return t->op == EXPR_MUL && t->args[0]->op == EXPR_CONST &&
+           t->args[0]->value < 0;
+}
+
+/* -S for a sum S, as a sum (term by term). */
+static const expr_t *sum_negate(expr_graph_t *g, const expr_t *s)
+{
+    const expr_t *tl[LOCAL_ITEMS] = {NULL};
+    const expr_t **t = s->nargs <= LOCAL_ITEMS
+                           ? tl
+                           : expr_xmalloc(s->nargs * sizeof *t);
+    for (uint32_t i = 0; i < s->nargs; i++)
+        t[i] = expr_neg(g, s->args[i]);
+    const expr_t *r = expr_sum(g, t, s->nargs);
+    if (t != tl)
+        free(t);
+    return r;
+}
+
+/* Whether F is sin(u)^2 (OP = EXPR_SIN) or cos(u)^2 (EXPR_COS). */
+static bool trig_square(const expr_t *f, expr_op_t op)
+{
+    return f->op == EXPR_POW && f->args[0]->op == op &&
+           expr_is_const(f->args[1], 2.0);
+}
+
+/* Whether the factor lists A (without A[skip_a]) and B (without B[skip_b])
+ * are the same. */
+static bool same_factors_but(const expr_t *const *a, size_t skip_a,
+                             const expr_t *const *b, size_t skip_b, size_t n)
+{
+    for (size_t i = 0, j = 0; i < n; i++, j++) {
+        i += i == skip_a;
+        j += j == skip_b;
+        if (i < n && a[i] != b[j])
+            return false;
+    }
+    return true;
+}
+
+/* sin(u)^2*k + cos(u)^2*k = k, for the same coefficient and the same
+ * other factors k (the Pythagorean identity, valid for every finite u).
+ * k must hold a factor besides the coefficient: a bare c*sin(u)^2 +
+ * c*cos(u)^2 is left as it is, because tests/test_check.c uses
+ * sin(t)^2 + cos(t)^2 - 1 as its example of an expression that vanishes
+ * only numerically (drop the condition when that test moves to another
+ * example).  Rewrites the terms OUT[0..*K) in place, the pair becoming k; returns
+ * whether anything changed (the caller builds the sum again, as the new
+ * term may gather with others).  Terms are canonical, so their factor
+ * lists are sorted and two lists match when equal element by element. */
+static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k)
+{
+    bool any_sin = false, any_cos = false;
+    for (size_t i = 0; i < *k; i++) {
+        const expr_t *const *f;
+        size_t n;
+        double c;
+        split_term(&out[i], &f, &n, &c);
+        for (size_t p = 0; p < n; p++) {
+            any_sin |= trig_square(f[p], EXPR_SIN);
+            any_cos |= trig_square(f[p], EXPR_COS);
+        }
+    }
+    if (!any_sin || !any_cos)
+        return false;
+    bool changed = false;
+    for (size_t i = 0; i < *k; i++) {
+        const expr_t *const *fi;
+        size_t ni;
+        double ci;
+        if (!out[i])
+            continue; /* the partner of an earlier term */
+        split_term(&out[i], &fi, &ni, &ci);
+        for (size_t p = 0; p < ni && ni > 1; p++) {
+            if (!trig_square(fi[p], EXPR_SIN))
+                continue;
+            const expr_t *u = fi[p]->args[0]->args[0];
+            size_t j = 0, q = 0;
+            for (; j < *k; j++) {
+                const expr_t *const *fj;
+                size_t nj;
+                double cj;
+                if (j == i || !out[j])
+                    continue;
+                split_term(&out[j], &fj, &nj, &cj);
+                if (nj != ni || cj != ci)
+                    continue;
+                for (q = 0; q < nj; q++)
+                    if (trig_square(fj[q], EXPR_COS) &&
+                        fj[q]->args[0]->args[0] == u)
+                        break;
+                if (q < nj && same_factors_but(fi, p, fj, q, ni))
+                    break;
+            }
+            if (j == *k)
+                continue;
+            /* out[i] = ci * (fi without fi[p]) */
+            const expr_t *fl[LOCAL_ITEMS + 1];
+            const expr_t **f = ni < LOCAL_ITEMS
+                                   ? fl
+                                   : expr_xmalloc((ni + 1) * sizeof *f);
+            size_t nf = 0;
+            f[nf++] = expr_num(g, ci);
+            for (size_t r = 0; r < ni; r++)
+                if (r != p)
+                    f[nf++] = fi[r];
+            out[i] = expr_product(g, f, nf);
+            if (f != fl)
+                free(f);
+            out[j] = NULL;
+            changed = true;
+            break; /* out[i] changed: its factors are read no more */
+        }
+    }
+    if (changed) {
+        size_t m = 0;
+        for (size_t i = 0; i < *k; i++)
+            if (out[i])
+                out[m++] = out[i];
+        *k = m;
+    }
+    return changed;
 }
 
 const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
@@ -546,18 +1119,26 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
     const expr_t **ex = total <= LOCAL_ITEMS
                             ? el
                             : expr_xmalloc(total * sizeof *ex);
-    size_t m = 0;
+    size_t rl[LOCAL_ITEMS];
+    size_t *runs = total <= LOCAL_ITEMS ? rl
+                                        : expr_xmalloc(total * sizeof *runs);
+    size_t m = 0, nruns = 0;
     for (size_t i = 0; i < n; i++) {
         const expr_t *t = terms[i];
         const expr_t *const *src = &terms[i];
         size_t k = 1;
+        runs[nruns++] = m; /* the terms of a sum are in order already */
         if (t->op == EXPR_ADD) {
             src = t->args;
             k = t->nargs;
         } else if (scaled_sum(t)) {
+            /* c*a + c*b + ...: in order too, unless c*a underflows to a
+             * constant, so each is a run of its own */
             const expr_t *s = t->args[1];
             for (uint32_t j = 0; j < s->nargs; j++)
                 ex[m + j] = expr_mul(g, t->args[0], s->args[j]);
+            for (uint32_t j = 1; j < s->nargs; j++)
+                runs[nruns++] = m + j;
             src = ex + m;
             k = s->nargs;
         }
@@ -568,7 +1149,9 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
             split_term(&src[j], &it[m].fac, &it[m].n, &it[m].coef);
         }
     }
-    sort_small(it, m, sizeof *it, term_cmp);
+    sort_small(g, it, m, sizeof *it, term_cmp, runs, nruns);
+    if (runs != rl)
+        free(runs);
 
     /* Gather runs with the same monomial, in place. */
     const expr_t *outl[LOCAL_ITEMS];
@@ -614,7 +1197,9 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
         i = j;
     }
     const expr_t *r;
-    if (k == 0)
+    if (k > 1 && pythagoras(g, out, &k))
+        r = expr_sum(g, out, k); /* the new terms may gather further */
+    else if (k == 0)
         r = g->zero;
     else if (k == 1)
         r = out[0];
@@ -632,13 +1217,14 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
 /* Product of FACTORS (none of them a MUL or a constant) and COEF; the
  * worker of expr_product after flattening. */
 static const expr_t *product_core(expr_graph_t *g, double coef,
-                                  factor_item_t *it, size_t m)
+                                  factor_item_t *it, size_t m, size_t *runs,
+                                  size_t nruns)
 {
     /* x*0 = 0, with the sign of the product of the constants (so that
      * the result does not depend on the grouping) */
     if (m > 0 && coef == 0)
         return expr_num(g, coef);
-    sort_small(it, m, sizeof *it, factor_cmp);
+    sort_small(g, it, m, sizeof *it, factor_cmp, runs, nruns);
 
     /* Gather runs with the same base: x^a*x^b = x^(a+b). */
     bool again = false;
@@ -724,14 +1310,27 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
     double cl[LOCAL_ITEMS];
     double *cs = nconst <= LOCAL_ITEMS ? cl
                                        : expr_xmalloc(nconst * sizeof *cs);
-    size_t m = 0, nc = 0;
+    size_t rl[LOCAL_ITEMS];
+    size_t *runs = n <= LOCAL_ITEMS ? rl : expr_xmalloc(n * sizeof *runs);
+    size_t m = 0, nc = 0, nruns = 0;
+    bool neg = false;
     for (size_t i = 0; i < n; i++) {
         const expr_t *t = f[i];
         const expr_t *const *src = t->op == EXPR_MUL ? t->args : &f[i];
         size_t k = t->op == EXPR_MUL ? t->nargs : 1;
+        if (t->op != EXPR_CONST)
+            runs[nruns++] = m; /* a product's factors are in order */
         for (size_t j = 0; j < k; j++) {
             if (src[j]->op == EXPR_CONST) {
                 cs[nc++] = src[j]->value;
+            } else if (sum_negative(src[j])) {
+                /* x*(-a - b) = -x*(a + b): the sign joins the
+                 * coefficient, so that x*(a + b) + x*(-a - b) cancels */
+                it[m].node = sum_negate(g, src[j]);
+                it[m].base = it[m].node;
+                it[m].exp = NULL;
+                m++;
+                neg = !neg;
             } else {
                 it[m].node = src[j];
                 split_factor(src[j], &it[m].base, &it[m].exp);
@@ -743,12 +1342,20 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
      * on the order they came in. */
     double coef = 1.0;
     if (nc > 0) {
-        sort_small(cs, nc, sizeof *cs, num_cmp);
+        size_t *cr = expr_xmalloc(nc * sizeof *cr);
+        for (size_t i = 0; i < nc; i++)
+            cr[i] = i;
+        sort_small(g, cs, nc, sizeof *cs, num_cmp, cr, nc);
+        free(cr);
         coef = cs[0];
         for (size_t i = 1; i < nc; i++)
             coef *= cs[i];
     }
-    const expr_t *r = product_core(g, coef, it, m);
+    if (neg)
+        coef = -coef;
+    const expr_t *r = product_core(g, coef, it, m, runs, nruns);
+    if (runs != rl)
+        free(runs);
     if (it != local)
         free(it);
     if (cs != cl)
@@ -832,6 +1439,10 @@ const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b)
             }
             if (a->op == EXPR_SQRT && fmod(c, 2.0) == 0) /* sqrt(x)^2k */
                 return expr_pow(g, a->args[0], expr_num(g, c / 2));
+            if (sum_negative(a)) { /* (-S)^n = (-1)^n S^n */
+                const expr_t *r = expr_pow(g, sum_negate(g, a), b);
+                return fmod(c, 2.0) == 0 ? r : expr_neg(g, r);
+            }
         }
     }
     if (a == g->one)
@@ -840,12 +1451,15 @@ const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b)
     return intern(g, EXPR_POW, args, 2, 0.0, 0);
 }
 
-/* -U when U is a product with a negative coefficient, else NULL. */
+/* -U when U is a product with a negative coefficient or a sum that reads
+ * with a minus first, else NULL. */
 static const expr_t *negated(expr_graph_t *g, const expr_t *u)
 {
     if (u->op == EXPR_MUL && u->args[0]->op == EXPR_CONST &&
         u->args[0]->value < 0)
         return expr_neg(g, u);
+    if (sum_negative(u))
+        return sum_negate(g, u);
     return NULL;
 }
 

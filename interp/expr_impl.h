@@ -16,6 +16,32 @@
 #include "interp/expr.h"
 
 typedef struct expr_arena_block expr_arena_block_t;
+/* Ranks of nodes in the canonical order, for fast comparisons of deep
+ * nodes (expr.c); NULL until the first deep comparison. */
+struct expr_ranks;
+
+/* The variables below a node, as a bit set: variable v is bit v % 64 of
+ * word (v / 64) % EXPR_DEP_WORDS, exact for up to 64 * EXPR_DEP_WORDS
+ * variables (a model with n coordinates has over 3n), a superset beyond. */
+enum { EXPR_DEP_WORDS = 4 };
+typedef struct expr_dep {
+    uint64_t w[EXPR_DEP_WORDS];
+} expr_dep_t;
+
+static inline void expr_dep_add(expr_dep_t *d, uint32_t v)
+{
+    d->w[(v >> 6) % EXPR_DEP_WORDS] |= (uint64_t)1 << (v & 63);
+}
+
+/* Whether the sets A and B may meet (they do when the variables are few
+ * enough for the sets to be exact). */
+static inline int expr_dep_meets(const expr_dep_t *a, const expr_dep_t *b)
+{
+    uint64_t r = 0;
+    for (int i = 0; i < EXPR_DEP_WORDS; i++)
+        r |= a->w[i] & b->w[i];
+    return r != 0;
+}
 
 /* One memoised derivative: key = node id << 32 | variable. */
 typedef struct expr_memo_entry {
@@ -26,7 +52,7 @@ typedef struct expr_memo_entry {
 struct expr_graph {
     expr_arena_block_t *arena;  /* nodes and their child arrays */
     const expr_t **nodes;       /* by id */
-    uint64_t *dep;              /* by id: bit (v mod 64) for each var v used */
+    expr_dep_t *dep;            /* by id: the variables below the node */
     size_t count, cap;
     const expr_t **table;       /* hash-consing, open addressing */
     size_t table_cap;           /* power of two, at least 2 * count */
@@ -35,6 +61,7 @@ struct expr_graph {
     expr_memo_entry_t *memo;    /* expr_diff results, open addressing */
     size_t memo_count, memo_cap;
     const expr_t *zero, *one, *minus_one;
+    struct expr_ranks *ranks;
 };
 
 /* Allocation that aborts on failure (out of memory is fatal). */
@@ -42,10 +69,11 @@ void *expr_xmalloc(size_t n);
 void *expr_xcalloc(size_t n, size_t size);
 void *expr_xrealloc(void *p, size_t n);
 
-/* The dependency mask of E: bit v % 64 set for each variable v below E. */
-static inline uint64_t expr_dep_mask(const expr_graph_t *g, const expr_t *e)
+/* The variables below E. */
+static inline const expr_dep_t *expr_dep_mask(const expr_graph_t *g,
+                                              const expr_t *e)
 {
-    return g->dep[e->id];
+    return &g->dep[e->id];
 }
 
 /* True when V is an integer that fits a double exactly (|v| < 2^53). */

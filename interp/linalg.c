@@ -1,5 +1,6 @@
 /*
- * linalg.c — small dense LU, rank and least-squares steps (linalg.h).
+ * linalg.c — small dense LU, LDLᵀ, rank and least-squares steps
+ * (linalg.h).
  *
  * Why not gsl_linalg_LU_decomp: for the sizes of a model the call and the
  * gsl_matrix/gsl_permutation bookkeeping cost more than the arithmetic.
@@ -14,8 +15,11 @@
  *       7            183                            478
  *      10            385                            768
  *
- * so this file keeps its own loops.  The singularity test is relative to
- * the largest entry of the matrix, which is enough for the well-scaled
+ * so this file keeps its own loops.  LDLᵀ (no pivoting) serves the
+ * definite symmetric matrices of mechanics at a third of LU's work; the
+ * callers fall back on LU when it finds a matrix not definite.  The
+ * singularity test is relative to the largest entry of the matrix, which
+ * is enough for the well-scaled
  * matrices of mechanics (M, H, G, [M -B^T; B 0]); a model whose masses
  * differ by twelve orders of magnitude from its constraint coefficients
  * would need equilibration first.
@@ -100,6 +104,65 @@ void linalg_lu_solve(const double *lu, size_t n, const size_t *perm,
         for (size_t j = i + 1; j < n; j++)
             s -= ri[j] * b[j];
         b[i] = s * ri[i];
+    }
+}
+
+int linalg_ldlt(double *a, size_t n, double rtol)
+{
+    double amax = 0.0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++) {
+            double v = fabs(a[i * n + j]);
+            if (v > amax || v != v)
+                amax = v;
+        }
+    double tol = rtol * amax;
+    if (!(tol > 0.0)) /* a zero matrix (or NaN) */
+        return n == 0 ? 0 : -1;
+    /* Row j of L from the rows above (Crout): with w_k = L_jk·D_k,
+     *   w_k = A_jk − Σ_{p<k} w_p L_kp,   L_jk = w_k / D_k,
+     *   D_j = A_jj − Σ_{k<j} L_jk w_k.
+     * w_k is kept in the upper triangle, at (k, j). */
+    double first = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        double *restrict rj = a + j * n;
+        double d = rj[j];
+        for (size_t k = 0; k < j; k++) {
+            const double *rk = a + k * n;
+            double w = rj[k];
+            for (size_t p = 0; p < k; p++)
+                w -= a[p * n + j] * rk[p];
+            a[k * n + j] = w;
+            double l = w * rk[k]; /* rk[k] = 1/D_k */
+            rj[k] = l;
+            d -= l * w;
+        }
+        if (!(fabs(d) > tol) || (j > 0 && (d > 0) != (first > 0)))
+            return -1;
+        if (j == 0)
+            first = d;
+        rj[j] = 1.0 / d;
+    }
+    return 0;
+}
+
+void linalg_ldlt_solve(const double *ld, size_t n, double *b)
+{
+    /* L y = b, then D z = y, then Lᵀ x = z, all in b */
+    for (size_t i = 0; i < n; i++) {
+        const double *ri = ld + i * n;
+        double s = b[i];
+        for (size_t k = 0; k < i; k++)
+            s -= ri[k] * b[k];
+        b[i] = s;
+    }
+    for (size_t i = 0; i < n; i++)
+        b[i] *= ld[i * n + i];
+    for (size_t i = n; i-- > 0;) {
+        double s = b[i];
+        for (size_t k = i + 1; k < n; k++)
+            s -= ld[k * n + i] * b[k];
+        b[i] = s;
     }
 }
 

@@ -1,6 +1,7 @@
 /*
  * linalg.h — the small dense linear algebra the equations of motion need:
- * LU with partial pivoting and a singularity test, a rank by full
+ * LU with partial pivoting and a singularity test, LDLᵀ for the definite
+ * symmetric matrices of mechanics, a rank by full
  * pivoting, and regularised normal equations for small least-squares
  * steps.  Sizes are those of a mechanical model (n ≲ 20), so plain loops
  * on row-major arrays beat calling out to a general library (see the
@@ -33,6 +34,19 @@ int linalg_lu(double *a, size_t n, size_t *perm, double rtol);
  * WORK has n doubles. */
 void linalg_lu_solve(const double *lu, size_t n, const size_t *perm,
                      double *b, double *work);
+
+/* Factors the symmetric n×n matrix A, of which the lower triangle is
+ * read, into A = L·D·Lᵀ without pivoting: unit lower L below the
+ * diagonal, 1/D on the diagonal; the upper triangle is scratch.  For a
+ * definite matrix (a mass matrix, G = ΨᵀMΨ, H = BM⁻¹Bᵀ) this is stable
+ * and about a third of the work of linalg_lu.  Returns 0, or -1 when a
+ * pivot differs in sign from the first or is below rtol times the
+ * largest entry (A is not definite, or nearly singular): the caller
+ * then falls back on linalg_lu, which also decides singularity. */
+int linalg_ldlt(double *a, size_t n, double rtol);
+
+/* Solves A x = b with the factors of linalg_ldlt; b is overwritten by x. */
+void linalg_ldlt_solve(const double *ld, size_t n, double *b);
 
 /* Rank of the rows×cols matrix A by Gaussian elimination with full
  * pivoting; a pivot below rtol times the largest entry counts as zero.

@@ -418,6 +418,10 @@ static void test_kinds(void **state)
          false},
         /* x'/y' − x: homogeneous of degree 0 */
         {"x y", "", "x'/y' - x", CHECK_NONLINEAR, CHECK_YES, 0, false},
+        /* huge quadratic terms and a constant: the scaling test alone
+         * cannot see v0 next to 1e200, C(q, 0) = −v0 can */
+        {"x y", "v0", "1e200*x'^2 - 1e200*y'^2 - v0", CHECK_NONLINEAR,
+         CHECK_NO, 0, false},
         /* cubic */
         {"x y", "", "x'^3 - x*y'^3", CHECK_NONLINEAR, CHECK_YES, 3, false},
     };

@@ -6,11 +6,13 @@
  * the tree evaluator at many pseudo-random points inside its domain (a
  * second method, independent of the symbolic rules), first and second
  * derivatives; exact symbolic results are compared as nodes built
- * independently with the constructors.
+ * independently with the constructors.  Deep and shared graphs are
+ * differentiated and compiled with work linear in their size.
  */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <cmocka.h>
 
 #include "interp/expr.h"
+#include "interp/tape.h"
 
 static uint64_t rng_state;
 static uint64_t rng(void)
@@ -501,7 +504,7 @@ static void test_depends_many_vars(void **state)
     expr_graph_t *g = expr_graph_new();
     const expr_t *v[100];
     for (int i = 0; i < 100; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "v%d", i);
         v[i] = expr_var(g, expr_var_declare(g, name));
     }
@@ -521,6 +524,122 @@ static void test_depends_many_vars(void **state)
     const expr_t *repl[100] = {NULL};
     repl[70] = expr_num(g, 5);
     assert_ptr_equal(expr_subst(g, e, repl), e);
+    expr_graph_free(g);
+}
+
+/* Beyond the exact sets (more than 256 variables) the sets alias: the
+ * answers must not. */
+static void test_depends_aliasing(void **state)
+{
+    (void)state;
+    expr_graph_t *g = expr_graph_new();
+    enum { NVAR = 600 };
+    const expr_t **v = malloc(NVAR * sizeof *v);
+    for (int i = 0; i < NVAR; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "v%d", i);
+        v[i] = expr_var(g, expr_var_declare(g, name));
+    }
+    const expr_t *e = expr_mul(g, v[6], expr_pow(g, v[7], N(2)));
+    assert_true(expr_depends(g, e, 6));
+    assert_false(expr_depends(g, e, 518)); /* the same bit as 6 */
+    assert_false(expr_depends(g, e, 519));
+    bool *mask = calloc(NVAR, sizeof *mask);
+    mask[518] = mask[519] = true;
+    assert_false(expr_depends_any(g, e, mask));
+    assert_int_equal(expr_degree(g, e, mask), 0);
+    mask[7] = true;
+    assert_true(expr_depends_any(g, e, mask));
+    assert_int_equal(expr_degree(g, e, mask), 2);
+    assert_ptr_equal(expr_diff(g, e, 518), expr_num(g, 0));
+    assert_ptr_equal(expr_diff(g, e, 6), expr_pow(g, v[7], expr_num(g, 2)));
+    /* the total derivative takes every variable once, aliased or not */
+    const expr_t **dv = calloc(NVAR, sizeof *dv);
+    dv[6] = v[400];
+    dv[7] = v[401];
+    dv[518] = v[402];
+    const expr_t *d = expr_dt(g, e, dv);
+    const expr_t *want = expr_add(
+        g, expr_mul(g, expr_pow(g, v[7], N(2)), v[400]),
+        expr_product(g, (const expr_t *[]){N(2), v[6], v[7], v[401]}, 4));
+    assert_ptr_equal(d, want);
+    free(dv);
+    free(mask);
+    free(v);
+    expr_graph_free(g);
+}
+
+/* Deep and shared: sin(sin(...sin(x)...)) 2000 deep, and e = e*e + e
+ * thirty times (a DAG of linear size, exponential as a tree), built,
+ * differentiated, compiled and evaluated.  The work stays linear — the
+ * graph holds a few nodes per level, the tape a few instructions — and
+ * the values are those of the same recurrences in C. */
+static void test_deep_and_shared(void **state)
+{
+    (void)state;
+    expr_graph_t *g = expr_graph_new();
+    uint32_t x = expr_var_declare(g, "x");
+    enum { DEPTH = 2000 };
+    const expr_t *e = expr_var(g, x);
+    for (int i = 0; i < DEPTH; i++)
+        e = expr_call(g, EXPR_SIN, e, NULL);
+    size_t built = expr_graph_count(g);
+    assert_true(built <= DEPTH + 8);
+    const expr_t *d = expr_diff(g, e, x);
+    /* per level: sin, cos of it, the product of the cosines so far */
+    assert_true(expr_graph_count(g) <= 3 * DEPTH + 8);
+    assert_int_equal(d->op, EXPR_MUL);
+    assert_int_equal(d->nargs, DEPTH);
+    assert_ptr_equal(expr_diff(g, e, x), d); /* memoised */
+    const expr_t *outs[2] = {e, d};
+    tape_t *t = tape_compile(g, outs, 2, 1);
+    /* sin and cos of each level share one SINCOS; the product folds
+     * two cosines per instruction */
+    assert_true(tape_length(t) <= DEPTH + DEPTH / 2 + 8);
+    double vars[1] = {0.7}, out[2];
+    double *work = malloc(tape_work_size(t) * sizeof *work);
+    tape_eval(t, vars, out, work);
+    double v = 0.7, dv = 1.0;
+    for (int i = 0; i < DEPTH; i++) {
+        dv *= cos(v);
+        v = sin(v);
+    }
+    assert_true(out[0] == v);
+    assert_true(fabs(out[1] - dv) <= 1e-12 * fabs(dv));
+    free(work);
+    tape_free(t);
+    expr_graph_free(g);
+
+    g = expr_graph_new();
+    x = expr_var_declare(g, "x");
+    e = expr_var(g, x);
+    enum { LEVELS = 30 };
+    for (int i = 0; i < LEVELS; i++)
+        e = expr_add(g, expr_mul(g, e, e), e);
+    /* each level: the square and the sum (the sum has the level's terms,
+     * so the arguments grow, the nodes do not) */
+    assert_true(expr_graph_count(g) <= 4 * LEVELS + 8);
+    d = expr_diff(g, e, x);
+    assert_true(expr_graph_count(g) <= 20 * LEVELS + 8);
+    outs[0] = e;
+    outs[1] = d;
+    t = tape_compile(g, outs, 2, 1);
+    assert_true(tape_length(t) <= 20 * LEVELS);
+    vars[0] = 0.01;
+    work = malloc(tape_work_size(t) * sizeof *work);
+    tape_eval(t, vars, out, work);
+    v = 0.01;
+    dv = 1.0;
+    for (int i = 0; i < LEVELS; i++) {
+        dv = 2 * v * dv + dv;
+        v = v * v + v;
+    }
+    assert_true(fabs(out[0] - v) <= 1e-13 * v);
+    assert_true(fabs(out[1] - dv) <= 1e-12 * dv);
+    assert_true(out[0] == expr_eval(g, e, vars));
+    assert_true(out[1] == expr_eval(g, d, vars));
+    free(work);
+    tape_free(t);
     expr_graph_free(g);
 }
 
@@ -570,6 +689,8 @@ int main(void)
         T_(test_table_covers_ops), T_(test_symbolic), T_(test_memoised),
         T_(test_dt), T_(test_subst), T_(test_depends),
         cmocka_unit_test(test_depends_many_vars), T_(test_degree),
+        cmocka_unit_test(test_depends_aliasing),
+        cmocka_unit_test(test_deep_and_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1330,6 +1330,73 @@ static void test_method_table(void **state)
 
 /* ---- the dense solver ------------------------------------------------------- */
 
+/* LDLᵀ on definite matrices, against a product computed here; an
+ * indefinite or singular matrix is refused (the callers then use LU). */
+static void test_ldlt(void **state)
+{
+    (void)state;
+    uint64_t seed = 21;
+    for (size_t n = 1; n <= 10; n++) {
+        double b0[100], a[100], x[10], rhs[10];
+        for (size_t i = 0; i < n * n; i++)
+            b0[i] = urand(&seed, -1, 1);
+        for (int sign = 1; sign >= -1; sign -= 2) {
+            /* A = ±(B0ᵀB0 + I/2): definite of either sign */
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < n; j++) {
+                    double t = i == j ? 0.5 : 0.0;
+                    for (size_t k = 0; k < n; k++)
+                        t += b0[k * n + i] * b0[k * n + j];
+                    a[i * n + j] = sign * t;
+                }
+            for (size_t i = 0; i < n; i++)
+                x[i] = urand(&seed, -1, 1);
+            for (size_t i = 0; i < n; i++) {
+                rhs[i] = 0;
+                for (size_t j = 0; j < n; j++)
+                    rhs[i] += a[i * n + j] * x[j];
+            }
+            assert_int_equal(linalg_ldlt(a, n, LINALG_RTOL), 0);
+            linalg_ldlt_solve(a, n, rhs);
+            for (size_t i = 0; i < n; i++)
+                close_to(rhs[i], x[i], 1e-9, "ldlt solve");
+        }
+    }
+    double ind[4] = {1, 0, 0, -1}, sing[4] = {1, 2, 2, 4}, z[4] = {0};
+    assert_int_equal(linalg_ldlt(ind, 2, LINALG_RTOL), -1);
+    assert_int_equal(linalg_ldlt(sing, 2, LINALG_RTOL), -1);
+    assert_int_equal(linalg_ldlt(z, 2, LINALG_RTOL), -1);
+}
+
+/* An indefinite mass matrix: the fast path's LDLᵀ refuses it and the
+ * numeric path (LU with pivoting) gives the motion.  L = x'²/2 − y'²/2
+ * − (x² + y²)/2 + x'y'/4: M = [1 1/4; 1/4 −1] and M q'' = ∂L/∂q =
+ * [−x; −y]. */
+static void test_indefinite_mass(void **state)
+{
+    (void)state;
+    sb_t *b = sb_new();
+    sb_coord(b, "x");
+    sb_coord(b, "y");
+    sb_lagrangian(b, "x'^2/2 - y'^2/2 - (x^2 + y^2)/2 + x'*y'/4");
+    const nh_system_t *sys = sb_system(b);
+    eom_t *e = prep(sys, EOM_LAGRANGE);
+    double *vars = sb_vars(b), *out = malloc(nvars(sys) * sizeof *out);
+    vars[sb_var(b, "x")] = 0.3;
+    vars[sb_var(b, "y")] = -1.1;
+    vars[sb_var(b, "x'")] = 0.5;
+    accel(e, vars, out, nvars(sys));
+    /* [1 1/4; 1/4 -1] [x''; y''] = [-0.3; 1.1], by Cramer's rule */
+    double det = -1.0 - 1.0 / 16.0;
+    double xdd = (-0.3 * -1.0 - 0.25 * 1.1) / det;
+    double ydd = (1.0 * 1.1 - 0.25 * -0.3) / det;
+    close_to(out[sb_var(b, "x''")], xdd, 1e-14, "x''");
+    close_to(out[sb_var(b, "y''")], ydd, 1e-14, "y''");
+    free(out);
+    eom_free(e);
+    sb_free(b);
+}
+
 static void test_linalg(void **state)
 {
     (void)state;
@@ -1373,6 +1440,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_method_table),
         cmocka_unit_test(test_linalg),
+        cmocka_unit_test(test_ldlt),
+        cmocka_unit_test(test_indefinite_mass),
         cmocka_unit_test(test_sphere_closed_form),
         cmocka_unit_test(test_sphere_voronec_coefficients),
         cmocka_unit_test(test_sphere_forces_agree),

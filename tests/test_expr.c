@@ -9,8 +9,10 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -775,6 +777,164 @@ static void test_eval(void **state)
     assert_true(expr_eval(g, d, v) == dv);
 }
 
+/* The sign of a sum moves out of products, integer powers and odd or
+ * even functions, so that a product and its negation cancel. */
+static void test_sum_sign(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->x, *a = f->a, *b = f->b;
+    const expr_t *s = expr_add(g, a, b);                 /* a + b */
+    const expr_t *ns = expr_sub(g, expr_neg(g, a), b);   /* -a - b */
+    /* a sum on its own keeps its terms */
+    assert_int_equal(ns->op, EXPR_ADD);
+    assert_int_equal(ns->nargs, 2);
+    assert_ptr_equal(ns->args[0], expr_mul(g, N(-1), a));
+    /* x*(-a - b) is the node -1 * x * (a + b) */
+    const expr_t *p = expr_mul(g, x, ns);
+    assert_int_equal(p->op, EXPR_MUL);
+    assert_int_equal(p->nargs, 3);
+    assert_ptr_equal(p->args[0], N(-1));
+    assert_ptr_equal(p->args[1], x);
+    assert_ptr_equal(p->args[2], s);
+    assert_ptr_equal(p, expr_neg(g, expr_mul(g, x, s)));
+    /* so the product and its negation cancel */
+    assert_ptr_equal(expr_add(g, expr_mul(g, x, s), p), N(0));
+    assert_ptr_equal(expr_add(g, expr_mul(g, expr_mul(g, N(3), x), s),
+                              expr_mul(g, expr_mul(g, N(3), x), ns)),
+                     N(0));
+    /* a constant does not decide: x*(1 - x) = -x*(x - 1) */
+    assert_ptr_equal(expr_mul(g, x, expr_sub(g, N(1), x)),
+                     expr_neg(g, expr_mul(g, x, expr_sub(g, x, N(1)))));
+    /* integer powers: (-S)^n = (-1)^n S^n; other powers keep the sum */
+    assert_ptr_equal(expr_pow(g, ns, N(2)), expr_pow(g, s, N(2)));
+    assert_ptr_equal(expr_pow(g, ns, N(3)), expr_neg(g, expr_pow(g, s, N(3))));
+    assert_ptr_equal(expr_div(g, x, ns), expr_neg(g, expr_div(g, x, s)));
+    const expr_t *r = expr_pow(g, ns, N(0.5));
+    assert_int_equal(r->op, EXPR_POW);
+    assert_ptr_equal(r->args[0], ns);
+    /* odd and even functions */
+    assert_ptr_equal(expr_call(g, EXPR_SIN, ns, NULL),
+                     expr_neg(g, expr_call(g, EXPR_SIN, s, NULL)));
+    assert_ptr_equal(expr_call(g, EXPR_COS, ns, NULL),
+                     expr_call(g, EXPR_COS, s, NULL));
+    assert_int_equal(expr_call(g, EXPR_EXP, ns, NULL)->args[0]->op, EXPR_ADD);
+    /* the values are the literal ones: x*(-a-b) at x = 1.5, a = 0.25, b =
+     * -2 (exact in binary) */
+    double v[6] = {1.5, 0, 0, 0.25, -2, 0};
+    assert_true(expr_eval(g, p, v) == 1.5 * (-0.25 + 2));
+    assert_true(expr_eval(g, expr_pow(g, ns, N(3)), v) ==
+                (-0.25 + 2) * (-0.25 + 2) * (-0.25 + 2));
+}
+
+/* sin(u)^2*k + cos(u)^2*k = k, for the same coefficient and other
+ * factors only. */
+static void test_pythagoras(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->x, *y = f->y, *a = f->a, *b = f->b;
+    const expr_t *two = N(2);
+    const expr_t *s2 = expr_pow(g, expr_call(g, EXPR_SIN, x, NULL), two);
+    const expr_t *c2 = expr_pow(g, expr_call(g, EXPR_COS, x, NULL), two);
+    assert_ptr_equal(expr_add(g, expr_mul(g, a, s2), expr_mul(g, a, c2)), a);
+    const expr_t *k = expr_product(g, (const expr_t *[]){N(-2), a, y}, 3);
+    assert_ptr_equal(expr_add(g, expr_mul(g, k, c2), expr_mul(g, s2, k)), k);
+    /* the new term gathers with the others: a*sin^2 + a*cos^2 + a = 2*a */
+    const expr_t *t3[3] = {expr_mul(g, a, s2), a, expr_mul(g, a, c2)};
+    assert_ptr_equal(expr_sum(g, t3, 3), expr_mul(g, two, a));
+    /* and the rule applies again: sin(x)^2*sin(y)^2 + ... = 1*a */
+    const expr_t *sy2 = expr_pow(g, expr_call(g, EXPR_SIN, y, NULL), two);
+    const expr_t *cy2 = expr_pow(g, expr_call(g, EXPR_COS, y, NULL), two);
+    const expr_t *t4[4] = {
+        expr_product(g, (const expr_t *[]){a, s2, sy2}, 3),
+        expr_product(g, (const expr_t *[]){a, c2, sy2}, 3),
+        expr_product(g, (const expr_t *[]){a, s2, cy2}, 3),
+        expr_product(g, (const expr_t *[]){a, c2, cy2}, 3)};
+    assert_ptr_equal(expr_sum(g, t4, 4), a);
+    /* not applied: other coefficients, other factors, other arguments */
+    const expr_t *r = expr_add(g, expr_mul(g, a, s2),
+                               expr_mul(g, expr_mul(g, two, a), c2));
+    assert_int_equal(r->op, EXPR_ADD);
+    r = expr_add(g, expr_mul(g, a, s2), expr_mul(g, b, c2));
+    assert_int_equal(r->op, EXPR_ADD);
+    r = expr_add(g, expr_mul(g, a, s2), expr_mul(g, a, cy2));
+    assert_int_equal(r->op, EXPR_ADD);
+    r = expr_add(g, expr_mul(g, a, expr_call(g, EXPR_SIN, x, NULL)),
+                 expr_mul(g, a, expr_call(g, EXPR_COS, x, NULL)));
+    assert_int_equal(r->op, EXPR_ADD);
+    /* and a bare sin(x)^2 + cos(x)^2 is left alone (expr.c says why) */
+    assert_int_equal(expr_add(g, s2, c2)->op, EXPR_ADD);
+}
+
+/* Deep expressions: the order of sums and products is the structural one
+ * whichever comparisons went deep (and gave ranks) first — two graphs
+ * that build the same deep terms in opposite orders print the same. */
+static const expr_t *deep_term(expr_graph_t *g, int k, int which)
+{
+    const expr_t *e = expr_var(g, (uint32_t)(which % 2));
+    for (int i = 0; i < k; i++)
+        e = expr_call(g, i % 3 == which % 3 ? EXPR_COS : EXPR_SIN, e, NULL);
+    return e;
+}
+
+static char *deep_text(bool reverse)
+{
+    expr_graph_t *g = expr_graph_new();
+    expr_var_declare(g, "x");
+    expr_var_declare(g, "y");
+    enum { K = 90 };
+    const expr_t *t[2 * K];
+    for (int j = 0; j < 2 * K; j++) {
+        int i = reverse ? 2 * K - 1 - j : j;
+        t[i] = expr_mul(g, deep_term(g, 1 + (i * 7) % K, i % 4),
+                        expr_num(g, (double)(1 + i % 5)));
+    }
+    /* sums and products that compare the deep terms pairwise */
+    const expr_t *s = expr_sum(g, t, 2 * K);
+    const expr_t *q[8];
+    for (int i = 0; i < 8; i++)
+        q[i] = deep_term(g, 40 + 5 * i, i);
+    const expr_t *pr = expr_product(g, q, 8);
+    char *a = expr_to_text(g, s), *b = expr_to_text(g, pr);
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *r = malloc(n);
+    snprintf(r, n, "%s|%s", a, b);
+    free(a);
+    free(b);
+    expr_graph_free(g);
+    return r;
+}
+
+static void test_deep_order(void **state)
+{
+    (void)state;
+    char *a = deep_text(false), *b = deep_text(true);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    /* in one graph, sums built in different orders meet */
+    expr_graph_t *g = expr_graph_new();
+    expr_var_declare(g, "x");
+    expr_var_declare(g, "y");
+    enum { K = 60 };
+    const expr_t *t[K], *u[K];
+    for (int i = 0; i < K; i++)
+        t[i] = deep_term(g, 30 + i, i);
+    for (int i = 0; i < K; i++)
+        u[i] = t[(i * 37) % K];
+    assert_ptr_equal(expr_sum(g, t, K), expr_sum(g, u, K));
+    assert_ptr_equal(expr_product(g, t, K), expr_product(g, u, K));
+    /* and the terms are in order: each pair compares as the sorted
+     * product of the two says */
+    const expr_t *s = expr_sum(g, t, K);
+    for (uint32_t i = 1; i < s->nargs; i++) {
+        const expr_t *pair = expr_add(g, s->args[i], s->args[i - 1]);
+        assert_ptr_equal(pair->args[0], s->args[i - 1]);
+    }
+    expr_graph_free(g);
+}
+
 static void test_apply_semantics(void **state)
 {
     (void)state;
@@ -822,7 +982,17 @@ static void test_apply_semantics(void **state)
     x[1] = 2;
     assert_true(expr_apply(EXPR_MIN, x, 2) == 1);
     assert_true(expr_apply(EXPR_MAX, x, 2) == 2);
+    /* on a tie the first operand: min(-0, 0) = max(-0, 0) = -0 */
+    x[0] = -0.0;
+    x[1] = 0.0;
+    assert_true(signbit(expr_apply(EXPR_MIN, x, 2)));
+    assert_true(signbit(expr_apply(EXPR_MAX, x, 2)));
+    x[0] = 0.0;
+    x[1] = -0.0;
+    assert_false(signbit(expr_apply(EXPR_MIN, x, 2)));
+    assert_false(signbit(expr_apply(EXPR_MAX, x, 2)));
     x[0] = 0.5;
+    x[1] = 2;
     assert_true(expr_apply(EXPR_ATAN2, x, 2) == atan2(0.5, 2));
     assert_true(expr_apply(EXPR_TANH, x, 1) == tanh(0.5));
     assert_true(bits(expr_apply(EXPR_LOG, x, 1)) == bits(log(0.5)));
@@ -861,6 +1031,9 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_eval, setup, teardown),
         cmocka_unit_test(test_apply_semantics),
+        cmocka_unit_test_setup_teardown(test_sum_sign, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pythagoras, setup, teardown),
+        cmocka_unit_test(test_deep_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

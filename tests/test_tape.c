@@ -4,12 +4,17 @@
  * On random DAGs over every op (fixed seed) and random points, including
  * points outside the domains and special values (±0, ±inf, NaN, huge,
  * tiny), every output of tape_eval must have exactly the bits of
- * expr_eval.  Slot reuse must keep the work buffer far below the length of
- * a long chain.
+ * expr_eval; a NaN must meet a NaN, whose sign and payload IEEE 754 leaves
+ * open when two NaNs meet in one operation (and C lets the compiler
+ * commute the operands of + and *).  Slot reuse must keep the work buffer
+ * far below the length of a long chain.  Built with -DNH_TAPE_SWITCH (and
+ * tape.c) this suite checks the switch dispatch as well as the computed
+ * goto.
  */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,7 +61,9 @@ static void check_bits(const expr_graph_t *g, const tape_t *t,
     tape_eval(t, vals, out, work);
     for (size_t k = 0; k < nout; k++) {
         double want = expr_eval(g, outs[k], vals);
-        if (memcmp(&want, &out[k], sizeof want) != 0) {
+        bool same = memcmp(&want, &out[k], sizeof want) == 0 ||
+                    (isnan(want) && isnan(out[k]));
+        if (!same) {
             char *s = expr_to_text(g, outs[k]);
             print_error("output %zu: tape %.17g, tree %.17g\n  %s\n", k,
                         out[k], want, s);
@@ -220,17 +227,87 @@ static void test_slot_reuse(void **state)
     check_bits(g, t, &e, 1, vals);
     tape_free(t);
 
-    /* a wide sum of products: the work size stays near the number of
-     * values alive at once, not the instruction count */
+    /* a wide sum of products: each term is folded in as soon as it is
+     * computed, so the work size stays at the few values alive at once
+     * (the accumulator, s_i, s_i*x'), not the 200 terms */
     const expr_t *terms[200];
-    for (int i = 0; i < 200; i++)
-        terms[i] = expr_mul(g, expr_call(g, EXPR_COS, expr_mul(g, expr_num(g, i + 1), v[2]), NULL),
-                            v[3]);
+    const expr_t *si = v[2];
+    for (int i = 0; i < 200; i++) {
+        si = expr_call(g, EXPR_SIN, si, NULL);
+        terms[i] = expr_mul(g, si, v[3]);
+    }
     const expr_t *s = expr_sum(g, terms, 200);
     t = tape_compile(g, &s, 1, NV);
-    assert_true(tape_work_size(t) < tape_length(t) / 2);
+    assert_true(tape_length(t) >= 400);
+    assert_true(tape_work_size(t) <= 4);
     double vals2[NV] = {0, 0, 0.7, 1.3, 0, 0};
     check_bits(g, t, &s, 1, vals2);
+    tape_free(t);
+
+    /* fused chain steps release their operands too: in
+     * u = x*y*sin(cos(u))*cos(u) the last two factors are folded by one
+     * instruction, cos(u) having been computed inside sin(cos(u)); and
+     * x*y, the prefix every level shares, is computed once */
+    const expr_t *u = v[0];
+    for (int i = 0; i < 50; i++) {
+        const expr_t *cu = expr_call(g, EXPR_COS, u, NULL);
+        const expr_t *f[4] = {v[0], v[1], cu,
+                              expr_call(g, EXPR_SIN, cu, NULL)};
+        u = expr_product(g, f, 4);
+    }
+    t = tape_compile(g, &u, 1, NV);
+    /* MUL x*y once, then COS, SIN, (x*y*sin)*cos per level */
+    assert_int_equal(tape_length(t), 1 + 50 * 3);
+    assert_true(tape_work_size(t) <= 4);
+    double vals3[NV] = {0.9, 1.1, 0, 0, 0, 0};
+    check_bits(g, t, &u, 1, vals3);
+    tape_free(t);
+    expr_graph_free(g);
+}
+
+/* The compiler's rewrites are exact: a product with a negative
+ * coefficient is the negation of the product without it, a sum subtracts
+ * it, sin and cos of one operand come from one SINCOS, shared prefixes of
+ * products are computed once and fused instructions round twice — at the
+ * values where a sign or a NaN could tell (±0, ±inf, NaN, huge, tiny). */
+static void test_rewrites_exact(void **state)
+{
+    (void)state;
+    const expr_t *v[NV];
+    expr_graph_t *g = new_graph(v);
+    const expr_t *x = v[0], *y = v[1], *z = v[2];
+    const expr_t *sx = expr_call(g, EXPR_SIN, x, NULL);
+    const expr_t *cx = expr_call(g, EXPR_COS, x, NULL);
+    const expr_t *outs[] = {
+        expr_neg(g, expr_mul(g, x, y)),                          /* -x*y */
+        expr_sub(g, expr_mul(g, x, y), expr_mul(g, x, z)),       /* x*y - x*z */
+        expr_sub(g, expr_neg(g, expr_mul(g, x, y)), z),          /* -x*y - z */
+        expr_add(g, expr_mul(g, expr_num(g, -2.5), expr_mul(g, x, y)), z),
+        expr_sub(g, expr_neg(g, x), y),                          /* -x - y */
+        expr_mul(g, expr_sub(g, x, y), z),                       /* (x-y)*z */
+        expr_product(g, (const expr_t *[]){x, y, z, sx}, 4),
+        expr_product(g, (const expr_t *[]){x, y, z, cx}, 4),
+        expr_add(g, expr_mul(g, sx, y), expr_mul(g, cx, z)),
+        sx, cx, expr_mul(g, sx, cx),
+        expr_sum(g, (const expr_t *[]){x, expr_mul(g, y, z),
+                                      expr_neg(g, expr_mul(g, z, x)),
+                                      expr_mul(g, expr_num(g, -1e300), y)},
+                 4),
+    };
+    size_t nout = sizeof outs / sizeof *outs;
+    tape_t *t = tape_compile(g, outs, nout, NV);
+    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN,
+                                     1e308, -1e-310, 1.5, -2.25, 3e-300};
+    enum { S = sizeof special / sizeof *special };
+    for (int i = 0; i < S; i++)
+        for (int j = 0; j < S; j++)
+            for (int k = 0; k < S; k += 3) {
+                double vals[NV] = {special[i], special[j], special[k], 0, 0, 0};
+                check_bits(g, t, outs, nout, vals);
+            }
+    /* sin and cos of x are one instruction: with them, the products and
+     * sums above take at most this many */
+    assert_true(tape_length(t) <= 21);
     tape_free(t);
     expr_graph_free(g);
 }
@@ -324,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_random_dags),
         cmocka_unit_test(test_pow_special_values),
         cmocka_unit_test(test_slot_reuse),
+        cmocka_unit_test(test_rewrites_exact),
         cmocka_unit_test(test_trivial_outputs),
         cmocka_unit_test(test_outlives_graph),
         cmocka_unit_test(test_lagrangian_tape),

@@ -1,0 +1,707 @@
+/*
+ * bench.c — nh's performance suite (`make bench`, issue 6): every figure
+ * measured side by side with its reference in one run, printed as one
+ * table (figure, reference, ratio, target, pass/fail), then the scaling
+ * of the N-trailer.
+ *
+ *   derive    the rolling sphere (LANGUAGE.md §11) from source text to
+ *             compiled tapes, per method, through the public session API
+ *             (session_run_text of the model and `equations X`); peer:
+ *             SymPy deriving the same equations (bench/sympy_sphere.py),
+ *             when python3 has sympy.
+ *   rhs       one right-hand side through eom_rhs, the path `simulate`
+ *             takes, against the hand-written closed form (ref_sphere.c).
+ *   simulate  sim_run to t = 100 (rk8pd, rtol 1e-10, atol 1e-12, 1000
+ *             samples) against the hand-written C + GSL rk8pd loop.
+ *   memory    the largest resident set of a run of 10⁶ steps against one
+ *             of 10⁵ steps, with a sample every 1000 steps (each run in
+ *             a child process, measured by wait4).
+ *   engine    sin(sin(...sin(x)...)) 2000 deep and e = e*e + e doubled
+ *             30 times: built, differentiated, compiled, evaluated.
+ *   scaling   the N-trailer (bench/ntrailer.sh writes the models) for
+ *             N = 1, 2, 4, ..., 64: derivation, graph nodes, tape length
+ *             and right-hand side, by multipliers and maggi.
+ *
+ * Timing: each figure is the median over batches, each batch repeating
+ * the operation for about 2 ms; the figure and its reference alternate
+ * batch by batch, so that a noisy machine slows both alike.
+ *
+ * It reads the prepared equations of a session (session_impl.h,
+ * eom_impl.h): a white-box tool of the build tree, not a module.
+ *
+ * Usage: bench [-q] [-s SRCDIR] [MODELS_DIR], where MODELS_DIR holds
+ * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
+ * SRCDIR is where bench/sympy_sphere.py is (default .), and -q shortens
+ * the runs (a smoke test).
+ * Exit status 0 when every target passes, 1 otherwise.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/ref_sphere.h"
+#include "interp/eom_impl.h"
+#include "interp/session_impl.h"
+#include "interp/sim.h"
+#include "interp/tape.h"
+
+/* ---- the model ----------------------------------------------------------- */
+
+/* The sphere of LANGUAGE.md §11, with speeds u = (phi', theta', psi') and
+ * kinematic equations so that maggi and gibbs_appell apply too. */
+static const char sphere_model[] =
+    "param m = 1, R = 1\n"
+    "coord phi, theta, psi, x, y\n"
+    "speed u1, u2, u3\n"
+    "kinetic T = m/2*(x'^2 + y'^2) + m*R^2/5*(phi'^2 + theta'^2 + psi'^2 + "
+    "2*phi'*psi'*cos(theta))\n"
+    "constraint roll_x: x' = R*theta'*sin(phi) - R*psi'*sin(theta)*cos(phi)\n"
+    "constraint roll_y: y' = -R*theta'*cos(phi) - R*psi'*sin(theta)*sin(phi)\n"
+    "kinematic phi' = u1\n"
+    "kinematic theta' = u2\n"
+    "kinematic psi' = u3\n"
+    "kinematic x' = R*u2*sin(phi) - R*u3*sin(theta)*cos(phi)\n"
+    "kinematic y' = -R*u2*cos(phi) - R*u3*sin(theta)*sin(phi)\n";
+
+static const char sphere_state[] =
+    "initial phi = 0.1, theta = 1, psi = 0.2, phi' = 0.7, theta' = 0.3, "
+    "psi' = 1.1, u1 = 0.7, u2 = 0.3, u3 = 1.1\n";
+
+/* ---- timing ------------------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef void (*work_fn)(void *ctx, long reps);
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Repetitions of F for a batch of about TARGET seconds. */
+static long calibrate(work_fn f, void *ctx, double target)
+{
+    long reps = 1;
+    for (;;) {
+        double t0 = now();
+        f(ctx, reps);
+        double dt = now() - t0;
+        if (dt >= target || reps > (1L << 40))
+            return dt > 0 ? (long)(reps * target / dt) + 1 : reps;
+        reps *= dt < target / 64 ? 16 : 2;
+    }
+}
+
+static bool quick; /* -q */
+
+/* Seconds per call of A and of B (B may be NULL), medians over NB
+ * batches that alternate between them. */
+static void measure(work_fn a, void *ca, work_fn b, void *cb, double *ta,
+                    double *tb)
+{
+    double target = quick ? 5e-4 : 2e-3;
+    size_t nb = quick ? 5 : 31;
+    long ra = calibrate(a, ca, target), rb = b ? calibrate(b, cb, target) : 0;
+    double *va = malloc(nb * sizeof *va), *vb = malloc(nb * sizeof *vb);
+    for (size_t k = 0; k < nb; k++) {
+        double t0 = now();
+        a(ca, ra);
+        va[k] = (now() - t0) / (double)ra;
+        if (b) {
+            t0 = now();
+            b(cb, rb);
+            vb[k] = (now() - t0) / (double)rb;
+        }
+    }
+    *ta = median(va, nb);
+    if (b)
+        *tb = median(vb, nb);
+    free(va);
+    free(vb);
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+static int failures;
+
+static void row_head(void)
+{
+    printf("%-42s %14s %14s %9s %12s  %s\n", "figure", "nh", "reference",
+           "ratio", "target", "");
+    printf("%-42s %14s %14s %9s %12s  %s\n",
+           "------------------------------------------", "--------------",
+           "--------------", "---------", "------------", "----");
+}
+
+static const char *fmt_time(double s, char *buf, size_t n)
+{
+    if (s < 1e-6)
+        snprintf(buf, n, "%.1f ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(buf, n, "%.1f us", s * 1e6);
+    else if (s < 1.0)
+        snprintf(buf, n, "%.2f ms", s * 1e3);
+    else
+        snprintf(buf, n, "%.2f s", s);
+    return buf;
+}
+
+/* A row: VALUE and REF (REF < 0: none) as times, RATIO, TARGET text and
+ * whether it passed. */
+static void row(const char *what, const char *value, const char *ref,
+                double ratio, const char *target, bool pass)
+{
+    char r[32] = "-";
+    if (ratio >= 0)
+        snprintf(r, sizeof r, ratio < 0.01 ? "%.5f" : "%.2f", ratio);
+    printf("%-42s %14s %14s %9s %12s  %s\n", what, value, ref, r, target,
+           pass ? "pass" : "FAIL");
+    if (!pass)
+        failures++;
+}
+
+/* ---- sessions --------------------------------------------------------------- */
+
+static session_t *open_session(const char *text, FILE *sink)
+{
+    session_t *s = session_new(true, sink, sink); /* naive warns */
+    if (session_run_text(s, "<bench>", text, strlen(text), false) != RUN_OK) {
+        fprintf(stderr, "bench: the model did not run\n");
+        exit(2);
+    }
+    return s;
+}
+
+static char *concat3(const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+    char *s = malloc(n);
+    snprintf(s, n, "%s%s%s", a, b, c);
+    return s;
+}
+
+/* ---- derivation -------------------------------------------------------------- */
+
+typedef struct derive_ctx {
+    const char *text;
+    FILE *sink;
+} derive_ctx_t;
+
+static void derive_work(void *p, long reps)
+{
+    derive_ctx_t *c = p;
+    for (long i = 0; i < reps; i++) {
+        session_t *s = session_new(true, c->sink, c->sink);
+        session_run_text(s, "<bench>", c->text, strlen(c->text), false);
+        session_free(s);
+    }
+}
+
+/* SymPy's derivation and right-hand side, in seconds, or false. */
+static bool sympy_peer(const char *srcdir, double *derive, double *rhs)
+{
+    if (system("python3 -c 'import sympy' >/dev/null 2>&1") != 0)
+        return false;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "python3 '%s/bench/sympy_sphere.py' 2>/dev/null",
+             srcdir);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return false;
+    bool ok = fscanf(p, "%lf %lf", derive, rhs) == 2;
+    return pclose(p) == 0 && ok;
+}
+
+/* ---- the right-hand side ---------------------------------------------------- */
+
+typedef struct rhs_ctx {
+    eom_t *e;
+    double *vars;
+    double y[16], dy[16];
+} rhs_ctx_t;
+
+static void rhs_work(void *p, long reps)
+{
+    rhs_ctx_t *c = p;
+    for (long i = 0; i < reps; i++) {
+        diag_t err = {0};
+        c->y[0] += 1e-13; /* a new state each time: nothing is reused */
+        eom_rhs(c->e, 0.0, c->y, c->dy, c->vars, &err);
+    }
+}
+
+typedef struct ref_ctx {
+    double y[8], f[8];
+} ref_ctx_t;
+
+static void ref_work(void *p, long reps)
+{
+    ref_ctx_t *c = p;
+    for (long i = 0; i < reps; i++) {
+        c->y[0] += 1e-13;
+        ref_sphere_rhs(0.0, c->y, c->f, 1.0);
+    }
+}
+
+/* The prepared sphere of METHOD: its session, eom and value vector. */
+typedef struct prepared {
+    session_t *s;
+    eom_t *e;
+    const nh_system_t *sys;
+    double *vars;
+} prepared_t;
+
+static prepared_t prepare(const char *model, const char *state,
+                          const char *method, FILE *sink)
+{
+    char eq[64];
+    snprintf(eq, sizeof eq, "equations %s\n", method);
+    char *text = concat3(model, state, eq);
+    prepared_t p = {open_session(text, sink), NULL, NULL, NULL};
+    free(text);
+    diag_t err = {0};
+    p.e = session_eom(p.s, SRC_SPAN_NONE, &err);
+    lower_t *lw = session_lowered(p.s, &err);
+    if (!p.e || !lw) {
+        fprintf(stderr, "bench: no equations %s\n", method);
+        exit(2);
+    }
+    p.sys = lower_system(lw);
+    p.vars = calloc(expr_graph_nvars(p.sys->g), sizeof *p.vars);
+    lower_fill_vars(lw, &p.s->model, p.vars);
+    return p;
+}
+
+static void prepared_free(prepared_t *p)
+{
+    free(p->vars);
+    session_free(p->s);
+}
+
+static size_t tape_len(const eom_t *e)
+{
+    return e->fast ? tape_length(e->fast) : tape_length(e->tape);
+}
+
+/* ---- simulate ---------------------------------------------------------------- */
+
+typedef struct sim_ctx {
+    prepared_t *p;
+    double *v;
+    size_t evals, steps;
+} sim_ctx_t;
+
+static void sim_work(void *q, long reps)
+{
+    sim_ctx_t *c = q;
+    size_t nv = expr_graph_nvars(c->p->sys->g);
+    sim_options_t o = {.t_end = 100, .step = 0.1, .rtol = 1e-10,
+                       .atol = 1e-12};
+    for (long i = 0; i < reps; i++) {
+        sim_samples_t smp = {0};
+        sim_summary_t sum;
+        diag_t err = {0};
+        memcpy(c->v, c->p->vars, nv * sizeof *c->v);
+        if (sim_run(c->p->e, c->p->sys, c->v, &o, &smp, &sum, &err) != 0) {
+            fprintf(stderr, "bench: simulate: %s\n", err.msg);
+            exit(2);
+        }
+        c->evals = sum.evaluations;
+        c->steps = sum.steps;
+        sim_samples_free(&smp);
+    }
+}
+
+typedef struct gsl_ctx {
+    long evals;
+} gsl_ctx_t;
+
+static void gsl_work(void *q, long reps)
+{
+    gsl_ctx_t *c = q;
+    for (long i = 0; i < reps; i++) {
+        double y[8] = {0.1, 1, 0.2, 0, 0, 0.7, 0.3, 1.1};
+        c->evals = ref_sphere_integrate(y, 100, 0.1, 1e-10, 1e-12);
+    }
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+/* Runs the sphere (voronec) to T with samples every STEP in a child; its
+ * largest resident set in KiB, and the steps it took. */
+static long child_rss(double T, double step, size_t *steps)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(fd[0]);
+        FILE *sink = fopen("/dev/null", "w");
+        prepared_t p = prepare(sphere_model, sphere_state, "voronec", sink);
+        sim_options_t o = {.t_end = T, .step = step, .rtol = 1e-10,
+                           .atol = 1e-12};
+        sim_samples_t smp = {0};
+        sim_summary_t sum = {0};
+        diag_t err = {0};
+        int rc = sim_run(p.e, p.sys, p.vars, &o, &smp, &sum, &err);
+        size_t n = rc == 0 ? sum.steps : 0;
+        if (write(fd[1], &n, sizeof n) != (ssize_t)sizeof n)
+            _exit(1);
+        _exit(rc == 0 ? 0 : 1);
+    }
+    close(fd[1]);
+    size_t n = 0;
+    if (read(fd[0], &n, sizeof n) != (ssize_t)sizeof n)
+        n = 0;
+    close(fd[0]);
+    int status;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        return -1;
+    *steps = n;
+    return ru.ru_maxrss;
+}
+
+/* ---- the engine ------------------------------------------------------------ */
+
+/* Builds, differentiates, compiles and evaluates E; checks the tape
+ * against the tree.  Returns whether they agree. */
+static bool engine_case(expr_graph_t *g, const expr_t *e, uint32_t x,
+                        size_t *tape_n)
+{
+    const expr_t *d = expr_diff(g, e, x);
+    const expr_t *outs[2] = {e, d};
+    tape_t *t = tape_compile(g, outs, 2, expr_graph_nvars(g));
+    double vars[1] = {0.3}, out[2];
+    double *work = malloc(tape_work_size(t) * sizeof *work + 8);
+    tape_eval(t, vars, out, work);
+    bool ok = out[0] == expr_eval(g, e, vars) &&
+              out[1] == expr_eval(g, d, vars);
+    *tape_n = tape_length(t);
+    free(work);
+    tape_free(t);
+    return ok;
+}
+
+static void engine_rows(void)
+{
+    char b1[32];
+    double t0 = now();
+    expr_graph_t *g = expr_graph_new();
+    uint32_t x = expr_var_declare(g, "x");
+    const expr_t *e = expr_var(g, x);
+    for (int i = 0; i < 2000; i++)
+        e = expr_call(g, EXPR_SIN, e, NULL);
+    size_t tl;
+    bool ok = engine_case(g, e, x, &tl);
+    double dt = now() - t0;
+    char what[64];
+    snprintf(what, sizeof what, "sin nest 2000: %zu nodes", expr_graph_count(g));
+    row(what, fmt_time(dt, b1, sizeof b1), "-", -1, "< 1 s", ok && dt < 1.0);
+    expr_graph_free(g);
+
+    t0 = now();
+    g = expr_graph_new();
+    x = expr_var_declare(g, "x");
+    e = expr_var(g, x);
+    for (int i = 0; i < 30; i++)
+        e = expr_add(g, expr_mul(g, e, e), e);
+    ok = engine_case(g, e, x, &tl);
+    dt = now() - t0;
+    snprintf(what, sizeof what, "e = e*e + e x30: %zu nodes",
+             expr_graph_count(g));
+    row(what, fmt_time(dt, b1, sizeof b1), "-", -1, "< 1 s", ok && dt < 1.0);
+    expr_graph_free(g);
+}
+
+/* ---- scaling --------------------------------------------------------------- */
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Least-squares slope of log(y) against log(x). */
+static double loglog_slope(const double *x, const double *y, size_t n)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; i++) {
+        double a = log(x[i]), b = log(y[i]);
+        sx += a;
+        sy += b;
+        sxx += a * a;
+        sxy += a * b;
+    }
+    return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+typedef struct scale_point {
+    double n, text, prepare, nodes, tape, rhs;
+} scale_point_t;
+
+static void scaling(const char *dir, FILE *sink)
+{
+    static const char *methods[] = {"multipliers", "maggi"};
+    static const int Ns[] = {1, 2, 4, 8, 16, 32, 64};
+    size_t nN = quick ? 5 : sizeof Ns / sizeof *Ns;
+    printf("\nN-trailer scaling (bench/ntrailer.sh: N + 3 coordinates, N + 1 "
+           "knife edges, N + 3 particles)\n");
+    printf("%-12s %4s %12s %12s %10s %10s %12s\n", "method", "N",
+           "text->tapes", "eom_prepare", "nodes", "tape", "rhs");
+    for (size_t mi = 0; mi < 2; mi++) {
+        scale_point_t pts[8];
+        size_t np = 0;
+        for (size_t k = 0; k < nN; k++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/ntrailer-%d.nh", dir, Ns[k]);
+            char *file = read_file(path);
+            if (!file) {
+                fprintf(stderr, "bench: no %s\n", path);
+                continue;
+            }
+            /* the model without its `initial`, then the equations */
+            char *ini = strstr(file, "\ninitial");
+            char *state = ini ? strdup(ini + 1) : strdup("");
+            if (ini)
+                ini[1] = 0;
+            char eq[64];
+            snprintf(eq, sizeof eq, "equations %s\n", methods[mi]);
+            char *text = concat3(file, "", eq);
+            derive_ctx_t dc = {text, sink};
+            double t0 = now();
+            derive_work(&dc, 1);
+            double ttext = now() - t0;
+            /* eom_prepare alone, on a lowered model */
+            session_t *s = open_session(file, sink);
+            diag_t err = {0};
+            lower_t *lw = session_lowered(s, &err);
+            const nh_system_t *sys = lower_system(lw);
+            size_t n0 = expr_graph_count(sys->g);
+            t0 = now();
+            eom_t *e = eom_prepare(sys, (eom_method_t)eom_method_lookup(
+                                            methods[mi]),
+                                   SRC_SPAN_NONE, &err);
+            double tprep = now() - t0;
+            size_t nodes = expr_graph_count(sys->g);
+            (void)n0;
+            eom_free(e);
+            session_free(s);
+            prepared_t p = prepare(file, state, methods[mi], sink);
+            rhs_ctx_t rc = {.e = p.e, .vars = p.vars};
+            size_t ns = eom_state_size(p.e);
+            const uint32_t *sv = eom_state_vars(p.e);
+            for (size_t i = 0; i < ns && i < 16; i++)
+                rc.y[i] = p.vars[sv[i]];
+            double trhs = 0, unused;
+            if (ns <= 16) {
+                measure(rhs_work, &rc, NULL, NULL, &trhs, &unused);
+            } else {
+                double *y = calloc(ns, sizeof *y), *dy = calloc(ns, sizeof *dy);
+                for (size_t i = 0; i < ns; i++)
+                    y[i] = p.vars[sv[i]];
+                long reps = 0;
+                diag_t er = {0};
+                double t1 = now();
+                do {
+                    eom_rhs(p.e, 0.0, y, dy, p.vars, &er);
+                    reps++;
+                } while (now() - t1 < (quick ? 0.01 : 0.05));
+                trhs = (now() - t1) / (double)reps;
+                free(y);
+                free(dy);
+            }
+            size_t tl = tape_len(p.e);
+            char b1[32], b2[32], b3[32];
+            printf("%-12s %4d %12s %12s %10zu %10zu %12s\n", methods[mi],
+                   Ns[k], fmt_time(ttext, b1, sizeof b1),
+                   fmt_time(tprep, b2, sizeof b2), nodes, tl,
+                   fmt_time(trhs, b3, sizeof b3));
+            pts[np++] = (scale_point_t){Ns[k], ttext, tprep, (double)nodes,
+                                        (double)tl, trhs};
+            prepared_free(&p);
+            free(text);
+            free(state);
+            free(file);
+        }
+        /* growth exponents over the larger N (the small ones are all
+         * fixed costs) */
+        if (np >= 3) {
+            size_t from = np > 4 ? np - 3 : 0;
+            double x[8], a[8], b[8], c[8], d[8], f[8];
+            for (size_t i = from; i < np; i++) {
+                x[i - from] = pts[i].n;
+                a[i - from] = pts[i].text;
+                b[i - from] = pts[i].prepare;
+                c[i - from] = pts[i].nodes;
+                d[i - from] = pts[i].tape;
+                f[i - from] = pts[i].rhs;
+            }
+            size_t m = np - from;
+            double kp = loglog_slope(x, b, m), kn = loglog_slope(x, c, m);
+            printf("%-12s  growth as N^k for N >= %g: text->tapes %.2f, "
+                   "eom_prepare %.2f, nodes %.2f, tape %.2f, rhs %.2f\n",
+                   methods[mi], pts[from].n, loglog_slope(x, a, m), kp, kn,
+                   loglog_slope(x, d, m), loglog_slope(x, f, m));
+            /* the target: derivation grows no faster than the graph */
+            bool pass = kp <= kn + 0.25;
+            printf("%-12s  eom_prepare grows no faster than the nodes "
+                   "(k %.2f <= %.2f + 0.25): %s\n",
+                   methods[mi], kp, kn, pass ? "pass" : "FAIL");
+            if (!pass)
+                failures++;
+        }
+    }
+}
+
+/* ---- main -------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    const char *dir = NULL, *srcdir = ".";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-q") == 0)
+            quick = true;
+        else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
+            srcdir = argv[++i];
+        else
+            dir = argv[i];
+    }
+    FILE *sink = fopen("/dev/null", "w");
+    char b1[32], b2[32];
+    printf("nh benchmark: the rolling sphere (LANGUAGE.md §11), "
+           "medians of alternating batches\n\n");
+    row_head();
+
+    /* derivation */
+    double sy_derive = -1, sy_rhs = -1;
+    bool have_sympy = sympy_peer(srcdir, &sy_derive, &sy_rhs);
+    static const char *dmeth[] = {"voronec", "naive", "multipliers",
+                                  "second_kind", "maggi", "gibbs_appell"};
+    for (size_t k = 0; k < sizeof dmeth / sizeof *dmeth; k++) {
+        char eq[64];
+        snprintf(eq, sizeof eq, "equations %s\n", dmeth[k]);
+        char *text = concat3(sphere_model, "", eq);
+        derive_ctx_t dc = {text, sink};
+        double t, unused;
+        measure(derive_work, &dc, NULL, NULL, &t, &unused);
+        char what[64];
+        snprintf(what, sizeof what, "derive %s", dmeth[k]);
+        double ratio = have_sympy ? t / sy_derive : -1;
+        row(what, fmt_time(t, b1, sizeof b1),
+            have_sympy ? fmt_time(sy_derive, b2, sizeof b2) : "-", ratio,
+            have_sympy ? "<1ms, <0.01" : "< 1 ms",
+            t < 1e-3 && (!have_sympy || ratio < 0.01));
+        free(text);
+    }
+
+    /* right-hand sides */
+    static const struct {
+        const char *method;
+        double target;
+        bool graded;
+    } rmeth[] = {{"voronec", 10, true},     {"maggi", 10, true},
+                 {"multipliers", 15, true}, {"naive", 10, false},
+                 {"second_kind", 15, false}, {"gibbs_appell", 10, false}};
+    ref_ctx_t refc = {{0.1, 1, 0.2, 0, 0, 0.7, 0.3, 1.1}, {0}};
+    for (size_t k = 0; k < sizeof rmeth / sizeof *rmeth; k++) {
+        prepared_t p = prepare(sphere_model, sphere_state, rmeth[k].method,
+                               sink);
+        rhs_ctx_t rc = {.e = p.e, .vars = p.vars};
+        size_t ns = eom_state_size(p.e);
+        const uint32_t *sv = eom_state_vars(p.e);
+        for (size_t i = 0; i < ns; i++)
+            rc.y[i] = p.vars[sv[i]];
+        double t, tr;
+        measure(rhs_work, &rc, ref_work, &refc, &t, &tr);
+        char what[64], target[32];
+        snprintf(what, sizeof what, "rhs %s (tape %zu)", rmeth[k].method,
+                 tape_len(p.e));
+        snprintf(target, sizeof target, rmeth[k].graded ? "<= %gx" : "(%gx)",
+                 rmeth[k].target);
+        row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
+            t / tr, target, !rmeth[k].graded || t / tr <= rmeth[k].target);
+        prepared_free(&p);
+    }
+    if (have_sympy) {
+        row("rhs multipliers, SymPy lambdified", fmt_time(sy_rhs, b1, sizeof b1),
+            "-", -1, "(peer)", true);
+    }
+
+    /* simulate to 100 */
+    static const char *smeth[] = {"voronec", "maggi", "multipliers"};
+    for (size_t k = 0; k < sizeof smeth / sizeof *smeth; k++) {
+        prepared_t p = prepare(sphere_model, sphere_state, smeth[k], sink);
+        sim_ctx_t sc = {&p, calloc(expr_graph_nvars(p.sys->g), sizeof(double)),
+                        0, 0};
+        gsl_ctx_t gc = {0};
+        double t, tr;
+        measure(sim_work, &sc, gsl_work, &gc, &t, &tr);
+        char what[80];
+        snprintf(what, sizeof what, "simulate to 100, %s (%zu rhs)", smeth[k],
+                 sc.evals);
+        row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
+            t / tr, "<= 10x", t / tr <= 10);
+        free(sc.v);
+        prepared_free(&p);
+    }
+
+    /* memory: steps per unit of time from a short run, then 1e5 and 1e6 */
+    if (!quick) {
+        size_t steps;
+        long r0 = child_rss(100, 1, &steps);
+        double rate = steps > 0 ? (double)steps / 100 : 17.35;
+        size_t s1 = 0, s2 = 0;
+        double T1 = 1e5 / rate, T2 = 1e6 / rate;
+        long r1 = child_rss(T1, T1 / 100, &s1);
+        long r2 = child_rss(T2, T2 / 1000, &s2);
+        char v[32], rf[32], what[80];
+        snprintf(what, sizeof what, "max RSS, %zu vs %zu steps", s2, s1);
+        snprintf(v, sizeof v, "%ld KiB", r2);
+        snprintf(rf, sizeof rf, "%ld KiB", r1);
+        row(what, v, rf, r1 > 0 ? (double)r2 / (double)r1 : -1, "<= 1.10",
+            r0 > 0 && r1 > 0 && r2 > 0 && (double)r2 <= 1.10 * (double)r1);
+    }
+
+    /* the engine */
+    engine_rows();
+
+    if (dir)
+        scaling(dir, sink);
+    printf("\n%s\n", failures ? "some targets FAILED" : "all targets pass");
+    fclose(sink);
+    return failures ? 1 : 0;
+}
