@@ -164,7 +164,7 @@ static const help_entry_t entries[] = {
      "set NAME = VALUE\n"
      "  Changes a parameter, or a simulation default: rtol, atol, step,\n"
      "  integrator, max_steps (the most integrator steps one simulate may\n"
-     "  take, 10000000 unless set).  Example: set m = 2\n"},
+     "  take, 1000000 unless set).  Example: set m = 2\n"},
     {"load", "load \"file.nh\"\n  Runs a file; a relative path is taken from the directory of\n  the file that loads it.\n"},
     {"import",
      "import \"name\"\n"

@@ -833,6 +833,9 @@ static int sim_after_step(sim_state_t *s, gsl_odeiv2_driver *drv, double t,
     return 0;
 }
 
+/* A step below this times max(1, |t|) is no progress: a few ulps of t. */
+#define SIM_MIN_REL_STEP 1e-14
+
 /* The integration proper, between the samples.  GRID(k) is the time of
  * sample k (0..count-1). */
 static int sim_integrate(sim_state_t *s, double t0, double t_end,
@@ -883,6 +886,19 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
                 break;
             }
             s->sum.steps++;
+            /* A step size that has collapsed against t: the motion runs
+             * into a singular state or a discontinuity the integrator can
+             * only crawl towards (fuzz finding 004). */
+            if (fabs(h) < SIM_MIN_REL_STEP * fmax(1.0, fabs(t)) &&
+                t != tk) {
+                char cause[256], hb[40];
+                snprintf(cause, sizeof cause,
+                         "the integrator's step size fell to %s: the motion "
+                         "runs into a singular state or a discontinuity",
+                         expr_format_number(h, hb, sizeof hb));
+                rc = sim_error_at(err, s, t, y, cause);
+                break;
+            }
             if (s->sum.steps >= max_steps) {
                 char cause[256];
                 snprintf(cause, sizeof cause,

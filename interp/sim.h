@@ -33,10 +33,11 @@
 #define SIM_DEFAULT_MAX_SAMPLES ((size_t)1000000)
 /* The memory the recorded samples may take, all runs together. */
 #define SIM_MAX_SAMPLE_BYTES ((size_t)64 << 20)
-/* The limit on integrator steps of one run when max_steps is 0: enough for
- * 10^6-step runs, small enough that a run asked for by mistake (simulate
- * to 1e9) ends with an error in seconds, not hours. */
-#define SIM_DEFAULT_MAX_STEPS ((size_t)10000000)
+/* The limit on integrator steps of one run when max_steps is 0 (about a
+ * second of work for a small model): a run asked for by mistake (simulate
+ * to 1e9, or towards a singular state it can only crawl to) ends with an
+ * error in seconds, not hours; `set max_steps` raises it. */
+#define SIM_DEFAULT_MAX_STEPS ((size_t)1000000)
 
 typedef struct sim_options {
     double t_end;           /* may lie before t (integrates backwards) */
