@@ -447,7 +447,8 @@ static void mult_fast(eom_t *e, size_t ncon)
         const expr_t **H = eom_alloc(r * r, sizeof *H);
         const expr_t **bl = eom_alloc(r, sizeof *bl);
         const expr_t **lam = val + n;
-        const expr_t **t = eom_alloc(n + 1, sizeof *t);
+        /* terms of a sum over i (n + 1) or over a (r + 1) */
+        const expr_t **t = eom_alloc((n > r ? n : r) + 1, sizeof *t);
         for (size_t a = 0; a < r; a++) {
             const expr_t *const *Ba = e->d.B + a * n;
             for (size_t b = 0; b < r; b++) {

@@ -40,6 +40,7 @@ struct lower {
     bool *velocity;        /* q', z: what makes a constraint non-holonomic */
 
     memo_t kinetic, potential, lagrangian;
+    const expr_t *Tp; /* the particles' kinetic energy, summed in order */
     memo_t *particle_pos, *particle_mass;
 
     /* Lets lowered once per lowering: a plain let's value per mode, and a
@@ -864,6 +865,15 @@ static uint32_t declare(expr_graph_t *g, const char *base, const char *suffix)
     return expr_var_declare(g, buf);
 }
 
+/* The multiplier of the constraint NAME: lambda(NAME). */
+static uint32_t declare_multiplier(expr_graph_t *g, const char *name)
+{
+    size_t len = strlen(name) + 16;
+    char buf[len];
+    snprintf(buf, len, "lambda(%s)", name);
+    return expr_var_declare(g, buf);
+}
+
 static void declare_variables(lower_t *lw)
 {
     const model_t *m = &lw->model;
@@ -902,10 +912,7 @@ static void declare_variables(lower_t *lw)
     for (size_t i = 0; i < r; i++) {
         const char *nm = m->constraints.v[i].name;
         lw->cname[i] = nm;
-        size_t len = strlen(nm) + 16;
-        char buf[len];
-        snprintf(buf, len, "lambda(%s)", nm);
-        lw->lam[i] = expr_var_declare(g, buf);
+        lw->lam[i] = declare_multiplier(g, nm);
     }
 
     uint32_t nv = expr_graph_nvars(g);
@@ -941,158 +948,182 @@ static int lower_scalar_model(lower_t *lw, const ast_expr_t *e,
     return 0;
 }
 
-static int lower_energies(lower_t *lw, diag_t *err)
+
+/* ---- the declarations, one at a time ----------------------------------
+ *
+ * Each helper lowers one declaration of lw->model into arrays its caller
+ * passes: lower_model() passes the system's own arrays, lower_extend()
+ * fresh copies that it installs only when every new declaration lowered.
+ */
+
+/* Particle I: its entry *SP of the system and its kinetic energy
+ * ½ m dot(P', P') (LANGUAGE.md §4 `particle`) in *TERM. */
+static int lower_particle(lower_t *lw, size_t i, nh_particle_t *sp,
+                          const expr_t **term, diag_t *err)
 {
-    model_t *m = &lw->model;
     expr_graph_t *g = lw->g;
     ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
-    value_t v;
-    const expr_t *T = expr_num(g, 0), *V = expr_num(g, 0);
-    for (size_t i = 0; i < m->particles.n; i++) {
-        const model_particle_t *pt = &m->particles.v[i];
-        value_t pos, mass;
-        if (particle_position(lw, &cx, i, pt->span, &pos, err) != 0)
-            return -1;
-        if (lower_memo(lw, &cx, &lw->particle_mass[i], pt->mass, pt->name,
-                       pt->span, &mass, err) != 0)
-            return -1;
-        if (want_scalar(&mass, pt->mass, "a mass", err) != 0)
-            return -1;
-        nh_particle_t *sp = &lw->particles[i];
-        sp->name = pt->name;
-        sp->span = pt->span;
-        sp->mass = mass.c[0];
-        sp->dim = pos.dim;
-        /* ½ m dot(P', P') (LANGUAGE.md §4 `particle`) */
-        const expr_t *v2 = expr_num(g, 0);
-        for (unsigned k = 0; k < pos.dim; k++) {
-            sp->pos[k] = pos.c[k];
-            const expr_t *vk = expr_dt(g, pos.c[k], lw->dvar);
-            v2 = expr_add(g, v2, expr_mul(g, vk, vk));
-        }
-        T = expr_add(g, T, expr_mul(g, expr_mul(g, expr_num(g, 0.5), mass.c[0]),
-                                    v2));
+    const model_particle_t *pt = &lw->model.particles.v[i];
+    value_t pos, mass;
+    if (particle_position(lw, &cx, i, pt->span, &pos, err) != 0)
+        return -1;
+    if (lower_memo(lw, &cx, &lw->particle_mass[i], pt->mass, pt->name,
+                   pt->span, &mass, err) != 0)
+        return -1;
+    if (want_scalar(&mass, pt->mass, "a mass", err) != 0)
+        return -1;
+    memset(sp, 0, sizeof *sp);
+    sp->name = pt->name;
+    sp->span = pt->span;
+    sp->mass = mass.c[0];
+    sp->dim = pos.dim;
+    const expr_t *v2 = expr_num(g, 0);
+    for (unsigned k = 0; k < pos.dim; k++) {
+        sp->pos[k] = pos.c[k];
+        const expr_t *vk = expr_dt(g, pos.c[k], lw->dvar);
+        v2 = expr_add(g, v2, expr_mul(g, vk, vk));
     }
-    bool had_kinetic = m->kinetic.name != NULL;
-    if (had_kinetic) {
-        if (energy_value(lw, &cx, MODEL_KINETIC, m->kinetic.span, &v, err))
-            return -1;
-        T = expr_add(g, T, v.c[0]);
-    }
-    if (m->potential.name) {
-        if (energy_value(lw, &cx, MODEL_POTENTIAL, m->potential.span, &v, err))
-            return -1;
-        V = v.c[0];
-    }
+    *term = expr_mul(g, expr_mul(g, expr_num(g, 0.5), mass.c[0]), v2);
+    return 0;
+}
+
+/* T, V and L of the system from the particles' energy lw->Tp and the
+ * energies, which are lowered already (their memos are done). */
+static void set_energies(lower_t *lw)
+{
+    const model_t *m = &lw->model;
+    expr_graph_t *g = lw->g;
+    const expr_t *T = lw->Tp, *V = expr_num(g, 0);
+    if (m->kinetic.name)
+        T = expr_add(g, T, lw->kinetic.v.c[0]);
+    if (m->potential.name)
+        V = lw->potential.v.c[0];
     if (m->lagrangian.name) {
-        if (energy_value(lw, &cx, MODEL_LAGRANGIAN, m->lagrangian.span, &v,
-                         err))
-            return -1;
-        lw->sys.L = v.c[0];
+        lw->sys.L = lw->lagrangian.v.c[0];
         lw->sys.T = lw->sys.V = NULL;
     } else {
         lw->sys.T = T;
         lw->sys.V = V;
         lw->sys.L = expr_sub(g, T, V);
     }
-    lw->sys.T_only_particles = !had_kinetic && m->particles.n > 0 &&
+    lw->sys.T_only_particles = !m->kinetic.name && m->particles.n > 0 &&
                                !m->lagrangian.name;
+}
+
+static int lower_energies(lower_t *lw, diag_t *err)
+{
+    model_t *m = &lw->model;
+    expr_graph_t *g = lw->g;
+    ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
+    value_t v;
+    lw->Tp = expr_num(g, 0);
+    for (size_t i = 0; i < m->particles.n; i++) {
+        const expr_t *term;
+        if (lower_particle(lw, i, &lw->particles[i], &term, err) != 0)
+            return -1;
+        lw->Tp = expr_add(g, lw->Tp, term);
+    }
+    if (m->kinetic.name &&
+        energy_value(lw, &cx, MODEL_KINETIC, m->kinetic.span, &v, err))
+        return -1;
+    if (m->potential.name &&
+        energy_value(lw, &cx, MODEL_POTENTIAL, m->potential.span, &v, err))
+        return -1;
+    if (m->lagrangian.name &&
+        energy_value(lw, &cx, MODEL_LAGRANGIAN, m->lagrangian.span, &v, err))
+        return -1;
+    set_energies(lw);
     return 0;
 }
 
-static int lower_forces(lower_t *lw, diag_t *err)
+/* Force F of the model, added into Q (n entries) and into the force of
+ * its particle in PARTICLES. */
+static int lower_force(lower_t *lw, size_t f, const expr_t **Q,
+                       nh_particle_t *particles, diag_t *err)
 {
     model_t *m = &lw->model;
     expr_graph_t *g = lw->g;
     size_t n = m->coords.n;
-    for (size_t i = 0; i < n; i++)
-        lw->Q[i] = expr_num(g, 0);
-    for (size_t f = 0; f < m->forces.n; f++) {
-        const model_force_t *fo = &m->forces.v[f];
-        value_t v;
-        if (lower_expr(lw, fo->value, LOWER_MODEL, &v, err) != 0)
+    const model_force_t *fo = &m->forces.v[f];
+    value_t v;
+    if (lower_expr(lw, fo->value, LOWER_MODEL, &v, err) != 0)
+        return -1;
+    long qi = model_coord_index(m, fo->target);
+    if (qi >= 0) {
+        if (want_scalar(&v, fo->value, "a force on a coordinate", err))
             return -1;
-        long qi = model_coord_index(m, fo->target);
-        if (qi >= 0) {
-            if (want_scalar(&v, fo->value, "a force on a coordinate", err))
-                return -1;
-            lw->Q[qi] = expr_add(g, lw->Q[qi], v.c[0]);
-            continue;
-        }
-        long pi = find_particle(m, fo->target);
-        if (pi < 0)
-            return diag_error(err, fo->span,
-                              "a force acts on a coordinate or a particle, "
-                              "and '%s' is neither",
-                              fo->target);
-        nh_particle_t *sp = &lw->particles[pi];
-        if (v.dim != sp->dim)
-            return diag_error(err, fo->value->span,
-                              "the force on particle %s must be a %zu-vector "
-                              "like its position, but this is %s",
-                              fo->target, sp->dim, shape_name(v.dim));
-        /* Q_i += dot(F, ∂P/∂q_i) (LANGUAGE.md §4 `force`) */
-        for (unsigned k = 0; k < v.dim; k++)
-            sp->force[k] = sp->force[k] ? expr_add(g, sp->force[k], v.c[k])
-                                        : v.c[k];
-        for (size_t i = 0; i < n; i++)
-            for (unsigned k = 0; k < v.dim; k++)
-                lw->Q[i] = expr_add(
-                    g, lw->Q[i],
-                    expr_mul(g, v.c[k], expr_diff(g, sp->pos[k], lw->q[i])));
-    }
-    return 0;
-}
-
-static int lower_constraints(lower_t *lw, diag_t *err)
-{
-    model_t *m = &lw->model;
-    expr_graph_t *g = lw->g;
-    for (size_t a = 0; a < m->constraints.n; a++) {
-        const model_constraint_t *c = &m->constraints.v[a];
-        value_t l, r;
-        if (lower_expr(lw, c->lhs, LOWER_MODEL, &l, err) != 0 ||
-            lower_expr(lw, c->rhs, LOWER_MODEL, &r, err) != 0)
-            return -1;
-        if (want_scalar(&l, c->lhs, "a constraint side", err) ||
-            want_scalar(&r, c->rhs, "a constraint side", err))
-            return -1;
-        /* C = LHS − RHS (LANGUAGE.md §4) */
-        lw->C[a] = expr_sub(g, l.c[0], r.c[0]);
-        lw->cspan[a] = c->span;
-        /* A holonomic f(q, t) = 0 acts on the velocities through f'. */
-        lw->Cv[a] = expr_depends_any(g, lw->C[a], lw->velocity)
-                        ? lw->C[a]
-                        : expr_dt(g, lw->C[a], lw->dvar);
-    }
-    return 0;
-}
-
-static int lower_kinematics(lower_t *lw, diag_t *err)
-{
-    model_t *m = &lw->model;
-    if (m->kinematics.n == 0)
+        Q[qi] = expr_add(g, Q[qi], v.c[0]);
         return 0;
-    lw->psi = xcalloc(m->coords.n + 1, sizeof *lw->psi);
-    lw->psi_span = xcalloc(m->coords.n + 1, sizeof *lw->psi_span);
-    for (size_t k = 0; k < m->kinematics.n; k++) {
-        const model_kinematic_t *kin = &m->kinematics.v[k];
-        long qi = model_coord_index(m, kin->coord);
-        if (qi < 0)
-            return diag_error(err, kin->span, "'%s' is not a coordinate",
-                              kin->coord);
-        if (lower_scalar_model(lw, kin->rhs, "a kinematic equation",
-                               &lw->psi[qi], err) != 0)
-            return -1;
-        for (size_t i = 0; i < m->coords.n; i++)
-            if (expr_depends(lw->g, lw->psi[qi], lw->qd[i]))
-                return diag_error(err, kin->rhs->span,
-                                  "a kinematic equation gives %s' in terms "
-                                  "of coordinates, speeds and t, but this "
-                                  "uses the velocity %s'",
-                                  kin->coord, m->coords.v[i].name);
-        lw->psi_span[qi] = kin->span;
     }
+    long pi = find_particle(m, fo->target);
+    if (pi < 0)
+        return diag_error(err, fo->span,
+                          "a force acts on a coordinate or a particle, "
+                          "and '%s' is neither",
+                          fo->target);
+    nh_particle_t *sp = &particles[pi];
+    if (v.dim != sp->dim)
+        return diag_error(err, fo->value->span,
+                          "the force on particle %s must be a %zu-vector "
+                          "like its position, but this is %s",
+                          fo->target, sp->dim, shape_name(v.dim));
+    /* Q_i += dot(F, ∂P/∂q_i) (LANGUAGE.md §4 `force`) */
+    for (unsigned k = 0; k < v.dim; k++)
+        sp->force[k] = sp->force[k] ? expr_add(g, sp->force[k], v.c[k])
+                                    : v.c[k];
+    for (size_t i = 0; i < n; i++)
+        for (unsigned k = 0; k < v.dim; k++)
+            Q[i] = expr_add(
+                g, Q[i],
+                expr_mul(g, v.c[k], expr_diff(g, sp->pos[k], lw->q[i])));
+    return 0;
+}
+
+/* Constraint A of the model into C[a], Cv[a], cspan[a]. */
+static int lower_constraint(lower_t *lw, size_t a, const expr_t **C,
+                            const expr_t **Cv, src_span_t *cspan,
+                            diag_t *err)
+{
+    expr_graph_t *g = lw->g;
+    const model_constraint_t *c = &lw->model.constraints.v[a];
+    value_t l, r;
+    if (lower_expr(lw, c->lhs, LOWER_MODEL, &l, err) != 0 ||
+        lower_expr(lw, c->rhs, LOWER_MODEL, &r, err) != 0)
+        return -1;
+    if (want_scalar(&l, c->lhs, "a constraint side", err) ||
+        want_scalar(&r, c->rhs, "a constraint side", err))
+        return -1;
+    /* C = LHS − RHS (LANGUAGE.md §4) */
+    C[a] = expr_sub(g, l.c[0], r.c[0]);
+    cspan[a] = c->span;
+    /* A holonomic f(q, t) = 0 acts on the velocities through f'. */
+    Cv[a] = expr_depends_any(g, C[a], lw->velocity) ? C[a]
+                                                    : expr_dt(g, C[a], lw->dvar);
+    return 0;
+}
+
+/* Kinematic equation K of the model into psi[i], psi_span[i] of its
+ * coordinate i. */
+static int lower_kinematic(lower_t *lw, size_t k, const expr_t **psi,
+                           src_span_t *psi_span, diag_t *err)
+{
+    model_t *m = &lw->model;
+    const model_kinematic_t *kin = &m->kinematics.v[k];
+    long qi = model_coord_index(m, kin->coord);
+    if (qi < 0)
+        return diag_error(err, kin->span, "'%s' is not a coordinate",
+                          kin->coord);
+    if (lower_scalar_model(lw, kin->rhs, "a kinematic equation", &psi[qi],
+                           err) != 0)
+        return -1;
+    for (size_t i = 0; i < m->coords.n; i++)
+        if (expr_depends(lw->g, psi[qi], lw->qd[i]))
+            return diag_error(err, kin->rhs->span,
+                              "a kinematic equation gives %s' in terms "
+                              "of coordinates, speeds and t, but this "
+                              "uses the velocity %s'",
+                              kin->coord, m->coords.v[i].name);
+    psi_span[qi] = kin->span;
     return 0;
 }
 
@@ -1124,20 +1155,16 @@ static int check_let_names(lower_t *lw, const ast_stmt_t *st,
     return 0;
 }
 
-static int lower_lets(lower_t *lw, diag_t *err)
+
+/* Let I of the model: a let function's names are checked, a plain let is
+ * lowered (as a query: it may use reaction() and lambda()). */
+static int lower_let(lower_t *lw, size_t i, diag_t *err)
 {
-    for (size_t i = 0; i < lw->model.lets.n; i++) {
-        const ast_stmt_t *st = lw->model.lets.v[i].stmt;
-        if (st->u.let.is_function) {
-            if (check_let_names(lw, st, st->u.let.body, err) != 0)
-                return -1;
-            continue;
-        }
-        value_t v;
-        if (lower_expr(lw, st->u.let.body, LOWER_QUERY, &v, err) != 0)
-            return -1;
-    }
-    return 0;
+    const ast_stmt_t *st = lw->model.lets.v[i].stmt;
+    if (st->u.let.is_function)
+        return check_let_names(lw, st, st->u.let.body, err);
+    value_t v;
+    return lower_expr(lw, st->u.let.body, LOWER_QUERY, &v, err);
 }
 
 lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
@@ -1158,6 +1185,12 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     lw->particle_mass = xcalloc(np + 1, sizeof *lw->particle_mass);
     for (int k = 0; k < 3; k++)
         lw->let_memo[k] = xcalloc(m->lets.n + 1, sizeof *lw->let_memo[k]);
+    if (m->kinematics.n) {
+        lw->psi = xcalloc(n + 1, sizeof *lw->psi);
+        lw->psi_span = xcalloc(n + 1, sizeof *lw->psi_span);
+    }
+    for (size_t i = 0; i < n; i++)
+        lw->Q[i] = expr_num(lw->g, 0);
 
     nh_system_t *s = &lw->sys;
     s->g = lw->g;
@@ -1182,17 +1215,275 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     s->lam = lw->lam;
     s->nparticles = np;
     s->particles = lw->particles;
+    s->psi = lw->psi;
+    s->psi_span = lw->psi_span;
 
     /* Lets last: a let may use reaction(), which needs the constraints. */
-    if (lower_energies(lw, err) != 0 || lower_forces(lw, err) != 0 ||
-        lower_constraints(lw, err) != 0 || lower_kinematics(lw, err) != 0 ||
-        lower_lets(lw, err) != 0) {
+    int rc = lower_energies(lw, err);
+    for (size_t f = 0; f < m->forces.n && !rc; f++)
+        rc = lower_force(lw, f, lw->Q, lw->particles, err);
+    for (size_t a = 0; a < r && !rc; a++)
+        rc = lower_constraint(lw, a, lw->C, lw->Cv, lw->cspan, err);
+    for (size_t k = 0; k < m->kinematics.n && !rc; k++)
+        rc = lower_kinematic(lw, k, lw->psi, lw->psi_span, err);
+    for (size_t i = 0; i < m->lets.n && !rc; i++)
+        rc = lower_let(lw, i, err);
+    if (rc) {
         lower_free(lw);
         return NULL;
     }
+    return lw;
+}
+
+/* ---- extending a lowering ------------------------------------------------
+ *
+ * Why: a file declares a model one statement at a time, and the session
+ * validates each by lowering the model it would make (a failing statement
+ * changes nothing).  Lowering the whole model again for every statement
+ * costs O(statements × model): cubic in N for the N-trailer, whose model
+ * is N² nodes.  Most statements only add a declaration, and an added
+ * declaration cannot change the meaning of the earlier ones (they name
+ * nothing it declares: they were checked when they were made), so
+ * lowering only the new declarations against the existing graph gives the
+ * same system as lowering everything afresh: the same variables with the
+ * same numbers (a new constraint's multiplier is the last variable in
+ * either case), and the same nodes (they are hash-consed and canonical;
+ * T, Q, ... are summed in the same order).
+ *
+ * What extends: new lets, particles, forces, constraints and kinematic
+ * equations.  What does not (lower_model() instead): a new parameter,
+ * coordinate or speed (its variables would come before the multipliers,
+ * renumbering them), an energy, anything replaced, a let that takes the
+ * name of a built-in function (earlier calls would change meaning), and
+ * new constraints together with new lets (a let may read them).
+ *
+ * A failure leaves the lowering as it was: the new declarations are
+ * lowered into copies of the arrays the system points into, which are
+ * installed only when all succeeded; the memos of new declarations are
+ * cleared.  The graph keeps the nodes the attempt made: nodes are
+ * values, and an unused node changes nothing.
+ */
+
+/* Whether M is the model of LW with declarations appended that
+ * lower_extend() handles (AST nodes identify a declaration). */
+static bool extends_model(const model_t *old, const model_t *m)
+{
+    if (m->params.n != old->params.n || m->coords.n != old->coords.n ||
+        m->speeds.n != old->speeds.n)
+        return false;
+    /* Parameter values may differ: values are not lowered. */
+    for (size_t i = 0; i < m->params.n; i++)
+        if (m->params.v[i].name != old->params.v[i].name)
+            return false;
+    for (size_t i = 0; i < m->coords.n; i++)
+        if (m->coords.v[i].name != old->coords.v[i].name)
+            return false;
+    for (size_t i = 0; i < m->speeds.n; i++)
+        if (m->speeds.v[i].name != old->speeds.v[i].name)
+            return false;
+    const model_energy_t *eo[3] = {&old->kinetic, &old->potential,
+                                   &old->lagrangian};
+    const model_energy_t *em[3] = {&m->kinetic, &m->potential,
+                                   &m->lagrangian};
+    for (int k = 0; k < 3; k++)
+        if (eo[k]->name != em[k]->name || eo[k]->value != em[k]->value)
+            return false;
+#define SAME_PREFIX(arr, same)                                          \
+    do {                                                                \
+        if (m->arr.n < old->arr.n)                                      \
+            return false;                                               \
+        for (size_t i = 0; i < old->arr.n; i++) {                       \
+            const __typeof__(*m->arr.v) *a = &old->arr.v[i],            \
+                                        *b = &m->arr.v[i];              \
+            if (!(same))                                                \
+                return false;                                           \
+        }                                                               \
+    } while (0)
+    SAME_PREFIX(lets, a->name == b->name && a->stmt == b->stmt);
+    SAME_PREFIX(particles, a->name == b->name && a->mass == b->mass &&
+                               a->position == b->position);
+    SAME_PREFIX(forces, a->target == b->target && a->value == b->value);
+    SAME_PREFIX(constraints, a->name == b->name && a->lhs == b->lhs &&
+                                 a->rhs == b->rhs);
+    SAME_PREFIX(kinematics, a->coord == b->coord && a->rhs == b->rhs);
+#undef SAME_PREFIX
+    if (m->lets.n > old->lets.n && m->constraints.n > old->constraints.n)
+        return false;
+    for (size_t i = old->lets.n; i < m->lets.n; i++) {
+        const char *nm = m->lets.v[i].name;
+        if (expr_op_lookup(nm) >= 0)
+            return false;
+        for (size_t k = 0; builtin_functions[k]; k++)
+            if (strcmp(nm, builtin_functions[k]) == 0)
+                return false;
+    }
+    return true;
+}
+
+/* A copy of the first N of the ELT-sized items at P, in room for CAP. */
+static void *dup_items(const void *p, size_t n, size_t cap, size_t elt)
+{
+    void *d = xcalloc(cap ? cap : 1, elt);
+    if (n)
+        memcpy(d, p, n * elt);
+    return d;
+}
+
+/* Forgets the memoised let-function calls of lets from index FIRST on,
+ * and, when MODE >= 0, those lowered in MODE. */
+static void forget_calls(lower_t *lw, size_t first, int mode)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < lw->ncalls; i++) {
+        if (lw->calls[i].let >= first || lw->calls[i].mode == mode)
+            free(lw->calls[i].args);
+        else
+            lw->calls[k++] = lw->calls[i];
+    }
+    if (k == lw->ncalls)
+        return;
+    lw->ncalls = k;
+    size_t size = lw->call_table_size, mask = size - 1;
+    memset(lw->call_table, 0, size * sizeof *lw->call_table);
+    for (size_t c = 0; c < k; c++) {
+        size_t i = lw->calls[c].hash & mask;
+        while (lw->call_table[i])
+            i = (i + 1) & mask;
+        lw->call_table[i] = c + 1;
+    }
+}
+
+/* Room for N memos at *A, which holds OLD; the new ones cleared. */
+static void grow_memos(memo_t **a, size_t old, size_t n)
+{
+    *a = xrealloc(*a, (n + 1) * sizeof **a);
+    memset(*a + old, 0, (n + 1 - old) * sizeof **a);
+}
+
+int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
+{
+    if (!extends_model(&lw->model, m))
+        return 1;
+    expr_graph_t *g = lw->g;
+    nh_system_t *s = &lw->sys;
+    const model_t *o = &lw->model;
+    size_t n = m->coords.n;
+    size_t np0 = o->particles.n, nf0 = o->forces.n, r0 = o->constraints.n,
+           nk0 = o->kinematics.n, nl0 = o->lets.n;
+    size_t np = m->particles.n, nf = m->forces.n, r = m->constraints.n,
+           nk = m->kinematics.n, nl = m->lets.n;
+
+    /* The memos are the lowering's own: growing them is invisible. */
+    grow_memos(&lw->particle_pos, np0, np);
+    grow_memos(&lw->particle_mass, np0, np);
+    for (int k = 0; k < 3; k++)
+        grow_memos(&lw->let_memo[k], nl0, nl);
+
+    /* The new declarations are looked up by name: lower against M. */
+    model_t old = lw->model;
+    model_clone(&lw->model, m);
+
+    nh_particle_t *parts = dup_items(lw->particles, np0, np + 1,
+                                     sizeof *parts);
+    const expr_t **Q = dup_items(lw->Q, n, n + 1, sizeof *Q);
+    const expr_t **C = dup_items(lw->C, r0, r + 1, sizeof *C);
+    const expr_t **Cv = dup_items(lw->Cv, r0, r + 1, sizeof *Cv);
+    src_span_t *cspan = dup_items(lw->cspan, r0, r + 1, sizeof *cspan);
+    const expr_t **psi = NULL;
+    src_span_t *psi_span = NULL;
+    if (nk) {
+        psi = dup_items(lw->psi, lw->psi ? n : 0, n + 1, sizeof *psi);
+        psi_span = dup_items(lw->psi_span, lw->psi ? n : 0, n + 1,
+                             sizeof *psi_span);
+    }
+    const expr_t *Tp = lw->Tp;
+    int rc = 0;
+    for (size_t i = np0; i < np && !rc; i++) {
+        const expr_t *term;
+        rc = lower_particle(lw, i, &parts[i], &term, err);
+        if (!rc)
+            Tp = expr_add(g, Tp, term);
+    }
+    for (size_t f = nf0; f < nf && !rc; f++)
+        rc = lower_force(lw, f, Q, parts, err);
+    for (size_t a = r0; a < r && !rc; a++)
+        rc = lower_constraint(lw, a, C, Cv, cspan, err);
+    for (size_t k = nk0; k < nk && !rc; k++)
+        rc = lower_kinematic(lw, k, psi, psi_span, err);
+    for (size_t i = nl0; i < nl && !rc; i++)
+        rc = lower_let(lw, i, err);
+
+    if (rc) {
+        free(parts);
+        free(Q);
+        free(C);
+        free(Cv);
+        free(cspan);
+        free(psi);
+        free(psi_span);
+        grow_memos(&lw->particle_pos, np0, np0);
+        grow_memos(&lw->particle_mass, np0, np0);
+        for (int k = 0; k < 3; k++)
+            grow_memos(&lw->let_memo[k], nl0, nl0);
+        forget_calls(lw, nl0, -1);
+        model_free(&lw->model);
+        lw->model = old;
+        return -1;
+    }
+    model_free(&old);
+
+#define INSTALL(field, v) (free((void *)lw->field), lw->field = (v))
+    INSTALL(particles, parts);
+    INSTALL(Q, Q);
+    INSTALL(C, C);
+    INSTALL(Cv, Cv);
+    INSTALL(cspan, cspan);
+    if (nk) {
+        INSTALL(psi, psi);
+        INSTALL(psi_span, psi_span);
+    }
+#undef INSTALL
+    lw->Tp = Tp;
+
+    if (r > r0) {
+        /* The multipliers of the new constraints: the last variables, as
+         * declare_variables() numbers them. */
+        lw->lam = xrealloc(lw->lam, (r + 1) * sizeof *lw->lam);
+        lw->cname = xrealloc(lw->cname, (r + 1) * sizeof *lw->cname);
+        uint32_t nv0 = expr_graph_nvars(g);
+        for (size_t a = r0; a < r; a++) {
+            const char *nm = m->constraints.v[a].name;
+            lw->cname[a] = nm;
+            lw->lam[a] = declare_multiplier(g, nm);
+        }
+        uint32_t nv = expr_graph_nvars(g);
+        lw->dvar = xrealloc(lw->dvar, nv * sizeof *lw->dvar);
+        lw->second = xrealloc(lw->second, nv * sizeof *lw->second);
+        lw->velocity = xrealloc(lw->velocity, nv * sizeof *lw->velocity);
+        for (uint32_t v = nv0; v < nv; v++) {
+            lw->dvar[v] = NULL;
+            lw->second[v] = true;
+            lw->velocity[v] = false;
+        }
+        /* reaction() sums over the constraints: lets lowered as queries
+         * are lowered again when used. */
+        for (size_t i = 0; i < nl; i++)
+            lw->let_memo[LOWER_QUERY][i].state = 0;
+        forget_calls(lw, nl, LOWER_QUERY);
+    }
+
+    s->Q = lw->Q;
+    s->r = r;
+    s->C = lw->C;
+    s->cname = lw->cname;
+    s->cspan = lw->cspan;
+    s->lam = lw->lam;
+    s->nparticles = np;
+    s->particles = lw->particles;
     s->psi = lw->psi;
     s->psi_span = lw->psi_span;
-    return lw;
+    set_energies(lw);
+    return 0;
 }
 
 void lower_free(lower_t *lw)

@@ -9,6 +9,9 @@
  * declaration names something unknown, mixes vectors and scalars, or uses
  * a second derivative where LANGUAGE.md §3.3 forbids it.
  *
+ * lower_extend() lowers only what a model adds to a lowered one
+ * (doc/architecture.md, "Where the code departs from the sketch").
+ *
  * lower_expr() lowers one expression against a lowered model: `let`
  * bodies are substituted where used, `e'` is the total time derivative
  * (§3.3), `diff`, `lambda`, `reaction`, `dot`, `cross`, `norm` are
@@ -47,6 +50,15 @@ typedef struct lower lower_t;
  * name the places of earlier declarations in messages. */
 lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err);
 void lower_free(lower_t *lw); /* accepts NULL */
+
+/* Makes LW, a lowering of some model, the lowering of M when M only adds
+ * lets, particles, forces, constraints or kinematic equations to it,
+ * lowering just those (the result is the system lower_model(M) makes,
+ * variable numbers included).  0: done; -1: *err set, and LW unchanged;
+ * 1: M is not such an extension (LW unchanged): lower it with
+ * lower_model().  A system or eom borrowed from LW stays valid on -1
+ * and 1, not on 0. */
+int lower_extend(lower_t *lw, const model_t *m, diag_t *err);
 
 const nh_system_t *lower_system(const lower_t *lw);
 expr_graph_t *lower_graph(const lower_t *lw);

@@ -6,7 +6,8 @@
  * kinematic equations), the chosen equations, the current and the initial
  * state.  It holds AST pointers, not expression nodes: the mechanical
  * system (system.h) is lowered from it afresh whenever it changes, which is
- * how redeclaring a name re-derives everything that used it.
+ * how redeclaring a name re-derives everything that used it (a change that
+ * only adds declarations extends the lowering instead: lower_extend).
  *
  * A statement never mutates the session's model in place: it works on a
  * model_clone() and the session swaps the clone in only when the statement

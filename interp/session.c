@@ -4,7 +4,9 @@
  *
  * How "a statement that fails changes nothing" is kept: a declaration is
  * applied to a clone of the model, the clone is lowered (which checks
- * every name, shape and derivative), and only then swapped in.  State
+ * every name, shape and derivative), and only then swapped in.  When the
+ * clone only adds declarations, the current lowering is extended by them
+ * instead (lower_extend), which leaves it as it was when they fail.  State
  * statements compute the whole new state before storing any of it.
  *
  * Must not: print except through the session's streams; exit().
@@ -210,15 +212,28 @@ static int commit_model(session_t *s, model_t *cand, bool declarations,
 {
     if (declarations) {
         cand->generation = s->model.generation + 1;
-        lower_t *lw = lower_model(cand, s->src, err);
-        if (!lw) {
+        /* A statement that only adds declarations extends the current
+         * lowering: lowering the whole model for every statement would
+         * cost O(statements x model).  lower_extend() says when it
+         * cannot (1), and leaves the lowering as it was on failure. */
+        int rc = 1;
+        if (s->lw && s->lw_generation == s->model.generation)
+            rc = lower_extend(s->lw, cand, err);
+        if (rc < 0) {
             model_free(cand);
             return -1;
         }
+        if (rc > 0) {
+            lower_t *lw = lower_model(cand, s->src, err);
+            if (!lw) {
+                model_free(cand);
+                return -1;
+            }
+            lower_free(s->lw);
+            s->lw = lw;
+        }
         eom_free(s->eom);
         s->eom = NULL;
-        lower_free(s->lw);
-        s->lw = lw;
         s->lw_generation = cand->generation;
         sim_samples_clear(&s->samples); /* rows of the old variables */
     }
