@@ -1037,6 +1037,15 @@ static run_status_t run_source(session_t *s, uint32_t file,
         if (rc != 0) {
             if (err.set) /* else it was reported deeper (a loaded file) */
                 diag_print(s->err, s->src, &err);
+            /* A failed statement may have grown the graph (an expression
+             * too large): drop the lowering, rebuilt when next needed. */
+            if (s->lw && expr_graph_count(lower_graph(s->lw)) >
+                             SESSION_REBUILD_NODES) {
+                eom_free(s->eom);
+                s->eom = NULL;
+                lower_free(s->lw);
+                s->lw = NULL;
+            }
             return RUN_ERROR;
         }
     }

@@ -18,6 +18,9 @@
  * the memory and time one model can ask for (doc/limits.md). */
 #define SESSION_MAX_COORDS 1000
 #define SESSION_MAX_CONSTRAINTS 1000
+/* A lowering whose graph holds more nodes after a failed statement is
+ * dropped and rebuilt when next needed, so the memory goes back. */
+#define SESSION_REBUILD_NODES 500000
 
 struct session {
     source_set_t *src;
