@@ -1,6 +1,6 @@
 #!/bin/sh
 # every_example.sh — on every example: `accel`, `check` and `show eom` run
-# cleanly, and every pair of methods that applies to the model agrees:
+# cleanly, every worksheet runs or refuses with a clean error, and every pair of methods that applies to the model agrees:
 # `compare A B samples 200` below 1e-9.  A method that does not apply (an
 # error from `equations`-style preparation) is skipped for that example;
 # at least one pair must apply everywhere.  naive is left out: it is wrong
@@ -16,6 +16,15 @@ for ex in "$dir"/*.nh; do
     for stmt in accel check "show eom"; do
         if ! (cd "$dir" && "$NH" -q "$name" -e "$stmt" > /dev/null 2> /tmp/every.$$); then
             echo "FAIL: $name: '$stmt' fails: $(head -n 1 /tmp/every.$$)"
+            status=1
+        fi
+    done
+    # every worksheet runs, or refuses with an error (never a crash)
+    for w in preliminary first second second_reduced; do
+        (cd "$dir" && "$NH" -q "$name" -e "worksheet $w" > /dev/null 2> /tmp/every.$$)
+        rc=$?
+        if [ $rc != 0 ] && { [ $rc -gt 1 ] || ! grep -q ': error: ' /tmp/every.$$; }; then
+            echo "FAIL: $name: worksheet $w: exit $rc: $(head -n 1 /tmp/every.$$)"
             status=1
         fi
     done
