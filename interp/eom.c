@@ -175,17 +175,12 @@ static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
     return r;
 }
 
-void eom_derive(const nh_system_t *sys, eom_derived_t *d)
+/* p, M, h0 and h of SYS from its Lagrangian (the file comment). */
+static void eom_derive_lagrangian(const nh_system_t *sys, eom_derived_t *d,
+                                  const expr_t *const *dv)
 {
     expr_graph_t *g = sys->g;
-    size_t n = sys->n, r = sys->r;
-    const expr_t **dv = eom_dvar(sys, NULL);
-    bool *vmask = eom_velocity_mask(sys);
-
-    d->p = eom_alloc(n, sizeof *d->p);
-    d->M = eom_alloc(n * n, sizeof *d->M);
-    d->h0 = eom_alloc(n, sizeof *d->h0);
-    d->h = eom_alloc(n, sizeof *d->h);
+    size_t n = sys->n;
     for (size_t i = 0; i < n; i++)
         d->p[i] = expr_diff(g, sys->L, sys->qd[i]);
     eom_dt_memo_t dtm = {eom_alloc(expr_graph_count(g), sizeof *dtm.node),
@@ -202,6 +197,387 @@ void eom_derive(const nh_system_t *sys, eom_derived_t *d)
         d->h[i] = expr_sub(g, d->h0[i], sys->Q[i]);
     }
     free(dtm.node);
+}
+
+/* ---- M, p and h from the particles ------------------------------------- */
+
+/* When T is exactly the particles' energy, T = ½ Σ_ν m_ν |P_ν'|², with
+ * P_ν' = J_ν q' + ∂P_ν/∂t and J_ν = ∂P_ν/∂q (Benenti eq. 67's
+ * kinematics), the shared objects are
+ *   p_i  = Σ_ν m_ν J_νiᵀ P_ν'
+ *   M_ij = Σ_ν m_ν J_νiᵀ J_νj
+ *   h0_i = Σ_ν m_ν J_νiᵀ a_ν + ∂V/∂q_i,   a_ν = d/dt(P_ν') at q'' = 0
+ * (d/dt ∂T/∂q_i' − ∂T/∂q_i = Σ m J_νiᵀ P_ν'', because ∂P_ν'/∂q_i is
+ * d/dt J_νi).  J_ν is sparse (a particle reads few coordinates), and
+ * particles often share a column: in a chain, ∂P_ν/∂q_i is the same node
+ * for every ν behind link i.  So the columns are gathered once, and every
+ * sum over particles is a sum over the groups of particles that share
+ * their columns, each group's masses summed once (memoised by the set):
+ * M_ij = Σ_(g,h) (Σ_{ν ∈ g∩h} m_ν) J_gᵀJ_h.  For the N-trailer that is
+ * O(1) nodes per entry where the flat sums of ∂²L/∂q'∂q' were O(N), and
+ * O(N²) work in all where they were O(N³). */
+
+typedef struct eom_pcol {
+    const expr_t *c[3]; /* a column ∂P/∂q_i of one or more particles */
+    size_t dim;
+} eom_pcol_t;
+
+typedef struct eom_pform {
+    expr_graph_t *g;
+    size_t n, np;
+    const nh_particle_t *pt;
+    int32_t *col;            /* col[ν*n + i]: column of ν for q_i, or -1 */
+    eom_pcol_t *cols;
+    size_t ncols, capcols;
+    int32_t *chash;          /* open addressing over cols, -1 empty */
+    size_t chcap;
+    size_t **byq;            /* byq[i]: the particles that read q_i */
+    size_t *nbyq;
+    /* mass sums memoised by the particle set (sorted lists) */
+    size_t *sets;            /* arena of the lists */
+    size_t nsets, capsets;
+    struct eom_mset {
+        size_t off, len;
+        uint64_t h;
+        const expr_t *sum;
+    } *ms;
+    size_t nms, capms;
+    int32_t *mhash;
+    size_t mhcap;
+} eom_pform_t;
+
+static uint64_t eom_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
+}
+
+static uint64_t eom_pcol_hash(const eom_pcol_t *c)
+{
+    uint64_t h = c->dim;
+    for (size_t k = 0; k < c->dim; k++)
+        h = eom_mix(h, (uint64_t)(uintptr_t)c->c[k]);
+    return h;
+}
+
+static void eom_pform_rehash_cols(eom_pform_t *f)
+{
+    free(f->chash);
+    f->chcap = f->chcap ? f->chcap * 2 : 64;
+    f->chash = eom_alloc(f->chcap, sizeof *f->chash);
+    for (size_t k = 0; k < f->chcap; k++)
+        f->chash[k] = -1;
+    for (size_t c = 0; c < f->ncols; c++) {
+        size_t k = eom_pcol_hash(&f->cols[c]) & (f->chcap - 1);
+        while (f->chash[k] >= 0)
+            k = (k + 1) & (f->chcap - 1);
+        f->chash[k] = (int32_t)c;
+    }
+}
+
+/* The index of column C (added when new). */
+static int32_t eom_pform_col(eom_pform_t *f, const eom_pcol_t *c)
+{
+    if (2 * (f->ncols + 1) > f->chcap)
+        eom_pform_rehash_cols(f);
+    size_t k = eom_pcol_hash(c) & (f->chcap - 1);
+    for (; f->chash[k] >= 0; k = (k + 1) & (f->chcap - 1)) {
+        const eom_pcol_t *o = &f->cols[f->chash[k]];
+        if (o->dim == c->dim && memcmp(o->c, c->c, c->dim * sizeof *c->c) == 0)
+            return f->chash[k];
+    }
+    if (f->ncols == f->capcols) {
+        f->capcols = f->capcols ? 2 * f->capcols : 64;
+        f->cols = realloc(f->cols, f->capcols * sizeof *f->cols);
+        if (!f->cols)
+            abort();
+    }
+    f->cols[f->ncols] = *c;
+    f->chash[k] = (int32_t)f->ncols;
+    return (int32_t)f->ncols++;
+}
+
+static void eom_pform_rehash_sets(eom_pform_t *f)
+{
+    free(f->mhash);
+    f->mhcap = f->mhcap ? f->mhcap * 2 : 64;
+    f->mhash = eom_alloc(f->mhcap, sizeof *f->mhash);
+    for (size_t k = 0; k < f->mhcap; k++)
+        f->mhash[k] = -1;
+    for (size_t s = 0; s < f->nms; s++) {
+        size_t k = f->ms[s].h & (f->mhcap - 1);
+        while (f->mhash[k] >= 0)
+            k = (k + 1) & (f->mhcap - 1);
+        f->mhash[k] = (int32_t)s;
+    }
+}
+
+/* Σ_{ν ∈ SET} m_ν for the sorted particle list SET, once per set. */
+static const expr_t *eom_pform_mass(eom_pform_t *f, const size_t *set,
+                                    size_t len)
+{
+    uint64_t h = len;
+    for (size_t k = 0; k < len; k++)
+        h = eom_mix(h, set[k]);
+    if (2 * (f->nms + 1) > f->mhcap)
+        eom_pform_rehash_sets(f);
+    size_t k = h & (f->mhcap - 1);
+    for (; f->mhash[k] >= 0; k = (k + 1) & (f->mhcap - 1)) {
+        const struct eom_mset *s = &f->ms[f->mhash[k]];
+        if (s->h == h && s->len == len &&
+            memcmp(f->sets + s->off, set, len * sizeof *set) == 0)
+            return s->sum;
+    }
+    const expr_t **m = eom_alloc(len, sizeof *m);
+    for (size_t j = 0; j < len; j++)
+        m[j] = f->pt[set[j]].mass;
+    const expr_t *sum = expr_sum(f->g, m, len);
+    free(m);
+    if (f->nsets + len > f->capsets) {
+        f->capsets = 2 * (f->nsets + len) + 64;
+        f->sets = realloc(f->sets, f->capsets * sizeof *f->sets);
+        if (!f->sets)
+            abort();
+    }
+    memcpy(f->sets + f->nsets, set, len * sizeof *set);
+    if (f->nms == f->capms) {
+        f->capms = f->capms ? 2 * f->capms : 64;
+        f->ms = realloc(f->ms, f->capms * sizeof *f->ms);
+        if (!f->ms)
+            abort();
+    }
+    f->ms[f->nms] = (struct eom_mset){f->nsets, len, h, sum};
+    f->nsets += len;
+    f->mhash[k] = (int32_t)f->nms++;
+    return sum;
+}
+
+/* Whether the particle form applies: T is the particles' energy, every
+ * mass is constant along a motion, every position reads only q, t and
+ * parameters, and V reads no velocity. */
+bool eom_particle_form(const nh_system_t *sys)
+{
+    if (!sys->T || !sys->T_only_particles || sys->nparticles == 0)
+        return false;
+    expr_graph_t *g = sys->g;
+    bool *motion = eom_alloc(expr_graph_nvars(g), sizeof *motion);
+    bool *vel = eom_alloc(expr_graph_nvars(g), sizeof *vel);
+    for (size_t i = 0; i < sys->n; i++) {
+        motion[sys->q[i]] = true;
+        motion[sys->qd[i]] = vel[sys->qd[i]] = true;
+        motion[sys->qdd[i]] = vel[sys->qdd[i]] = true;
+    }
+    for (size_t a = 0; a < sys->m; a++) {
+        motion[sys->z[a]] = vel[sys->z[a]] = true;
+        motion[sys->zd[a]] = vel[sys->zd[a]] = true;
+    }
+    for (size_t a = 0; a < sys->r; a++)
+        motion[sys->lam[a]] = vel[sys->lam[a]] = true;
+    motion[sys->t] = true;
+    bool ok = !sys->V || !expr_depends_any(g, sys->V, vel);
+    for (size_t k = 0; k < sys->nparticles && ok; k++) {
+        const nh_particle_t *P = &sys->particles[k];
+        if (P->dim < 1 || P->dim > 3 ||
+            expr_depends_any(g, P->mass, motion))
+            ok = false;
+        for (size_t c = 0; c < P->dim && ok; c++)
+            if (expr_depends_any(g, P->pos[c], vel))
+                ok = false;
+    }
+    free(motion);
+    free(vel);
+    return ok;
+}
+
+/* qsort orders of pairs and triples of size_t, lexicographic. */
+static int eom_cmp_tuple(const size_t *x, const size_t *y, size_t len)
+{
+    for (size_t k = 0; k < len; k++)
+        if (x[k] != y[k])
+            return x[k] < y[k] ? -1 : 1;
+    return 0;
+}
+
+static int eom_cmp_pair(const void *a, const void *b)
+{
+    return eom_cmp_tuple(a, b, 2);
+}
+
+static int eom_cmp_triple(const void *a, const void *b)
+{
+    return eom_cmp_tuple(a, b, 3);
+}
+
+/* Σ_{groups g of q_i's particles} J_gᵀ (Σ_{ν ∈ g} m_ν X_ν) for the
+ * per-particle vectors X (X[ν*3 + c]); KEY is scratch of 2·|byq[i]|. */
+static const expr_t *eom_pform_dot_groups(eom_pform_t *f, size_t i,
+                                          const expr_t *const *X,
+                                          size_t *key)
+{
+    expr_graph_t *g = f->g;
+    size_t cnt = f->nbyq[i];
+    /* sort the particles by (column, ν): each run is one group */
+    for (size_t k = 0; k < cnt; k++) {
+        size_t nu = f->byq[i][k];
+        key[2 * k] = (size_t)f->col[nu * f->n + i];
+        key[2 * k + 1] = nu;
+    }
+    qsort(key, cnt, 2 * sizeof *key, eom_cmp_pair);
+    const expr_t **terms = eom_alloc(3 * cnt + 1, sizeof *terms);
+    const expr_t **in = eom_alloc(cnt + 1, sizeof *in);
+    size_t nt = 0;
+    for (size_t k = 0; k < cnt;) {
+        size_t e = k;
+        while (e < cnt && key[2 * e] == key[2 * k])
+            e++;
+        const eom_pcol_t *col = &f->cols[key[2 * k]];
+        for (size_t c = 0; c < col->dim; c++) {
+            if (expr_is_const(col->c[c], 0.0))
+                continue;
+            size_t ni = 0;
+            for (size_t l = k; l < e; l++) {
+                size_t nu = key[2 * l + 1];
+                in[ni++] = expr_mul(g, f->pt[nu].mass, X[nu * 3 + c]);
+            }
+            terms[nt++] = expr_mul(g, col->c[c], expr_sum(g, in, ni));
+        }
+        k = e;
+    }
+    const expr_t *s = expr_sum(g, terms, nt);
+    free(terms);
+    free(in);
+    return s;
+}
+
+/* M_ij (i <= j) = Σ_(g,h) (Σ_{ν ∈ g∩h} m_ν) J_gᵀ J_h; KEY is scratch of
+ * 3·|byq[i]|. */
+static const expr_t *eom_pform_mass_entry(eom_pform_t *f, size_t i, size_t j,
+                                          size_t *key, size_t *set)
+{
+    expr_graph_t *g = f->g;
+    size_t n = f->n, cnt = 0;
+    for (size_t k = 0; k < f->nbyq[i]; k++) {
+        size_t nu = f->byq[i][k];
+        int32_t cj = f->col[nu * n + j];
+        if (cj < 0)
+            continue;
+        key[3 * cnt] = (size_t)f->col[nu * n + i];
+        key[3 * cnt + 1] = (size_t)cj;
+        key[3 * cnt + 2] = nu;
+        cnt++;
+    }
+    if (cnt == 0)
+        return expr_num(g, 0.0);
+    qsort(key, cnt, 3 * sizeof *key, eom_cmp_triple);
+    const expr_t **terms = eom_alloc(cnt, sizeof *terms);
+    const expr_t *prod[3];
+    size_t nt = 0;
+    for (size_t k = 0; k < cnt;) {
+        size_t e = k;
+        while (e < cnt && key[3 * e] == key[3 * k] &&
+               key[3 * e + 1] == key[3 * k + 1])
+            e++;
+        for (size_t l = k; l < e; l++)
+            set[l - k] = key[3 * l + 2];
+        const eom_pcol_t *a = &f->cols[key[3 * k]], *b = &f->cols[key[3 * k + 1]];
+        for (size_t c = 0; c < a->dim; c++)
+            prod[c] = expr_mul(g, a->c[c], b->c[c]);
+        terms[nt++] = expr_mul(g, eom_pform_mass(f, set, e - k),
+                               expr_sum(g, prod, a->dim));
+        k = e;
+    }
+    const expr_t *s = expr_sum(g, terms, nt);
+    free(terms);
+    return s;
+}
+
+/* p, M, h0 and h of SYS by the particles (see above). */
+static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
+                                 const expr_t *const *dv)
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, np = sys->nparticles;
+    eom_pform_t f = {.g = g, .n = n, .np = np, .pt = sys->particles};
+    f.col = eom_alloc(np * n, sizeof *f.col);
+    f.byq = eom_alloc(n, sizeof *f.byq);
+    f.nbyq = eom_alloc(n, sizeof *f.nbyq);
+    for (size_t i = 0; i < n; i++)
+        f.byq[i] = eom_alloc(np, sizeof *f.byq[i]);
+    /* the columns J_νi, and velocities and accelerations (q'' = 0) */
+    const expr_t **V = eom_alloc(3 * np, sizeof *V);
+    const expr_t **A = eom_alloc(3 * np, sizeof *A);
+    eom_dt_memo_t dtm = {eom_alloc(expr_graph_count(g), sizeof *dtm.node),
+                         expr_graph_count(g)};
+    for (size_t nu = 0; nu < np; nu++) {
+        const nh_particle_t *P = &sys->particles[nu];
+        for (size_t i = 0; i < n; i++) {
+            eom_pcol_t c = {{NULL, NULL, NULL}, P->dim};
+            bool any = false;
+            for (size_t k = 0; k < P->dim; k++) {
+                c.c[k] = expr_diff(g, P->pos[k], sys->q[i]);
+                any |= !expr_is_const(c.c[k], 0.0);
+            }
+            f.col[nu * n + i] = any ? eom_pform_col(&f, &c) : -1;
+            if (any)
+                f.byq[i][f.nbyq[i]++] = nu;
+        }
+        for (size_t k = 0; k < P->dim; k++) {
+            V[nu * 3 + k] = expr_dt(g, P->pos[k], dv);
+            A[nu * 3 + k] = eom_dt_node(g, V[nu * 3 + k], dv, &dtm);
+        }
+    }
+    free(dtm.node);
+    size_t *key = eom_alloc(3 * np + 1, sizeof *key);
+    size_t *set = eom_alloc(np + 1, sizeof *set);
+    for (size_t i = 0; i < n; i++) {
+        d->p[i] = eom_pform_dot_groups(&f, i, V, key);
+        for (size_t j = i; j < n; j++) {
+            d->M[i * n + j] = eom_pform_mass_entry(&f, i, j, key, set);
+            d->M[j * n + i] = d->M[i * n + j];
+        }
+        d->h0[i] = eom_pform_dot_groups(&f, i, A, key);
+        if (sys->V)
+            d->h0[i] = expr_add(g, d->h0[i], expr_diff(g, sys->V, sys->q[i]));
+        d->h[i] = expr_sub(g, d->h0[i], sys->Q[i]);
+    }
+    free(key);
+    free(set);
+    free(V);
+    free(A);
+    for (size_t i = 0; i < n; i++)
+        free(f.byq[i]);
+    free(f.byq);
+    free(f.nbyq);
+    free(f.col);
+    free(f.cols);
+    free(f.chash);
+    free(f.sets);
+    free(f.ms);
+    free(f.mhash);
+}
+
+void eom_derive(const nh_system_t *sys, eom_derived_t *d)
+{
+    eom_derive_form(sys, d, eom_particle_form(sys));
+}
+
+void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
+                     bool particles)
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = sys->r;
+    const expr_t **dv = eom_dvar(sys, NULL);
+    bool *vmask = eom_velocity_mask(sys);
+
+    d->p = eom_alloc(n, sizeof *d->p);
+    d->M = eom_alloc(n * n, sizeof *d->M);
+    d->h0 = eom_alloc(n, sizeof *d->h0);
+    d->h = eom_alloc(n, sizeof *d->h);
+    if (particles)
+        eom_derive_particles(sys, d, dv);
+    else
+        eom_derive_lagrangian(sys, d, dv);
 
     d->Ceff = eom_alloc(r, sizeof *d->Ceff);
     d->holonomic = eom_alloc(r, sizeof *d->holonomic);

@@ -94,8 +94,17 @@ struct eom {
 
 /* ---- eom.c -------------------------------------------------------- */
 
-/* M, h, B, c of SYS into *D (arrays malloc'ed). */
+/* M, h, B, c of SYS into *D (arrays malloc'ed): p, M and h from the
+ * particles when eom_particle_form(SYS), else from L. */
 void eom_derive(const nh_system_t *sys, eom_derived_t *d);
+/* Whether T is the particles' energy in the form the particle derivation
+ * needs (constant masses, positions of q and t, V without velocities). */
+bool eom_particle_form(const nh_system_t *sys);
+/* eom_derive with the form chosen: PARTICLES requires
+ * eom_particle_form(SYS).  The same values either way (the tests compare
+ * them); the particles' form is smaller and faster to derive. */
+void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
+                     bool particles);
 void eom_derived_free(eom_derived_t *d);
 
 /* dvar for expr_dt along a motion where q_i' = vel[i] (vel NULL: the

@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "interp/eom.h"
+#include "interp/eom_impl.h"
 #include "interp/linalg.h"
 #include "tests/sys_builder.h"
 
@@ -935,6 +936,125 @@ static void test_bead_on_rotating_wire(void **state)
     sb_free(b);
 }
 
+/* ---- M and h from the particles ------------------------------------------- */
+
+/* eom_derive builds p, M and h from the particles (M = Σ m JᵀJ, h from
+ * the accelerations) when T is their energy; here the values are held
+ * to the Lagrangian derivation (∂²L/∂q'∂q' and the rest from L) at
+ * random states: two independent roads to the same objects. */
+static void particle_form_agrees(sb_t *b, const char *what)
+{
+    const nh_system_t *sys = sb_system(b);
+    assert_true(sys->T_only_particles);
+    assert_true(eom_particle_form(sys));
+    size_t n = sys->n, nv = nvars(sys), nout = 2 * n + n * n + n;
+    eom_derived_t dl, dp;
+    eom_derive_form(sys, &dl, false);
+    eom_derive_form(sys, &dp, true);
+    const expr_t **ol = calloc(nout, sizeof *ol), **op = calloc(nout, sizeof *op);
+    for (size_t i = 0; i < n; i++) {
+        ol[i] = dl.p[i];
+        op[i] = dp.p[i];
+        ol[n + i] = dl.h0[i];
+        op[n + i] = dp.h0[i];
+        ol[2 * n + i] = dl.h[i];
+        op[2 * n + i] = dp.h[i];
+        for (size_t j = 0; j < n; j++) {
+            ol[3 * n + i * n + j] = dl.M[i * n + j];
+            op[3 * n + i * n + j] = dp.M[i * n + j];
+        }
+    }
+    tape_t *tl = tape_compile(sys->g, ol, nout, (uint32_t)nv);
+    tape_t *tp = tape_compile(sys->g, op, nout, (uint32_t)nv);
+    double *vl = calloc(nout, sizeof *vl), *vp = calloc(nout, sizeof *vp);
+    double *wl = calloc(tape_work_size(tl) + 1, sizeof *wl);
+    double *wp = calloc(tape_work_size(tp) + 1, sizeof *wp);
+    double *vars = sb_vars(b);
+    uint64_t seed = 0x5eed;
+    for (int trial = 0; trial < 20; trial++) {
+        for (size_t i = 0; i < n; i++) {
+            vars[sys->q[i]] = urand(&seed, -2, 2);
+            vars[sys->qd[i]] = urand(&seed, -2, 2);
+        }
+        vars[sys->t] = urand(&seed, 0, 3);
+        tape_eval(tl, vars, vl, wl);
+        tape_eval(tp, vars, vp, wp);
+        for (size_t k = 0; k < nout; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s: %s[%zu]", what,
+                     k < n ? "p" : k < 2 * n ? "h0" : k < 3 * n ? "h" : "M",
+                     k < 3 * n ? k % n : k - 3 * n);
+            close_to(vp[k], vl[k], 1e-12, name);
+        }
+    }
+    free(vl);
+    free(vp);
+    free(wl);
+    free(wp);
+    tape_free(tl);
+    tape_free(tp);
+    free(ol);
+    free(op);
+    eom_derived_free(&dl);
+    eom_derived_free(&dp);
+}
+
+static void test_particle_form(void **state)
+{
+    (void)state;
+    /* the bipendulum of Benenti §13: forces, two free particles */
+    sb_t *b = bipendulum(true);
+    particle_form_agrees(b, "bipendulum");
+    sb_free(b);
+
+    /* the 3-trailer of bench/ntrailer.sh (a chain: the particles share
+     * their columns ∂P/∂th_i), with a potential, a force on a particle
+     * and a mass of its own for each, and a cart that is driven along a
+     * moving rail (positions read t) */
+    b = sb_new();
+    sb_param(b, "m0", 1.3);
+    sb_param(b, "m1", 0.7);
+    sb_param(b, "m2", 1.1);
+    sb_param(b, "m3", 0.9);
+    sb_param(b, "mc", 2.0);
+    sb_param(b, "d", 1.2);
+    sb_param(b, "a", 0.5);
+    sb_param(b, "k", 0.8);
+    sb_coord(b, "x");
+    sb_coord(b, "y");
+    sb_coord(b, "th0");
+    sb_coord(b, "th1");
+    sb_coord(b, "th2");
+    sb_coord(b, "th3");
+    const char *pc[] = {"x + a*cos(th0) + t^2", "y + a*sin(th0)"};
+    const char *p0[] = {"x", "y"};
+    const char *p1[] = {"x - d*cos(th1)", "y - d*sin(th1)"};
+    const char *p2[] = {"x - d*cos(th1) - d*cos(th2)",
+                        "y - d*sin(th1) - d*sin(th2)"};
+    const char *p3[] = {"x - d*cos(th1) - d*cos(th2) - d*cos(th3)",
+                        "y - d*sin(th1) - d*sin(th2) - d*sin(th3)"};
+    const char *f2[] = {"0.3*y", "-k"};
+    sb_particle(b, "C", "mc", 2, pc, NULL);
+    sb_particle(b, "P0", "m0", 2, p0, NULL);
+    sb_particle(b, "P1", "m1", 2, p1, NULL);
+    sb_particle(b, "P2", "m2", 2, p2, f2);
+    sb_particle(b, "P3", "m3", 2, p3, NULL);
+    sb_potential(b, "k/2*(x^2 + y^2) + k*cos(th2 - th3)");
+    sb_force(b, "th1", "-0.2*th1'");
+    particle_form_agrees(b, "3-trailer");
+    sb_free(b);
+
+    /* a kinetic energy of its own: the derivation from L */
+    b = sb_new();
+    sb_param(b, "m", 1.0);
+    sb_coord(b, "x");
+    const char *px[] = {"x", "0"};
+    sb_particle(b, "P", "m", 2, px, NULL);
+    sb_kinetic(b, "x'^2");
+    assert_false(eom_particle_form(sb_system(b)));
+    sb_free(b);
+}
+
 /* ---- velocities from the constraints --------------------------------------- */
 
 static void test_solve_velocities(void **state)
@@ -1452,6 +1572,7 @@ int main(void)
         cmocka_unit_test(test_time_dependent_constraint),
         cmocka_unit_test(test_voronec_dependent_coefficients),
         cmocka_unit_test(test_bead_on_rotating_wire),
+        cmocka_unit_test(test_particle_form),
         cmocka_unit_test(test_solve_velocities),
         cmocka_unit_test(test_speeds_from_velocities),
         cmocka_unit_test(test_prepare_errors),
