@@ -274,7 +274,7 @@ static int check_size(const lower_t *lw, const ast_expr_t *e, diag_t *err)
         return 0;
     return diag_error(err, e->span,
                       "this expression grows too large (more than %d "
-                      "nodes): simplify it or differentiate fewer times",
+                      "nodes in the graph)",
                       LOWER_MAX_NODES);
 }
 
@@ -386,7 +386,7 @@ static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
         if (strcmp(cx->expanding[k], e->name) == 0)
             return diag_error(err, e->span,
                               "'%s' is defined in terms of itself", e->name);
-    if (cx->depth >= LOWER_MAX_DEPTH)
+    if (cx->nexpanding >= LOWER_MAX_DEPTH)
         return diag_error(err, e->span,
                           "lets nested too deeply (more than %d levels)",
                           LOWER_MAX_DEPTH);
@@ -402,6 +402,8 @@ static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
     inner.depth = cx->depth + 1;
     inner.expanding[inner.nexpanding++] = e->name;
     if (lower_rec(lw, &inner, st->u.let.body, out, err) != 0)
+        return -1;
+    if (check_size(lw, e, err)) /* expansions can grow it exponentially */
         return -1;
     call_insert(lw, li, cx->mode, args, e->nargs, h, *out);
     return 0;
@@ -610,7 +612,7 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
             if (strcmp(cx->expanding[k], name) == 0)
                 return diag_error(err, e->span,
                                   "'%s' is defined in terms of itself", name);
-        if (cx->depth >= LOWER_MAX_DEPTH)
+        if (cx->nexpanding >= LOWER_MAX_DEPTH)
             return diag_error(err, e->span,
                               "lets nested too deeply (more than %d levels)",
                               LOWER_MAX_DEPTH);
@@ -732,7 +734,7 @@ static int lower_rec(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                      value_t *out, diag_t *err)
 {
     expr_graph_t *g = lw->g;
-    if (cx->depth > 4 * LOWER_MAX_DEPTH)
+    if (cx->depth > 10 * LOWER_MAX_DEPTH)
         return diag_error(err, e->span, "expression nested too deeply");
     cx->depth++;
     int rc = 0;
