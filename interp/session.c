@@ -656,19 +656,49 @@ static int exec_initial(session_t *s, const ast_stmt_t *st, diag_t *err)
     bool any_z = false;
     for (size_t i = 0; i < sys->m; i++)
         any_z |= given_z[i];
-    bool have_psi = sys->psi != NULL;
+    bool have_psi = sys->psi != NULL, any_v = false;
+    for (size_t i = 0; i < sys->n; i++)
+        any_v |= given_v[i];
     if (have_psi && (speeds_state || any_z)) {
-        for (size_t i = 0; i < sys->n; i++) {
-            if (!sys->psi[i]) {
-                if (speeds_state)
-                    return diag_error(err, st->span,
-                                      "coordinate %s has no kinematic "
-                                      "equation, which %s needs",
-                                      sys->qname[i], eom_method_name(method));
-                continue;
+        for (size_t i = 0; i < sys->n; i++)
+            if (!sys->psi[i] && speeds_state)
+                return diag_error(err, st->span,
+                                  "coordinate %s has no kinematic equation, "
+                                  "which %s needs",
+                                  sys->qname[i], eom_method_name(method));
+        /* Velocities given without speeds: the speeds that produce them
+         * (the velocities not given solved from the constraints first). */
+        if (!any_z && any_v) {
+            if (eom_solve_velocities(sys, vars, given_v, err) != 0 ||
+                eom_speeds_from_velocities(sys, vars, err) != 0) {
+                char msg[DIAG_MSG_MAX];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                diag_clear(err);
+                return diag_error(err, st->span,
+                                  "the velocities given do not fit the "
+                                  "kinematic equations: %s",
+                                  msg);
             }
-            if (!given_v[i])
-                vars[sys->qd[i]] = expr_eval(g, sys->psi[i], vars);
+        }
+        /* The velocities are those of the speeds; a given one that differs
+         * is an error. */
+        for (size_t i = 0; i < sys->n; i++) {
+            if (!sys->psi[i])
+                continue;
+            double v = expr_eval(g, sys->psi[i], vars);
+            if (given_v[i] &&
+                fabs(v - vars[sys->qd[i]]) > 1e-9 * fmax(1.0, fabs(v))) {
+                char b1[40], b2[40];
+                return diag_error(err, st->span,
+                                  "%s' = %s is given, but the kinematic "
+                                  "equation gives %s' = %s from the speeds",
+                                  sys->qname[i],
+                                  expr_format_number(vars[sys->qd[i]], b1,
+                                                     sizeof b1),
+                                  sys->qname[i],
+                                  expr_format_number(v, b2, sizeof b2));
+            }
+            vars[sys->qd[i]] = v;
             given_v[i] = true;
         }
     }
