@@ -1555,10 +1555,18 @@ void lower_fill_vars(const lower_t *lw, const model_t *m, double *vars)
         vars[v] = NAN;
     /* By name: M may be a later version of the model this was lowered
      * from (a `set` or `initial` changes values, not declarations). */
-    for (size_t i = 0; i < lw->sys.np; i++)
+    for (size_t i = 0; i < lw->sys.np; i++) {
+        /* Parameters are only ever appended: the same index first. */
+        if (i < m->params.n && strcmp(m->params.v[i].name, lw->pname[i]) == 0) {
+            vars[lw->p[i]] = m->params.v[i].value;
+            continue;
+        }
         for (size_t j = 0; j < m->params.n; j++)
-            if (strcmp(m->params.v[j].name, lw->pname[i]) == 0)
+            if (strcmp(m->params.v[j].name, lw->pname[i]) == 0) {
                 vars[lw->p[i]] = m->params.v[j].value;
+                break;
+            }
+    }
     for (size_t i = 0; i < lw->sys.n && i < m->q.n; i++) {
         vars[lw->q[i]] = m->q.v[i];
         vars[lw->qd[i]] = m->qd.v[i];

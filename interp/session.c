@@ -267,11 +267,27 @@ int session_eval_const(session_t *s, lower_t *lw, const model_t *m,
 
 /* ---- declarations ---------------------------------------------------- */
 
+/* A number as written (12, -0.5, +3): its value without lowering. */
+static bool literal_number(const ast_expr_t *e, double *x)
+{
+    double sign = 1;
+    while (e->kind == AST_NEG || e->kind == AST_POS) {
+        if (e->kind == AST_NEG)
+            sign = -sign;
+        e = e->a;
+    }
+    if (e->kind != AST_NUM)
+        return false;
+    *x = sign * e->num;
+    return true;
+}
+
 static int exec_param(session_t *s, const ast_stmt_t *st, diag_t *err)
 {
     model_t cand;
     model_clone(&cand, &s->model);
-    bool added = false;
+    bool added = false, stale = true;
+    lower_t *lw = NULL;
     for (size_t i = 0; i < st->u.bindings.n; i++) {
         const ast_binding_t *b = &st->u.bindings.items[i];
         if (b->primes) {
@@ -280,27 +296,35 @@ static int exec_param(session_t *s, const ast_stmt_t *st, diag_t *err)
         }
         if (check_free_name(s, &cand, &b->name, MODEL_PARAM, err))
             goto fail;
-        /* Values may use parameters declared before, in this statement
-         * too: lower against the candidate as it stands. */
-        lower_t *lw = lower_model(&cand, s->src, err);
-        if (!lw)
-            goto fail;
+        /* A number needs no lowering; other values may use parameters
+         * declared before, in this statement too: lower the candidate as
+         * it stands, again only after it gained a parameter (a statement
+         * of n bindings costs n, not n^2: fuzz finding 009). */
         double x;
-        int rc = session_eval_const(s, lw, &cand, b->value, &x, err);
-        lower_free(lw);
-        if (rc)
-            goto fail;
+        if (!literal_number(b->value, &x)) {
+            if (stale) {
+                lower_free(lw);
+                lw = lower_model(&cand, s->src, err);
+                if (!lw)
+                    goto fail;
+                stale = false;
+            }
+            if (session_eval_const(s, lw, &cand, b->value, &x, err))
+                goto fail;
+        }
         size_t idx;
         if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_PARAM) {
             cand.params.v[idx].value = x;
         } else {
             model_param_t p = {b->name.name, b->name.span, x};
             model_push_param(&cand, p);
-            added = true;
+            added = stale = true;
         }
     }
+    lower_free(lw);
     return commit_model(s, &cand, added, err);
 fail:
+    lower_free(lw);
     model_free(&cand);
     return -1;
 }
