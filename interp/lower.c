@@ -301,7 +301,7 @@ static uint64_t call_hash(size_t li, int mode, const value_t *args,
 {
     uint64_t h = 1469598103934665603ULL ^ (li * 31 + (size_t)mode);
     for (size_t i = 0; i < n; i++)
-        for (unsigned k = 0; k < 3; k++) {
+        for (unsigned k = 0; k < (args[i].dim ? args[i].dim : 1); k++) {
             h ^= (uint64_t)(uintptr_t)args[i].c[k] + args[i].dim;
             h *= 1099511628211ULL;
         }
@@ -313,10 +313,14 @@ static bool call_same(const call_memo_t *c, size_t li, int mode,
 {
     if (c->let != li || c->mode != mode || c->nargs != n)
         return false;
-    for (size_t i = 0; i < n; i++)
-        if (c->args[i].dim != args[i].dim ||
-            memcmp(c->args[i].c, args[i].c, sizeof args[i].c) != 0)
+    /* Only the components a value has: the others are not set. */
+    for (size_t i = 0; i < n; i++) {
+        if (c->args[i].dim != args[i].dim)
             return false;
+        for (unsigned k = 0; k < (args[i].dim ? args[i].dim : 1); k++)
+            if (c->args[i].c[k] != args[i].c[k])
+                return false;
+    }
     return true;
 }
 
