@@ -5,6 +5,7 @@
 #   NH=./nh sh tests/valgrind_examples.sh
 set -u
 : "${NH:?NH must name the nh binary}"
+case $NH in /*) ;; *) NH=$(pwd)/$NH ;; esac
 dir="${srcdir:-.}/examples"
 NH_PATH="${NH_PATH:-$(cd "${srcdir:-.}" && pwd)/stdlib}"
 export NH_PATH
