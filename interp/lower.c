@@ -60,6 +60,7 @@ struct lower {
     nh_particle_t *particles;
 
     const char **known; /* for lower_known_names */
+    size_t count_base;  /* graph size when the current lowering began */
 };
 
 /* One memoised let-function call. */
@@ -266,11 +267,14 @@ static int particle_position(lower_t *lw, ctx_t *cx, size_t i,
  * times over): past this many nodes in the graph the statement fails
  * instead of exhausting memory.  The largest models of the benchmarks
  * (an N-trailer with N = 64) use about 130 000. */
-#define LOWER_MAX_NODES 1000000
+#define LOWER_MAX_NODES 200000
 
+/* Counts the nodes added since the lowering of the current statement's
+ * expression (or of the model) began, not the whole graph, so a large
+ * model's derived equations do not count against a later `print`. */
 static int check_size(const lower_t *lw, const ast_expr_t *e, diag_t *err)
 {
-    if (expr_graph_count(lw->g) <= LOWER_MAX_NODES)
+    if (expr_graph_count(lw->g) - lw->count_base <= LOWER_MAX_NODES)
         return 0;
     return diag_error(err, e->span,
                       "this expression grows too large (more than %d "
@@ -839,6 +843,7 @@ static int lower_rec(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
 int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
                value_t *out, diag_t *err)
 {
+    lw->count_base = expr_graph_count(lw->g);
     ctx_t cx = {mode, NULL, 0, {0}, 0};
     if (lower_rec(lw, &cx, e, out, err) != 0)
         return -1;
