@@ -254,7 +254,17 @@ static int second_kind_compute(eom_t *e, double *vars, diag_t *err)
             H[a * r + b] = t;
         }
     }
-    if (linalg_lu(H, r, permH, LINALG_RTOL) != 0) {
+    /* H is judged against the mass matrix's scale, as the multipliers'
+     * system [M -B^T; B 0] judges B, not only against its own entries: a
+     * single constraint whose gradient B shrinks towards 0 would otherwise
+     * never count as singular, and the integrator would crawl towards the
+     * singular state (fuzz findings 004 and 012). */
+    double hmax = 0.0, mmax = 0.0;
+    for (size_t k = 0; k < r * r; k++)
+        hmax = fmax(hmax, fabs(H[k]));
+    for (size_t k = 0; k < nu; k++)
+        mmax = fmax(mmax, fabs(e->out[k]));
+    if (hmax * mmax < LINALG_RTOL || linalg_lu(H, r, permH, LINALG_RTOL) != 0) {
         if (mult_check_B(e, B, diagbuf, err))
             return -1;
         for (size_t a = 0; a < r; a++)
