@@ -154,6 +154,28 @@ static const expr_t **ws_nodes(worksheet_t *ws, size_t count)
     return ws_own(ws, ws_xalloc(count, sizeof(const expr_t *)));
 }
 
+/* OUT[p][q] = Σ_k X[p][k] Y[q][k] (X·Yᵀ, P×K times Q×K), symbolically
+ * into SYM when both X and Y have symbols (SYM is then non-NULL), and
+ * numerically into VAL, summing k upwards in both. */
+static void ws_abt(expr_graph_t *g, const expr_t *const *X, const double *Xv,
+                   const expr_t *const *Y, const double *Yv, size_t P,
+                   size_t Q, size_t K, const expr_t **sym, double *val)
+{
+    for (size_t p = 0; p < P; p++)
+        for (size_t q = 0; q < Q; q++) {
+            const expr_t *s = expr_num(g, 0.0);
+            double sv = 0.0;
+            for (size_t k = 0; k < K; k++) {
+                if (sym && X && Y)
+                    s = expr_add(g, s, expr_mul(g, X[p * K + k], Y[q * K + k]));
+                sv += Xv[p * K + k] * Yv[q * K + k];
+            }
+            if (sym)
+                sym[p * Q + q] = s;
+            val[p * Q + q] = sv;
+        }
+}
+
 static double *ws_vals(worksheet_t *ws, size_t count)
 {
     return ws_own(ws, ws_xalloc(count, sizeof(double)));
@@ -1083,20 +1105,7 @@ static void ws_second(worksheet_t *ws, const ws_base_t *b, bool reduced)
     /* 3. C^ai = g^ij C^a_j */
     const expr_t **Cu = gi ? ws_nodes(ws, r * n) : NULL;
     double *Cuv = ws_vals(ws, r * n);
-    for (size_t a = 0; a < r; a++)
-        for (size_t i = 0; i < n; i++) {
-            const expr_t *s = zero;
-            double sv = 0.0;
-            for (size_t j = 0; j < n; j++) {
-                if (gi)
-                    s = expr_add(g, s, expr_mul(g, gi[i * n + j],
-                                                b->Cl[a * n + j]));
-                sv += giv[i * n + j] * Clv[a * n + j];
-            }
-            if (Cu)
-                Cu[a * n + i] = s;
-            Cuv[a * n + i] = sv;
-        }
+    ws_abt(g, b->Cl, Clv, gi, giv, r, n, n, Cu, Cuv);
     if (reduced) {
         st = ws_push(ws, "3", "C^i", WORKSHEET_VECTOR, 1, n,
                      "C^i = g^ij C_j");
@@ -1114,20 +1123,7 @@ static void ws_second(worksheet_t *ws, const ws_base_t *b, bool reduced)
     /* 4. H^ab = C^ai C^b_i (eq. 45) */
     const expr_t **H = Cu ? ws_nodes(ws, r * r) : NULL;
     double *Hv = ws_vals(ws, r * r);
-    for (size_t a = 0; a < r; a++)
-        for (size_t c = 0; c < r; c++) {
-            const expr_t *s = zero;
-            double sv = 0.0;
-            for (size_t i = 0; i < n; i++) {
-                if (Cu)
-                    s = expr_add(g, s, expr_mul(g, Cu[a * n + i],
-                                                b->Cl[c * n + i]));
-                sv += Cuv[a * n + i] * Clv[c * n + i];
-            }
-            if (H)
-                H[a * r + c] = s;
-            Hv[a * r + c] = sv;
-        }
+    ws_abt(g, Cu, Cuv, b->Cl, Clv, r, r, n, H, Hv);
     if (reduced)
         st = ws_push(ws, "4", "H", WORKSHEET_SCALAR, 1, 1,
                      "H = C^i C_i (eq. 45 for one constraint)");
