@@ -773,6 +773,11 @@ size_t eom_rank(double *a, size_t rows, size_t cols)
     return linalg_rank(a, rows, cols, LINALG_RTOL);
 }
 
+bool eom_schur_negligible(double hmax, double mmax)
+{
+    return !(hmax * mmax >= LINALG_RTOL);
+}
+
 int eom_singular(diag_t *err, const char *name, double *a, size_t rows,
                  size_t cols, size_t full)
 {
@@ -967,11 +972,17 @@ static int eom_fast_compute(eom_t *e, double *vars, diag_t *err)
 {
     tape_eval(e->fast, vars, e->fast_out, e->fast_work);
     const double *o = e->fast_out;
+    double dmax0 = 0.0;
     for (size_t gi = 0; gi < e->fast_ngroup; gi++) {
         size_t p = e->fast_group[gi];
         double dmax = 0.0;
         for (size_t i = 0; i < p; i++)
             dmax = fmax(dmax, fabs(o[i]));
+        /* A later group is a Schur complement B M⁻¹ Bᵀ of the first. */
+        if (gi == 0)
+            dmax0 = dmax;
+        else if (eom_schur_negligible(dmax, dmax0))
+            return e->full_compute(e, vars, err);
         double tol = LINALG_RTOL * dmax, first = o[p];
         for (size_t i = 0; i < p; i++) {
             double d = o[p + i];

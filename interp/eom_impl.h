@@ -172,6 +172,15 @@ int eom_singular(diag_t *err, const char *name, double *a, size_t rows,
                  size_t cols, size_t full);
 /* Rank of the rows×cols matrix A (destroyed). */
 size_t eom_rank(double *a, size_t rows, size_t cols);
+/* True when the Schur complement H = B M⁻¹ Bᵀ, whose largest entry is
+ * HMAX, is negligible against the mass matrix, whose largest entry is
+ * MMAX: H·M scales as B², so this is |B| below √LINALG_RTOL against M's
+ * scale, the point where linalg_lu declares [M −Bᵀ; B 0] singular.  A
+ * constraint whose gradient B shrinks towards 0 then counts as singular
+ * in every path (multipliers' blocks, their fast path, second_kind)
+ * instead of letting the integrator crawl towards the singular state
+ * (fuzz findings 004, 012, 013). */
+bool eom_schur_negligible(double hmax, double mmax);
 
 /* calloc that aborts when memory runs out (the one fatal case). */
 void *eom_alloc(size_t count, size_t size);

@@ -132,7 +132,12 @@ static int multipliers_blocks(eom_t *e, double *qdd, double *lam)
             H[a * r + b] = t; /* the lower triangle */
         }
     }
-    if (linalg_ldlt(H, r, LINALG_RTOL) != 0)
+    double hmax = 0.0, mmax = 0.0;
+    for (size_t a = 0; a < r; a++)
+        hmax = fmax(hmax, H[a * r + a]); /* H is definite if anything */
+    for (size_t k = 0; k < nu; k++)
+        mmax = fmax(mmax, fabs(Mu[k]));
+    if (eom_schur_negligible(hmax, mmax) || linalg_ldlt(H, r, LINALG_RTOL) != 0)
         return 1;
     linalg_ldlt_solve(H, r, lam);
     for (size_t i = 0; i < n; i++) {
@@ -254,19 +259,22 @@ static int second_kind_compute(eom_t *e, double *vars, diag_t *err)
             H[a * r + b] = t;
         }
     }
-    /* H is judged against the mass matrix's scale, as the multipliers'
-     * system [M -B^T; B 0] judges B, not only against its own entries: a
-     * single constraint whose gradient B shrinks towards 0 would otherwise
-     * never count as singular, and the integrator would crawl towards the
-     * singular state (fuzz findings 004 and 012). */
+    /* H is judged against the mass matrix's scale, not only against its
+     * own entries (eom_schur_negligible). */
     double hmax = 0.0, mmax = 0.0;
     for (size_t k = 0; k < r * r; k++)
         hmax = fmax(hmax, fabs(H[k]));
     for (size_t k = 0; k < nu; k++)
         mmax = fmax(mmax, fabs(e->out[k]));
-    if (hmax * mmax < LINALG_RTOL || linalg_lu(H, r, permH, LINALG_RTOL) != 0) {
+    if (eom_schur_negligible(hmax, mmax) || linalg_lu(H, r, permH, LINALG_RTOL) != 0) {
         if (mult_check_B(e, B, diagbuf, err))
             return -1;
+        if (eom_schur_negligible(hmax, mmax))
+            return diag_error(err, SRC_SPAN_NONE,
+                              "the matrix H = B M^-1 B^T is negligible against "
+                              "the mass matrix (largest entries %.3g and %.3g): "
+                              "the constraints' gradient B vanishes",
+                              hmax, mmax);
         for (size_t a = 0; a < r; a++)
             for (size_t b = 0; b < r; b++) {
                 double t = 0.0;
