@@ -100,56 +100,6 @@ bool expr_depends(const expr_graph_t *g, const expr_t *e, uint32_t var)
 
 /* ---- partial derivative ------------------------------------------------ */
 
-/* The slot of KEY (node id << 32 | variable): a full mix, so that the
- * ids spread over every bit of a small table (a multiplication alone left
- * the low bits to the variable: all the derivatives by one variable fell
- * into one run of the table). */
-static size_t memo_slot(uint64_t key, size_t mask)
-{
-    key ^= key >> 31;
-    key *= 0x9e3779b97f4a7c15ULL;
-    key ^= key >> 29;
-    return (size_t)key & mask;
-}
-
-static const expr_t *memo_get(const expr_graph_t *g, uint64_t key)
-{
-    if (!g->memo_cap)
-        return NULL;
-    size_t mask = g->memo_cap - 1;
-    for (size_t j = memo_slot(key, mask); g->memo[j].val; j = (j + 1) & mask)
-        if (g->memo[j].key == key)
-            return g->memo[j].val;
-    return NULL;
-}
-
-static void memo_insert(expr_memo_entry_t *tab, size_t cap, uint64_t key,
-                        const expr_t *val)
-{
-    size_t mask = cap - 1;
-    size_t j = memo_slot(key, mask);
-    while (tab[j].val && tab[j].key != key)
-        j = (j + 1) & mask;
-    tab[j].key = key;
-    tab[j].val = val;
-}
-
-static void memo_put(expr_graph_t *g, uint64_t key, const expr_t *val)
-{
-    if ((g->memo_count + 1) * 2 > g->memo_cap) {
-        size_t cap = g->memo_cap ? g->memo_cap * 2 : 1024;
-        expr_memo_entry_t *t = expr_xcalloc(cap, sizeof *t);
-        for (size_t i = 0; i < g->memo_cap; i++)
-            if (g->memo[i].val)
-                memo_insert(t, cap, g->memo[i].key, g->memo[i].val);
-        free(g->memo);
-        g->memo = t;
-        g->memo_cap = cap;
-    }
-    memo_insert(g->memo, g->memo_cap, key, val);
-    g->memo_count++;
-}
-
 static const expr_t *mul3(expr_graph_t *g, const expr_t *a, const expr_t *b,
                           const expr_t *c)
 {
@@ -298,11 +248,11 @@ const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
     if (e->op == EXPR_VAR)
         return e->var == var ? g->one : g->zero;
     uint64_t key = (uint64_t)e->id << 32 | var;
-    const expr_t *r = memo_get(g, key);
+    const expr_t *r = expr_memo_get(g, key);
     if (r)
         return r;
     r = diff_rule(g, e, var);
-    memo_put(g, key, r);
+    expr_memo_put(g, key, r);
     return r;
 }
 
@@ -350,12 +300,57 @@ const expr_t *expr_dt(expr_graph_t *g, const expr_t *e,
 
 /* ---- substitution ------------------------------------------------------ */
 
+/* The memo of one substitution: node id → result, an open-addressing
+ * table sized by the nodes the substitution visits, not by the graph (a
+ * table of the graph's size per call made n substitutions into an n²
+ * graph cost n³: the maggi equations' h(q, ψ) on the N-trailer). */
+typedef struct subst_memo {
+    expr_memo_entry_t *tab; /* key: id + 1 (0 is free) */
+    size_t cap, count;
+} subst_memo_t;
+
+static const expr_t *subst_memo_get(const subst_memo_t *m, uint32_t id)
+{
+    if (!m->cap)
+        return NULL;
+    size_t mask = m->cap - 1;
+    uint64_t key = (uint64_t)id + 1;
+    for (size_t j = expr_memo_slot(key, mask); m->tab[j].key; j = (j + 1) & mask)
+        if (m->tab[j].key == key)
+            return m->tab[j].val;
+    return NULL;
+}
+
+static void subst_memo_put(subst_memo_t *m, uint32_t id, const expr_t *val)
+{
+    if ((m->count + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        expr_memo_entry_t *t = expr_xcalloc(cap, sizeof *t);
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->tab[i].key) {
+                size_t j = expr_memo_slot(m->tab[i].key, cap - 1);
+                while (t[j].key)
+                    j = (j + 1) & (cap - 1);
+                t[j] = m->tab[i];
+            }
+        free(m->tab);
+        m->tab = t;
+        m->cap = cap;
+    }
+    uint64_t key = (uint64_t)id + 1;
+    size_t mask = m->cap - 1, j = expr_memo_slot(key, mask);
+    while (m->tab[j].key)
+        j = (j + 1) & mask;
+    m->tab[j].key = key;
+    m->tab[j].val = val;
+    m->count++;
+}
+
 typedef struct subst_ctx {
     expr_graph_t *g;
     const expr_t *const *repl;
     expr_dep_t bits;
-    size_t count;          /* nodes that existed when the call began */
-    const expr_t **memo;   /* by id, below count */
+    subst_memo_t memo;
 } subst_ctx_t;
 
 static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
@@ -365,8 +360,9 @@ static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
         return e;
     if (e->op == EXPR_VAR)
         return e->var < g->nvars && c->repl[e->var] ? c->repl[e->var] : e;
-    if (c->memo[e->id])
-        return c->memo[e->id];
+    const expr_t *r = subst_memo_get(&c->memo, e->id);
+    if (r)
+        return r;
     const expr_t *local[8];
     const expr_t **a = e->nargs <= 8 ? local
                                      : expr_xmalloc(e->nargs * sizeof *a);
@@ -375,7 +371,7 @@ static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
         a[i] = subst_node(c, e->args[i]);
         changed |= a[i] != e->args[i];
     }
-    const expr_t *r = e;
+    r = e;
     if (changed) {
         switch (e->op) {
         case EXPR_ADD:
@@ -391,7 +387,7 @@ static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
     }
     if (a != local)
         free(a);
-    c->memo[e->id] = r;
+    subst_memo_put(&c->memo, e->id, r);
     return r;
 }
 
@@ -404,10 +400,9 @@ const expr_t *expr_subst(expr_graph_t *g, const expr_t *e,
             expr_dep_add(&bits, v);
     if (!expr_dep_meets(&g->dep[e->id], &bits))
         return e;
-    subst_ctx_t c = {g, repl, bits, g->count,
-                     expr_xcalloc(g->count, sizeof(const expr_t *))};
+    subst_ctx_t c = {g, repl, bits, {NULL, 0, 0}};
     const expr_t *r = subst_node(&c, e);
-    free(c.memo);
+    free(c.memo.tab);
     return r;
 }
 

@@ -618,6 +618,26 @@ void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout)
     e->work = eom_alloc(tape_work_size(e->tape), sizeof *e->work);
 }
 
+void eom_compile_pre(eom_t *e, const expr_t *const *outs,
+                     const uint32_t *var, size_t nout)
+{
+    e->pre = tape_compile(e->sys->g, outs, nout, e->nvars);
+    if (!e->pre)
+        abort();
+    e->pre_out = eom_alloc(nout, sizeof *e->pre_out);
+    e->pre_work = eom_alloc(tape_work_size(e->pre), sizeof *e->pre_work);
+    e->pre_var = eom_alloc(nout, sizeof *e->pre_var);
+    memcpy(e->pre_var, var, nout * sizeof *var);
+    e->npre = nout;
+}
+
+void eom_run_pre(eom_t *e, double *vars)
+{
+    tape_eval(e->pre, vars, e->pre_out, e->pre_work);
+    for (size_t i = 0; i < e->npre; i++)
+        vars[e->pre_var[i]] = e->pre_out[i];
+}
+
 void eom_alloc_scratch(eom_t *e, size_t nd, size_t np)
 {
     e->nscratch = nd;
@@ -686,6 +706,10 @@ void eom_free(eom_t *e)
     tape_free(e->tape);
     free(e->out);
     free(e->work);
+    tape_free(e->pre);
+    free(e->pre_out);
+    free(e->pre_work);
+    free(e->pre_var);
     tape_free(e->fast);
     free(e->fast_out);
     free(e->fast_work);

@@ -86,6 +86,16 @@ struct eom {
     bool fast_clear_lambda;
     eom_compute_fn full_compute;
 
+    /* A first tape, run before e->tape by the compute functions that
+     * use it (eom_run_pre): its NPRE outputs are written into the
+     * variables PRE_VAR, which e->tape then reads.  maggi writes q' = ψ
+     * this way, so that its tape reads h, M and β at the velocities
+     * instead of carrying ψ substituted into them. */
+    tape_t *pre;
+    double *pre_out, *pre_work;
+    uint32_t *pre_var;
+    size_t npre;
+
     /* maggi, gibbs_appell */
     const expr_t **Psi;  /* ∂ψ_i/∂z_a                            (n×m) */
     const expr_t *S;     /* gibbs_appell: the Gibbs function */
@@ -118,6 +128,11 @@ const expr_t **eom_subst_velocities(const nh_system_t *sys,
 
 /* Compiles OUTS into e->tape and allocates e->out and e->work. */
 void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout);
+/* Compiles OUTS into e->pre (see struct eom), their values to go into
+ * the variables VAR; and runs it, writing them. */
+void eom_compile_pre(eom_t *e, const expr_t *const *outs,
+                     const uint32_t *var, size_t nout);
+void eom_run_pre(eom_t *e, double *vars);
 /* Allocates e->scratch (nd doubles) and e->perm (np entries). */
 void eom_alloc_scratch(eom_t *e, size_t nd, size_t np);
 /* Sets the ODE state: the n coordinates, then NV velocity-like

@@ -41,6 +41,8 @@ static int maggi_compute(eom_t *e, double *vars, diag_t *err)
 {
     const nh_system_t *sys = e->sys;
     size_t n = sys->n, m = sys->m, nu = mag_nupper(m);
+    if (e->pre)
+        eom_run_pre(e, vars);
     tape_eval(e->tape, vars, e->out, e->work);
     if (eom_check_finite(e->out, n + nu + m + n + n * m,
                          "psi, G and the forces", err))
@@ -255,11 +257,21 @@ static char *maggi_describe(const eom_t *e, bool latex)
                         "sum_i Q_i Psi_ia - dS/dz_a'|z'=0",
                         e->S_particles ? "= 1/2 sum m |P''|^2 of the particles"
                                        : "= Benenti's quadratic form (eq. 68)");
+    /* maggi's rows hold q' (its tape reads them at ψ): shown with ψ in. */
+    const expr_t **repl = e->method == EOM_MAGGI
+                              ? eom_subst_velocities(sys, sys->psi)
+                              : NULL;
     for (size_t i = 0; i < e->nrows; i++) {
         if (i == sys->m)
             eom_buf_heading(&b, latex, "kinematic equations:");
-        eom_buf_row(&b, sys->g, e->rowl[i], e->rowr[i], latex);
+        const expr_t *l = e->rowl[i], *r = e->rowr[i];
+        if (repl && i < sys->m) {
+            l = expr_subst(sys->g, l, repl);
+            r = expr_subst(sys->g, r, repl);
+        }
+        eom_buf_row(&b, sys->g, l, r, latex);
     }
+    free(repl);
     if (!b.s)
         eom_buf_puts(&b, "");
     return b.s;
@@ -345,57 +357,62 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
         return -1;
     }
 
-    /* Ψ and β (Benenti eqs. 8, 22). */
+    /* Ψ and β (Benenti eqs. 8, 22).  maggi reads M, h and β at the
+     * velocities q', which its first tape sets to ψ (eom_run_pre):
+     * substituted, ψ's products would be flattened into every term that
+     * has a velocity (N³ operands for the N-trailer, whose ψ_i is a
+     * product of i cosines).  gibbs_appell builds S through q' = ψ. */
+    bool maggi = e->method == EOM_MAGGI;
     e->Psi = eom_alloc(n * m, sizeof *e->Psi);
     const expr_t **beta = eom_alloc(n, sizeof *beta);
-    const expr_t **dv = eom_dvar(sys, sys->psi); /* dv[z] = NULL */
+    const expr_t **dv = eom_dvar(sys, maggi ? NULL : sys->psi);
     for (size_t i = 0; i < n; i++) {
         for (size_t a = 0; a < m; a++)
             e->Psi[i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
-        beta[i] = expr_dt(g, sys->psi[i], dv);
+        beta[i] = expr_dt(g, sys->psi[i], dv); /* dv[z] = NULL */
     }
     const expr_t **Mt = eom_alloc(n * n, sizeof *Mt);
     for (size_t i = 0; i < n; i++)
         for (size_t j = i; j < n; j++) {
-            Mt[i * n + j] = expr_subst(g, e->d.M[i * n + j], repl);
+            Mt[i * n + j] = maggi ? e->d.M[i * n + j]
+                                  : expr_subst(g, e->d.M[i * n + j], repl);
             Mt[j * n + i] = Mt[i * n + j];
         }
 
     const expr_t **G = eom_alloc(m * m, sizeof *G);
     const expr_t **rhs = eom_alloc(m, sizeof *rhs);
-    if (e->method == EOM_MAGGI) {
-        /* G = ΨᵀMΨ (eq. 24), rhs = Ψᵀ(−h − Mβ) (eq. 27). */
+    if (maggi) {
+        /* G = ΨᵀMΨ (eq. 24), rhs = Ψᵀ(−h − Mβ) (eq. 27); sums built
+         * from their terms at once (added one by one, a sum of k terms
+         * is copied k times). */
         const expr_t **MPsi = eom_alloc(n * m, sizeof *MPsi);
         const expr_t **f = eom_alloc(n, sizeof *f);
+        const expr_t **t = eom_alloc(n + 1, sizeof *t);
         for (size_t i = 0; i < n; i++) {
             for (size_t b = 0; b < m; b++) {
-                const expr_t *s = expr_num(g, 0.0);
                 for (size_t j = 0; j < n; j++)
-                    s = expr_add(g, s, expr_mul(g, Mt[i * n + j],
-                                                e->Psi[j * m + b]));
-                MPsi[i * m + b] = s;
+                    t[j] = expr_mul(g, Mt[i * n + j], e->Psi[j * m + b]);
+                MPsi[i * m + b] = expr_sum(g, t, n);
             }
-            const expr_t *s = expr_neg(g, expr_subst(g, e->d.h[i], repl));
+            t[0] = e->d.h[i];
             for (size_t j = 0; j < n; j++)
-                s = expr_sub(g, s, expr_mul(g, Mt[i * n + j], beta[j]));
-            f[i] = s;
+                t[1 + j] = expr_mul(g, Mt[i * n + j], beta[j]);
+            f[i] = expr_neg(g, expr_sum(g, t, n + 1));
         }
         for (size_t a = 0; a < m; a++) {
             for (size_t b = a; b < m; b++) {
-                const expr_t *s = expr_num(g, 0.0);
                 for (size_t i = 0; i < n; i++)
-                    s = expr_add(g, s, expr_mul(g, e->Psi[i * m + a],
-                                                MPsi[i * m + b]));
-                G[a * m + b] = s;
-                G[b * m + a] = s;
+                    t[i] = expr_mul(g, e->Psi[i * m + a], MPsi[i * m + b]);
+                G[a * m + b] = expr_sum(g, t, n);
+                G[b * m + a] = G[a * m + b];
             }
-            const expr_t *s = expr_num(g, 0.0);
             for (size_t i = 0; i < n; i++)
-                s = expr_add(g, s, expr_mul(g, e->Psi[i * m + a], f[i]));
-            rhs[a] = s;
+                t[i] = expr_mul(g, e->Psi[i * m + a], f[i]);
+            rhs[a] = expr_sum(g, t, n);
         }
         free(MPsi);
         free(f);
+        free(t);
     } else {
         e->S_particles = mag_particle_form(sys);
         const expr_t **dvz = eom_dvar(sys, sys->psi);
@@ -433,9 +450,11 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     size_t nu = mag_nupper(m);
     size_t nout = n + nu + m + n + n * m;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    if (maggi)
+        eom_compile_pre(e, sys->psi, sys->qd, n);
     size_t o = 0;
-    for (size_t i = 0; i < n; i++)
-        outs[o++] = sys->psi[i];
+    for (size_t i = 0; i < n; i++) /* maggi: ψ, written by e->pre */
+        outs[o++] = maggi ? expr_var(g, sys->qd[i]) : sys->psi[i];
     for (size_t a = 0; a < m; a++)
         for (size_t b = a; b < m; b++)
             outs[o++] = G[a * m + b];
@@ -469,8 +488,19 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     eom_alloc_scratch(e, m * m + 2 * m, m);
     e->compute = maggi_compute;
     e->describe = maggi_describe;
-    if (n <= EOM_FAST_MAX && m <= EOM_FAST_MAX)
+    if (n <= EOM_FAST_MAX && m <= EOM_FAST_MAX) {
+        /* One tape, so ψ goes in, and what cancels then does (the
+         * sphere's maggi tape computes Lemos eq. 16). */
+        if (maggi) {
+            for (size_t k = 0; k < m * m; k++)
+                G[k] = expr_subst(g, G[k], repl);
+            for (size_t a = 0; a < m; a++)
+                rhs[a] = expr_subst(g, rhs[a], repl);
+            for (size_t i = 0; i < n; i++)
+                beta[i] = expr_subst(g, beta[i], repl);
+        }
         mag_fast(e, G, rhs, beta);
+    }
     free(G);
     free(rhs);
     free(Mt);

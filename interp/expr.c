@@ -980,9 +980,56 @@ static bool sum_negative(const expr_t *s)
            t->args[0]->value < 0;
 }
 
+/* ---- the memo --------------------------------------------------------- */
+
+const expr_t *expr_memo_get(const expr_graph_t *g, uint64_t key)
+{
+    if (!g->memo_cap)
+        return NULL;
+    size_t mask = g->memo_cap - 1;
+    for (size_t j = expr_memo_slot(key, mask); g->memo[j].val; j = (j + 1) & mask)
+        if (g->memo[j].key == key)
+            return g->memo[j].val;
+    return NULL;
+}
+
+static void memo_insert(expr_memo_entry_t *tab, size_t cap, uint64_t key,
+                        const expr_t *val)
+{
+    size_t mask = cap - 1;
+    size_t j = expr_memo_slot(key, mask);
+    while (tab[j].val && tab[j].key != key)
+        j = (j + 1) & mask;
+    tab[j].key = key;
+    tab[j].val = val;
+}
+
+void expr_memo_put(expr_graph_t *g, uint64_t key, const expr_t *val)
+{
+    if ((g->memo_count + 1) * 2 > g->memo_cap) {
+        size_t cap = g->memo_cap ? g->memo_cap * 2 : 1024;
+        expr_memo_entry_t *t = expr_xcalloc(cap, sizeof *t);
+        for (size_t i = 0; i < g->memo_cap; i++)
+            if (g->memo[i].val)
+                memo_insert(t, cap, g->memo[i].key, g->memo[i].val);
+        free(g->memo);
+        g->memo = t;
+        g->memo_cap = cap;
+    }
+    memo_insert(g->memo, g->memo_cap, key, val);
+    g->memo_count++;
+}
+
+
 /* -S for a sum S, as a sum (term by term). */
 static const expr_t *sum_negate(expr_graph_t *g, const expr_t *s)
 {
+    /* Memoised: a big sum is negated again each time it joins a product
+     * (the maggi equations' Ψᵀ(−h − Mβ) on the N-trailer). */
+    uint64_t key = (uint64_t)s->id << 32 | EXPR_MEMO_NEG;
+    const expr_t *memo = expr_memo_get(g, key);
+    if (memo)
+        return memo;
     const expr_t *tl[LOCAL_ITEMS] = {NULL};
     const expr_t **t = s->nargs <= LOCAL_ITEMS
                            ? tl
@@ -992,6 +1039,7 @@ static const expr_t *sum_negate(expr_graph_t *g, const expr_t *s)
     const expr_t *r = expr_sum(g, t, s->nargs);
     if (t != tl)
         free(t);
+    expr_memo_put(g, key, r);
     return r;
 }
 

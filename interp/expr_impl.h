@@ -43,11 +43,26 @@ static inline int expr_dep_meets(const expr_dep_t *a, const expr_dep_t *b)
     return r != 0;
 }
 
-/* One memoised derivative: key = node id << 32 | variable. */
+/* One memoised derivative: key = node id << 32 | variable.  The
+ * variable EXPR_MEMO_NEG keys the negation of a sum (sum_negate). */
 typedef struct expr_memo_entry {
     uint64_t key;
     const expr_t *val;
 } expr_memo_entry_t;
+
+#define EXPR_MEMO_NEG UINT32_MAX
+
+/* The slot of KEY in a table of MASK + 1 entries: a full mix, so that the
+ * ids spread over every bit of a small table (a multiplication alone left
+ * the low bits to the variable: all the derivatives by one variable fell
+ * into one run of the table). */
+static inline size_t expr_memo_slot(uint64_t key, size_t mask)
+{
+    key ^= key >> 31;
+    key *= 0x9e3779b97f4a7c15ULL;
+    key ^= key >> 29;
+    return (size_t)key & mask;
+}
 
 struct expr_graph {
     expr_arena_block_t *arena;  /* nodes and their child arrays */
@@ -63,6 +78,11 @@ struct expr_graph {
     const expr_t *zero, *one, *minus_one;
     struct expr_ranks *ranks;
 };
+
+/* The graph's memo (derivatives, negated sums): the value under KEY, or
+ * NULL; and storing one. */
+const expr_t *expr_memo_get(const expr_graph_t *g, uint64_t key);
+void expr_memo_put(expr_graph_t *g, uint64_t key, const expr_t *val);
 
 /* Allocation that aborts on failure (out of memory is fatal). */
 void *expr_xmalloc(size_t n);
