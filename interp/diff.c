@@ -12,6 +12,7 @@
  * Must not: print; evaluate other than through the constructors' folding.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "interp/expr.h"
@@ -256,50 +257,6 @@ const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
     return r;
 }
 
-/* ---- total time derivative --------------------------------------------- */
-
-/* The index of the lowest set bit of X (X != 0). */
-static uint32_t lowest_bit(uint64_t x)
-{
-#if defined(__GNUC__)
-    return (uint32_t)__builtin_ctzll(x);
-#else
-    uint32_t k = 0;
-    while (!(x & 1)) {
-        x >>= 1;
-        k++;
-    }
-    return k;
-#endif
-}
-
-const expr_t *expr_dt(expr_graph_t *g, const expr_t *e,
-                      const expr_t *const *dvar)
-{
-    uint32_t nv = g->nvars;
-    const expr_t **terms = expr_xmalloc((size_t)(nv ? nv : 1) *
-                                        sizeof *terms);
-    size_t k = 0;
-    /* only the variables whose bit is set: v = 64*(w + EXPR_DEP_WORDS*j) + b,
-     * in increasing order of v */
-    const expr_dep_t dep = g->dep[e->id]; /* a copy: g->dep may move */
-    for (uint32_t base = 0; base < nv; base += 64 * EXPR_DEP_WORDS)
-        for (uint32_t w = 0; w < EXPR_DEP_WORDS; w++)
-            for (uint64_t bits = dep.w[w]; bits; bits &= bits - 1) {
-                uint32_t v = base + 64 * w + lowest_bit(bits);
-                if (v >= nv || !dvar[v])
-                    continue;
-                const expr_t *d = expr_diff(g, e, v);
-                if (d != g->zero)
-                    terms[k++] = expr_mul(g, d, dvar[v]);
-            }
-    const expr_t *r = expr_sum(g, terms, k);
-    free(terms);
-    return r;
-}
-
-/* ---- substitution ------------------------------------------------------ */
-
 /* The memo of one substitution: node id → result, an open-addressing
  * table sized by the nodes the substitution visits, not by the graph (a
  * table of the graph's size per call made n substitutions into an n²
@@ -345,6 +302,188 @@ static void subst_memo_put(subst_memo_t *m, uint32_t id, const expr_t *val)
     m->tab[j].val = val;
     m->count++;
 }
+
+/* ---- derivatives of long sums by many variables ----------------------- */
+
+/* expr_diff of a sum scans all its terms for each variable, so the
+ * derivatives of a k-term sum by its v variables cost k·v, cubic for the
+ * N-trailer's velocities (sums of N terms in N variables).  Priming does
+ * one pass instead: each term's derivatives by the variables it reads,
+ * gathered by variable (in term order, the order diff_rule would use, so
+ * the memoised results are the very nodes it would build) — the sum of
+ * the terms' own variable counts.  Sums are primed children first, so
+ * that the derivatives of an outer sum find the inner ones ready. */
+
+/* Sums with fewer terms are left to diff_rule's scan. */
+enum { PRIME_MIN_TERMS = 8 };
+
+typedef struct prime_pair {
+    uint32_t var, seq;
+    const expr_t *d;
+} prime_pair_t;
+
+static int prime_pair_cmp(const void *a, const void *b)
+{
+    const prime_pair_t *x = a, *y = b;
+    if (x->var != y->var)
+        return x->var < y->var ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Whether V is wanted: DVAR[v] set, or MASK[v]. */
+static bool prime_wanted(const expr_t *const *dvar, const bool *mask,
+                         uint32_t v)
+{
+    return dvar ? dvar[v] != NULL : mask[v];
+}
+
+/* The candidate variables of E (its set's bits, every variable sharing a
+ * bit beyond DEP_EXACT) that are wanted, appended to *OUT. */
+static size_t prime_candidates(const expr_graph_t *g, const expr_t *e,
+                               const expr_t *const *dvar, const bool *mask,
+                               uint32_t *out)
+{
+    size_t k = 0;
+    const expr_dep_t *dep = &g->dep[e->id];
+    for (uint32_t base = 0; base < g->nvars; base += DEP_EXACT)
+        for (uint32_t w = 0; w < EXPR_DEP_WORDS; w++)
+            for (uint64_t bits = dep->w[w]; bits; bits &= bits - 1) {
+                uint32_t v = base + 64 * w + (uint32_t)__builtin_ctzll(bits);
+                if (v < g->nvars && prime_wanted(dvar, mask, v))
+                    out[k++] = v;
+            }
+    return k;
+}
+
+static void prime_sum(expr_graph_t *g, const expr_t *e,
+                      const expr_t *const *dvar, const bool *mask,
+                      uint32_t *cand)
+{
+    size_t np = 0, cap = 4 * (size_t)e->nargs;
+    prime_pair_t *pr = expr_xmalloc(cap * sizeof *pr);
+    for (uint32_t i = 0; i < e->nargs; i++) {
+        size_t nc = prime_candidates(g, e->args[i], dvar, mask, cand);
+        for (size_t c = 0; c < nc; c++) {
+            const expr_t *d = expr_diff(g, e->args[i], cand[c]);
+            if (d == g->zero)
+                continue;
+            if (np == cap) {
+                cap *= 2;
+                pr = expr_xrealloc(pr, cap * sizeof *pr);
+            }
+            pr[np++] = (prime_pair_t){cand[c], i, d};
+        }
+    }
+    qsort(pr, np, sizeof *pr, prime_pair_cmp);
+    const expr_t **t = expr_xmalloc((e->nargs ? e->nargs : 1) * sizeof *t);
+    for (size_t k = 0; k < np;) {
+        size_t m = 0, j = k;
+        for (; j < np && pr[j].var == pr[k].var; j++)
+            t[m++] = pr[j].d;
+        uint64_t key = (uint64_t)e->id << 32 | pr[k].var;
+        if (!expr_memo_get(g, key))
+            expr_memo_put(g, key, expr_sum(g, t, m));
+        k = j;
+    }
+    free(t);
+    free(pr);
+}
+
+/* Primes every long sum below E for the wanted variables (DVAR[v] set,
+ * or MASK[v]: exactly one of them given). */
+static void prime_sums(expr_graph_t *g, const expr_t *e,
+                       const expr_t *const *dvar, const bool *mask)
+{
+    expr_dep_t want = {{0}};
+    for (uint32_t v = 0; v < g->nvars; v++)
+        if (prime_wanted(dvar, mask, v))
+            expr_dep_add(&want, v);
+    if (!expr_dep_meets(&g->dep[e->id], &want) || e->op == EXPR_VAR)
+        return;
+    /* post order by an explicit stack: (node, next child) */
+    subst_memo_t seen = {NULL, 0, 0};
+    size_t cap = 64, top = 0;
+    struct frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = expr_xmalloc(cap * sizeof *st);
+    uint32_t *cand = expr_xmalloc((g->nvars ? g->nvars : 1) * sizeof *cand);
+    st[top++] = (struct frame){e, 0};
+    subst_memo_put(&seen, e->id, e);
+    while (top) {
+        struct frame *f = &st[top - 1];
+        if (f->next < f->e->nargs) {
+            const expr_t *a = f->e->args[f->next++];
+            if (a->nargs == 0 || subst_memo_get(&seen, a->id) ||
+                !expr_dep_meets(&g->dep[a->id], &want))
+                continue;
+            subst_memo_put(&seen, a->id, a);
+            if (top == cap) {
+                cap *= 2;
+                st = expr_xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct frame){a, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (x->op == EXPR_ADD && x->nargs >= PRIME_MIN_TERMS)
+            prime_sum(g, x, dvar, mask, cand);
+    }
+    free(cand);
+    free(st);
+    free(seen.tab);
+}
+
+void expr_diff_prime(expr_graph_t *g, const expr_t *e, const bool *mask)
+{
+    prime_sums(g, e, NULL, mask);
+}
+
+/* ---- total time derivative --------------------------------------------- */
+
+/* The index of the lowest set bit of X (X != 0). */
+static uint32_t lowest_bit(uint64_t x)
+{
+#if defined(__GNUC__)
+    return (uint32_t)__builtin_ctzll(x);
+#else
+    uint32_t k = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        k++;
+    }
+    return k;
+#endif
+}
+
+const expr_t *expr_dt(expr_graph_t *g, const expr_t *e,
+                      const expr_t *const *dvar)
+{
+    uint32_t nv = g->nvars;
+    prime_sums(g, e, dvar, NULL);
+    const expr_t **terms = expr_xmalloc((size_t)(nv ? nv : 1) *
+                                        sizeof *terms);
+    size_t k = 0;
+    /* only the variables whose bit is set: v = 64*(w + EXPR_DEP_WORDS*j) + b,
+     * in increasing order of v */
+    const expr_dep_t dep = g->dep[e->id]; /* a copy: g->dep may move */
+    for (uint32_t base = 0; base < nv; base += 64 * EXPR_DEP_WORDS)
+        for (uint32_t w = 0; w < EXPR_DEP_WORDS; w++)
+            for (uint64_t bits = dep.w[w]; bits; bits &= bits - 1) {
+                uint32_t v = base + 64 * w + lowest_bit(bits);
+                if (v >= nv || !dvar[v])
+                    continue;
+                const expr_t *d = expr_diff(g, e, v);
+                if (d != g->zero)
+                    terms[k++] = expr_mul(g, d, dvar[v]);
+            }
+    const expr_t *r = expr_sum(g, terms, k);
+    free(terms);
+    return r;
+}
+
+/* ---- substitution ------------------------------------------------------ */
 
 typedef struct subst_ctx {
     expr_graph_t *g;

@@ -147,8 +147,13 @@ static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
         return dv[e->var] ? dv[e->var] : expr_num(g, 0.0);
     if (e->id < m->count && m->node[e->id])
         return m->node[e->id];
-    const expr_t *r;
-    if (e->op == EXPR_ADD || e->op == EXPR_MUL) {
+    const expr_t *r, *sa, *sb;
+    if (expr_split(g, e, &sa, &sb)) {
+        /* d(AB)/dt = A'B + AB': O(1) new products per link of a chain */
+        const expr_t *da = eom_dt_node(g, sa, dv, m);
+        const expr_t *db = eom_dt_node(g, sb, dv, m);
+        r = expr_add(g, expr_mul(g, da, sb), expr_mul(g, sa, db));
+    } else if (e->op == EXPR_ADD || e->op == EXPR_MUL) {
         const expr_t **t = eom_alloc(e->nargs, sizeof *t);
         const expr_t **f = eom_alloc(e->nargs, sizeof *f);
         size_t k = 0;
@@ -173,6 +178,16 @@ static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
     if (e->id < m->count)
         m->node[e->id] = r;
     return r;
+}
+
+void eom_dt_forward(expr_graph_t *g, const expr_t *const *e, size_t n,
+                    const expr_t *const *dv, const expr_t **out)
+{
+    eom_dt_memo_t dtm = {eom_alloc(expr_graph_count(g), sizeof *dtm.node),
+                         expr_graph_count(g)};
+    for (size_t i = 0; i < n; i++)
+        out[i] = eom_dt_node(g, e[i], dv, &dtm);
+    free(dtm.node);
 }
 
 /* p, M, h0 and h of SYS from its Lagrangian (the file comment). */
@@ -233,6 +248,13 @@ typedef struct eom_pform {
     size_t chcap;
     size_t **byq;            /* byq[i]: the particles that read q_i */
     size_t *nbyq;
+    /* byq[i] grouped by column: q_i's groups are gfirst[i] .. gfirst[i+1];
+     * group k has the column gcol[k] and the particles gmem[goff[k] ..
+     * goff[k+1]) in increasing order, also as the bitset gbits + k*W */
+    size_t W;
+    size_t *gfirst, *goff, *gmem;
+    int32_t *gcol;
+    uint64_t *gbits;
     /* mass sums memoised by the particle set (sorted lists) */
     size_t *sets;            /* arena of the lists */
     size_t nsets, capsets;
@@ -390,59 +412,77 @@ bool eom_particle_form(const nh_system_t *sys)
     return ok;
 }
 
-/* qsort orders of pairs and triples of size_t, lexicographic. */
-static int eom_cmp_tuple(const size_t *x, const size_t *y, size_t len)
-{
-    for (size_t k = 0; k < len; k++)
-        if (x[k] != y[k])
-            return x[k] < y[k] ? -1 : 1;
-    return 0;
-}
-
+/* qsort order of (column, particle) pairs, lexicographic. */
 static int eom_cmp_pair(const void *a, const void *b)
 {
-    return eom_cmp_tuple(a, b, 2);
+    const size_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-static int eom_cmp_triple(const void *a, const void *b)
+/* Groups byq[i] of every coordinate by column (the fields g* of F),
+ * once: the mass entries then intersect groups as bitsets instead of
+ * sorting the particles of every pair (i, j) — n² sorts of n particles. */
+static void eom_pform_group(eom_pform_t *f)
 {
-    return eom_cmp_tuple(a, b, 3);
+    size_t n = f->n, total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += f->nbyq[i];
+    f->W = (f->np + 63) / 64;
+    f->gfirst = eom_alloc(n + 1, sizeof *f->gfirst);
+    f->goff = eom_alloc(total + 1, sizeof *f->goff);
+    f->gmem = eom_alloc(total + 1, sizeof *f->gmem);
+    f->gcol = eom_alloc(total + 1, sizeof *f->gcol);
+    f->gbits = eom_alloc((total + 1) * f->W, sizeof *f->gbits);
+    size_t *key = eom_alloc(2 * f->np + 2, sizeof *key);
+    size_t ng = 0, nm = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t cnt = f->nbyq[i];
+        for (size_t k = 0; k < cnt; k++) {
+            size_t nu = f->byq[i][k];
+            key[2 * k] = (size_t)f->col[nu * n + i];
+            key[2 * k + 1] = nu;
+        }
+        qsort(key, cnt, 2 * sizeof *key, eom_cmp_pair);
+        f->gfirst[i] = ng;
+        for (size_t k = 0; k < cnt; k++) {
+            if (k == 0 || key[2 * k] != key[2 * k - 2]) {
+                f->gcol[ng] = (int32_t)key[2 * k];
+                f->goff[ng++] = nm;
+            }
+            size_t nu = key[2 * k + 1];
+            f->gmem[nm++] = nu;
+            f->gbits[(ng - 1) * f->W + nu / 64] |= (uint64_t)1 << (nu % 64);
+        }
+    }
+    f->gfirst[n] = ng;
+    f->goff[ng] = nm;
+    free(key);
 }
 
 /* Σ_{groups g of q_i's particles} J_gᵀ (Σ_{ν ∈ g} m_ν X_ν) for the
- * per-particle vectors X (X[ν*3 + c]); KEY is scratch of 2·|byq[i]|. */
+ * per-particle vectors X (X[ν*3 + c]). */
 static const expr_t *eom_pform_dot_groups(eom_pform_t *f, size_t i,
-                                          const expr_t *const *X,
-                                          size_t *key)
+                                          const expr_t *const *X)
 {
     expr_graph_t *g = f->g;
     size_t cnt = f->nbyq[i];
-    /* sort the particles by (column, ν): each run is one group */
-    for (size_t k = 0; k < cnt; k++) {
-        size_t nu = f->byq[i][k];
-        key[2 * k] = (size_t)f->col[nu * f->n + i];
-        key[2 * k + 1] = nu;
-    }
-    qsort(key, cnt, 2 * sizeof *key, eom_cmp_pair);
     const expr_t **terms = eom_alloc(3 * cnt + 1, sizeof *terms);
     const expr_t **in = eom_alloc(cnt + 1, sizeof *in);
     size_t nt = 0;
-    for (size_t k = 0; k < cnt;) {
-        size_t e = k;
-        while (e < cnt && key[2 * e] == key[2 * k])
-            e++;
-        const eom_pcol_t *col = &f->cols[key[2 * k]];
+    for (size_t k = f->gfirst[i]; k < f->gfirst[i + 1]; k++) {
+        const eom_pcol_t *col = &f->cols[f->gcol[k]];
         for (size_t c = 0; c < col->dim; c++) {
             if (expr_is_const(col->c[c], 0.0))
                 continue;
             size_t ni = 0;
-            for (size_t l = k; l < e; l++) {
-                size_t nu = key[2 * l + 1];
+            for (size_t l = f->goff[k]; l < f->goff[k + 1]; l++) {
+                size_t nu = f->gmem[l];
                 in[ni++] = expr_mul(g, f->pt[nu].mass, X[nu * 3 + c]);
             }
             terms[nt++] = expr_mul(g, col->c[c], expr_sum(g, in, ni));
         }
-        k = e;
     }
     const expr_t *s = expr_sum(g, terms, nt);
     free(terms);
@@ -450,43 +490,34 @@ static const expr_t *eom_pform_dot_groups(eom_pform_t *f, size_t i,
     return s;
 }
 
-/* M_ij (i <= j) = Σ_(g,h) (Σ_{ν ∈ g∩h} m_ν) J_gᵀ J_h; KEY is scratch of
- * 3·|byq[i]|. */
+/* M_ij (i <= j) = Σ_(g,h) (Σ_{ν ∈ g∩h} m_ν) J_gᵀ J_h over the groups g
+ * of q_i and h of q_j; SET is scratch of np + 1, BITS of W words. */
 static const expr_t *eom_pform_mass_entry(eom_pform_t *f, size_t i, size_t j,
-                                          size_t *key, size_t *set)
+                                          size_t *set, uint64_t *bits)
 {
     expr_graph_t *g = f->g;
-    size_t n = f->n, cnt = 0;
-    for (size_t k = 0; k < f->nbyq[i]; k++) {
-        size_t nu = f->byq[i][k];
-        int32_t cj = f->col[nu * n + j];
-        if (cj < 0)
-            continue;
-        key[3 * cnt] = (size_t)f->col[nu * n + i];
-        key[3 * cnt + 1] = (size_t)cj;
-        key[3 * cnt + 2] = nu;
-        cnt++;
-    }
-    if (cnt == 0)
-        return expr_num(g, 0.0);
-    qsort(key, cnt, 3 * sizeof *key, eom_cmp_triple);
-    const expr_t **terms = eom_alloc(cnt, sizeof *terms);
+    size_t W = f->W, nt = 0;
+    size_t ngi = f->gfirst[i + 1] - f->gfirst[i];
+    size_t ngj = f->gfirst[j + 1] - f->gfirst[j];
+    const expr_t **terms = eom_alloc(ngi * ngj + 1, sizeof *terms);
     const expr_t *prod[3];
-    size_t nt = 0;
-    for (size_t k = 0; k < cnt;) {
-        size_t e = k;
-        while (e < cnt && key[3 * e] == key[3 * k] &&
-               key[3 * e + 1] == key[3 * k + 1])
-            e++;
-        for (size_t l = k; l < e; l++)
-            set[l - k] = key[3 * l + 2];
-        const eom_pcol_t *a = &f->cols[key[3 * k]], *b = &f->cols[key[3 * k + 1]];
-        for (size_t c = 0; c < a->dim; c++)
-            prod[c] = expr_mul(g, a->c[c], b->c[c]);
-        terms[nt++] = expr_mul(g, eom_pform_mass(f, set, e - k),
-                               expr_sum(g, prod, a->dim));
-        k = e;
-    }
+    for (size_t ka = f->gfirst[i]; ka < f->gfirst[i + 1]; ka++)
+        for (size_t kb = f->gfirst[j]; kb < f->gfirst[j + 1]; kb++) {
+            size_t len = 0;
+            for (size_t w = 0; w < W; w++) {
+                bits[w] = f->gbits[ka * W + w] & f->gbits[kb * W + w];
+                for (uint64_t b = bits[w]; b; b &= b - 1)
+                    set[len++] = 64 * w + (size_t)__builtin_ctzll(b);
+            }
+            if (len == 0)
+                continue;
+            const eom_pcol_t *a = &f->cols[f->gcol[ka]];
+            const eom_pcol_t *b = &f->cols[f->gcol[kb]];
+            for (size_t c = 0; c < a->dim; c++)
+                prod[c] = expr_mul(g, a->c[c], b->c[c]);
+            terms[nt++] = expr_mul(g, eom_pform_mass(f, set, len),
+                                   expr_sum(g, prod, a->dim));
+        }
     const expr_t *s = expr_sum(g, terms, nt);
     free(terms);
     return s;
@@ -528,21 +559,22 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
         }
     }
     free(dtm.node);
-    size_t *key = eom_alloc(3 * np + 1, sizeof *key);
+    eom_pform_group(&f);
     size_t *set = eom_alloc(np + 1, sizeof *set);
+    uint64_t *bits = eom_alloc(f.W + 1, sizeof *bits);
     for (size_t i = 0; i < n; i++) {
-        d->p[i] = eom_pform_dot_groups(&f, i, V, key);
+        d->p[i] = eom_pform_dot_groups(&f, i, V);
         for (size_t j = i; j < n; j++) {
-            d->M[i * n + j] = eom_pform_mass_entry(&f, i, j, key, set);
+            d->M[i * n + j] = eom_pform_mass_entry(&f, i, j, set, bits);
             d->M[j * n + i] = d->M[i * n + j];
         }
-        d->h0[i] = eom_pform_dot_groups(&f, i, A, key);
+        d->h0[i] = eom_pform_dot_groups(&f, i, A);
         if (sys->V)
             d->h0[i] = expr_add(g, d->h0[i], expr_diff(g, sys->V, sys->q[i]));
         d->h[i] = expr_sub(g, d->h0[i], sys->Q[i]);
     }
-    free(key);
     free(set);
+    free(bits);
     free(V);
     free(A);
     for (size_t i = 0; i < n; i++)
@@ -550,6 +582,11 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
     free(f.byq);
     free(f.nbyq);
     free(f.col);
+    free(f.gfirst);
+    free(f.goff);
+    free(f.gmem);
+    free(f.gcol);
+    free(f.gbits);
     free(f.cols);
     free(f.chash);
     free(f.sets);
@@ -586,6 +623,7 @@ void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
     for (size_t a = 0; a < r; a++) {
         d->holonomic[a] = !expr_depends_any(g, sys->C[a], vmask);
         d->Ceff[a] = d->holonomic[a] ? expr_dt(g, sys->C[a], dv) : sys->C[a];
+        expr_diff_prime(g, d->Ceff[a], vmask); /* B's row in one pass */
         for (size_t i = 0; i < n; i++)
             d->B[a * n + i] = expr_diff(g, d->Ceff[a], sys->qd[i]);
         d->c[a] = expr_dt(g, d->Ceff[a], dv);
@@ -723,6 +761,7 @@ void eom_free(eom_t *e)
     free(e->vdep);
     free(e->rowl);
     free(e->rowr);
+    free(e->beta);
     free(e->Psi);
     free(e);
 }

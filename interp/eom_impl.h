@@ -98,6 +98,7 @@ struct eom {
 
     /* maggi, gibbs_appell */
     const expr_t **Psi;  /* ∂ψ_i/∂z_a                            (n×m) */
+    const expr_t **beta; /* maggi: β at the velocities q'          (n)  */
     const expr_t *S;     /* gibbs_appell: the Gibbs function */
     bool S_particles;    /* S from the particles (else eq. 68 form) */
 };
@@ -121,6 +122,11 @@ void eom_derived_free(eom_derived_t *d);
  * velocity variables q_i') and t' = 1; other variables constant.
  * Malloc'ed, nvars entries. */
 const expr_t **eom_dvar(const nh_system_t *sys, const expr_t *const *vel);
+/* OUT[i] = the total time derivative of E[i] along DV (as expr_dt), by
+ * forward propagation through sums and products, memoised by node across
+ * the N expressions (eom.c): O(size) where expr_dt is O(size · vars). */
+void eom_dt_forward(expr_graph_t *g, const expr_t *const *e, size_t n,
+                    const expr_t *const *dv, const expr_t **out);
 /* repl for expr_subst replacing every q_i' by vel[i] (NULL entries keep
  * q_i').  Malloc'ed, nvars entries. */
 const expr_t **eom_subst_velocities(const nh_system_t *sys,

@@ -41,8 +41,6 @@ static int maggi_compute(eom_t *e, double *vars, diag_t *err)
 {
     const nh_system_t *sys = e->sys;
     size_t n = sys->n, m = sys->m, nu = mag_nupper(m);
-    if (e->pre)
-        eom_run_pre(e, vars);
     tape_eval(e->tape, vars, e->out, e->work);
     if (eom_check_finite(e->out, n + nu + m + n + n * m,
                          "psi, G and the forces", err))
@@ -72,6 +70,78 @@ static int maggi_compute(eom_t *e, double *vars, diag_t *err)
         if (!isfinite(s))
             return eom_check_finite(&s, 1, "q''", err);
         vars[sys->qdd[i]] = s;
+    }
+    eom_clear_lambda(e, vars);
+    return 0;
+}
+
+/* maggi's tape outputs: q' (= ψ, set by e->pre), M upper, h, β, Ψ.
+ * G = ΨᵀMΨ and Ψᵀ(−h − Mβ) (Benenti eqs. 24, 27) are formed here in
+ * numbers: as nodes, each product M_ij·Ψ_ja would hold all the factors
+ * of Ψ_ja (for the N-trailer ψ_i is a product of i cosines: N³ operands
+ * for G), where the numbers cost n²·m per call. */
+static int maggi_compute_matrix(eom_t *e, double *vars, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n, m = sys->m, nun = mag_nupper(n), num = mag_nupper(m);
+    eom_run_pre(e, vars);
+    tape_eval(e->tape, vars, e->out, e->work);
+    if (eom_check_finite(e->out, n + nun + n + n + n * m,
+                         "psi, M, h and beta", err))
+        return -1;
+    const double *psi = e->out, *Mu = psi + n, *h = Mu + nun;
+    const double *beta = h + n, *Psi = beta + n;
+    double *Mf = e->scratch;      /* n×n */
+    double *f = Mf + n * n;       /* n: −h − Mβ */
+    double *MPsi = f + n;         /* n×m */
+    double *Gu = MPsi + n * m;    /* m(m+1)/2 */
+    double *Gf = Gu + num;        /* m×m */
+    double *x = Gf + m * m;       /* m */
+    double *wk = x + m;           /* m */
+    eom_unpack_symmetric(Mu, n, Mf, n);
+    for (size_t i = 0; i < n; i++) {
+        const double *mi = Mf + i * n;
+        double s = -h[i];
+        for (size_t j = 0; j < n; j++)
+            s -= mi[j] * beta[j];
+        f[i] = s;
+        for (size_t b = 0; b < m; b++) {
+            double t = 0.0;
+            for (size_t j = 0; j < n; j++)
+                t += mi[j] * Psi[j * m + b];
+            MPsi[i * m + b] = t;
+        }
+    }
+    size_t k = 0;
+    for (size_t a = 0; a < m; a++) {
+        for (size_t b = a; b < m; b++) {
+            double t = 0.0;
+            for (size_t i = 0; i < n; i++)
+                t += Psi[i * m + a] * MPsi[i * m + b];
+            Gu[k++] = t;
+        }
+        double t = 0.0;
+        for (size_t i = 0; i < n; i++)
+            t += Psi[i * m + a] * f[i];
+        x[a] = t;
+    }
+    for (size_t i = 0; i < n; i++)
+        vars[sys->qd[i]] = psi[i];
+    if (eom_solve_symmetric(Gu, m, x, Gf, wk, e->perm) != 0) {
+        eom_unpack_symmetric(Gu, m, Gf, m);
+        return eom_singular(err, "matrix G = Psi^T M Psi", Gf, m, m, m);
+    }
+    if (eom_check_finite(x, m, "z'", err))
+        return -1;
+    for (size_t a = 0; a < m; a++)
+        vars[sys->zd[a]] = x[a];
+    for (size_t i = 0; i < n; i++) {
+        double t = beta[i];
+        for (size_t a = 0; a < m; a++)
+            t += Psi[i * m + a] * x[a];
+        if (!isfinite(t))
+            return eom_check_finite(&t, 1, "q''", err);
+        vars[sys->qdd[i]] = t;
     }
     eom_clear_lambda(e, vars);
     return 0;
@@ -190,6 +260,47 @@ static int mag_check_constraints(const eom_t *e, const expr_t *const *repl,
     return rc;
 }
 
+/* maggi's G = ΨᵀMΨ (eq. 24) and rhs = Ψᵀ(−h − Mβ) (eq. 27) as nodes,
+ * with M, h and β at the velocities q' (G full, m×m); sums built from
+ * their terms at once (added one by one, a sum of k terms is copied k
+ * times). */
+static void mag_system(const eom_t *e, const expr_t *const *beta,
+                       const expr_t **G, const expr_t **rhs)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, m = sys->m;
+    const expr_t *const *M = e->d.M;
+    const expr_t **MPsi = eom_alloc(n * m, sizeof *MPsi);
+    const expr_t **f = eom_alloc(n, sizeof *f);
+    const expr_t **t = eom_alloc(n + 1, sizeof *t);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t b = 0; b < m; b++) {
+            for (size_t j = 0; j < n; j++)
+                t[j] = expr_mul(g, M[i * n + j], e->Psi[j * m + b]);
+            MPsi[i * m + b] = expr_sum(g, t, n);
+        }
+        t[0] = e->d.h[i];
+        for (size_t j = 0; j < n; j++)
+            t[1 + j] = expr_mul(g, M[i * n + j], beta[j]);
+        f[i] = expr_neg(g, expr_sum(g, t, n + 1));
+    }
+    for (size_t a = 0; a < m; a++) {
+        for (size_t b = a; b < m; b++) {
+            for (size_t i = 0; i < n; i++)
+                t[i] = expr_mul(g, e->Psi[i * m + a], MPsi[i * m + b]);
+            G[a * m + b] = expr_sum(g, t, n);
+            G[b * m + a] = G[a * m + b];
+        }
+        for (size_t i = 0; i < n; i++)
+            t[i] = expr_mul(g, e->Psi[i * m + a], f[i]);
+        rhs[a] = expr_sum(g, t, n);
+    }
+    free(MPsi);
+    free(f);
+    free(t);
+}
+
 /* The fast path (eom.h): G z' = rhs by nodes, q' = ψ, and
  * q'' = β + Ψ z' (Benenti eq. 22). */
 static void mag_fast(eom_t *e, const expr_t *const *G,
@@ -241,6 +352,26 @@ static void mag_fast(eom_t *e, const expr_t *const *G,
 
 /* ---- describe --------------------------------------------------------------- */
 
+/* Rows Σ_b G_ab z_b' = rhs_a into ROWL, ROWR (m each). */
+static void mag_rows(const eom_t *e, const expr_t *const *G,
+                     const expr_t *const *rhs, const expr_t **rowl,
+                     const expr_t **rowr)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t m = sys->m;
+    const expr_t **t = eom_alloc(m + 1, sizeof *t);
+    for (size_t a = 0; a < m; a++) {
+        for (size_t b = 0; b < m; b++)
+            t[b] = expr_mul(g, G[a * m + b], expr_var(g, sys->zd[b]));
+        rowl[a] = expr_sum(g, t, m);
+        rowr[a] = rhs[a];
+    }
+    free(t);
+}
+
+
+
 static char *maggi_describe(const eom_t *e, bool latex)
 {
     const nh_system_t *sys = e->sys;
@@ -257,21 +388,39 @@ static char *maggi_describe(const eom_t *e, bool latex)
                         "sum_i Q_i Psi_ia - dS/dz_a'|z'=0",
                         e->S_particles ? "= 1/2 sum m |P''|^2 of the particles"
                                        : "= Benenti's quadratic form (eq. 68)");
-    /* maggi's rows hold q' (its tape reads them at ψ): shown with ψ in. */
-    const expr_t **repl = e->method == EOM_MAGGI
-                              ? eom_subst_velocities(sys, sys->psi)
-                              : NULL;
+    /* maggi's rows: G and rhs as nodes (its tape has M, h and β), at
+     * the velocities q', shown with ψ in. */
+    const expr_t **repl = NULL;
+    const expr_t **rowl = e->rowl, **rowr = e->rowr;
+    if (e->method == EOM_MAGGI) {
+        size_t m = sys->m;
+        const expr_t **G = eom_alloc(m * m + 1, sizeof *G);
+        const expr_t **rhs = eom_alloc(m + 1, sizeof *rhs);
+        rowl = eom_alloc(e->nrows, sizeof *rowl);
+        rowr = eom_alloc(e->nrows, sizeof *rowr);
+        memcpy(rowl, e->rowl, e->nrows * sizeof *rowl);
+        memcpy(rowr, e->rowr, e->nrows * sizeof *rowr);
+        mag_system(e, e->beta, G, rhs);
+        mag_rows(e, G, rhs, rowl, rowr);
+        free(G);
+        free(rhs);
+        repl = eom_subst_velocities(sys, sys->psi);
+    }
     for (size_t i = 0; i < e->nrows; i++) {
         if (i == sys->m)
             eom_buf_heading(&b, latex, "kinematic equations:");
-        const expr_t *l = e->rowl[i], *r = e->rowr[i];
+        const expr_t *l = rowl[i], *r = rowr[i];
         if (repl && i < sys->m) {
             l = expr_subst(sys->g, l, repl);
             r = expr_subst(sys->g, r, repl);
         }
         eom_buf_row(&b, sys->g, l, r, latex);
     }
-    free(repl);
+    if (repl) {
+        free(repl);
+        free(rowl);
+        free(rowr);
+    }
     if (!b.s)
         eom_buf_puts(&b, "");
     return b.s;
@@ -366,11 +515,10 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     e->Psi = eom_alloc(n * m, sizeof *e->Psi);
     const expr_t **beta = eom_alloc(n, sizeof *beta);
     const expr_t **dv = eom_dvar(sys, maggi ? NULL : sys->psi);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         for (size_t a = 0; a < m; a++)
             e->Psi[i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
-        beta[i] = expr_dt(g, sys->psi[i], dv); /* dv[z] = NULL */
-    }
+    eom_dt_forward(g, sys->psi, n, dv, beta); /* dv[z] = NULL */
     const expr_t **Mt = eom_alloc(n * n, sizeof *Mt);
     for (size_t i = 0; i < n; i++)
         for (size_t j = i; j < n; j++) {
@@ -381,38 +529,11 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
 
     const expr_t **G = eom_alloc(m * m, sizeof *G);
     const expr_t **rhs = eom_alloc(m, sizeof *rhs);
+    bool small = n <= EOM_FAST_MAX && m <= EOM_FAST_MAX;
     if (maggi) {
-        /* G = ΨᵀMΨ (eq. 24), rhs = Ψᵀ(−h − Mβ) (eq. 27); sums built
-         * from their terms at once (added one by one, a sum of k terms
-         * is copied k times). */
-        const expr_t **MPsi = eom_alloc(n * m, sizeof *MPsi);
-        const expr_t **f = eom_alloc(n, sizeof *f);
-        const expr_t **t = eom_alloc(n + 1, sizeof *t);
-        for (size_t i = 0; i < n; i++) {
-            for (size_t b = 0; b < m; b++) {
-                for (size_t j = 0; j < n; j++)
-                    t[j] = expr_mul(g, Mt[i * n + j], e->Psi[j * m + b]);
-                MPsi[i * m + b] = expr_sum(g, t, n);
-            }
-            t[0] = e->d.h[i];
-            for (size_t j = 0; j < n; j++)
-                t[1 + j] = expr_mul(g, Mt[i * n + j], beta[j]);
-            f[i] = expr_neg(g, expr_sum(g, t, n + 1));
-        }
-        for (size_t a = 0; a < m; a++) {
-            for (size_t b = a; b < m; b++) {
-                for (size_t i = 0; i < n; i++)
-                    t[i] = expr_mul(g, e->Psi[i * m + a], MPsi[i * m + b]);
-                G[a * m + b] = expr_sum(g, t, n);
-                G[b * m + a] = G[a * m + b];
-            }
-            for (size_t i = 0; i < n; i++)
-                t[i] = expr_mul(g, e->Psi[i * m + a], f[i]);
-            rhs[a] = expr_sum(g, t, n);
-        }
-        free(MPsi);
-        free(f);
-        free(t);
+        /* as nodes only for the fast path (and for show: describe) */
+        if (small)
+            mag_system(e, beta, G, rhs);
     } else {
         e->S_particles = mag_particle_form(sys);
         const expr_t **dvz = eom_dvar(sys, sys->psi);
@@ -447,19 +568,29 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
         free(zd0);
     }
 
-    size_t nu = mag_nupper(m);
-    size_t nout = n + nu + m + n + n * m;
+    size_t nu = mag_nupper(m), nun = mag_nupper(n);
+    size_t nout = maggi ? n + nun + n + n + n * m : n + nu + m + n + n * m;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);
-    if (maggi)
-        eom_compile_pre(e, sys->psi, sys->qd, n);
     size_t o = 0;
-    for (size_t i = 0; i < n; i++) /* maggi: ψ, written by e->pre */
-        outs[o++] = maggi ? expr_var(g, sys->qd[i]) : sys->psi[i];
-    for (size_t a = 0; a < m; a++)
-        for (size_t b = a; b < m; b++)
-            outs[o++] = G[a * m + b];
-    for (size_t a = 0; a < m; a++)
-        outs[o++] = rhs[a];
+    if (maggi) {
+        /* q' = ψ by e->pre; M, h, β at q' and Ψ (maggi_compute_matrix) */
+        eom_compile_pre(e, sys->psi, sys->qd, n);
+        for (size_t i = 0; i < n; i++)
+            outs[o++] = expr_var(g, sys->qd[i]);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i; j < n; j++)
+                outs[o++] = e->d.M[i * n + j];
+        for (size_t i = 0; i < n; i++)
+            outs[o++] = e->d.h[i];
+    } else {
+        for (size_t i = 0; i < n; i++)
+            outs[o++] = sys->psi[i];
+        for (size_t a = 0; a < m; a++)
+            for (size_t b = a; b < m; b++)
+                outs[o++] = G[a * m + b];
+        for (size_t a = 0; a < m; a++)
+            outs[o++] = rhs[a];
+    }
     for (size_t i = 0; i < n; i++)
         outs[o++] = beta[i];
     for (size_t i = 0; i < n * m; i++)
@@ -467,28 +598,30 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     eom_compile(e, outs, nout);
     free(outs);
 
-    /* Rows for describe: Σ_b G_ab z_b' = rhs_a, then q_i' = ψ_i. */
+    /* Rows for describe: Σ_b G_ab z_b' = rhs_a, then q_i' = ψ_i (maggi
+     * builds the first m in maggi_describe, from e->beta). */
     e->nrows = m + n;
     e->rowl = eom_alloc(e->nrows, sizeof *e->rowl);
     e->rowr = eom_alloc(e->nrows, sizeof *e->rowr);
-    for (size_t a = 0; a < m; a++) {
-        const expr_t *s = expr_num(g, 0.0);
-        for (size_t b = 0; b < m; b++)
-            s = expr_add(g, s, expr_mul(g, G[a * m + b],
-                                        expr_var(g, sys->zd[b])));
-        e->rowl[a] = s;
-        e->rowr[a] = rhs[a];
-    }
+    if (!maggi)
+        mag_rows(e, G, rhs, e->rowl, e->rowr);
     for (size_t i = 0; i < n; i++) {
         e->rowl[m + i] = expr_var(g, sys->qd[i]);
         e->rowr[m + i] = sys->psi[i];
     }
 
     eom_set_state(e, sys->z, sys->zd, m);
-    eom_alloc_scratch(e, m * m + 2 * m, m);
-    e->compute = maggi_compute;
+    if (maggi) {
+        e->beta = eom_alloc(n, sizeof *e->beta);
+        memcpy(e->beta, beta, n * sizeof *beta);
+        eom_alloc_scratch(e, n * n + n + n * m + nu + m * m + 2 * m, m);
+        e->compute = maggi_compute_matrix;
+    } else {
+        eom_alloc_scratch(e, m * m + 2 * m, m);
+        e->compute = maggi_compute;
+    }
     e->describe = maggi_describe;
-    if (n <= EOM_FAST_MAX && m <= EOM_FAST_MAX) {
+    if (small) {
         /* One tape, so ψ goes in, and what cancels then does (the
          * sphere's maggi tape computes Lemos eq. 16). */
         if (maggi) {

@@ -1421,6 +1421,19 @@ const expr_t *expr_add(expr_graph_t *g, const expr_t *a, const expr_t *b)
     return expr_sum(g, t, 2);
 }
 
+/* Products at least this long remember a split (expr_split). */
+enum { SPLIT_MIN_FACTORS = 8 };
+
+/* The non-constant factors of E as a product. */
+static uint32_t split_factors(const expr_t *e)
+{
+    if (e->op == EXPR_CONST)
+        return 0;
+    if (e->op != EXPR_MUL)
+        return 1;
+    return e->nargs - (e->args[0]->op == EXPR_CONST);
+}
+
 const expr_t *expr_mul(expr_graph_t *g, const expr_t *a, const expr_t *b)
 {
     if (a == g->one)
@@ -1428,7 +1441,31 @@ const expr_t *expr_mul(expr_graph_t *g, const expr_t *a, const expr_t *b)
     if (b == g->one)
         return a;
     const expr_t *f[2] = {a, b};
-    return expr_product(g, f, 2);
+    const expr_t *r = expr_product(g, f, 2);
+    /* A long product built from two, with no factor merged (x^3 * x^-1
+     * would not qualify: its split would differentiate into 1/x where
+     * x^2 has none), remembers them, once. */
+    if (r->op == EXPR_MUL && r->nargs >= SPLIT_MIN_FACTORS &&
+        split_factors(r) == split_factors(a) + split_factors(b) &&
+        split_factors(a) > 0 && split_factors(b) > 0) {
+        uint64_t key = (uint64_t)r->id << 32 | EXPR_MEMO_SPLIT_A;
+        if (!expr_memo_get(g, key)) {
+            expr_memo_put(g, key, a);
+            expr_memo_put(g, (uint64_t)r->id << 32 | EXPR_MEMO_SPLIT_B, b);
+        }
+    }
+    return r;
+}
+
+bool expr_split(const expr_graph_t *g, const expr_t *e, const expr_t **a,
+                const expr_t **b)
+{
+    if (e->op != EXPR_MUL || e->nargs < SPLIT_MIN_FACTORS)
+        return false;
+    *a = expr_memo_get(g, (uint64_t)e->id << 32 | EXPR_MEMO_SPLIT_A);
+    *b = *a ? expr_memo_get(g, (uint64_t)e->id << 32 | EXPR_MEMO_SPLIT_B)
+            : NULL;
+    return *a != NULL;
 }
 
 const expr_t *expr_neg(expr_graph_t *g, const expr_t *a)

@@ -107,6 +107,14 @@ const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b);
 /* A function op of arity 1 or 2 (b is ignored for arity 1). */
 const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
                         const expr_t *b);
+/* A long product E as the two products A·B it was first built from by
+ * expr_mul, when it was built so with no factor merged: a derivative can
+ * then follow the construction (d(AB) = dA·B + A·dB, with dA memoised)
+ * instead of the flat product rule, which for a chain v_i = v_{i-1}·c_i
+ * makes i terms of i factors at every link.  False for other nodes. */
+bool expr_split(const expr_graph_t *g, const expr_t *e, const expr_t **a,
+                const expr_t **b);
+
 /* The sum / product of n terms (n = 0: 0 / 1). */
 const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n);
 const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n);
@@ -117,6 +125,13 @@ bool expr_is_const(const expr_t *e, double v); /* CONST with exactly v */
 
 /* ∂e/∂var.  Memoised in the graph: asking again is O(1). */
 const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var);
+
+/* Prepares the derivatives of e by every variable v with mask[v] set
+ * (expr_graph_nvars entries): the long sums below e are differentiated
+ * by all of them in one pass each, and later expr_diff calls find the
+ * results memoised.  Worth it before asking for many of them (a whole
+ * gradient); expr_dt does it itself. */
+void expr_diff_prime(expr_graph_t *g, const expr_t *e, const bool *mask);
 
 /* Total time derivative: Σ_v ∂e/∂v · dvar[v], where dvar has
  * expr_graph_nvars(g) entries and dvar[v] == NULL means v is constant in

@@ -51,6 +51,10 @@ typedef struct expr_memo_entry {
 } expr_memo_entry_t;
 
 #define EXPR_MEMO_NEG UINT32_MAX
+/* ... and EXPR_MEMO_SPLIT_A / _B the two products a long product was
+ * built from (expr_split). */
+#define EXPR_MEMO_SPLIT_A (UINT32_MAX - 1)
+#define EXPR_MEMO_SPLIT_B (UINT32_MAX - 2)
 
 /* The slot of KEY in a table of MASK + 1 entries: a full mix, so that the
  * ids spread over every bit of a small table (a multiplication alone left
