@@ -519,13 +519,6 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
         for (size_t a = 0; a < m; a++)
             e->Psi[i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
     eom_dt_forward(g, sys->psi, n, dv, beta); /* dv[z] = NULL */
-    const expr_t **Mt = eom_alloc(n * n, sizeof *Mt);
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i; j < n; j++) {
-            Mt[i * n + j] = maggi ? e->d.M[i * n + j]
-                                  : expr_subst(g, e->d.M[i * n + j], repl);
-            Mt[j * n + i] = Mt[i * n + j];
-        }
 
     const expr_t **G = eom_alloc(m * m, sizeof *G);
     const expr_t **rhs = eom_alloc(m, sizeof *rhs);
@@ -542,7 +535,15 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
             dvz[sys->z[a]] = expr_var(g, sys->zd[a]);
             zd0[sys->zd[a]] = expr_num(g, 0.0);
         }
+        /* M at q' = ψ, for the quadratic form of eq. 68 */
+        const expr_t **Mt = eom_alloc(n * n, sizeof *Mt);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i; j < n; j++) {
+                Mt[i * n + j] = expr_subst(g, e->d.M[i * n + j], repl);
+                Mt[j * n + i] = Mt[i * n + j];
+            }
         e->S = gibbs_function(e, beta, Mt, repl, dvz);
+        free(Mt);
         /* Q̃: all active forces (eq. 66); potential ones only when S came
          * from the particles (else they are in S through h0). */
         const expr_t **Qt = eom_alloc(n, sizeof *Qt);
@@ -636,7 +637,6 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     }
     free(G);
     free(rhs);
-    free(Mt);
     free(beta);
     free(dv);
     free(repl);
