@@ -198,11 +198,12 @@ static double mag_random(uint64_t *s, double lo, double hi)
     return lo + (hi - lo) * u;
 }
 
-/* C(q, ψ, t) = 0 for every constraint, checked at sample points.
- * Ct[a] = Ceff_a at q' = ψ; the scale of each value is Σ_i |B_ai ψ_i|,
- * its velocity terms. */
-static int mag_check_constraints(const eom_t *e, const expr_t *const *repl,
-                                 diag_t *err)
+/* C(q, ψ, t) = 0 for every constraint, checked at sample points.  A
+ * first tape writes q' = ψ (as maggi's does in every call), a second reads
+ * C and B there: substituting ψ would flatten its products into every
+ * term (for the N-trailer, r·n substitutions of O(N) nodes each).  The
+ * scale of each value is Σ_i |B_ai ψ_i|, its velocity terms. */
+static int mag_check_constraints(const eom_t *e, diag_t *err)
 {
     const nh_system_t *sys = e->sys;
     expr_graph_t *g = sys->g;
@@ -211,51 +212,55 @@ static int mag_check_constraints(const eom_t *e, const expr_t *const *repl,
         return 0;
     size_t nout = r + r * n;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);
-    bool any = false;
     for (size_t a = 0; a < r; a++) {
-        outs[a] = expr_subst(g, e->d.Ceff[a], repl);
-        if (!expr_is_const(outs[a], 0.0))
-            any = true;
+        outs[a] = e->d.Ceff[a];
         for (size_t i = 0; i < n; i++)
-            outs[r + a * n + i] = expr_subst(
-                g, expr_mul(g, e->d.B[a * n + i], expr_var(g, sys->qd[i])),
-                repl);
+            outs[r + a * n + i] = e->d.B[a * n + i];
     }
+    tape_t *pre = tape_compile(g, sys->psi, n, e->nvars);
+    tape_t *tp = tape_compile(g, outs, nout, e->nvars);
+    if (!pre || !tp)
+        abort();
+    double *qd = eom_alloc(n, sizeof *qd);
+    double *out = eom_alloc(nout, sizeof *out);
+    size_t nw = tape_work_size(tp) > tape_work_size(pre) ? tape_work_size(tp)
+                                                         : tape_work_size(pre);
+    double *work = eom_alloc(nw, sizeof *work);
+    double *vars = eom_alloc(e->nvars, sizeof *vars);
+    uint64_t seed = 0x9e3779b97f4a7c15ULL;
     int rc = 0;
-    if (any) {
-        tape_t *tp = tape_compile(g, outs, nout, e->nvars);
-        double *out = eom_alloc(nout, sizeof *out);
-        double *work = eom_alloc(tape_work_size(tp), sizeof *work);
-        double *vars = eom_alloc(e->nvars, sizeof *vars);
-        uint64_t seed = 0x9e3779b97f4a7c15ULL;
-        for (int pt = 0; pt < 8 && rc == 0; pt++) {
-            for (uint32_t v = 0; v < e->nvars; v++)
-                vars[v] = mag_random(&seed, -1.0, 1.0);
+    for (int pt = 0; pt < 8 && rc == 0; pt++) {
+        for (uint32_t v = 0; v < e->nvars; v++)
+            vars[v] = mag_random(&seed, -1.0, 1.0);
+        for (size_t i = 0; i < n; i++)
+            vars[sys->q[i]] = mag_random(&seed, -1.3, 1.7);
+        for (size_t p = 0; p < sys->np; p++)
+            vars[sys->p[p]] = mag_random(&seed, 0.5, 1.5);
+        vars[sys->t] = mag_random(&seed, 0.0, 1.0);
+        tape_eval(pre, vars, qd, work);
+        for (size_t i = 0; i < n; i++)
+            vars[sys->qd[i]] = qd[i];
+        tape_eval(tp, vars, out, work);
+        for (size_t a = 0; a < r && rc == 0; a++) {
+            double scale = 1.0;
             for (size_t i = 0; i < n; i++)
-                vars[sys->q[i]] = mag_random(&seed, -1.3, 1.7);
-            for (size_t p = 0; p < sys->np; p++)
-                vars[sys->p[p]] = mag_random(&seed, 0.5, 1.5);
-            vars[sys->t] = mag_random(&seed, 0.0, 1.0);
-            tape_eval(tp, vars, out, work);
-            for (size_t a = 0; a < r && rc == 0; a++) {
-                double scale = 1.0;
-                for (size_t i = 0; i < n; i++)
-                    scale += fabs(out[r + a * n + i]);
-                if (!isfinite(out[a]) || !isfinite(scale))
-                    continue; /* outside the model's domain: skip */
-                if (fabs(out[a]) > 1e-8 * scale)
-                    rc = diag_error(err, sys->cspan[a],
-                                    "constraint %s does not hold for the "
-                                    "kinematic equations: C(q, psi(q, z, t), "
-                                    "t) = %.6g at a sample point",
-                                    sys->cname[a], out[a]);
-            }
+                scale += fabs(out[r + a * n + i] * qd[i]);
+            if (!isfinite(out[a]) || !isfinite(scale))
+                continue; /* outside the model's domain: skip */
+            if (fabs(out[a]) > 1e-8 * scale)
+                rc = diag_error(err, sys->cspan[a],
+                                "constraint %s does not hold for the "
+                                "kinematic equations: C(q, psi(q, z, t), "
+                                "t) = %.6g at a sample point",
+                                sys->cname[a], out[a]);
         }
-        tape_free(tp);
-        free(out);
-        free(work);
-        free(vars);
     }
+    tape_free(pre);
+    tape_free(tp);
+    free(qd);
+    free(out);
+    free(work);
+    free(vars);
     free(outs);
     return rc;
 }
@@ -500,11 +505,9 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     if (mag_check_psi(e, where, err) != 0)
         return -1;
     size_t n = sys->n, m = sys->m;
-    const expr_t **repl = eom_subst_velocities(sys, sys->psi);
-    if (mag_check_constraints(e, repl, err) != 0) {
-        free(repl);
+    if (mag_check_constraints(e, err) != 0)
         return -1;
-    }
+    const expr_t **repl = eom_subst_velocities(sys, sys->psi);
 
     /* Ψ and β (Benenti eqs. 8, 22).  maggi reads M, h and β at the
      * velocities q', which its first tape sets to ψ (eom_run_pre):

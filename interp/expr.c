@@ -302,6 +302,14 @@ size_t expr_graph_count(const expr_graph_t *g)
     return g->count;
 }
 
+size_t expr_graph_edges(const expr_graph_t *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->count; i++)
+        n += g->nodes[i]->nargs;
+    return n;
+}
+
 uint32_t expr_var_declare(expr_graph_t *g, const char *name)
 {
     if (g->nvars == g->names_cap) {

@@ -85,6 +85,9 @@ struct expr {
 expr_graph_t *expr_graph_new(void);
 void expr_graph_free(expr_graph_t *g); /* accepts NULL */
 size_t expr_graph_count(const expr_graph_t *g); /* nodes so far */
+/* Children over all nodes so far: with the nodes, the graph's size (a sum
+ * of k terms is one node and k edges). */
+size_t expr_graph_edges(const expr_graph_t *g);
 
 /* ---- variables ------------------------------------------------------ */
 
