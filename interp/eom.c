@@ -607,6 +607,7 @@ void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
     const expr_t **dv = eom_dvar(sys, NULL);
     bool *vmask = eom_velocity_mask(sys);
 
+    memset(d, 0, sizeof *d);
     d->p = eom_alloc(n, sizeof *d->p);
     d->M = eom_alloc(n * n, sizeof *d->M);
     d->h0 = eom_alloc(n, sizeof *d->h0);
@@ -619,17 +620,26 @@ void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
     d->Ceff = eom_alloc(r, sizeof *d->Ceff);
     d->holonomic = eom_alloc(r, sizeof *d->holonomic);
     d->B = eom_alloc(r * n, sizeof *d->B);
-    d->c = eom_alloc(r, sizeof *d->c);
     for (size_t a = 0; a < r; a++) {
         d->holonomic[a] = !expr_depends_any(g, sys->C[a], vmask);
         d->Ceff[a] = d->holonomic[a] ? expr_dt(g, sys->C[a], dv) : sys->C[a];
         expr_diff_prime(g, d->Ceff[a], vmask); /* B's row in one pass */
         for (size_t i = 0; i < n; i++)
             d->B[a * n + i] = expr_diff(g, d->Ceff[a], sys->qd[i]);
-        d->c[a] = expr_dt(g, d->Ceff[a], dv);
     }
     free(dv);
     free(vmask);
+}
+
+void eom_derive_c(const nh_system_t *sys, eom_derived_t *d)
+{
+    if (d->c)
+        return;
+    const expr_t **dv = eom_dvar(sys, NULL);
+    d->c = eom_alloc(sys->r, sizeof *d->c);
+    for (size_t a = 0; a < sys->r; a++)
+        d->c[a] = expr_dt(sys->g, d->Ceff[a], dv);
+    free(dv);
 }
 
 void eom_derived_free(eom_derived_t *d)
@@ -1329,7 +1339,7 @@ int eom_solve_velocities(const nh_system_t *sys, double *vars,
     size_t n = sys->n, r = sys->r;
     if (r == 0)
         return 0;
-    eom_derived_t d;
+    eom_derived_t d = {0};
     eom_derive(sys, &d);
     size_t nout = 2 * r + r * n;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);

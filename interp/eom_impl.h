@@ -105,8 +105,10 @@ struct eom {
 
 /* ---- eom.c -------------------------------------------------------- */
 
-/* M, h, B, c of SYS into *D (arrays malloc'ed): p, M and h from the
- * particles when eom_particle_form(SYS), else from L. */
+/* p, M, h, Ceff and B of SYS into *D (arrays malloc'ed): p, M and h from
+ * the particles when eom_particle_form(SYS), else from L.  c is left NULL
+ * for eom_derive_c: only the methods that solve for q'' need it, and for
+ * a chain it is an O(N) time derivative of every constraint. */
 void eom_derive(const nh_system_t *sys, eom_derived_t *d);
 /* Whether T is the particles' energy in the form the particle derivation
  * needs (constant masses, positions of q and t, V without velocities). */
@@ -116,6 +118,8 @@ bool eom_particle_form(const nh_system_t *sys);
  * them); the particles' form is smaller and faster to derive. */
 void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
                      bool particles);
+/* D->c (the constraints' q''-free part, Ceff' = B q'' + c), once. */
+void eom_derive_c(const nh_system_t *sys, eom_derived_t *d);
 void eom_derived_free(eom_derived_t *d);
 
 /* dvar for expr_dt along a motion where q_i' = vel[i] (vel NULL: the

@@ -519,6 +519,7 @@ int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
                           "the model has constraints (%s%s): lagrange "
                           "ignores them; use `equations multipliers`",
                           sys->cname[0], r > 1 ? ", ..." : "");
+    eom_derive_c(sys, &e->d);
     size_t nu = mult_nupper(n);
     bool constrained = e->method != EOM_LAGRANGE;
     size_t nout = nu + n + (constrained ? r * n + r : 0);

@@ -350,8 +350,13 @@ const char *expr_var_name(const expr_graph_t *g, uint32_t var)
  * that are the same node are skipped in O(1).  That path can still be as
  * long as the expressions are deep (sin(sin(...sin(x)...)) against
  * sin(sin(...sin(y)...))), and the same deep comparisons come back as a
- * chain is built.  So a comparison that goes deeper than ORDER_DEPTH
- * stops, and its two nodes get ranks instead: their places in the order
+ * chain is built.  A comparison can also be long without being deep:
+ * two sums that share a long run of terms (a chain's velocities V_k and
+ * V_(k+1), which differ by one term) are read term by term up to where
+ * they differ, and sorting the N products m_k V_k does that O(N log N)
+ * times.  So a comparison that goes deeper than ORDER_DEPTH, or reads
+ * more than ORDER_STEPS children and factors, stops, and its two nodes
+ * get ranks instead: their places in the order
  * of all the ranked nodes (an order-maintenance list, with a treap to find
  * a new node's place), after which they compare in O(1).  A node is
  * ranked once, after the nodes its comparison reads (which then compare
@@ -360,7 +365,7 @@ const char *expr_var_name(const expr_graph_t *g, uint32_t var)
  * order of a sum's terms does not depend on what was ranked when.
  */
 
-enum { ORDER_DEPTH = 24 };
+enum { ORDER_DEPTH = 24, ORDER_STEPS = 16 };
 
 /* The order-maintenance list: labels increase along the list, which is
  * the order of the ranked nodes; a treap over the same nodes (priority:
@@ -381,8 +386,21 @@ struct expr_ranks {
 typedef struct order_ctx {
     expr_graph_t *g;
     unsigned depth;
-    bool deep; /* the comparison went deeper than ORDER_DEPTH */
+    bool deep;      /* went deeper than ORDER_DEPTH, or longer than limit */
+    unsigned steps; /* children and factors stepped over so far */
+    unsigned limit; /* 0: no limit (ranks_insert) */
 } order_ctx_t;
+
+/* One more child or factor read; past the limit the comparison gives up
+ * as a deep one does. */
+static bool order_step(order_ctx_t *c)
+{
+    if (c->limit && ++c->steps > c->limit) {
+        c->deep = true;
+        return true;
+    }
+    return false;
+}
 
 static int order_num(double a, double b)
 {
@@ -430,8 +448,18 @@ static int order_atom(order_ctx_t *c, const expr_t *a, const expr_t *b)
         return order_num(a->value, b->value);
     if (a->op == EXPR_VAR)
         return a->var < b->var ? -1 : a->var > b->var;
+    /* a base that is neither a product nor a power is ordered as order()
+     * orders it, so by its rank when both have one */
+    if (a->op != EXPR_MUL && a->op != EXPR_POW && b->op != EXPR_MUL &&
+        b->op != EXPR_POW) {
+        uint64_t ra = rank_of(c->g, a), rb = rank_of(c->g, b);
+        if (ra && rb)
+            return ra < rb ? -1 : 1;
+    }
     uint32_t n = a->nargs < b->nargs ? a->nargs : b->nargs;
     for (uint32_t i = 0; i < n; i++) {
+        if (order_step(c))
+            return 0;
         int r = order(c, a->args[i], b->args[i]);
         if (r || c->deep)
             return r;
@@ -470,6 +498,8 @@ static int order_seq(order_ctx_t *c, const expr_t *const *a, size_t na,
 {
     size_t n = na < nb ? na : nb;
     for (size_t i = 0; i < n; i++) {
+        if (order_step(c))
+            return 0;
         if (a[i] == b[i])
             continue;
         const expr_t *ba, *ea, *bb, *eb;
@@ -632,7 +662,7 @@ static void ranks_label(struct expr_ranks *rk, uint32_t v)
 static void ranks_insert(expr_graph_t *g, const expr_t *v)
 {
     struct expr_ranks *rk = g->ranks;
-    order_ctx_t c = {g, 0, false};
+    order_ctx_t c = {g, 0, false, 0, 0}; /* no limit: deps ranked */
     uint32_t id = v->id;
     rk->left[id] = rk->right[id] = RANK_NONE;
     /* descend, remembering the path for the rotations */
@@ -781,7 +811,7 @@ static int order_top(expr_graph_t *g, const expr_t *a, const expr_t *b)
 {
     if (a == b)
         return 0;
-    order_ctx_t c = {g, 0, false};
+    order_ctx_t c = {g, 0, false, 0, ORDER_STEPS};
     int r = order(&c, a, b);
     if (!c.deep)
         return r;
@@ -826,7 +856,7 @@ static int term_cmp(expr_graph_t *g, const void *pa, const void *pb)
     uint64_t ra = rank_of(g, a->node), rb = rank_of(g, b->node);
     if (ra && rb)
         return ra < rb ? -1 : 1;
-    order_ctx_t c = {g, 0, false};
+    order_ctx_t c = {g, 0, false, 0, ORDER_STEPS};
     int r = order_seq(&c, a->fac, a->n, b->fac, b->n);
     if (!r && !c.deep)
         r = order_num(a->coef, b->coef);
@@ -847,7 +877,7 @@ static int factor_cmp(expr_graph_t *g, const void *pa, const void *pb)
     uint64_t ra = rank_of(g, a->node), rb = rank_of(g, b->node);
     if (ra && rb)
         return ra < rb ? -1 : 1;
-    order_ctx_t c = {g, 0, false};
+    order_ctx_t c = {g, 0, false, 0, ORDER_STEPS};
     int r = order_atom(&c, a->base, b->base);
     if (!r && !c.deep)
         r = order_exp(&c, a->exp, b->exp);
