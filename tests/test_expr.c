@@ -906,6 +906,54 @@ static char *deep_text(bool reverse)
     return r;
 }
 
+/* Long comparisons: sums that share long runs of terms (V_k and V_(k+1)
+ * differ by one term, as a chain's velocities do) stop comparing after
+ * a few children and rank their nodes; the order must still be the
+ * structural one, whatever was ranked first.  Products m*V_k, powers
+ * V_k^2 and sin(V_k) put the sums in every place a comparison reads. */
+static char *long_text(bool reverse)
+{
+    enum { K = 40 };
+    expr_graph_t *g = expr_graph_new();
+    char name[16];
+    for (int j = 0; j < K; j++) {
+        snprintf(name, sizeof name, "x%d", j);
+        expr_var_declare(g, name);
+    }
+    uint32_t m = expr_var_declare(g, "m");
+    const expr_t *V[K], *t[3 * K];
+    const expr_t *acc = expr_num(g, 0.0);
+    for (int k = 0; k < K; k++) {
+        acc = expr_add(g, acc,
+                       expr_mul(g, expr_num(g, 1.0 + k % 3),
+                                expr_call(g, EXPR_SIN,
+                                          expr_var(g, (uint32_t)k), NULL)));
+        V[k] = acc;
+    }
+    for (int j = 0; j < K; j++) {
+        int k = reverse ? K - 1 - j : j;
+        t[3 * j] = expr_mul(g, expr_var(g, m), V[k]);
+        t[3 * j + 1] = expr_pow(g, V[k], expr_num(g, 2.0));
+        t[3 * j + 2] = expr_call(g, EXPR_SIN, V[k], NULL);
+    }
+    char *r = expr_to_text(g, expr_sum(g, t, 3 * K));
+    expr_graph_free(g);
+    return r;
+}
+
+static void test_long_order(void **state)
+{
+    (void)state;
+    char *a = long_text(false), *b = long_text(true);
+    assert_string_equal(a, b);
+    /* and the shorter sum comes first: V_1 before V_2 (m*V_k terms) */
+    const char *v1 = strstr(a, "m*(");
+    assert_non_null(v1);
+    assert_true(strncmp(v1, "m*(sin(x0) + 2*sin(x1))", 23) == 0);
+    free(a);
+    free(b);
+}
+
 static void test_deep_order(void **state)
 {
     (void)state;
@@ -1034,6 +1082,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sum_sign, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pythagoras, setup, teardown),
         cmocka_unit_test(test_deep_order),
+        cmocka_unit_test(test_long_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
