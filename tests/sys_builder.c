@@ -465,3 +465,36 @@ double *sb_vars(sb_t *b)
     b->vars[b->nvarsvec++] = v;
     return v;
 }
+
+/* ---- closed forms shared by the suites ------------------------------ */
+
+void sb_bipendulum_benenti(double m1, double m2, const double A[4],
+                           const double q[4], const double qd[4],
+                           double qdd[4])
+{
+    double Ax1 = A[0], Ay1 = A[1], Ax2 = A[2], Ay2 = A[3];
+    double x1 = q[0], x2 = q[2];
+    double dx1 = qd[0], dy1 = qd[1], dx2 = qd[2], dy2 = qd[3];
+    double v1 = dx1 * dx1 + dy1 * dy1, v2 = dx2 * dx2 + dy2 * dy2;
+    double D = m1 * x2 * x2 * pow(dy1, 4) * v2 + m2 * x1 * x1 * pow(dy2, 4) * v1;
+    qdd[0] = (x2 * x2 * pow(dy1, 4) * v2 * Ax1 +
+              m2 / m1 * x1 * x1 * dx1 * pow(dy2, 4) * (dx1 * Ax1 + dy1 * Ay1) +
+              x1 * x2 * pow(dy1, 3) * dy2 * dy2 * (dy2 * Ax2 - dx2 * Ay2) +
+              m2 * x1 * (dy1 * v2 - dy2 * v1) * dy1 * dy1 * pow(dy2, 3)) /
+             D;
+    qdd[1] = dy1 / D *
+             (x2 * x2 * pow(dy1, 3) * v2 * Ay1 +
+              m2 / m1 * x1 * x1 * pow(dy2, 4) * (dx1 * Ax1 + dy1 * Ay1) +
+              x1 * x2 * dx1 * dy1 * dy2 * dy2 * (dx2 * Ay2 - dy2 * Ax2) +
+              m2 * x1 * dx1 * pow(dy2, 3) * (dy2 * v1 - dy1 * v2));
+    qdd[2] = (x1 * x1 * pow(dy2, 4) * v1 * Ax2 +
+              m1 / m2 * x2 * x2 * dx2 * pow(dy1, 4) * (dx2 * Ax2 + dy2 * Ay2) +
+              x1 * x2 * pow(dy2, 3) * dy1 * dy1 * (dy1 * Ax1 - dx1 * Ay1) +
+              m1 * x2 * (dy2 * v1 - dy1 * v2) * dy2 * dy2 * pow(dy1, 3)) /
+             D;
+    qdd[3] = dy2 / D *
+             (x1 * x1 * pow(dy2, 3) * v1 * Ay2 +
+              m1 / m2 * x2 * x2 * pow(dy1, 4) * (dx2 * Ax2 + dy2 * Ay2) +
+              x1 * x2 * dx2 * dy2 * dy1 * dy1 * (dx1 * Ay1 - dy1 * Ax1) +
+              m1 * x2 * dx2 * pow(dy1, 3) * (dy1 * v2 - dy2 * v1));
+}

@@ -70,4 +70,14 @@ double *sb_vars(sb_t *b);
  * "u1", "u1'", "m", "t"); aborts when unknown. */
 uint32_t sb_var(sb_t *b, const char *name);
 
+/* ---- closed forms shared by the suites ------------------------------ */
+
+/* The nonholonomic bipendulum's accelerations (q = x1, y1, x2, y2) by
+ * Benenti eqs. 80–82 (right as printed, seeds/README.md), for masses
+ * M1, M2 and constant forces A = (Ax1, Ay1, Ax2, Ay2), at positions Q and
+ * velocities QD. */
+void sb_bipendulum_benenti(double m1, double m2, const double A[4],
+                           const double q[4], const double qd[4],
+                           double qdd[4]);
+
 #endif

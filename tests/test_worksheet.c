@@ -472,32 +472,8 @@ static void bip_state(const nh_system_t *sys, uint64_t *seed, double *vars,
 /* Benenti eqs. 80–82 (right as printed, seeds/README.md). */
 static void bip_benenti(const bip_t *s, double qdd[4])
 {
-    double m1 = M1, m2 = M2, Ax1 = 0.8, Ay1 = -0.3, Ax2 = 0.45, Ay2 = 0.9;
-    double x1 = s->q[0], x2 = s->q[2];
-    double dx1 = s->qd[0], dy1 = s->qd[1], dx2 = s->qd[2], dy2 = s->qd[3];
-    double v1 = dx1 * dx1 + dy1 * dy1, v2 = dx2 * dx2 + dy2 * dy2;
-    double D =
-        m1 * x2 * x2 * pow(dy1, 4) * v2 + m2 * x1 * x1 * pow(dy2, 4) * v1;
-    qdd[0] = (x2 * x2 * pow(dy1, 4) * v2 * Ax1 +
-              m2 / m1 * x1 * x1 * dx1 * pow(dy2, 4) * (dx1 * Ax1 + dy1 * Ay1) +
-              x1 * x2 * pow(dy1, 3) * dy2 * dy2 * (dy2 * Ax2 - dx2 * Ay2) +
-              m2 * x1 * (dy1 * v2 - dy2 * v1) * dy1 * dy1 * pow(dy2, 3)) /
-             D;
-    qdd[1] = dy1 / D *
-             (x2 * x2 * pow(dy1, 3) * v2 * Ay1 +
-              m2 / m1 * x1 * x1 * pow(dy2, 4) * (dx1 * Ax1 + dy1 * Ay1) +
-              x1 * x2 * dx1 * dy1 * dy2 * dy2 * (dx2 * Ay2 - dy2 * Ax2) +
-              m2 * x1 * dx1 * pow(dy2, 3) * (dy2 * v1 - dy1 * v2));
-    qdd[2] = (x1 * x1 * pow(dy2, 4) * v1 * Ax2 +
-              m1 / m2 * x2 * x2 * dx2 * pow(dy1, 4) * (dx2 * Ax2 + dy2 * Ay2) +
-              x1 * x2 * pow(dy2, 3) * dy1 * dy1 * (dy1 * Ax1 - dx1 * Ay1) +
-              m1 * x2 * (dy2 * v1 - dy1 * v2) * dy2 * dy2 * pow(dy1, 3)) /
-             D;
-    qdd[3] = dy2 / D *
-             (x1 * x1 * pow(dy2, 3) * v1 * Ay2 +
-              m1 / m2 * x2 * x2 * pow(dy1, 4) * (dx2 * Ax2 + dy2 * Ay2) +
-              x1 * x2 * dx2 * dy2 * dy1 * dy1 * (dx1 * Ay1 - dy1 * Ax1) +
-              m1 * x2 * dx2 * pow(dy1, 3) * (dy1 * v2 - dy2 * v1));
+    static const double A[4] = {0.8, -0.3, 0.45, 0.9};
+    sb_bipendulum_benenti(M1, M2, A, s->q, s->qd, qdd);
 }
 
 static void test_bipendulum_reduced(void **state)
