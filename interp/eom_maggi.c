@@ -198,12 +198,13 @@ static double mag_random(uint64_t *s, double lo, double hi)
     return lo + (hi - lo) * u;
 }
 
-/* C(q, ψ, t) = 0 for every constraint, checked at sample points.  A
- * first tape writes q' = ψ (as maggi's does in every call), a second reads
- * C and B there: substituting ψ would flatten its products into every
- * term (for the N-trailer, r·n substitutions of O(N) nodes each).  The
- * scale of each value is Σ_i |B_ai ψ_i|, its velocity terms. */
-static int mag_check_constraints(const eom_t *e, diag_t *err)
+/* C(q, ψ, t) = 0 for every constraint, checked at sample points.  The
+ * first tape e->pre writes q' = ψ (maggi's, which its every call runs),
+ * a second reads C and B there: substituting ψ would flatten its
+ * products into every term (for the N-trailer, r·n substitutions of
+ * O(N) nodes each).  The scale of each value is Σ_i |B_ai ψ_i|, its
+ * velocity terms. */
+static int mag_check_constraints(eom_t *e, diag_t *err)
 {
     const nh_system_t *sys = e->sys;
     expr_graph_t *g = sys->g;
@@ -217,15 +218,12 @@ static int mag_check_constraints(const eom_t *e, diag_t *err)
         for (size_t i = 0; i < n; i++)
             outs[r + a * n + i] = e->d.B[a * n + i];
     }
-    tape_t *pre = tape_compile(g, sys->psi, n, e->nvars);
     tape_t *tp = tape_compile(g, outs, nout, e->nvars);
-    if (!pre || !tp)
+    if (!tp)
         abort();
-    double *qd = eom_alloc(n, sizeof *qd);
+    const double *qd = e->pre_out; /* ψ, after eom_run_pre */
     double *out = eom_alloc(nout, sizeof *out);
-    size_t nw = tape_work_size(tp) > tape_work_size(pre) ? tape_work_size(tp)
-                                                         : tape_work_size(pre);
-    double *work = eom_alloc(nw, sizeof *work);
+    double *work = eom_alloc(tape_work_size(tp), sizeof *work);
     double *vars = eom_alloc(e->nvars, sizeof *vars);
     uint64_t seed = 0x9e3779b97f4a7c15ULL;
     int rc = 0;
@@ -237,9 +235,7 @@ static int mag_check_constraints(const eom_t *e, diag_t *err)
         for (size_t p = 0; p < sys->np; p++)
             vars[sys->p[p]] = mag_random(&seed, 0.5, 1.5);
         vars[sys->t] = mag_random(&seed, 0.0, 1.0);
-        tape_eval(pre, vars, qd, work);
-        for (size_t i = 0; i < n; i++)
-            vars[sys->qd[i]] = qd[i];
+        eom_run_pre(e, vars);
         tape_eval(tp, vars, out, work);
         for (size_t a = 0; a < r && rc == 0; a++) {
             double scale = 1.0;
@@ -255,9 +251,7 @@ static int mag_check_constraints(const eom_t *e, diag_t *err)
                                 sys->cname[a], out[a]);
         }
     }
-    tape_free(pre);
     tape_free(tp);
-    free(qd);
     free(out);
     free(work);
     free(vars);
@@ -505,6 +499,8 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     if (mag_check_psi(e, where, err) != 0)
         return -1;
     size_t n = sys->n, m = sys->m;
+    /* q' = ψ: for the check below, and for each of maggi's calls */
+    eom_compile_pre(e, sys->psi, sys->qd, n);
     if (mag_check_constraints(e, err) != 0)
         return -1;
     const expr_t **repl = eom_subst_velocities(sys, sys->psi);
@@ -578,7 +574,6 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     size_t o = 0;
     if (maggi) {
         /* q' = ψ by e->pre; M, h, β at q' and Ψ (maggi_compute_matrix) */
-        eom_compile_pre(e, sys->psi, sys->qd, n);
         for (size_t i = 0; i < n; i++)
             outs[o++] = expr_var(g, sys->qd[i]);
         for (size_t i = 0; i < n; i++)

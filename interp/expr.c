@@ -356,9 +356,9 @@ const char *expr_var_name(const expr_graph_t *g, uint32_t var)
  * they differ, and sorting the N products m_k V_k does that O(N log N)
  * times.  So a comparison that goes deeper than ORDER_DEPTH, or reads
  * more than ORDER_STEPS children and factors, stops, and its two nodes
- * get ranks instead: their places in the order
- * of all the ranked nodes (an order-maintenance list, with a treap to find
- * a new node's place), after which they compare in O(1).  A node is
+ * get ranks instead: their places in the order of all the ranked nodes
+ * (an order-maintenance list, with a treap to find a new node's place),
+ * after which they compare in O(1).  A node is
  * ranked once, after the nodes its comparison reads (which then compare
  * by rank), so ranking costs O(log n) shallow comparisons per node.  The
  * ranks are the same order as the structural comparison, only faster: the
