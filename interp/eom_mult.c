@@ -137,8 +137,9 @@ static int multipliers_blocks(eom_t *e, double *qdd, double *lam)
         hmax = fmax(hmax, H[a * r + a]); /* H is definite if anything */
     for (size_t k = 0; k < nu; k++)
         mmax = fmax(mmax, fabs(Mu[k]));
-    if (eom_schur_negligible(hmax, mmax) || linalg_ldlt(H, r, LINALG_RTOL) != 0)
-        return 1;
+    if (r > 0 &&
+        (eom_schur_negligible(hmax, mmax) || linalg_ldlt(H, r, LINALG_RTOL) != 0))
+        return 1; /* r = 0: an unconstrained model, H is empty */
     linalg_ldlt_solve(H, r, lam);
     for (size_t i = 0; i < n; i++) {
         double s = F[i];
@@ -266,7 +267,8 @@ static int second_kind_compute(eom_t *e, double *vars, diag_t *err)
         hmax = fmax(hmax, fabs(H[k]));
     for (size_t k = 0; k < nu; k++)
         mmax = fmax(mmax, fabs(e->out[k]));
-    if (eom_schur_negligible(hmax, mmax) || linalg_lu(H, r, permH, LINALG_RTOL) != 0) {
+    if (r > 0 && (eom_schur_negligible(hmax, mmax) ||
+                  linalg_lu(H, r, permH, LINALG_RTOL) != 0)) {
         if (mult_check_B(e, B, diagbuf, err))
             return -1;
         if (eom_schur_negligible(hmax, mmax))
