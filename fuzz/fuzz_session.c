@@ -12,6 +12,16 @@
  * environment (then nh's output and errors go to standard output and
  * error, for reproducing a finding by hand).
  *
+ * Long work that an input asks for (a 100-coordinate model sampled 1000
+ * times, a simulation of a million steps) is legitimate, and slower by
+ * 30x under the sanitizers: each input runs under a time limit
+ * (session_set_time_limit, FUZZ_TIME_LIMIT), which stops a `simulate` or
+ * a `compare` between steps with an error, as Ctrl-C does in the REPL.
+ * An input that ran into it is written to limited-HASH.nh in the working
+ * directory, for fuzz/run.sh to show (not as a finding); anything that
+ * keeps nh busy without looking at the limit still hits libFuzzer's
+ * -timeout and is a finding.
+ *
  * Ownership: the two /dev/null streams are opened once and kept for the
  * life of the process; each input's session is created and freed here.
  */
@@ -27,6 +37,25 @@
  * bounded, but a long script is only many short ones, and a short input
  * that hangs is the finding this harness looks for. */
 #define FUZZ_MAX_INPUT 8192
+
+/* Seconds: under half of run.sh's -timeout=10, so that what the limit
+ * does not cover (parsing, derivation) has the rest. */
+#define FUZZ_TIME_LIMIT 4.0
+
+/* Keeps DATA as limited-HASH.nh (FNV-1a) in the working directory. */
+static void fuzz_keep_limited(const uint8_t *data, size_t size)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ data[i]) * 0x100000001b3ULL;
+    char name[64];
+    snprintf(name, sizeof name, "limited-%016llx.nh", (unsigned long long)h);
+    FILE *f = fopen(name, "wb");
+    if (!f)
+        return;
+    fwrite(data, 1, size, f);
+    fclose(f);
+}
 
 /* True when some string literal of TEXT contains a '/'.  The scan follows
  * the lexer (LANGUAGE.md §2): '#' starts a comment outside strings, a
@@ -83,7 +112,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * runs are not findings. */
     static const char setup[] = "set max_steps = 100000\n";
     session_run_text(s, "<fuzz-setup>", setup, sizeof setup - 1, false);
+    session_set_time_limit(s, FUZZ_TIME_LIMIT);
+    double t0 = nh_clock();
     session_run_text(s, "<fuzz>", (const char *)data, size, false);
+    if (nh_clock() - t0 >= FUZZ_TIME_LIMIT)
+        fuzz_keep_limited(data, size);
     session_free(s);
     return 0;
 }

@@ -152,6 +152,16 @@ for f in $slow; do
     echo "run.sh: slow input (not counted as a finding): $f"
     head -c 600 "$f"; echo
 done
+# Inputs that ran into the harness's time limit (fuzz_session.c): long
+# work asked for and stopped with an error, as Ctrl-C stops it.  Shown,
+# not counted; kept with the artifacts.
+limited=$(find "$work/scratch" -maxdepth 1 -type f -name 'limited-*.nh' | sort)
+for f in $limited; do
+    echo "run.sh: input stopped by the time limit (not counted as a finding): $f"
+    head -c 300 "$f"; echo
+    mv "$f" "$work/artifacts/" 2>/dev/null
+done
+[ -n "$limited" ] && keep=1
 if [ $status != 0 ] || [ -n "$found" ]; then
     echo "run.sh: FINDING (libFuzzer exit status $status)"
     for f in $found; do

@@ -594,6 +594,25 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
     free(f.mhash);
 }
 
+/* The constraint rows: Ceff (f' for a holonomic f, else C), whether each
+ * is holonomic, and B = ∂Ceff/∂q'. */
+static void eom_derive_rows(const nh_system_t *sys, eom_derived_t *d,
+                            const expr_t *const *dv, const bool *vmask)
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = sys->r;
+    d->Ceff = eom_alloc(r, sizeof *d->Ceff);
+    d->holonomic = eom_alloc(r, sizeof *d->holonomic);
+    d->B = eom_alloc(r * n, sizeof *d->B);
+    for (size_t a = 0; a < r; a++) {
+        d->holonomic[a] = !expr_depends_any(g, sys->C[a], vmask);
+        d->Ceff[a] = d->holonomic[a] ? expr_dt(g, sys->C[a], dv) : sys->C[a];
+        expr_diff_prime(g, d->Ceff[a], vmask); /* B's row in one pass */
+        for (size_t i = 0; i < n; i++)
+            d->B[a * n + i] = expr_diff(g, d->Ceff[a], sys->qd[i]);
+    }
+}
+
 void eom_derive(const nh_system_t *sys, eom_derived_t *d)
 {
     eom_derive_form(sys, d, eom_particle_form(sys));
@@ -602,8 +621,7 @@ void eom_derive(const nh_system_t *sys, eom_derived_t *d)
 void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
                      bool particles)
 {
-    expr_graph_t *g = sys->g;
-    size_t n = sys->n, r = sys->r;
+    size_t n = sys->n;
     const expr_t **dv = eom_dvar(sys, NULL);
     bool *vmask = eom_velocity_mask(sys);
 
@@ -617,16 +635,7 @@ void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
     else
         eom_derive_lagrangian(sys, d, dv);
 
-    d->Ceff = eom_alloc(r, sizeof *d->Ceff);
-    d->holonomic = eom_alloc(r, sizeof *d->holonomic);
-    d->B = eom_alloc(r * n, sizeof *d->B);
-    for (size_t a = 0; a < r; a++) {
-        d->holonomic[a] = !expr_depends_any(g, sys->C[a], vmask);
-        d->Ceff[a] = d->holonomic[a] ? expr_dt(g, sys->C[a], dv) : sys->C[a];
-        expr_diff_prime(g, d->Ceff[a], vmask); /* B's row in one pass */
-        for (size_t i = 0; i < n; i++)
-            d->B[a * n + i] = expr_diff(g, d->Ceff[a], sys->qd[i]);
-    }
+    eom_derive_rows(sys, d, dv, vmask);
     free(dv);
     free(vmask);
 }
@@ -1333,26 +1342,63 @@ static size_t eom_select_unknowns(const nh_system_t *sys, const double *B,
     return k;
 }
 
-int eom_solve_velocities(const nh_system_t *sys, double *vars,
-                         const bool *given, diag_t *err)
+/* What a velocity solve needs, derived and compiled once. */
+struct eom_velsolver {
+    const nh_system_t *sys;
+    eom_derived_t d; /* the constraint rows only */
+    tape_t *tape;    /* C (r), Ceff (r), B (r×n) */
+    double *out, *work;
+};
+
+eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
 {
     size_t n = sys->n, r = sys->r;
+    eom_velsolver_t *vs = eom_alloc(1, sizeof *vs);
+    vs->sys = sys;
     if (r == 0)
-        return 0;
-    eom_derived_t d = {0};
-    eom_derive(sys, &d);
+        return vs;
+    const expr_t **dv = eom_dvar(sys, NULL);
+    bool *vmask = eom_velocity_mask(sys);
+    eom_derive_rows(sys, &vs->d, dv, vmask);
+    free(dv);
+    free(vmask);
     size_t nout = 2 * r + r * n;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);
     for (size_t a = 0; a < r; a++) {
         outs[a] = sys->C[a];
-        outs[r + a] = d.Ceff[a];
+        outs[r + a] = vs->d.Ceff[a];
         for (size_t i = 0; i < n; i++)
-            outs[2 * r + a * n + i] = d.B[a * n + i];
+            outs[2 * r + a * n + i] = vs->d.B[a * n + i];
     }
-    eom_vel_ctx_t c = {.sys = sys, .vars = vars};
-    c.tape = tape_compile(sys->g, outs, nout, expr_graph_nvars(sys->g));
-    c.out = eom_alloc(nout, sizeof *c.out);
-    c.work = eom_alloc(tape_work_size(c.tape), sizeof *c.work);
+    vs->tape = tape_compile(sys->g, outs, nout, expr_graph_nvars(sys->g));
+    if (!vs->tape)
+        abort();
+    free(outs);
+    vs->out = eom_alloc(nout, sizeof *vs->out);
+    vs->work = eom_alloc(tape_work_size(vs->tape), sizeof *vs->work);
+    return vs;
+}
+
+void eom_velsolver_free(eom_velsolver_t *vs)
+{
+    if (!vs)
+        return;
+    eom_derived_free(&vs->d);
+    tape_free(vs->tape);
+    free(vs->out);
+    free(vs->work);
+    free(vs);
+}
+
+int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
+                      diag_t *err)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r;
+    if (r == 0)
+        return 0;
+    eom_vel_ctx_t c = {.sys = sys, .tape = vs->tape, .vars = vars,
+                       .out = vs->out, .work = vs->work};
     size_t *sel = eom_alloc(r, sizeof *sel);
     double *x = eom_alloc(r, sizeof *x);
     const double *B = c.out + 2 * r;
@@ -1361,7 +1407,7 @@ int eom_solve_velocities(const nh_system_t *sys, double *vars,
     /* Holonomic constraints first hold at position level. */
     eom_vel_eval(&c);
     for (size_t a = 0; a < r && rc == 0; a++) {
-        if (!d.holonomic[a])
+        if (!vs->d.holonomic[a])
             continue;
         double f = c.out[a];
         if (!(fabs(f) <= 1e-9 * eom_constraint_scale(sys, B, vars, a, sys->q)))
@@ -1420,11 +1466,15 @@ int eom_solve_velocities(const nh_system_t *sys, double *vars,
     }
     free(sel);
     free(x);
-    free(c.out);
-    free(c.work);
-    tape_free(c.tape);
-    free(outs);
-    eom_derived_free(&d);
+    return rc;
+}
+
+int eom_solve_velocities(const nh_system_t *sys, double *vars,
+                         const bool *given, diag_t *err)
+{
+    eom_velsolver_t *vs = eom_velsolver_new(sys);
+    int rc = eom_velsolver_run(vs, vars, given, err);
+    eom_velsolver_free(vs);
     return rc;
 }
 

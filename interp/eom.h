@@ -113,6 +113,16 @@ char *eom_describe_voronec(const eom_t *e, bool latex);
 int eom_solve_velocities(const nh_system_t *sys, double *vars,
                          const bool *given, diag_t *err);
 
+/* The same solve prepared once for many states (compare's random states):
+ * eom_velsolver_new derives and compiles the constraint rows,
+ * eom_velsolver_run is eom_solve_velocities on VARS with them.  The
+ * solver keeps SYS and writes its own buffers: one state at a time. */
+typedef struct eom_velsolver eom_velsolver_t;
+eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys);
+int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
+                      diag_t *err);
+void eom_velsolver_free(eom_velsolver_t *vs);
+
 /* For a system with kinematic equations: the speeds z that give the
  * velocities already in VARS through q' = psi(q, z, t) (Gauss–Newton on
  * the n equations in m unknowns, starting from the z in VARS); written

@@ -48,6 +48,7 @@ int motion_simulate(session_t *s, const ast_stmt_t *st, diag_t *err)
     o.step = s->step;
     o.integrator = s->integrator;
     o.max_steps = s->max_steps;
+    o.stop = &s->stop;
     if (session_eval_const(s, lw, &s->model, st->u.simulate.to, &o.t_end, err))
         return -1;
     bool seen[SIM_OPT_PROJECT + 1] = {false};

@@ -2,14 +2,25 @@
  * repl.c — see repl.h.
  *
  * readline's completion hook is a plain function pointer with no user
- * data, so the session it completes from is kept in one file-static
- * pointer for the duration of repl_run: the one piece of global state in
- * nh, forced by readline's interface (there is one terminal anyway).
+ * data, and so is a signal handler, so the session they act on is kept in
+ * one file-static pointer for the duration of repl_run: the one piece of
+ * global state in nh, forced by those interfaces (there is one terminal
+ * anyway).
+ *
+ * Ctrl-C (doc/language.md, "The REPL"): while a statement runs, it asks
+ * the session to stop (session_interrupt), which a `simulate` or a
+ * `compare` does at its next step; a second Ctrl-C before that ends nh
+ * at once, for work that does not look.  At the prompt it drops the
+ * line being typed, and the lines of an unfinished statement.  readline
+ * echoes "^C" and re-raises the signal to our handler; our getc function
+ * then ends the line so that readline returns.
  *
  * Must not: interpret statements (the session does).
  */
 #include "interp/repl.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,14 +36,14 @@
 #define PROMPT_MORE "...> "
 #define HISTORY_LINES 1000
 
-static session_t *completing; /* see the file comment */
+static session_t *active; /* see the file comment */
 
 static char *complete_word(const char *text, int state)
 {
     static size_t next, len;
     static const char *const *names;
     if (state == 0) {
-        names = session_completions(completing);
+        names = session_completions(active);
         next = 0;
         len = strlen(text);
     }
@@ -50,6 +61,35 @@ static char **complete(const char *text, int start, int end)
     (void)end;
     rl_attempted_completion_over = 1; /* no file names */
     return rl_completion_matches(text, complete_word);
+}
+
+static void on_sigint(int sig)
+{
+    if (active && !session_interrupted(active)) {
+        session_interrupt(active);
+        return;
+    }
+    signal(sig, SIG_DFL); /* the second Ctrl-C: end nh */
+    raise(sig);
+}
+
+/* readline's character reader, but a Ctrl-C at the prompt ends the line
+ * (which repl_run then drops).  The Ctrl-C may come while readline is
+ * busy (redrawing) rather than waiting in read(): readline's handler
+ * only notes it, so pending signals are handled before each read too. */
+static int repl_getc(FILE *in)
+{
+    for (;;) {
+        rl_check_signals(); /* readline's own handling, then on_sigint */
+        if (active && session_interrupted(active))
+            return '\n';
+        unsigned char c;
+        ssize_t n = read(fileno(in), &c, 1);
+        if (n == 1)
+            return c;
+        if (n == 0 || errno != EINTR)
+            return EOF;
+    }
 }
 
 static char *history_path(void)
@@ -116,7 +156,14 @@ int repl_run(session_t *s, bool banner)
         printf("nh %s: nonholonomic mechanics.  `help` for help, `quit` to "
                "leave.\n",
                PACKAGE_VERSION);
-    completing = s;
+    active = s;
+    struct sigaction sa, old_sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* output and pipes carry on after Ctrl-C */
+    sigaction(SIGINT, &sa, &old_sa);
+    rl_getc_function = repl_getc;
     rl_readline_name = "nh";
     rl_attempted_completion_function = complete;
     rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,[]+-*/^:";
@@ -130,14 +177,22 @@ int repl_run(session_t *s, bool banner)
             putchar('\n');
             break;
         }
-        feed(s, &buf, line, true, &more);
+        if (session_interrupted(s)) { /* Ctrl-C at the prompt */
+            session_clear_interrupt(s);
+            strbuf_free(&buf);
+            more = false;
+        } else {
+            feed(s, &buf, line, true, &more);
+            session_clear_interrupt(s); /* a Ctrl-C nothing looked at */
+        }
         free(line);
     }
+    sigaction(SIGINT, &old_sa, NULL);
     if (hist) {
         write_history(hist);
         free(hist);
     }
-    completing = NULL;
+    active = NULL;
     strbuf_free(&buf);
     return 0;
 }

@@ -64,6 +64,17 @@ void session_free(session_t *s)
 
 bool session_quit_requested(const session_t *s) { return s->quit; }
 
+void session_interrupt(session_t *s) { s->stop.raised = 1; }
+
+void session_set_time_limit(session_t *s, double seconds)
+{
+    s->time_limit = seconds > 0.0 ? seconds : 0.0;
+}
+
+bool session_interrupted(const session_t *s) { return s->stop.raised != 0; }
+
+void session_clear_interrupt(session_t *s) { s->stop.raised = 0; }
+
 void session_set_library_dirs(session_t *s, const char *const *dirs, size_t n)
 {
     for (size_t i = 0; i < s->nlibdirs; i++)
@@ -1111,6 +1122,8 @@ run_status_t session_run_text(session_t *s, const char *name,
                               bool allow_incomplete)
 {
     uint32_t file = source_add(s->src, name, text, len);
+    s->stop.raised = 0;
+    s->stop.deadline = s->time_limit > 0.0 ? nh_clock() + s->time_limit : 0.0;
     return run_source(s, file, allow_incomplete);
 }
 

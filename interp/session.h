@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "interp/util.h"
 #include "lang/source.h"
 
 typedef struct session session_t;
@@ -43,6 +44,23 @@ run_status_t session_run_file(session_t *s, const char *path);
 
 /* True once `quit` or `exit` ran. */
 bool session_quit_requested(const session_t *s);
+
+/* Asks the statement running now to stop at its next step (a `simulate`,
+ * a `compare` over random states) with an error "interrupted"; the model
+ * keeps its state.  Safe to call from a signal handler (the REPL's
+ * Ctrl-C).  Each session_run_text starts with no request. */
+void session_interrupt(session_t *s);
+
+/* From now on, each session_run_text may spend at most SECONDS (wall
+ * clock) in those steps before they stop with an error; 0 for no limit
+ * (the default).  The fuzzing harness sets it: long work that an input
+ * asks for is bounded, not a finding (fuzz/README.md). */
+void session_set_time_limit(session_t *s, double seconds);
+
+/* Whether session_interrupt was called since the last session_run_text
+ * began (the REPL asks at its prompt), and forgetting it. */
+bool session_interrupted(const session_t *s);
+void session_clear_interrupt(session_t *s);
 
 /* Names for tab completion: keywords, statement words, the model's names;
  * NULL-terminated, valid until the next call. */

@@ -51,6 +51,8 @@ struct session {
     bool quiet;
     FILE *out, *err;
     bool quit;
+    nh_stop_t stop;    /* session_interrupt, the time limit */
+    double time_limit; /* seconds per session_run_text; 0: none */
     unsigned load_depth;
     char **imported; /* modules already imported */
     size_t nimported;

@@ -445,15 +445,39 @@ double sim_residual(const nh_system_t *sys, const double *vars)
     return m;
 }
 
+struct sim_projector {
+    sim_cons_t c;
+};
+
+sim_projector_t *sim_projector_new(const nh_system_t *sys)
+{
+    sim_projector_t *p = sim_alloc(1, sizeof *p);
+    sim_cons_init(&p->c, sys, true, true);
+    return p;
+}
+
+int sim_projector_run(sim_projector_t *p, double *vars, diag_t *err)
+{
+    bool changed = false;
+    int rc = sim_project_pos(&p->c, vars, &changed, err);
+    if (rc == 0)
+        rc = sim_project_vel(&p->c, vars, &changed, err);
+    return rc;
+}
+
+void sim_projector_free(sim_projector_t *p)
+{
+    if (!p)
+        return;
+    sim_cons_free(&p->c);
+    free(p);
+}
+
 int sim_project(const nh_system_t *sys, double *vars, diag_t *err)
 {
-    sim_cons_t c;
-    sim_cons_init(&c, sys, true, true);
-    bool changed = false;
-    int rc = sim_project_pos(&c, vars, &changed, err);
-    if (rc == 0)
-        rc = sim_project_vel(&c, vars, &changed, err);
-    sim_cons_free(&c);
+    sim_projector_t *p = sim_projector_new(sys);
+    int rc = sim_projector_run(p, vars, err);
+    sim_projector_free(p);
     return rc;
 }
 
@@ -907,6 +931,10 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
                          "the limit with `set max_steps = ...`",
                          max_steps);
                 rc = sim_error_at(err, s, t, y, cause);
+                break;
+            }
+            if (nh_stop_due(opt->stop)) {
+                rc = sim_error_at(err, s, t, y, nh_stop_reason(opt->stop));
                 break;
             }
             const double *yout = y;

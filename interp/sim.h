@@ -27,6 +27,7 @@
 
 #include "interp/eom.h"
 #include "interp/system.h"
+#include "interp/util.h"
 #include "lang/source.h"
 
 /* The limit on recorded samples when sim_options_t.max_samples is 0. */
@@ -55,6 +56,9 @@ typedef struct sim_options {
     size_t max_steps;       /* limit on the integrator steps of this run
                                (0: SIM_DEFAULT_MAX_STEPS); reaching it is
                                an error with the time and the state */
+    const nh_stop_t *stop;  /* looked at after every step; when due, the
+                               run ends in an error with the time and the
+                               state (NULL: runs to the end) */
 } sim_options_t;
 
 typedef struct sim_samples {
@@ -110,5 +114,13 @@ double sim_residual(const nh_system_t *sys, const double *vars);
  * constraint Jacobian is rank-deficient or a value is not finite.
  * One-off use, as sim_residual. */
 int sim_project(const nh_system_t *sys, double *vars, diag_t *err);
+
+/* The same projection prepared once for many states (compare's random
+ * states): sim_projector_new derives and compiles, sim_projector_run is
+ * sim_project on VARS.  One state at a time. */
+typedef struct sim_projector sim_projector_t;
+sim_projector_t *sim_projector_new(const nh_system_t *sys);
+int sim_projector_run(sim_projector_t *p, double *vars, diag_t *err);
+void sim_projector_free(sim_projector_t *p);
 
 #endif

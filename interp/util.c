@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void out_of_memory(void)
 {
@@ -107,4 +108,26 @@ char *strbuf_take(strbuf_t *b)
     char *s = b->data ? b->data : xstrdup("");
     strbuf_init(b);
     return s;
+}
+
+/* ---- stopping long work ------------------------------------------------- */
+
+double nh_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+bool nh_stop_due(const nh_stop_t *st)
+{
+    if (!st)
+        return false;
+    return st->raised || (st->deadline > 0.0 && nh_clock() >= st->deadline);
+}
+
+const char *nh_stop_reason(const nh_stop_t *st)
+{
+    return st->raised ? "interrupted"
+                      : "stopped: the statement ran past its time limit";
 }

@@ -8,7 +8,9 @@
 #ifndef NH_UTIL_H
 #define NH_UTIL_H
 
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 void *xmalloc(size_t n);
@@ -32,5 +34,25 @@ void strbuf_addf(strbuf_t *b, const char *fmt, ...)
 void strbuf_vaddf(strbuf_t *b, const char *fmt, va_list ap);
 /* The string (never NULL; "" when empty); the buffer is left empty. */
 char *strbuf_take(strbuf_t *b);
+
+/* A request to stop long work (the steps of a `simulate`, the draws of a
+ * `compare`), looked at between steps: RAISED is set from a signal
+ * handler (Ctrl-C in the REPL), DEADLINE is a time on the monotonic
+ * clock (seconds; 0 for none) that the fuzzing harness sets. */
+typedef struct nh_stop {
+    volatile sig_atomic_t raised;
+    double deadline;
+} nh_stop_t;
+
+/* Seconds on the monotonic clock. */
+double nh_clock(void);
+
+/* Whether the work should stop now: raised, or past the deadline.  NULL
+ * never stops. */
+bool nh_stop_due(const nh_stop_t *st);
+
+/* What stopped it, for the error: "interrupted" or a sentence naming the
+ * time limit.  ST is not NULL and nh_stop_due(ST) was true. */
+const char *nh_stop_reason(const nh_stop_t *st);
 
 #endif

@@ -4,12 +4,14 @@
  * errors carry the right place, continuation, files.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -188,6 +190,104 @@ static void test_quit(void **state)
     assert_string_equal(f->out, "1 = 1\n");
 }
 
+/* A fast oscillation (period 2π/1000) asked for over 10⁶ time units:
+ * hours of work, cut by the step limit after 10⁷ steps (seconds; without
+ * the stop the tests below fail on that error rather than hang). */
+static const char endless[] =
+    "coord x\n"
+    "kinetic T = x'^2/2\n"
+    "potential V = 5e5*x^2\n"
+    "initial x = 1\n"
+    "set max_steps = 1e7\n";
+
+/* The error text written since MARK. */
+static const char *err_since(fixture_t *f, size_t mark)
+{
+    fflush(f->ferr);
+    return f->err + mark;
+}
+
+/* session_set_time_limit: the limit stops a simulate and a compare at
+ * their next step with an error, changes nothing, and holds per
+ * session_run_text (a run after it starts with the clock reset; 0 lifts
+ * it).  A limit of 1 ns has passed by the first step, so where they stop
+ * does not depend on the machine's speed. */
+static void test_time_limit_stops_long_work(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, endless), RUN_OK);
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    session_set_time_limit(f->s, 1e-9);
+    assert_int_equal(run(f, "simulate to 1e6 step 1e3\n"), RUN_ERROR);
+    const char *e = err_since(f, mark);
+    assert_non_null(strstr(e, "error: stopped: the statement ran past its "
+                              "time limit at t = "));
+    assert_non_null(strstr(e, "state: x = "));
+
+    mark = f->err_len;
+    assert_int_equal(run(f, "compare lagrange multipliers samples 1000\n"),
+                     RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark),
+                           "error: stopped: the statement ran past its time "
+                           "limit after 0 of 1000 random states"));
+
+    /* The state is still the initial one; the samples recorded before
+     * the stop are kept (as after any failed run): only t = 0. */
+    session_set_time_limit(f->s, 0);
+    fflush(f->fout);
+    size_t omark = f->out_len;
+    assert_int_equal(run(f, "print t, x, x'\n"), RUN_OK);
+    fflush(f->fout);
+    assert_string_equal(f->out + omark, "t = 0\nx = 1\nx' = 0\n");
+    omark = f->out_len;
+    assert_int_equal(run(f, "table t, x\n"), RUN_OK);
+    fflush(f->fout);
+    assert_string_equal(f->out + omark, "t,x\n0,1\n");
+    /* Without the limit the same statements run. */
+    assert_int_equal(run(f, "simulate to 0.01 step 0.005\n"), RUN_OK);
+    assert_int_equal(run(f, "compare lagrange multipliers samples 10\n"),
+                     RUN_OK);
+}
+
+static session_t *alarm_session;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    session_interrupt(alarm_session);
+}
+
+/* session_interrupt from a signal handler, as the REPL's Ctrl-C calls it:
+ * the running simulate stops with "interrupted"; the next
+ * session_run_text starts without the request. */
+static void test_interrupt_from_signal(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, endless), RUN_OK);
+    alarm_session = f->s;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, &old);
+    struct itimerval it = {{0, 0}, {0, 200000}}; /* 0.2 s, once */
+    setitimer(ITIMER_REAL, &it, NULL);
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    double t0 = nh_clock();
+    run_status_t rc = run(f, "simulate to 1e6 step 1e3\n");
+    double took = nh_clock() - t0;
+    sigaction(SIGALRM, &old, NULL);
+    assert_int_equal(rc, RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark), "error: interrupted at t = "));
+    assert_true(took < 20.0);
+    assert_true(session_interrupted(f->s));
+    assert_int_equal(run(f, "simulate to 0.01 step 0.005\n"), RUN_OK);
+    assert_false(session_interrupted(f->s));
+}
+
 /* Every keyword, every method name and every topic has a help text that
  * starts by naming its subject, and the overview exists. */
 static void test_help_covers_every_statement(void **state)
@@ -226,6 +326,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time_limit_stops_long_work,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interrupt_from_signal, setup,
+                                        teardown),
         cmocka_unit_test(test_help_covers_every_statement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,185 @@
+/*
+ * test_repl.c — the REPL on a terminal: nh runs on a pseudo-terminal, as
+ * a user at a keyboard drives it, and Ctrl-C (the byte 0x03, which the
+ * terminal turns into SIGINT) does what doc/language.md says: at the
+ * prompt it drops the line being typed and the lines of an unfinished
+ * statement; during a `simulate` or a `compare` it stops the statement
+ * with an error and leaves the model as it was.
+ *
+ * Needs: the nh binary named by the environment variable NH (make check
+ * sets it); skipped without it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+typedef struct term {
+    pid_t pid;
+    int fd;          /* the master side of the pseudo-terminal */
+    char out[65536]; /* everything nh wrote, NUL-terminated */
+    size_t len;
+    size_t seen;     /* where the next expect() starts looking */
+    char home[64];
+} term_t;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Reads what nh writes for up to SECONDS, or until TEXT appears after
+ * the last match (then the search moves past it).  Returns whether it
+ * appeared. */
+static bool expect(term_t *t, const char *text, double seconds)
+{
+    double end = now() + seconds;
+    for (;;) {
+        char *hit = strstr(t->out + t->seen, text);
+        if (hit) {
+            t->seen = (size_t)(hit - t->out) + strlen(text);
+            return true;
+        }
+        double left = end - now();
+        if (left <= 0) {
+            fprintf(stderr, "test_repl: no \"%s\" within %g s; the terminal "
+                            "showed:\n%s\n", text, seconds, t->out);
+            return false;
+        }
+        struct pollfd p = {t->fd, POLLIN, 0};
+        if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+            continue;
+        ssize_t n = read(t->fd, t->out + t->len, sizeof t->out - 1 - t->len);
+        if (n <= 0) { /* nh ended, or the buffer is full */
+            fprintf(stderr, "test_repl: nh ended while waiting for \"%s\"; "
+                            "the terminal showed:\n%s\n", text, t->out);
+            return false;
+        }
+        t->len += (size_t)n;
+        t->out[t->len] = '\0';
+    }
+}
+
+static void type(term_t *t, const char *keys)
+{
+    size_t n = strlen(keys);
+    assert_int_equal(write(t->fd, keys, n), (ssize_t)n);
+}
+
+/* Types KEYS, then waits up to SECONDS for WANT. */
+static bool say(term_t *t, const char *keys, const char *want, double seconds)
+{
+    type(t, keys);
+    return expect(t, want, seconds);
+}
+
+static int start(void **state)
+{
+    const char *nh = getenv("NH");
+    if (!nh || access(nh, X_OK) != 0) {
+        *state = NULL;
+        return 0;
+    }
+    term_t *t = calloc(1, sizeof *t);
+    strcpy(t->home, "/tmp/nh-repl-XXXXXX"); /* for the history file */
+    if (!mkdtemp(t->home))
+        return -1;
+    struct winsize ws = {.ws_row = 24, .ws_col = 200};
+    t->pid = forkpty(&t->fd, NULL, NULL, &ws);
+    if (t->pid < 0)
+        return -1;
+    if (t->pid == 0) {
+        setenv("HOME", t->home, 1);
+        setenv("TERM", "dumb", 1);
+        execl(nh, nh, (char *)NULL);
+        _exit(127);
+    }
+    *state = t;
+    return 0;
+}
+
+static int stop(void **state)
+{
+    term_t *t = *state;
+    if (!t)
+        return 0;
+    kill(t->pid, SIGKILL);
+    waitpid(t->pid, NULL, 0);
+    close(t->fd);
+    char hist[96];
+    snprintf(hist, sizeof hist, "%s/.nh_history", t->home);
+    unlink(hist);
+    rmdir(t->home);
+    free(t);
+    return 0;
+}
+
+#define NEED_NH(t)                                                          \
+    do {                                                                    \
+        if (!(t))                                                           \
+            skip();                                                         \
+    } while (0)
+
+/* At the prompt: the line typed so far is dropped, and so are the lines
+ * of an unfinished statement; the next statement runs on its own. */
+static void test_ctrl_c_at_prompt(void **state)
+{
+    term_t *t = *state;
+    NEED_NH(t);
+    assert_true(expect(t, "nh> ", 5));
+    assert_true(say(t, "print bogus_name", "bogus_name", 5));
+    assert_true(say(t, "\x03", "nh> ", 5));
+    assert_true(say(t, "print 1+1\r", "1+1 = 2", 5));
+    assert_true(say(t, "print (1 +\r", "...> ", 5));
+    assert_true(say(t, "\x03", "nh> ", 5));
+    assert_true(say(t, "print 2+3\r", "2+3 = 5", 5));
+    assert_null(strstr(t->out, "error")); /* bogus_name never ran */
+}
+
+/* During a simulate: it stops with "interrupted" at the time reached;
+ * the state stays the initial one; the session goes on. */
+static void test_ctrl_c_stops_simulate(void **state)
+{
+    term_t *t = *state;
+    NEED_NH(t);
+    assert_true(expect(t, "nh> ", 5));
+    /* A fast oscillation over 10⁶ time units: hours of steps. */
+    assert_true(say(t, "coord x; kinetic T = x'^2/2; potential V = 5e5*x^2\r",
+                    "nh> ", 5));
+    assert_true(say(t, "initial x = 1; set max_steps = 1e9\r", "nh> ", 5));
+    assert_true(say(t, "simulate to 1e6 step 1e3\r",
+                    "simulate to 1e6 step 1e3", 5));
+    usleep(300000);
+    assert_true(say(t, "\x03", "error: interrupted at t = ", 20));
+    assert_true(expect(t, "nh> ", 5));
+    assert_true(say(t, "print t, x\r", "t = 0", 5));
+    assert_true(expect(t, "x = 1", 5));
+    assert_true(say(t, "compare lagrange multipliers samples 5\r",
+                    "max |diff| = ", 10));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_ctrl_c_at_prompt, start, stop),
+        cmocka_unit_test_setup_teardown(test_ctrl_c_stops_simulate, start,
+                                        stop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
