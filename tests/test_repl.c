@@ -7,7 +7,7 @@
  * with an error and leaves the model as it was.
  *
  * Needs: the nh binary named by the environment variable NH (make check
- * sets it); skipped without it.
+ * sets it) and a pseudo-terminal; skipped without either.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -102,8 +102,13 @@ static int start(void **state)
         return -1;
     struct winsize ws = {.ws_row = 24, .ws_col = 200};
     t->pid = forkpty(&t->fd, NULL, NULL, &ws);
-    if (t->pid < 0)
-        return -1;
+    if (t->pid < 0) { /* a machine without pseudo-terminals */
+        fprintf(stderr, "test_repl: forkpty: %s; skipped\n", strerror(errno));
+        rmdir(t->home);
+        free(t);
+        *state = NULL;
+        return 0;
+    }
     if (t->pid == 0) {
         setenv("HOME", t->home, 1);
         setenv("TERM", "dumb", 1);
