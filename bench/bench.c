@@ -616,6 +616,7 @@ static void scaling(const char *dir, FILE *sink)
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *srcdir = ".";
+    xmalloc_setup(); /* as nh's main */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-q") == 0)
             quick = true;

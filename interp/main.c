@@ -67,6 +67,7 @@ int main(int argc, char **argv)
     const char **stmts = xcalloc((size_t)argc + 1, sizeof *stmts);
     size_t nfiles = 0, nstmts = 0;
     int status = 0;
+    xmalloc_setup();
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

@@ -8,11 +8,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 static void out_of_memory(void)
 {
     fputs("nh: out of memory\n", stderr);
     abort();
+}
+
+void xmalloc_setup(void)
+{
+#if defined(__GLIBC__)
+    /* Blocks up to 32 MiB (glibc's largest mmap threshold) come from the
+     * heap, and the heap's top is given back only past 64 MiB free. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
 }
 
 void *xmalloc(size_t n)

@@ -17,6 +17,14 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* The process's allocator set-up, called first by nh's main and by the
+ * benchmark (which measures what nh does): memory that a derivation
+ * frees stays in the process for the next one, up to 64 MiB, instead of
+ * going back to the system.  glibc's defaults return every block over
+ * 128 KiB at once, so that each derivation of a large model faulted its
+ * tables back in page by page (doc/performance.md, fifth session). */
+void xmalloc_setup(void);
+
 /* Grows *v (element size ELT) so that it holds at least NEED elements. */
 void xgrow(void *v, size_t *cap, size_t need, size_t elt);
 
