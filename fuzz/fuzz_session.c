@@ -32,6 +32,7 @@
 #include <stdlib.h>
 
 #include "interp/session.h"
+#include "interp/util.h"
 
 /* Longer inputs are skipped: every statement of nh is meant to be
  * bounded, but a long script is only many short ones, and a short input

@@ -19,7 +19,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "interp/util.h"
 #include "lang/source.h"
 
 typedef struct session session_t;

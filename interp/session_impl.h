@@ -11,6 +11,7 @@
 #include "interp/model.h"
 #include "interp/sim.h"
 #include "interp/session.h"
+#include "interp/util.h"
 #include "lang/ast.h"
 
 #define SESSION_MAX_LOAD_DEPTH 16

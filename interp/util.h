@@ -1,6 +1,7 @@
 /*
- * util.h — allocation that aborts on exhaustion (the one fatal case), and a
- * growable string buffer for the printers and reports.
+ * util.h — allocation that aborts on exhaustion (the one fatal case), a
+ * growable string buffer for the printers and reports, and the request
+ * to stop long work (Ctrl-C, a time limit) with the clock it reads.
  *
  * Ownership: xmalloc & co. return memory the caller frees with free();
  * a strbuf_t owns its data until strbuf_take() hands it to the caller.
