@@ -512,6 +512,10 @@ typedef struct sim_ctx {
     double *vars;        /* scratch value vector for eom_rhs */
     double *yj, *f1, *f2; /* the finite-difference Jacobian */
     size_t nevals;
+    /* Looked at before every evaluation, so that a step of a large model
+     * (13 factorisations of its mass matrix) does not delay a stop. */
+    const nh_stop_t *stop;
+    bool stopped;
     /* The last failed evaluation: cause, time, state. */
     bool failed;
     diag_t fail;
@@ -522,6 +526,10 @@ typedef struct sim_ctx {
 static int sim_ode_f(double t, const double y[], double dydt[], void *params)
 {
     sim_ctx_t *c = params;
+    if (nh_stop_due(c->stop)) {
+        c->stopped = true;
+        return GSL_EBADFUNC; /* GSL restores the step's start */
+    }
     c->nevals++;
     int rc = 0;
     if (c->fail.set)
@@ -891,7 +899,10 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
                                                  &gsys, &t, tk, &h, y);
             if (status != GSL_SUCCESS) {
                 char cause[DIAG_MSG_MAX];
-                if (s->ctx.failed && status == GSL_EBADFUNC) {
+                if (s->ctx.stopped) {
+                    rc = sim_error_at(err, s, tprev, s->yprev,
+                                      nh_stop_reason(opt->stop));
+                } else if (s->ctx.failed && status == GSL_EBADFUNC) {
                     snprintf(cause, sizeof cause, "%s", s->ctx.fail.msg);
                     rc = sim_error_at(err, s, s->ctx.fail_t, s->ctx.fail_y,
                                       cause);
@@ -1019,7 +1030,7 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
     sim_state_t s = {.e = e, .sys = sys, .opt = opt};
     size_t ns = eom_state_size(e);
     s.ctx = (sim_ctx_t){.e = e, .sys = sys, .ns = ns,
-                        .sv = eom_state_vars(e)};
+                        .sv = eom_state_vars(e), .stop = opt->stop};
     s.ctx.vars = sim_alloc(width, sizeof(double));
     s.ctx.yj = sim_alloc(ns, sizeof(double));
     s.ctx.f1 = sim_alloc(ns, sizeof(double));
