@@ -16,7 +16,8 @@
  * times, a simulation of a million steps) is legitimate, and slower by
  * 30x under the sanitizers: each input runs under a time limit
  * (session_set_time_limit, FUZZ_TIME_LIMIT), which stops a `simulate` or
- * a `compare` between steps with an error, as Ctrl-C does in the REPL.
+ * a `compare` before its next evaluation or draw with an error, as
+ * Ctrl-C does in the REPL.
  * An input that ran into it is written to limited-HASH.nh in the working
  * directory, for fuzz/run.sh to show (not as a finding); anything that
  * keeps nh busy without looking at the limit still hits libFuzzer's

@@ -7,9 +7,10 @@
  * global state in nh, forced by those interfaces (there is one terminal
  * anyway).
  *
- * Ctrl-C (doc/language.md, "The REPL"): while a statement runs, it asks
- * the session to stop (session_interrupt), which a `simulate` or a
- * `compare` does at its next step; a second Ctrl-C before that ends nh
+ * Ctrl-C (doc/language.md, "Running"): while a statement runs, it asks
+ * the session to stop (session_interrupt), which a `simulate` does
+ * before its next evaluation and a `compare` before its next random
+ * state; a second Ctrl-C before that ends nh
  * at once, for work that does not look.  At the prompt it drops the
  * line being typed, and the lines of an unfinished statement.  readline
  * echoes "^C" and re-raises the signal to our handler; our getc function

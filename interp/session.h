@@ -44,9 +44,9 @@ run_status_t session_run_file(session_t *s, const char *path);
 /* True once `quit` or `exit` ran. */
 bool session_quit_requested(const session_t *s);
 
-/* Asks the statement running now to stop at its next step (a `simulate`,
- * a `compare` over random states) with an error "interrupted"; the model
- * keeps its state.  Safe to call from a signal handler (the REPL's
+/* Asks the statement running now to stop with an error "interrupted": a
+ * `simulate` before its next evaluation of the equations, a `compare`
+ * before its next random state; the model keeps its state.  Safe to call from a signal handler (the REPL's
  * Ctrl-C).  Each session_run_text starts with no request. */
 void session_interrupt(session_t *s);
 

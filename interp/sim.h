@@ -56,9 +56,11 @@ typedef struct sim_options {
     size_t max_steps;       /* limit on the integrator steps of this run
                                (0: SIM_DEFAULT_MAX_STEPS); reaching it is
                                an error with the time and the state */
-    const nh_stop_t *stop;  /* looked at after every step; when due, the
-                               run ends in an error with the time and the
-                               state (NULL: runs to the end) */
+    const nh_stop_t *stop;  /* looked at before every evaluation of the
+                               right-hand side; when due, the run ends in
+                               an error with the time and the state of
+                               the last completed step (NULL: runs to the
+                               end) */
 } sim_options_t;
 
 typedef struct sim_samples {

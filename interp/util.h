@@ -44,8 +44,8 @@ void strbuf_vaddf(strbuf_t *b, const char *fmt, va_list ap);
 /* The string (never NULL; "" when empty); the buffer is left empty. */
 char *strbuf_take(strbuf_t *b);
 
-/* A request to stop long work (the steps of a `simulate`, the draws of a
- * `compare`), looked at between steps: RAISED is set from a signal
+/* A request to stop long work (the evaluations of a `simulate`, the draws
+ * of a `compare`), looked at before each: RAISED is set from a signal
  * handler (Ctrl-C in the REPL), DEADLINE is a time on the monotonic
  * clock (seconds; 0 for none) that the fuzzing harness sets. */
 typedef struct nh_stop {
