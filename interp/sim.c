@@ -868,6 +868,10 @@ static int sim_after_step(sim_state_t *s, gsl_odeiv2_driver *drv, double t,
 /* A step below this times max(1, |t|) is no progress: a few ulps of t. */
 #define SIM_MIN_REL_STEP 1e-14
 
+/* At the step limit, a step below this times the largest step of the run
+ * is named in the error as a sign of a singular state ahead. */
+#define SIM_SHRUNK 1e-4
+
 /* The integration proper, between the samples.  GRID(k) is the time of
  * sample k (0..count-1). */
 static int sim_integrate(sim_state_t *s, double t0, double t_end,
@@ -887,7 +891,7 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
     size_t max_steps = opt->max_steps ? opt->max_steps : SIM_DEFAULT_MAX_STEPS;
     sim_progress_t prog;
     sim_progress_init(&prog, opt->progress);
-    double t = t0;
+    double t = t0, hmax = 0.0;
     int rc = 0;
     for (size_t k = 1; k < count && rc == 0; k++) {
         double tk = k + 1 == count ? t_end : t0 + dir * (double)k * step;
@@ -934,13 +938,26 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
                 rc = sim_error_at(err, s, t, y, cause);
                 break;
             }
+            hmax = fmax(hmax, fabs(h));
             if (s->sum.steps >= max_steps) {
-                char cause[256];
-                snprintf(cause, sizeof cause,
-                         "the run needs more than %zu integrator steps: "
-                         "simulate a shorter time, loosen rtol/atol, or raise "
-                         "the limit with `set max_steps = ...`",
-                         max_steps);
+                char cause[400], hb[40], hb2[40];
+                int w = snprintf(cause, sizeof cause,
+                                 "the run needs more than %zu integrator "
+                                 "steps: simulate a shorter time, loosen "
+                                 "rtol/atol, or raise the limit with `set "
+                                 "max_steps = ...`",
+                                 max_steps);
+                /* A step size that shrank by orders of magnitude and kept
+                 * shrinking: the integrator crawls towards a time where
+                 * the equations become singular (H = B M⁻¹ Bᵀ → 0, say),
+                 * more slowly than the collapse test above can see. */
+                if (w > 0 && (size_t)w < sizeof cause &&
+                    fabs(h) < SIM_SHRUNK * hmax)
+                    snprintf(cause + w, sizeof cause - (size_t)w,
+                             "; the step size has fallen from %s to %s, as "
+                             "when the motion runs into a singular state",
+                             expr_format_number(hmax, hb, sizeof hb),
+                             expr_format_number(fabs(h), hb2, sizeof hb2));
                 rc = sim_error_at(err, s, t, y, cause);
                 break;
             }
