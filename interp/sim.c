@@ -947,10 +947,11 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
                                  "rtol/atol, or raise the limit with `set "
                                  "max_steps = ...`",
                                  max_steps);
-                /* A step size that shrank by orders of magnitude and kept
-                 * shrinking: the integrator crawls towards a time where
-                 * the equations become singular (H = B M⁻¹ Bᵀ → 0, say),
-                 * more slowly than the collapse test above can see. */
+                /* A step size now orders of magnitude below the run's
+                 * largest (h is the integrator's next step): typically a
+                 * crawl towards a time where the equations become
+                 * singular (H = B M⁻¹ Bᵀ → 0, say), too slow for the
+                 * collapse test above to see. */
                 if (w > 0 && (size_t)w < sizeof cause &&
                     fabs(h) < SIM_SHRUNK * hmax)
                     snprintf(cause + w, sizeof cause - (size_t)w,
