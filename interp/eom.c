@@ -832,13 +832,18 @@ void eom_unpack_symmetric(const double *u, size_t n, double *f, size_t ld)
         }
 }
 
-int eom_solve_symmetric(const double *upper, size_t n, double *x, double *f,
-                        double *w, size_t *perm)
+void eom_unpack_lower(const double *u, size_t n, double *f)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         for (size_t j = i; j < n; j++)
-            f[j * n + i] = upper[k++]; /* the lower triangle LDLᵀ reads */
+            f[j * n + i] = u[k++];
+}
+
+int eom_solve_symmetric(const double *upper, size_t n, double *x, double *f,
+                        double *w, size_t *perm)
+{
+    eom_unpack_lower(upper, n, f);
     if (linalg_ldlt(f, n, LINALG_RTOL) == 0) {
         linalg_ldlt_solve(f, n, x);
         return 0;

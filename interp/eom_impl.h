@@ -161,6 +161,9 @@ int eom_solve_symmetric(const double *upper, size_t n, double *x, double *f,
 /* Fills the full n×n matrix F (leading dimension LD) from the packed
  * upper triangle U. */
 void eom_unpack_symmetric(const double *u, size_t n, double *f, size_t ld);
+/* The lower triangle of the n×n F (row-major) from the packed upper
+ * triangle U: what linalg_ldlt reads. */
+void eom_unpack_lower(const double *u, size_t n, double *f);
 
 /* Replaces each of E[0..n) by its expanded form: products and squares
  * of sums multiplied out (see eom.c), so that terms which cancel do. */

@@ -29,22 +29,10 @@
 /* Layout of the tape outputs. */
 static size_t mult_nupper(size_t n) { return n * (n + 1) / 2; }
 
-/* Fills the full n×n M from the packed upper triangle U. */
-static void mult_unpack(const double *u, size_t n, double *m, size_t ld)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i; j < n; j++) {
-            m[i * ld + j] = u[k];
-            m[j * ld + i] = u[k];
-            k++;
-        }
-}
-
 static int mult_singular_M(eom_t *e, double *buf, diag_t *err)
 {
     size_t n = e->sys->n;
-    mult_unpack(e->out, n, buf, n);
+    eom_unpack_symmetric(e->out, n, buf, n);
     return eom_singular(err, "mass matrix M", buf, n, n, n);
 }
 
@@ -104,10 +92,7 @@ static int multipliers_blocks(eom_t *e, double *qdd, double *lam)
     double *F = Mf + n * n;    /* n */
     double *Y = F + n;         /* r columns of n: Y + a*n is M⁻¹ B_aᵀ */
     double *H = Y + n * r;     /* r×r */
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i; j < n; j++)
-            Mf[j * n + i] = Mu[k++];
+    eom_unpack_lower(Mu, n, Mf);
     if (linalg_ldlt(Mf, n, LINALG_RTOL) != 0)
         return 1;
     for (size_t i = 0; i < n; i++)
@@ -170,7 +155,7 @@ static int multipliers_compute(eom_t *e, double *vars, diag_t *err)
             vars[sys->lam[a]] = sol[n + a];
         return 0;
     }
-    mult_unpack(e->out, n, K, N);
+    eom_unpack_symmetric(e->out, n, K, N);
     for (size_t a = 0; a < r; a++) {
         double *row = K + (n + a) * N;
         for (size_t i = 0; i < n; i++) {
@@ -184,10 +169,10 @@ static int multipliers_compute(eom_t *e, double *vars, diag_t *err)
         /* Name the culprit: B short of rank, else M, else the whole. */
         if (mult_check_B(e, B, K, err))
             return -1;
-        mult_unpack(e->out, n, K, n);
+        eom_unpack_symmetric(e->out, n, K, n);
         if (eom_rank(K, n, n) < n)
             return mult_singular_M(e, K, err);
-        mult_unpack(e->out, n, K, N);
+        eom_unpack_symmetric(e->out, n, K, N);
         for (size_t a = 0; a < r; a++)
             for (size_t i = 0; i < n; i++) {
                 K[i * N + n + a] = -B[a * n + i];
@@ -233,7 +218,7 @@ static int second_kind_compute(eom_t *e, double *vars, diag_t *err)
     double *diagbuf = col + n;      /* n×n or r×n */
     size_t *permH = e->perm + n;
 
-    mult_unpack(e->out, n, Mf, n);
+    eom_unpack_symmetric(e->out, n, Mf, n);
     if (linalg_lu(Mf, n, e->perm, LINALG_RTOL) != 0)
         return mult_singular_M(e, diagbuf, err);
     /* F = −M⁻¹h (Benenti eq. 44 with A and Γ folded into h). */

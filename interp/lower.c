@@ -1196,6 +1196,23 @@ static int lower_let(lower_t *lw, size_t i, diag_t *err)
     return lower_expr(lw, st->u.let.body, LOWER_QUERY, &v, err);
 }
 
+/* The system's view of what a declaration can grow or replace: forces,
+ * constraints and their multipliers, particles, kinematic equations. */
+static void publish_rows(lower_t *lw, size_t r, size_t np)
+{
+    nh_system_t *s = &lw->sys;
+    s->Q = lw->Q;
+    s->r = r;
+    s->C = lw->C;
+    s->cname = lw->cname;
+    s->cspan = lw->cspan;
+    s->lam = lw->lam;
+    s->nparticles = np;
+    s->particles = lw->particles;
+    s->psi = lw->psi;
+    s->psi_span = lw->psi_span;
+}
+
 lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
 {
     lower_t *lw = xcalloc(1, sizeof *lw);
@@ -1236,16 +1253,7 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     s->pname = lw->pname;
     s->p = lw->p;
     s->t = lw->t;
-    s->Q = lw->Q;
-    s->r = r;
-    s->C = lw->C;
-    s->cname = lw->cname;
-    s->cspan = lw->cspan;
-    s->lam = lw->lam;
-    s->nparticles = np;
-    s->particles = lw->particles;
-    s->psi = lw->psi;
-    s->psi_span = lw->psi_span;
+    publish_rows(lw, r, np);
 
     /* Lets last: a let may use reaction(), which needs the constraints. */
     int rc = lower_energies(lw, err);
@@ -1394,7 +1402,6 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     if (!extends_model(&lw->model, m))
         return 1;
     expr_graph_t *g = lw->g;
-    nh_system_t *s = &lw->sys;
     const model_t *o = &lw->model;
     size_t n = m->coords.n;
     size_t np0 = o->particles.n, nf0 = o->forces.n, r0 = o->constraints.n,
@@ -1501,16 +1508,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         forget_calls(lw, nl, LOWER_QUERY);
     }
 
-    s->Q = lw->Q;
-    s->r = r;
-    s->C = lw->C;
-    s->cname = lw->cname;
-    s->cspan = lw->cspan;
-    s->lam = lw->lam;
-    s->nparticles = np;
-    s->particles = lw->particles;
-    s->psi = lw->psi;
-    s->psi_span = lw->psi_span;
+    publish_rows(lw, r, np);
     set_energies(lw);
     return 0;
 }
