@@ -49,10 +49,10 @@
 #include <unistd.h>
 
 #include "bench/ref_sphere.h"
-#include "interp/eom_impl.h"
-#include "interp/session_impl.h"
-#include "interp/sim.h"
-#include "interp/tape.h"
+#include "interp/eom/eom_impl.h"
+#include "interp/cli/session_impl.h"
+#include "interp/run/sim.h"
+#include "interp/expr/tape.h"
 
 /* ---- the model ----------------------------------------------------------- */
 

@@ -32,8 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "interp/session.h"
-#include "interp/util.h"
+#include "interp/cli/session.h"
+#include "interp/base/util.h"
 
 /* Longer inputs are skipped: every statement of nh is meant to be
  * bounded, but a long script is only many short ones, and a short input

@@ -21,7 +21,7 @@ allow=tests/error_coverage.allow
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-sources=$(ls interp/*.c lang/*.c lang/parser.y lang/lexer.l |
+sources=$(ls interp/*/*.c lang/*.c lang/parser.y lang/lexer.l |
           grep -v '^lang/parser\.c$' | grep -v '^lang/lexer\.c$')
 
 # 1. FILE:LINE<TAB>FORMAT (the literal still C-escaped) for every call.

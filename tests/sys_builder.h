@@ -1,5 +1,5 @@
 /*
- * sys_builder.h — test scaffolding: build an nh_system_t (interp/system.h)
+ * sys_builder.h — test scaffolding: build an nh_system_t (interp/mech/system.h)
  * without the language front end, from expressions written as strings in
  * a small subset of the language (numbers, names, q' q'' z', + - * / ^,
  * unary minus, parentheses, the functions of LANGUAGE.md §3.4 of one or
@@ -27,8 +27,8 @@
 
 #include <stddef.h>
 
-#include "interp/expr.h"
-#include "interp/system.h"
+#include "interp/expr/expr.h"
+#include "interp/mech/system.h"
 
 typedef struct sb sb_t;
 

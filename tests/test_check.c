@@ -1,5 +1,5 @@
 /*
- * test_check.c — the `check` analysis (interp/check.h) on systems built by
+ * test_check.c — the `check` analysis (interp/analysis/check.h) on systems built by
  * hand: kinds of constraints, homogeneity, time dependence, Frobenius'
  * test and exactness, the rank of B, the degrees of freedom and Benenti's
  * Theorem 11.6.
@@ -23,9 +23,9 @@
 
 #include <gsl/gsl_errno.h>
 
-#include "interp/check.h"
-#include "interp/expr.h"
-#include "interp/system.h"
+#include "interp/analysis/check.h"
+#include "interp/expr/expr.h"
+#include "interp/mech/system.h"
 
 /* ---- a small system builder ---------------------------------------- */
 

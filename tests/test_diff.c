@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "interp/expr.h"
-#include "interp/tape.h"
+#include "interp/expr/expr.h"
+#include "interp/expr/tape.h"
 
 static uint64_t rng_state;
 static uint64_t rng(void)

@@ -1,5 +1,5 @@
 /*
- * test_eom.c — the equations of motion of LANGUAGE.md §5 (interp/eom.h).
+ * test_eom.c — the equations of motion of LANGUAGE.md §5 (interp/eom/eom.h).
  *
  * Every expected number comes from a closed form or from a computation
  * written out in this file, never from an earlier run:
@@ -31,9 +31,9 @@
 
 #include <cmocka.h>
 
-#include "interp/eom.h"
-#include "interp/eom_impl.h"
-#include "interp/linalg.h"
+#include "interp/eom/eom.h"
+#include "interp/eom/eom_impl.h"
+#include "interp/eom/linalg.h"
 #include "tests/sys_builder.h"
 
 /* ---- helpers -------------------------------------------------------------- */

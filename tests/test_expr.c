@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "interp/expr.h"
+#include "interp/expr/expr.h"
 
 typedef struct fixture {
     expr_graph_t *g;

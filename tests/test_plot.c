@@ -1,5 +1,5 @@
 /*
- * test_plot.c — `table` and `plot` at the library level (interp/plot.h).
+ * test_plot.c — `table` and `plot` at the library level (interp/run/plot.h).
  *
  * The CSV is read back and compared with the numbers written (shortest
  * round-trip form: strtod gives the same double); the images are checked
@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "interp/plot.h"
+#include "interp/run/plot.h"
 
 typedef struct fixture {
     char work[256], tmp[256], old_cwd[4096];

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "interp/expr.h"
+#include "interp/expr/expr.h"
 
 /* Parameters first, as a model declares them: a product lists its
  * variables in declaration order (m*x'^2). */

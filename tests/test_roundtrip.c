@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "interp/session_impl.h"
+#include "interp/cli/session_impl.h"
 #include "lang/parse.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;

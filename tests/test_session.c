@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "interp/eom.h"
-#include "interp/session_impl.h"
+#include "interp/eom/eom.h"
+#include "interp/cli/session_impl.h"
 #include "lang/parse.h"
 
 typedef struct fixture {

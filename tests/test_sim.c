@@ -1,5 +1,5 @@
 /*
- * test_sim.c — `simulate` (interp/sim.h): integration, sampling, monitors,
+ * test_sim.c — `simulate` (interp/run/sim.h): integration, sampling, monitors,
  * projection and failures.
  *
  * Every expected number comes from a closed form or from an independent
@@ -33,8 +33,8 @@
 
 #include <cmocka.h>
 
-#include "interp/eom.h"
-#include "interp/sim.h"
+#include "interp/eom/eom.h"
+#include "interp/run/sim.h"
 #include "tests/sys_builder.h"
 
 /* ---- helpers -------------------------------------------------------------- */

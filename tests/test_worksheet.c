@@ -1,5 +1,5 @@
 /*
- * test_worksheet.c — S. Benenti's worksheets (interp/worksheet.h;
+ * test_worksheet.c — S. Benenti's worksheets (interp/analysis/worksheet.h;
  * seeds/001_1980ef68f09313b8.txt §12–13).
  *
  * What a wrong sheet would get wrong, and what catches it:
@@ -31,8 +31,8 @@
 
 #include <cmocka.h>
 
-#include "interp/eom.h"
-#include "interp/worksheet.h"
+#include "interp/eom/eom.h"
+#include "interp/analysis/worksheet.h"
 #include "tests/sys_builder.h"
 
 /* ---- helpers ------------------------------------------------------------ */

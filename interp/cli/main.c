@@ -1,0 +1,123 @@
+/*
+ * main.c — the command line of LANGUAGE.md §1:
+ *   nh [OPTIONS] [FILE.nh ...]   with -e STATEMENTS, -i, -q, -, --help,
+ *   --version.  Exit status: 0 success, 1 an error in a script or
+ *   statement, 2 bad usage.
+ *
+ * Must not: interpret anything itself (the session does).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "config.h"
+#include "interp/cli/repl.h"
+#include "interp/cli/session.h"
+#include "interp/base/util.h"
+
+#ifndef NH_STDLIB_DIR
+#define NH_STDLIB_DIR "/usr/local/share/nh/stdlib"
+#endif
+
+static const char usage[] =
+    "usage: nh [OPTIONS] [FILE.nh ...]\n"
+    "Describe mechanical systems with nonholonomic constraints; derive,\n"
+    "evaluate and integrate their equations of motion.\n"
+    "\n"
+    "  FILE.nh        run the file (files run in order, in one session)\n"
+    "  -              read a script from standard input\n"
+    "  -e STATEMENTS  run the statements after the files (repeatable)\n"
+    "  -i             enter the REPL after the files and -e statements\n"
+    "  -q             quiet: no banner, no summaries\n"
+    "  --help         this help\n"
+    "  --version      the version\n"
+    "\n"
+    "Without a file or -e, nh starts the REPL.  `help` there tells more.\n";
+
+/* The library folders `import` searches after NH_PATH: the stdlib beside
+ * the executable (a build tree) and the installed one. */
+static void set_library_dirs(session_t *s)
+{
+    const char *dirs[2];
+    size_t n = 0;
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char local[PATH_MAX + 16];
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(local, sizeof local, "%s/stdlib", exe);
+            dirs[n++] = local;
+        }
+    }
+    dirs[n++] = NH_STDLIB_DIR;
+    session_set_library_dirs(s, dirs, n);
+}
+
+int main(int argc, char **argv)
+{
+    bool quiet = false, interactive = false;
+    const char **files = xcalloc((size_t)argc + 1, sizeof *files);
+    const char **stmts = xcalloc((size_t)argc + 1, sizeof *stmts);
+    size_t nfiles = 0, nstmts = 0;
+    int status = 0;
+    xmalloc_setup();
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage, stdout);
+            goto out;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("nh %s\n", PACKAGE_VERSION);
+            goto out;
+        } else if (strcmp(a, "-q") == 0) {
+            quiet = true;
+        } else if (strcmp(a, "-i") == 0) {
+            interactive = true;
+        } else if (strcmp(a, "-e") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "nh: -e needs statements after it\n%s", usage);
+                status = 2;
+                goto out;
+            }
+            stmts[nstmts++] = argv[++i];
+        } else if (strcmp(a, "--") == 0) {
+            while (++i < argc)
+                files[nfiles++] = argv[i];
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "nh: unknown option '%s'\n%s", a, usage);
+            status = 2;
+            goto out;
+        } else {
+            files[nfiles++] = a;
+        }
+    }
+
+    gsl_set_error_handler_off();
+    session_t *s = session_new(quiet, stdout, stderr);
+    set_library_dirs(s);
+    bool failed = false;
+    for (size_t i = 0; i < nfiles && !failed && !session_quit_requested(s); i++)
+        failed = session_run_file(s, files[i]) != RUN_OK;
+    for (size_t i = 0; i < nstmts && !failed && !session_quit_requested(s); i++)
+        failed = session_run_text(s, "<-e>", stmts[i], strlen(stmts[i]),
+                                  false) != RUN_OK;
+    if ((interactive || (nfiles == 0 && nstmts == 0)) &&
+        !session_quit_requested(s))
+        status = repl_run(s, !quiet);
+    else
+        status = failed ? 1 : 0;
+    session_free(s);
+out:
+    free(files);
+    free(stmts);
+    fflush(stdout);
+    return status;
+}

@@ -1,0 +1,256 @@
+/*
+ * motion.c — the statements of motion: simulate (LANGUAGE.md §6), table
+ * and plot (§7) over the recorded samples.
+ *
+ * A sample row is the full value vector of the lowering current when it
+ * was recorded (state, parameters, accelerations, multipliers), so table
+ * and plot evaluate any expression on it with one tape per statement.
+ * Must not: change the model or the samples except in simulate.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interp/run/plot.h"
+#include "interp/cli/session_impl.h"
+#include "interp/expr/tape.h"
+#include "interp/base/util.h"
+
+/* Adds the statement's place to an error reported without one. */
+static int at_statement(diag_t *err, src_span_t span)
+{
+    if (err->set && err->span.file == SRC_NO_FILE)
+        err->span = span;
+    return -1;
+}
+
+static int positive_option(session_t *s, lower_t *lw,
+                           const ast_sim_option_t *o, const char *what,
+                           double *out, diag_t *err)
+{
+    if (session_eval_const(s, lw, &s->model, o->value, out, err))
+        return -1;
+    if (!(*out > 0))
+        return diag_error(err, o->value->span, "%s must be positive", what);
+    return 0;
+}
+
+int motion_simulate(session_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = session_lowered(s, err);
+    if (!lw)
+        return -1;
+    const nh_system_t *sys = lower_system(lw);
+    sim_options_t o = {0};
+    o.rtol = s->rtol;
+    o.atol = s->atol;
+    o.step = s->step;
+    o.integrator = s->integrator;
+    o.max_steps = s->max_steps;
+    o.stop = &s->stop;
+    if (session_eval_const(s, lw, &s->model, st->u.simulate.to, &o.t_end, err))
+        return -1;
+    bool seen[SIM_OPT_PROJECT + 1] = {false};
+    for (size_t i = 0; i < st->u.simulate.noptions; i++) {
+        const ast_sim_option_t *opt = &st->u.simulate.options[i];
+        if (seen[opt->kind])
+            return diag_error(err, opt->span, "this option is given twice");
+        seen[opt->kind] = true;
+        switch (opt->kind) {
+        case SIM_OPT_STEP:
+            if (positive_option(s, lw, opt, "step", &o.step, err))
+                return -1;
+            break;
+        case SIM_OPT_RTOL:
+            if (positive_option(s, lw, opt, "rtol", &o.rtol, err))
+                return -1;
+            break;
+        case SIM_OPT_ATOL:
+            if (positive_option(s, lw, opt, "atol", &o.atol, err))
+                return -1;
+            break;
+        case SIM_OPT_INTEGRATOR:
+            if (!sim_integrator_known(opt->ident.name))
+                return session_unknown_integrator(opt->ident.name,
+                                                  opt->ident.span, err);
+            o.integrator = opt->ident.name;
+            break;
+        case SIM_OPT_PROJECT:
+            o.project = true;
+            break;
+        }
+    }
+    double t0 = s->model.t;
+    if (o.t_end == t0)
+        return diag_error(err, st->u.simulate.to->span,
+                          "the motion is already at t = %g: simulate to a "
+                          "later (or earlier) time",
+                          t0);
+    if (o.step == 0)
+        o.step = fabs(o.t_end - t0) / 1000;
+    o.progress = s->quiet ? NULL : stderr;
+
+    eom_t *e = session_eom(s, st->span, err);
+    if (!e)
+        return -1;
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
+    lower_fill_vars(lw, &s->model, vars);
+    if (s->samples.n && (s->samples_generation != s->model.generation ||
+                         s->samples_method != (int)eom_method(e)))
+        sim_samples_clear(&s->samples); /* another model or method */
+    sim_summary_t sum;
+    int rc = sim_run(e, sys, vars, &o, &s->samples, &sum, err);
+    s->samples_generation = s->model.generation;
+    s->samples_method = eom_method(e);
+    if (rc != 0) {
+        free(vars);
+        return at_statement(err, st->span);
+    }
+    lower_store_state(lw, vars, &s->model);
+    free(vars);
+    if (!s->quiet) {
+        char b1[40], b2[40], b3[40];
+        fprintf(s->out, "simulated to t = %s: %zu samples, %zu steps, "
+                        "max |C| = %s",
+                expr_format_number(s->model.t, b1, sizeof b1), sum.samples,
+                sum.steps, expr_format_number(sum.max_residual, b2, sizeof b2));
+        if (sum.energy_conserved)
+            fprintf(s->out, ", energy drift = %s",
+                    expr_format_number(sum.energy_drift, b3, sizeof b3));
+        fputc('\n', s->out);
+    }
+    return 0;
+}
+
+/* The columns of EXPRS evaluated on every sample (X first when given):
+ * cols[c] has samples.n values, titles[c] the expression's text. */
+typedef struct columns {
+    size_t n;
+    char **titles;
+    double **col;
+} columns_t;
+
+static void columns_free(columns_t *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->titles[i]);
+        free(c->col[i]);
+    }
+    free(c->titles);
+    free(c->col);
+}
+
+static int sample_columns(session_t *s, const ast_stmt_t *st,
+                          const ast_expr_t *x, columns_t *out, diag_t *err)
+{
+    memset(out, 0, sizeof *out);
+    if (s->samples.n == 0)
+        return diag_error(err, st->span,
+                          "no samples recorded: run `simulate to T` first");
+    lower_t *lw = session_lowered(s, err);
+    if (!lw)
+        return -1;
+    if (s->samples_generation != s->model.generation)
+        return diag_error(err, st->span,
+                          "the samples belong to a model that has changed "
+                          "since: simulate again");
+    size_t nitems = st->u.output.n, n = nitems + (x ? 1 : 0);
+    const ast_expr_t *exprs[n];
+    if (x)
+        exprs[0] = x;
+    for (size_t i = 0; i < nitems; i++)
+        exprs[i + (x ? 1 : 0)] = st->u.output.items[i];
+
+    const expr_t *nodes[n];
+    for (size_t i = 0; i < n; i++) {
+        value_t v;
+        if (lower_expr(lw, exprs[i], LOWER_QUERY, &v, err))
+            return -1;
+        if (v.dim != 0)
+            return diag_error(err, exprs[i]->span,
+                              "a column must be a scalar; write its "
+                              "components, like P[1], P[2]");
+        if (lower_needs_lambda(lw, &v) &&
+            (s->samples_method != EOM_MULTIPLIERS &&
+             s->samples_method != EOM_SECOND_KIND))
+            return diag_error(err, exprs[i]->span,
+                              "the samples were made with the equations %s, "
+                              "which have no multipliers",
+                              eom_method_name((eom_method_t)s->samples_method));
+        nodes[i] = v.c[0];
+    }
+    expr_graph_t *g = lower_graph(lw);
+    tape_t *tp = tape_compile(g, nodes, n, expr_graph_nvars(g));
+    double *work = xcalloc(tape_work_size(tp) + 1, sizeof *work);
+    double vals[n];
+    out->n = n;
+    out->titles = xcalloc(n, sizeof *out->titles);
+    out->col = xcalloc(n, sizeof *out->col);
+    for (size_t i = 0; i < n; i++) {
+        out->titles[i] = session_span_text(s, exprs[i]->span);
+        out->col[i] = xcalloc(s->samples.n, sizeof *out->col[i]);
+    }
+    int rc = 0;
+    for (size_t k = 0; k < s->samples.n && rc == 0; k++) {
+        const double *row = s->samples.data + k * s->samples.width;
+        tape_eval(tp, row, vals, work);
+        for (size_t i = 0; i < n; i++) {
+            if (!isfinite(vals[i])) {
+                char state[1024];
+                session_describe_state(s, row, state, sizeof state);
+                rc = diag_error(err, exprs[i]->span,
+                                "the value is not finite (%g) in sample %zu%s",
+                                vals[i], k + 1, state);
+                break;
+            }
+            out->col[i][k] = vals[i] == 0 ? 0.0 : vals[i];
+        }
+    }
+    free(work);
+    tape_free(tp);
+    if (rc)
+        columns_free(out);
+    return rc;
+}
+
+static int write_columns(session_t *s, const ast_stmt_t *st, bool plot,
+                         diag_t *err)
+{
+    columns_t c;
+    if (sample_columns(s, st, plot ? st->u.output.vs : NULL, &c, err))
+        return -1;
+    /* plot: x defaults to t, put in front */
+    if (plot && !st->u.output.vs) {
+        const nh_system_t *sys = lower_system(s->lw);
+        c.titles = xrealloc(c.titles, (c.n + 1) * sizeof *c.titles);
+        c.col = xrealloc(c.col, (c.n + 1) * sizeof *c.col);
+        memmove(c.titles + 1, c.titles, c.n * sizeof *c.titles);
+        memmove(c.col + 1, c.col, c.n * sizeof *c.col);
+        c.titles[0] = xstrdup("t");
+        c.col[0] = xcalloc(s->samples.n, sizeof *c.col[0]);
+        for (size_t k = 0; k < s->samples.n; k++)
+            c.col[0][k] = s->samples.data[k * s->samples.width + sys->t];
+        c.n++;
+    }
+    plot_columns_t pc = {c.n, s->samples.n, (const char *const *)c.titles,
+                         (const double *const *)c.col};
+    const char *file = st->u.output.file;
+    int rc = plot ? plot_draw(&pc, file, s->out, err)
+                  : plot_table(&pc, file, s->out, err);
+    columns_free(&c);
+    if (rc != 0 && err->set && err->span.file == SRC_NO_FILE)
+        err->span = file ? st->u.output.file_span : st->span;
+    return rc;
+}
+
+int motion_table(session_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    return write_columns(s, st, false, err);
+}
+
+int motion_plot(session_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    return write_columns(s, st, true, err);
+}

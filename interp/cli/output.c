@@ -1,0 +1,580 @@
+/*
+ * output.c — the statements that read the model and the state and print:
+ * print, accel, show, compare, check (LANGUAGE.md §7).
+ *
+ * Must not: change the model, the state or the chosen equations (compare
+ * prepares its own, temporary ones).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/analysis/check.h"
+#include "interp/cli/session_impl.h"
+#include "interp/base/util.h"
+#include "interp/analysis/worksheet.h"
+
+/* Values print as the shortest text that reads back to the same double,
+ * except that -0 prints as 0: the simplifier's x + 0 = x keeps a sign that
+ * IEEE addition would drop, and a physicist reads "-0" as noise. */
+static const char *num(double x, char *buf, size_t size)
+{
+    return expr_format_number(x == 0 ? 0.0 : x, buf, size);
+}
+
+/* A full value vector of the current state, with the accelerations and
+ * multipliers of the chosen equations when NEED_ACCEL. */
+static int state_vars(session_t *s, lower_t *lw, bool need_accel,
+                      src_span_t where, double *vars, diag_t *err)
+{
+    lower_fill_vars(lw, &s->model, vars);
+    if (!need_accel)
+        return 0;
+    eom_t *e = session_eom(s, where, err);
+    if (!e)
+        return -1;
+    if (eom_accel(e, vars, err) != 0) {
+        char st[1024];
+        session_describe_state(s, vars, st, sizeof st);
+        char msg[DIAG_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        diag_clear(err);
+        return diag_error(err, where, "%s%s", msg, st);
+    }
+    return 0;
+}
+
+static int lambda_available(session_t *s, lower_t *lw, const value_t *v,
+                            const ast_expr_t *e, diag_t *err)
+{
+    if (!lower_needs_lambda(lw, v))
+        return 0;
+    eom_t *eq = session_eom(s, e->span, err);
+    if (!eq)
+        return -1;
+    if (!eom_has_multipliers(eq))
+        return diag_error(err, e->span,
+                          "the equations %s have no multipliers; choose "
+                          "`equations multipliers` or `second_kind` for "
+                          "lambda() and reaction()",
+                          eom_method_name(eom_method(eq)));
+    return 0;
+}
+
+static int eval_value(session_t *s, lower_t *lw, const value_t *v,
+                      const double *vars, const ast_expr_t *e, double *out,
+                      diag_t *err)
+{
+    expr_graph_t *g = lower_graph(lw);
+    unsigned n = v->dim ? v->dim : 1;
+    for (unsigned k = 0; k < n; k++) {
+        out[k] = expr_eval(g, v->c[k], vars);
+        if (!isfinite(out[k])) {
+            char st[1024];
+            session_describe_state(s, vars, st, sizeof st);
+            return diag_error(err, e->span,
+                              "the value is not finite (%g: a division by "
+                              "zero or a function outside its domain)%s",
+                              out[k], st);
+        }
+    }
+    return 0;
+}
+
+int output_print(session_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = session_lowered(s, err);
+    if (!lw)
+        return -1;
+    size_t n = st->u.output.n;
+    expr_graph_t *g = lower_graph(lw);
+    size_t nv = expr_graph_nvars(g);
+    double vars[nv ? nv : 1];
+    value_t vals[n ? n : 1];
+    bool need_accel = false;
+    for (size_t i = 0; i < n; i++) {
+        if (lower_expr(lw, st->u.output.items[i], LOWER_QUERY, &vals[i], err))
+            return -1;
+        if (lambda_available(s, lw, &vals[i], st->u.output.items[i], err))
+            return -1;
+        need_accel |= lower_needs_accel(lw, &vals[i]);
+    }
+    if (state_vars(s, lw, need_accel, st->span, vars, err))
+        return -1;
+    /* Evaluate all before printing any: a failing print prints nothing. */
+    double x[n ? n : 1][3];
+    for (size_t i = 0; i < n; i++)
+        if (eval_value(s, lw, &vals[i], vars, st->u.output.items[i], x[i], err))
+            return -1;
+    char buf[40];
+    for (size_t i = 0; i < n; i++) {
+        char *text = session_span_text(s, st->u.output.items[i]->span);
+        fprintf(s->out, "%s = ", text);
+        free(text);
+        if (vals[i].dim == 0) {
+            fprintf(s->out, "%s\n", num(x[i][0], buf, sizeof buf));
+            continue;
+        }
+        fputc('[', s->out);
+        for (unsigned k = 0; k < vals[i].dim; k++)
+            fprintf(s->out, "%s%s", k ? ", " : "", num(x[i][k], buf, sizeof buf));
+        fputs("]\n", s->out);
+    }
+    return 0;
+}
+
+/* The accelerations of E at VARS, as `accel` prints them. */
+static void print_accel(session_t *s, const nh_system_t *sys, eom_t *e,
+                        const double *vars)
+{
+    char buf[40];
+    eom_method_t m = eom_method(e);
+    if (m == EOM_MAGGI || m == EOM_GIBBS_APPELL)
+        for (size_t i = 0; i < sys->m; i++)
+            fprintf(s->out, "%s' = %s\n", sys->zname[i],
+                    num(vars[sys->zd[i]], buf, sizeof buf));
+    for (size_t i = 0; i < sys->n; i++)
+        fprintf(s->out, "%s'' = %s\n", sys->qname[i],
+                num(vars[sys->qdd[i]], buf, sizeof buf));
+    if (eom_has_multipliers(e))
+        for (size_t a = 0; a < sys->r; a++)
+            fprintf(s->out, "lambda(%s) = %s\n", sys->cname[a],
+                    num(vars[sys->lam[a]], buf, sizeof buf));
+}
+
+int output_accel(session_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = session_lowered(s, err);
+    if (!lw)
+        return -1;
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double vars[nv ? nv : 1];
+    if (state_vars(s, lw, true, st->span, vars, err))
+        return -1;
+    print_accel(s, lower_system(lw), s->eom, vars);
+    return 0;
+}
+
+/* ---- show ------------------------------------------------------------ */
+
+static void put_expr(session_t *s, expr_graph_t *g, const expr_t *e,
+                     bool latex)
+{
+    char *t = latex ? expr_to_latex(g, e) : expr_to_text(g, e);
+    fputs(t, s->out);
+    free(t);
+}
+
+static void show_model(session_t *s, lower_t *lw, bool latex)
+{
+    const model_t *m = &s->model;
+    const nh_system_t *sys = lower_system(lw);
+    expr_graph_t *g = lower_graph(lw);
+    char buf[40];
+    FILE *o = s->out;
+    fprintf(o, "coordinates:");
+    for (size_t i = 0; i < sys->n; i++)
+        fprintf(o, "%s %s", i ? "," : "", sys->qname[i]);
+    fprintf(o, "%s\n", sys->n ? "" : " none");
+    if (sys->m) {
+        fprintf(o, "speeds:");
+        for (size_t i = 0; i < sys->m; i++)
+            fprintf(o, "%s %s", i ? "," : "", sys->zname[i]);
+        fputc('\n', o);
+    }
+    if (m->params.n) {
+        fprintf(o, "parameters:");
+        for (size_t i = 0; i < m->params.n; i++)
+            fprintf(o, "%s %s = %s", i ? "," : "", m->params.v[i].name,
+                    num(m->params.v[i].value, buf, sizeof buf));
+        fputc('\n', o);
+    }
+    if (m->lagrangian.name) {
+        fprintf(o, "lagrangian %s = ", m->lagrangian.name);
+        put_expr(s, g, sys->L, latex);
+        fputc('\n', o);
+    } else {
+        if (sys->T) {
+            fprintf(o, "kinetic %s = ", m->kinetic.name ? m->kinetic.name : "T");
+            put_expr(s, g, sys->T, latex);
+            fputc('\n', o);
+        }
+        if (sys->V && m->potential.name) {
+            fprintf(o, "potential %s = ", m->potential.name);
+            put_expr(s, g, sys->V, latex);
+            fputc('\n', o);
+        }
+    }
+    for (size_t i = 0; i < sys->n; i++)
+        if (!expr_is_const(sys->Q[i], 0)) {
+            fprintf(o, "force %s = ", sys->qname[i]);
+            put_expr(s, g, sys->Q[i], latex);
+            fputc('\n', o);
+        }
+    for (size_t a = 0; a < sys->r; a++) {
+        fprintf(o, "constraint %s: 0 = ", sys->cname[a]);
+        put_expr(s, g, sys->C[a], latex);
+        fputc('\n', o);
+    }
+    if (sys->psi)
+        for (size_t i = 0; i < sys->n; i++)
+            if (sys->psi[i]) {
+                fprintf(o, "kinematic %s' = ", sys->qname[i]);
+                put_expr(s, g, sys->psi[i], latex);
+                fputc('\n', o);
+            }
+    int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
+    fprintf(o, "equations: %s%s\n", eom_method_name(method),
+            m->method >= 0 ? "" : " (the default)");
+}
+
+static void show_mass(session_t *s, lower_t *lw, bool latex)
+{
+    const nh_system_t *sys = lower_system(lw);
+    expr_graph_t *g = lower_graph(lw);
+    /* M_ij = ∂²L/∂q_i'∂q_j' (LANGUAGE.md §5) */
+    for (size_t i = 0; i < sys->n; i++) {
+        fputs(latex ? "" : "[", s->out);
+        const expr_t *dLi = expr_diff(g, sys->L, sys->qd[i]);
+        for (size_t j = 0; j < sys->n; j++) {
+            if (j)
+                fputs(latex ? " & " : ", ", s->out);
+            put_expr(s, g, expr_diff(g, dLi, sys->qd[j]), latex);
+        }
+        fputs(latex ? (i + 1 < sys->n ? " \\\\\n" : "\n") : "]\n", s->out);
+    }
+}
+
+/* `show e` writes a DAG out as a tree, which can be exponentially larger
+ * (a let chain doubling each line): past this many terms it refuses. */
+#define SHOW_MAX_TERMS 200000
+
+/* The number of nodes of E written out as a tree, saturating at LIMIT
+ * (MEMO: one entry per node id, 0 = not computed; sizes stored + 1). */
+static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
+{
+    if (memo[e->id])
+        return memo[e->id] - 1;
+    size_t n = 1;
+    for (uint32_t i = 0; i < e->nargs && n < limit; i++) {
+        n += tree_size(e->args[i], memo, limit);
+        if (n > limit)
+            n = limit;
+    }
+    memo[e->id] = n + 1;
+    return n;
+}
+
+/* show reduced, show voronec: from the chosen equations when they are
+ * voronec or naive, else from Voronec's equations prepared for the
+ * purpose (an error when the constraints are not in explicit form). */
+static int show_voronec(session_t *s, lower_t *lw, const ast_stmt_t *st,
+                        bool reduced, diag_t *err)
+{
+    eom_t *own = NULL, *e = NULL;
+    int m = s->model.method;
+    if (m == EOM_VORONEC || m == EOM_NAIVE)
+        e = session_eom(s, st->span, err);
+    else
+        e = own = eom_prepare(lower_system(lw), EOM_VORONEC, st->span, err);
+    if (!e)
+        return -1;
+    bool latex = st->u.show.latex;
+    if (reduced) {
+        fputs(latex ? "\\bar{L} = " : "Lbar = ", s->out);
+        put_expr(s, lower_graph(lw), eom_reduced_lagrangian(e), latex);
+        fputc('\n', s->out);
+    } else {
+        char *text = eom_describe_voronec(e, latex);
+        fputs(text, s->out);
+        if (text[0] && text[strlen(text) - 1] != '\n')
+            fputc('\n', s->out);
+        free(text);
+    }
+    eom_free(own);
+    return 0;
+}
+
+int output_show(session_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = session_lowered(s, err);
+    if (!lw)
+        return -1;
+    const ast_expr_t *e = st->u.show.expr;
+    bool latex = st->u.show.latex;
+    if (e->kind == AST_NAME &&
+        model_lookup(&s->model, e->name, NULL, NULL) == MODEL_NONE) {
+        const char *w = e->name;
+        if (strcmp(w, "model") == 0) {
+            show_model(s, lw, latex);
+            return 0;
+        }
+        if (strcmp(w, "mass") == 0) {
+            show_mass(s, lw, latex);
+            return 0;
+        }
+        if (strcmp(w, "eom") == 0) {
+            eom_t *eq = session_eom(s, st->span, err);
+            if (!eq)
+                return -1;
+            char *text = eom_describe(eq, latex);
+            fputs(text, s->out);
+            if (text[0] && text[strlen(text) - 1] != '\n')
+                fputc('\n', s->out);
+            free(text);
+            return 0;
+        }
+        if (strcmp(w, "reduced") == 0 || strcmp(w, "voronec") == 0)
+            return show_voronec(s, lw, st, w[0] == 'r', err);
+    }
+    value_t v;
+    if (lower_expr(lw, e, LOWER_QUERY, &v, err))
+        return -1;
+    expr_graph_t *g = lower_graph(lw);
+    size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
+    for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
+        if (tree_size(v.c[k], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS) {
+            free(memo);
+            return diag_error(err, e->span,
+                              "this expression is too large to show (more "
+                              "than %d terms written out); print its value "
+                              "instead",
+                              SHOW_MAX_TERMS);
+        }
+    free(memo);
+    if (v.dim == 0) {
+        put_expr(s, g, v.c[0], latex);
+    } else {
+        fputs(latex ? "\\left[" : "[", s->out);
+        for (unsigned k = 0; k < v.dim; k++) {
+            if (k)
+                fputs(", ", s->out);
+            put_expr(s, g, v.c[k], latex);
+        }
+        fputs(latex ? "\\right]" : "]", s->out);
+    }
+    fputc('\n', s->out);
+    return 0;
+}
+
+/* ---- compare --------------------------------------------------------- */
+
+/* xorshift64*: a fixed seed, so compare prints the same every run. */
+static double rnd(uint64_t *st)
+{
+    *st ^= *st >> 12;
+    *st ^= *st << 25;
+    *st ^= *st >> 27;
+    return (double)((*st * 2685821657736338717ULL) >> 11) * 0x1.0p-53;
+}
+
+/* Each sample solves both equations on a fresh random state: the cap keeps
+ * one compare to seconds on large models (fuzz finding 007). */
+#define COMPARE_MAX_SAMPLES 1000
+
+/* The relative difference compare reports: |a − b| / max(1, |a|, |b|). */
+static double rel_diff(double a, double b)
+{
+    double scale = fmax(1.0, fmax(fabs(a), fabs(b)));
+    return fabs(a - b) / scale;
+}
+
+/* Whether compare draws another random state after TRIES draws of which
+ * DONE were usable, SAMPLES wanted.  It stops at 20 SAMPLES + 100 draws
+ * and, sooner, once 100 draws have failed while fewer than one in 20 was
+ * usable: at that rate the run could not finish within the first limit,
+ * and each failed draw on a large model costs a factorisation or more
+ * (a 124-coordinate model whose every state is singular took 72 s under
+ * the sanitizers to say so: fuzz finding 015). */
+static bool compare_keep_drawing(long done, long tries, long samples)
+{
+    if (tries >= 20 * samples + 100)
+        return false;
+    return tries - done < 100 || 20 * done >= tries;
+}
+
+int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    int ma = session_lookup_method(&st->u.compare.a, err);
+    if (ma < 0)
+        return -1;
+    int mb = session_lookup_method(&st->u.compare.b, err);
+    if (mb < 0)
+        return -1;
+    lower_t *lw = session_lowered(s, err);
+    if (!lw)
+        return -1;
+    const nh_system_t *sys = lower_system(lw);
+    long samples = 0;
+    if (st->u.compare.samples) {
+        value_t v;
+        if (lower_expr(lw, st->u.compare.samples, LOWER_CONST, &v, err))
+            return -1;
+        size_t nv0 = expr_graph_nvars(lower_graph(lw));
+        double vv[nv0 ? nv0 : 1];
+        lower_fill_vars(lw, &s->model, vv);
+        double x = v.dim ? NAN : expr_eval(lower_graph(lw), v.c[0], vv);
+        if (!(x >= 1 && x <= COMPARE_MAX_SAMPLES && x == floor(x)))
+            return diag_error(err, st->u.compare.samples->span,
+                              "samples must be a whole number from 1 to %d",
+                              COMPARE_MAX_SAMPLES);
+        samples = (long)x;
+    }
+    eom_t *ea = eom_prepare(sys, (eom_method_t)ma, st->u.compare.a.span, err);
+    if (!ea)
+        return -1;
+    eom_t *eb = eom_prepare(sys, (eom_method_t)mb, st->u.compare.b.span, err);
+    if (!eb) {
+        eom_free(ea);
+        return -1;
+    }
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double base[nv ? nv : 1], va[nv ? nv : 1], vb[nv ? nv : 1];
+    lower_fill_vars(lw, &s->model, base);
+    const char *na = st->u.compare.a.name, *nb = st->u.compare.b.name;
+    char b1[40], b2[40], b3[40];
+    int rc = 0;
+    if (!samples) {
+        memcpy(va, base, sizeof va);
+        memcpy(vb, base, sizeof vb);
+        if (eom_accel(ea, va, err) || eom_accel(eb, vb, err)) {
+            char stt[1024];
+            session_describe_state(s, base, stt, sizeof stt);
+            char msg[DIAG_MSG_MAX];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            diag_clear(err);
+            rc = diag_error(err, st->span, "%s%s", msg, stt);
+            goto done;
+        }
+        double worst = 0;
+        for (size_t i = 0; i < sys->n; i++) {
+            double a = va[sys->qdd[i]], b = vb[sys->qdd[i]];
+            fprintf(s->out, "%s'': %s = %s, %s = %s, diff = %s\n",
+                    sys->qname[i], na, num(a, b1, sizeof b1), nb,
+                    num(b, b2, sizeof b2), num(a - b, b3, sizeof b3));
+            worst = fmax(worst, rel_diff(a, b));
+        }
+        fprintf(s->out, "max |diff| = %s\n", num(worst, b1, sizeof b1));
+        goto done;
+    }
+    /* Random states consistent with the constraints: coordinates drawn
+     * around the current state and pulled back onto the holonomic
+     * constraints, velocities drawn in [-1, 1], then the velocities the
+     * constraints determine solved for.  Singular draws are skipped. */
+    bool holonomic = false;
+    for (size_t a = 0; a < sys->r && !holonomic; a++) {
+        holonomic = true;
+        for (size_t i = 0; i < sys->n && holonomic; i++)
+            holonomic = !expr_depends(lower_graph(lw), sys->C[a], sys->qd[i]);
+    }
+    uint64_t seed = 0x9E3779B97F4A7C15ULL;
+    double worst = 0;
+    long done_n = 0, tries = 0;
+    bool speeds = ma == EOM_MAGGI || ma == EOM_GIBBS_APPELL ||
+                  mb == EOM_MAGGI || mb == EOM_GIBBS_APPELL;
+    /* Derived and compiled once for all the draws (fuzz finding 015). */
+    sim_projector_t *proj = holonomic ? sim_projector_new(sys) : NULL;
+    eom_velsolver_t *vel = eom_velsolver_new(sys);
+    while (done_n < samples && compare_keep_drawing(done_n, tries, samples)) {
+        if (nh_stop_due(&s->stop))
+            break;
+        tries++;
+        double vars[nv ? nv : 1];
+        memcpy(vars, base, sizeof vars);
+        bool given[sys->n + 1];
+        for (size_t i = 0; i < sys->n; i++) {
+            vars[sys->q[i]] = base[sys->q[i]] + 2 * rnd(&seed) - 1;
+            vars[sys->qd[i]] = 2 * rnd(&seed) - 1;
+            given[i] = false;
+        }
+        for (size_t i = 0; i < sys->m; i++)
+            vars[sys->z[i]] = 2 * rnd(&seed) - 1;
+        diag_t tmp = {0};
+        if (proj && sim_projector_run(proj, vars, &tmp))
+            continue;
+        if (speeds && sys->psi) {
+            /* Draw the speeds and take the velocities from psi. */
+            bool ok = true;
+            for (size_t i = 0; i < sys->n && ok; i++) {
+                ok = sys->psi[i] != NULL;
+                if (ok)
+                    vars[sys->qd[i]] = expr_eval(lower_graph(lw), sys->psi[i], vars);
+                given[i] = true;
+            }
+            if (!ok || eom_velsolver_run(vel, vars, given, &tmp))
+                continue;
+        } else if (eom_velsolver_run(vel, vars, given, &tmp)) {
+            continue;
+        }
+        memcpy(va, vars, sizeof va);
+        memcpy(vb, vars, sizeof vb);
+        if (eom_accel(ea, va, &tmp) || eom_accel(eb, vb, &tmp))
+            continue;
+        for (size_t i = 0; i < sys->n; i++)
+            worst = fmax(worst, rel_diff(va[sys->qdd[i]], vb[sys->qdd[i]]));
+        done_n++;
+    }
+    sim_projector_free(proj);
+    eom_velsolver_free(vel);
+    if (done_n < samples && nh_stop_due(&s->stop)) {
+        rc = diag_error(err, st->span, "%s after %ld of %ld random states",
+                        nh_stop_reason(&s->stop), done_n, samples);
+        goto done;
+    }
+    if (done_n < samples) {
+        rc = diag_error(err, st->span,
+                        "only %ld of %ld random states could be made "
+                        "consistent with the constraints and regular for "
+                        "both equations",
+                        done_n, samples);
+        goto done;
+    }
+    fprintf(s->out, "max |diff| = %s\n", num(worst, b1, sizeof b1));
+done:
+    eom_free(ea);
+    eom_free(eb);
+    return rc;
+}
+
+/* ---- check ----------------------------------------------------------- */
+
+int output_check(session_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = session_lowered(s, err);
+    if (!lw)
+        return -1;
+    const nh_system_t *sys = lower_system(lw);
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double vars[nv ? nv : 1];
+    lower_fill_vars(lw, &s->model, vars);
+    check_report_t rep;
+    if (check_analyse(sys, vars, &rep, err) != 0) {
+        if (err->set && err->span.file == SRC_NO_FILE)
+            err->span = st->span;
+        return -1;
+    }
+    char *text = check_format(sys, &rep);
+    fputs(text, s->out);
+    free(text);
+    check_report_free(&rep);
+    return 0;
+}
+
+/* ---- worksheet ------------------------------------------------------- */
+
+int output_worksheet(session_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = session_lowered(s, err);
+    if (!lw)
+        return -1;
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double vars[nv ? nv : 1];
+    lower_fill_vars(lw, &s->model, vars);
+    if (worksheet_run(lower_system(lw), vars, st->u.word.name, false,
+                      st->u.word.span, s->out, err) != 0) {
+        if (err->set && err->span.file == SRC_NO_FILE)
+            err->span = st->span;
+        return -1;
+    }
+    return 0;
+}

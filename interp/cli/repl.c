@@ -1,0 +1,199 @@
+/*
+ * repl.c — see repl.h.
+ *
+ * readline's completion hook is a plain function pointer with no user
+ * data, and so is a signal handler, so the session they act on is kept in
+ * one file-static pointer for the duration of repl_run: the one piece of
+ * global state in nh, forced by those interfaces (there is one terminal
+ * anyway).
+ *
+ * Ctrl-C (doc/language.md, "Running"): while a statement runs, it asks
+ * the session to stop (session_interrupt), which a `simulate` does
+ * before its next evaluation and a `compare` before its next random
+ * state; a second Ctrl-C before that ends nh
+ * at once, for work that does not look.  At the prompt it drops the
+ * line being typed, and the lines of an unfinished statement.  readline
+ * echoes "^C" and re-raises the signal to our handler; our getc function
+ * then ends the line so that readline returns.
+ *
+ * Must not: interpret statements (the session does).
+ */
+#include "interp/cli/repl.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "config.h"
+#include "interp/base/util.h"
+
+#define PROMPT "nh> "
+#define PROMPT_MORE "...> "
+#define HISTORY_LINES 1000
+
+static session_t *active; /* see the file comment */
+
+static char *complete_word(const char *text, int state)
+{
+    static size_t next, len;
+    static const char *const *names;
+    if (state == 0) {
+        names = session_completions(active);
+        next = 0;
+        len = strlen(text);
+    }
+    while (names && names[next]) {
+        const char *n = names[next++];
+        if (strncmp(n, text, len) == 0)
+            return xstrdup(n);
+    }
+    return NULL;
+}
+
+static char **complete(const char *text, int start, int end)
+{
+    (void)start;
+    (void)end;
+    rl_attempted_completion_over = 1; /* no file names */
+    return rl_completion_matches(text, complete_word);
+}
+
+static void on_sigint(int sig)
+{
+    if (active && !session_interrupted(active)) {
+        session_interrupt(active);
+        return;
+    }
+    signal(sig, SIG_DFL); /* the second Ctrl-C: end nh */
+    raise(sig);
+}
+
+/* readline's character reader, but a Ctrl-C at the prompt ends the line
+ * (which repl_run then drops).  The Ctrl-C may come while readline is
+ * busy (redrawing) rather than waiting in read(): readline's handler
+ * only notes it, so pending signals are handled before each read too. */
+static int repl_getc(FILE *in)
+{
+    for (;;) {
+        rl_check_signals(); /* readline's own handling, then on_sigint */
+        if (active && session_interrupted(active))
+            return '\n';
+        unsigned char c;
+        ssize_t n = read(fileno(in), &c, 1);
+        if (n == 1)
+            return c;
+        if (n == 0 || errno != EINTR)
+            return EOF;
+    }
+}
+
+static char *history_path(void)
+{
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return NULL;
+    size_t n = strlen(home) + 32;
+    char *p = xmalloc(n);
+    snprintf(p, n, "%s/.nh_history", home);
+    return p;
+}
+
+/* Feeds one line into BUF; runs BUF when it holds complete statements.
+ * Returns whether what ran failed. */
+static bool feed(session_t *s, strbuf_t *buf, const char *line, bool tty,
+                 bool *more)
+{
+    strbuf_add(buf, line);
+    strbuf_add(buf, "\n");
+    run_status_t rc =
+        session_run_text(s, "<repl>", buf->data, buf->len, true);
+    if (rc == RUN_INCOMPLETE) {
+        *more = true;
+        return false;
+    }
+    if (tty && buf->len > 1) {
+        buf->data[buf->len - 1] = '\0'; /* history without the newline */
+        add_history(buf->data);
+    }
+    strbuf_free(buf);
+    *more = false;
+    return rc == RUN_ERROR;
+}
+
+int repl_run(session_t *s, bool banner)
+{
+    bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+    strbuf_t buf;
+    strbuf_init(&buf);
+    bool more = false;
+    if (!tty) {
+        /* Errors do not end the session, but the exit status says
+         * whether any statement failed (doc/language.md). */
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        bool failed = false;
+        while (!session_quit_requested(s) &&
+               (n = getline(&line, &cap, stdin)) >= 0) {
+            if (n > 0 && line[n - 1] == '\n')
+                line[n - 1] = '\0';
+            failed |= feed(s, &buf, line, false, &more);
+        }
+        free(line);
+        if (more) /* input ended inside a statement: say so */
+            failed |= session_run_text(s, "<repl>", buf.data, buf.len,
+                                       false) != RUN_OK;
+        strbuf_free(&buf);
+        return failed ? 1 : 0;
+    }
+
+    if (banner)
+        printf("nh %s: nonholonomic mechanics.  `help` for help, `quit` to "
+               "leave.\n",
+               PACKAGE_VERSION);
+    active = s;
+    struct sigaction sa, old_sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* output and pipes carry on after Ctrl-C */
+    sigaction(SIGINT, &sa, &old_sa);
+    rl_getc_function = repl_getc;
+    rl_readline_name = "nh";
+    rl_attempted_completion_function = complete;
+    rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,[]+-*/^:";
+    char *hist = history_path();
+    if (hist)
+        read_history(hist);
+    stifle_history(HISTORY_LINES);
+    while (!session_quit_requested(s)) {
+        char *line = readline(more ? PROMPT_MORE : PROMPT);
+        if (!line) {
+            putchar('\n');
+            break;
+        }
+        if (session_interrupted(s)) { /* Ctrl-C at the prompt */
+            session_clear_interrupt(s);
+            strbuf_free(&buf);
+            more = false;
+        } else {
+            feed(s, &buf, line, true, &more);
+            session_clear_interrupt(s); /* a Ctrl-C nothing looked at */
+        }
+        free(line);
+    }
+    sigaction(SIGINT, &old_sa, NULL);
+    if (hist) {
+        write_history(hist);
+        free(hist);
+    }
+    active = NULL;
+    strbuf_free(&buf);
+    return 0;
+}

@@ -1,0 +1,1596 @@
+/*
+ * eom.c — the equations of motion (eom.h): the method table, the objects
+ * every method derives from (LANGUAGE.md §5), the eom_t life cycle, the
+ * hot path, and the velocity solvers behind `initial` and `compare`.
+ *
+ * Shared objects, for a Lagrangian L(q, q', t), forces Q and constraints
+ * C^a(q, q', t) = 0:
+ *   M_ij = ∂²L/∂q_i'∂q_j'
+ *   h_i  = Σ_j ∂²L/∂q_i'∂q_j q_j' + ∂²L/∂q_i'∂t − ∂L/∂q_i − Q_i
+ *   B_ai = ∂C^a/∂q_i',   c_a = Σ_i ∂C^a/∂q_i q_i' + ∂C^a/∂t,
+ * so that the Euler–Lagrange residual is Σ_j M_ij q_j'' + h_i and the
+ * time derivative of a constraint is Σ_i B_ai q_i'' + c_a.  A holonomic
+ * constraint f(q, t) = 0 enters through f' = 0 (LANGUAGE.md §4).
+ *
+ * The fast path of small systems (doc/performance.md): a method's linear
+ * system — M̄, G, M and B M⁻¹ Bᵀ, all definite in the usual case — is
+ * factored by LDLᵀ built from nodes (eom_ldlt_nodes), after its entries
+ * are multiplied out (eom_expand) so that what cancels does; the
+ * solution and everything the compute step would write are compiled
+ * into one more tape.  At run time its pivots are checked as linalg_lu
+ * would check them; a matrix that is not definite, or a value that is
+ * not finite, sends the call to the numeric path, which gives the
+ * answer or the error.
+ *
+ * Must not: print; change the system (it adds nodes to the graph, which
+ * is what deriving means, but declares no variable).
+ */
+#include "interp/eom/eom.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/eom/eom_impl.h"
+#include "interp/eom/linalg.h"
+
+/* ---- the method table ----------------------------------------------- */
+
+const char *const eom_method_names[] = {
+    "lagrange", "multipliers", "second_kind", "voronec",      "naive",
+    "maggi",    "first_kind",  "kane",        "gibbs_appell", NULL,
+};
+
+static const struct {
+    const char *name;
+    eom_method_t method;
+} eom_aliases[] = {
+    {"lagrange", EOM_LAGRANGE},   {"multipliers", EOM_MULTIPLIERS},
+    {"second_kind", EOM_SECOND_KIND}, {"voronec", EOM_VORONEC},
+    {"naive", EOM_NAIVE},         {"maggi", EOM_MAGGI},
+    {"first_kind", EOM_MAGGI},    {"kane", EOM_MAGGI},
+    {"gibbs_appell", EOM_GIBBS_APPELL},
+};
+
+int eom_method_lookup(const char *name)
+{
+    if (!name)
+        return -1;
+    for (size_t k = 0; k < sizeof eom_aliases / sizeof eom_aliases[0]; k++)
+        if (strcmp(name, eom_aliases[k].name) == 0)
+            return (int)eom_aliases[k].method;
+    return -1;
+}
+
+const char *eom_method_name(eom_method_t m)
+{
+    switch (m) {
+    case EOM_LAGRANGE: return "lagrange";
+    case EOM_MULTIPLIERS: return "multipliers";
+    case EOM_SECOND_KIND: return "second_kind";
+    case EOM_VORONEC: return "voronec";
+    case EOM_NAIVE: return "naive";
+    case EOM_MAGGI: return "maggi";
+    case EOM_GIBBS_APPELL: return "gibbs_appell";
+    case EOM_METHOD_COUNT: break;
+    }
+    return "?";
+}
+
+eom_method_t eom_default_method(const nh_system_t *sys)
+{
+    return sys->r > 0 ? EOM_MULTIPLIERS : EOM_LAGRANGE;
+}
+
+/* ---- small helpers ---------------------------------------------------- */
+
+void *eom_alloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        abort(); /* out of memory: the one fatal case */
+    return p;
+}
+
+const expr_t **eom_dvar(const nh_system_t *sys, const expr_t *const *vel)
+{
+    expr_graph_t *g = sys->g;
+    uint32_t nv = expr_graph_nvars(g);
+    const expr_t **dv = eom_alloc(nv, sizeof *dv);
+    for (size_t i = 0; i < sys->n; i++)
+        dv[sys->q[i]] = vel && vel[i] ? vel[i] : expr_var(g, sys->qd[i]);
+    dv[sys->t] = expr_num(g, 1.0);
+    return dv;
+}
+
+const expr_t **eom_subst_velocities(const nh_system_t *sys,
+                                    const expr_t *const *vel)
+{
+    uint32_t nv = expr_graph_nvars(sys->g);
+    const expr_t **repl = eom_alloc(nv, sizeof *repl);
+    for (size_t i = 0; i < sys->n; i++)
+        repl[sys->qd[i]] = vel[i];
+    return repl;
+}
+
+static bool *eom_velocity_mask(const nh_system_t *sys)
+{
+    bool *mask = eom_alloc(expr_graph_nvars(sys->g), sizeof *mask);
+    for (size_t i = 0; i < sys->n; i++)
+        mask[sys->qd[i]] = true;
+    return mask;
+}
+
+/* ---- the shared objects ------------------------------------------------ */
+
+/* The total time derivative Σ_v ∂e/∂v · dv[v] (as expr_dt), by forward
+ * propagation through sums and products: d(Σ t)/dt = Σ dt/dt and
+ * d(Π f)/dt = Σ_k (Π_{l≠k} f_l) df_k/dt, memoised by node, with expr_dt
+ * for the other nodes.  expr_dt differentiates E once per variable: for
+ * the momenta of N particles in a chain (p_i a sum over the particles
+ * behind i, each term reading O(N) angles) that is O(N) work per
+ * variable and O(N³) in all, where this is O(N²) — the size of the
+ * result.  The value is the same; the form keeps the products whole. */
+typedef struct eom_dt_memo {
+    const expr_t **node; /* by id */
+    size_t count;
+} eom_dt_memo_t;
+
+static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
+                                 const expr_t *const *dv, eom_dt_memo_t *m)
+{
+    if (e->op == EXPR_CONST)
+        return expr_num(g, 0.0);
+    if (e->op == EXPR_VAR)
+        return dv[e->var] ? dv[e->var] : expr_num(g, 0.0);
+    if (e->id < m->count && m->node[e->id])
+        return m->node[e->id];
+    const expr_t *r, *sa, *sb;
+    if (expr_split(g, e, &sa, &sb)) {
+        /* d(AB)/dt = A'B + AB': O(1) new products per link of a chain */
+        const expr_t *da = eom_dt_node(g, sa, dv, m);
+        const expr_t *db = eom_dt_node(g, sb, dv, m);
+        r = expr_add(g, expr_mul(g, da, sb), expr_mul(g, sa, db));
+    } else if (e->op == EXPR_ADD || e->op == EXPR_MUL) {
+        const expr_t **t = eom_alloc(e->nargs, sizeof *t);
+        const expr_t **f = eom_alloc(e->nargs, sizeof *f);
+        size_t k = 0;
+        for (uint32_t i = 0; i < e->nargs; i++) {
+            const expr_t *d = eom_dt_node(g, e->args[i], dv, m);
+            if (expr_is_const(d, 0.0))
+                continue;
+            if (e->op == EXPR_ADD) {
+                t[k++] = d;
+            } else {
+                memcpy(f, e->args, e->nargs * sizeof *f);
+                f[i] = d;
+                t[k++] = expr_product(g, f, e->nargs);
+            }
+        }
+        r = expr_sum(g, t, k);
+        free(t);
+        free(f);
+    } else {
+        r = expr_dt(g, e, dv);
+    }
+    if (e->id < m->count)
+        m->node[e->id] = r;
+    return r;
+}
+
+void eom_dt_forward(expr_graph_t *g, const expr_t *const *e, size_t n,
+                    const expr_t *const *dv, const expr_t **out)
+{
+    eom_dt_memo_t dtm = {eom_alloc(expr_graph_count(g), sizeof *dtm.node),
+                         expr_graph_count(g)};
+    for (size_t i = 0; i < n; i++)
+        out[i] = eom_dt_node(g, e[i], dv, &dtm);
+    free(dtm.node);
+}
+
+/* p, M, h0 and h of SYS from its Lagrangian (the file comment). */
+static void eom_derive_lagrangian(const nh_system_t *sys, eom_derived_t *d,
+                                  const expr_t *const *dv)
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n;
+    for (size_t i = 0; i < n; i++)
+        d->p[i] = expr_diff(g, sys->L, sys->qd[i]);
+    eom_dt_memo_t dtm = {eom_alloc(expr_graph_count(g), sizeof *dtm.node),
+                         expr_graph_count(g)};
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = i; j < n; j++) {
+            d->M[i * n + j] = expr_diff(g, d->p[i], sys->qd[j]);
+            d->M[j * n + i] = d->M[i * n + j];
+        }
+        /* expr_dt with dv[q'] = NULL: Σ_j ∂p_i/∂q_j q_j' + ∂p_i/∂t, the
+         * part of d/dt ∂L/∂q_i' that does not hold q''. */
+        d->h0[i] = expr_sub(g, eom_dt_node(g, d->p[i], dv, &dtm),
+                            expr_diff(g, sys->L, sys->q[i]));
+        d->h[i] = expr_sub(g, d->h0[i], sys->Q[i]);
+    }
+    free(dtm.node);
+}
+
+/* ---- M, p and h from the particles ------------------------------------- */
+
+/* When T is exactly the particles' energy, T = ½ Σ_ν m_ν |P_ν'|², with
+ * P_ν' = J_ν q' + ∂P_ν/∂t and J_ν = ∂P_ν/∂q (Benenti eq. 67's
+ * kinematics), the shared objects are
+ *   p_i  = Σ_ν m_ν J_νiᵀ P_ν'
+ *   M_ij = Σ_ν m_ν J_νiᵀ J_νj
+ *   h0_i = Σ_ν m_ν J_νiᵀ a_ν + ∂V/∂q_i,   a_ν = d/dt(P_ν') at q'' = 0
+ * (d/dt ∂T/∂q_i' − ∂T/∂q_i = Σ m J_νiᵀ P_ν'', because ∂P_ν'/∂q_i is
+ * d/dt J_νi).  J_ν is sparse (a particle reads few coordinates), and
+ * particles often share a column: in a chain, ∂P_ν/∂q_i is the same node
+ * for every ν behind link i.  So the columns are gathered once, and every
+ * sum over particles is a sum over the groups of particles that share
+ * their columns, each group's masses summed once (memoised by the set):
+ * M_ij = Σ_(g,h) (Σ_{ν ∈ g∩h} m_ν) J_gᵀJ_h.  For the N-trailer that is
+ * O(1) nodes per entry where the flat sums of ∂²L/∂q'∂q' were O(N), and
+ * O(N²) work in all where they were O(N³). */
+
+typedef struct eom_pcol {
+    const expr_t *c[3]; /* a column ∂P/∂q_i of one or more particles */
+    size_t dim;
+} eom_pcol_t;
+
+typedef struct eom_pform {
+    expr_graph_t *g;
+    size_t n, np;
+    const nh_particle_t *pt;
+    int32_t *col;            /* col[ν*n + i]: column of ν for q_i, or -1 */
+    eom_pcol_t *cols;
+    size_t ncols, capcols;
+    int32_t *chash;          /* open addressing over cols, -1 empty */
+    size_t chcap;
+    size_t **byq;            /* byq[i]: the particles that read q_i */
+    size_t *nbyq;
+    /* byq[i] grouped by column: q_i's groups are gfirst[i] .. gfirst[i+1];
+     * group k has the column gcol[k] and the particles gmem[goff[k] ..
+     * goff[k+1]) in increasing order, also as the bitset gbits + k*W */
+    size_t W;
+    size_t *gfirst, *goff, *gmem;
+    int32_t *gcol;
+    uint64_t *gbits;
+    /* mass sums memoised by the particle set (sorted lists) */
+    size_t *sets;            /* arena of the lists */
+    size_t nsets, capsets;
+    struct eom_mset {
+        size_t off, len;
+        uint64_t h;
+        const expr_t *sum;
+    } *ms;
+    size_t nms, capms;
+    int32_t *mhash;
+    size_t mhcap;
+} eom_pform_t;
+
+static uint64_t eom_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
+}
+
+static uint64_t eom_pcol_hash(const eom_pcol_t *c)
+{
+    uint64_t h = c->dim;
+    for (size_t k = 0; k < c->dim; k++)
+        h = eom_mix(h, (uint64_t)(uintptr_t)c->c[k]);
+    return h;
+}
+
+static void eom_pform_rehash_cols(eom_pform_t *f)
+{
+    free(f->chash);
+    f->chcap = f->chcap ? f->chcap * 2 : 64;
+    f->chash = eom_alloc(f->chcap, sizeof *f->chash);
+    for (size_t k = 0; k < f->chcap; k++)
+        f->chash[k] = -1;
+    for (size_t c = 0; c < f->ncols; c++) {
+        size_t k = eom_pcol_hash(&f->cols[c]) & (f->chcap - 1);
+        while (f->chash[k] >= 0)
+            k = (k + 1) & (f->chcap - 1);
+        f->chash[k] = (int32_t)c;
+    }
+}
+
+/* The index of column C (added when new). */
+static int32_t eom_pform_col(eom_pform_t *f, const eom_pcol_t *c)
+{
+    if (2 * (f->ncols + 1) > f->chcap)
+        eom_pform_rehash_cols(f);
+    size_t k = eom_pcol_hash(c) & (f->chcap - 1);
+    for (; f->chash[k] >= 0; k = (k + 1) & (f->chcap - 1)) {
+        const eom_pcol_t *o = &f->cols[f->chash[k]];
+        if (o->dim == c->dim && memcmp(o->c, c->c, c->dim * sizeof *c->c) == 0)
+            return f->chash[k];
+    }
+    if (f->ncols == f->capcols) {
+        f->capcols = f->capcols ? 2 * f->capcols : 64;
+        f->cols = realloc(f->cols, f->capcols * sizeof *f->cols);
+        if (!f->cols)
+            abort();
+    }
+    f->cols[f->ncols] = *c;
+    f->chash[k] = (int32_t)f->ncols;
+    return (int32_t)f->ncols++;
+}
+
+static void eom_pform_rehash_sets(eom_pform_t *f)
+{
+    free(f->mhash);
+    f->mhcap = f->mhcap ? f->mhcap * 2 : 64;
+    f->mhash = eom_alloc(f->mhcap, sizeof *f->mhash);
+    for (size_t k = 0; k < f->mhcap; k++)
+        f->mhash[k] = -1;
+    for (size_t s = 0; s < f->nms; s++) {
+        size_t k = f->ms[s].h & (f->mhcap - 1);
+        while (f->mhash[k] >= 0)
+            k = (k + 1) & (f->mhcap - 1);
+        f->mhash[k] = (int32_t)s;
+    }
+}
+
+/* Σ_{ν ∈ SET} m_ν for the sorted particle list SET, once per set. */
+static const expr_t *eom_pform_mass(eom_pform_t *f, const size_t *set,
+                                    size_t len)
+{
+    uint64_t h = len;
+    for (size_t k = 0; k < len; k++)
+        h = eom_mix(h, set[k]);
+    if (2 * (f->nms + 1) > f->mhcap)
+        eom_pform_rehash_sets(f);
+    size_t k = h & (f->mhcap - 1);
+    for (; f->mhash[k] >= 0; k = (k + 1) & (f->mhcap - 1)) {
+        const struct eom_mset *s = &f->ms[f->mhash[k]];
+        if (s->h == h && s->len == len &&
+            memcmp(f->sets + s->off, set, len * sizeof *set) == 0)
+            return s->sum;
+    }
+    const expr_t **m = eom_alloc(len, sizeof *m);
+    for (size_t j = 0; j < len; j++)
+        m[j] = f->pt[set[j]].mass;
+    const expr_t *sum = expr_sum(f->g, m, len);
+    free(m);
+    if (f->nsets + len > f->capsets) {
+        f->capsets = 2 * (f->nsets + len) + 64;
+        f->sets = realloc(f->sets, f->capsets * sizeof *f->sets);
+        if (!f->sets)
+            abort();
+    }
+    memcpy(f->sets + f->nsets, set, len * sizeof *set);
+    if (f->nms == f->capms) {
+        f->capms = f->capms ? 2 * f->capms : 64;
+        f->ms = realloc(f->ms, f->capms * sizeof *f->ms);
+        if (!f->ms)
+            abort();
+    }
+    f->ms[f->nms] = (struct eom_mset){f->nsets, len, h, sum};
+    f->nsets += len;
+    f->mhash[k] = (int32_t)f->nms++;
+    return sum;
+}
+
+/* Whether the particle form applies: T is the particles' energy, every
+ * mass is constant along a motion, every position reads only q, t and
+ * parameters, and V reads no velocity. */
+bool eom_particle_form(const nh_system_t *sys)
+{
+    if (!sys->T || !sys->T_only_particles || sys->nparticles == 0)
+        return false;
+    expr_graph_t *g = sys->g;
+    bool *motion = eom_alloc(expr_graph_nvars(g), sizeof *motion);
+    bool *vel = eom_alloc(expr_graph_nvars(g), sizeof *vel);
+    for (size_t i = 0; i < sys->n; i++) {
+        motion[sys->q[i]] = true;
+        motion[sys->qd[i]] = vel[sys->qd[i]] = true;
+        motion[sys->qdd[i]] = vel[sys->qdd[i]] = true;
+    }
+    for (size_t a = 0; a < sys->m; a++) {
+        motion[sys->z[a]] = vel[sys->z[a]] = true;
+        motion[sys->zd[a]] = vel[sys->zd[a]] = true;
+    }
+    for (size_t a = 0; a < sys->r; a++)
+        motion[sys->lam[a]] = vel[sys->lam[a]] = true;
+    motion[sys->t] = true;
+    bool ok = !sys->V || !expr_depends_any(g, sys->V, vel);
+    for (size_t k = 0; k < sys->nparticles && ok; k++) {
+        const nh_particle_t *P = &sys->particles[k];
+        if (P->dim < 1 || P->dim > 3 ||
+            expr_depends_any(g, P->mass, motion))
+            ok = false;
+        for (size_t c = 0; c < P->dim && ok; c++)
+            if (expr_depends_any(g, P->pos[c], vel))
+                ok = false;
+    }
+    free(motion);
+    free(vel);
+    return ok;
+}
+
+/* qsort order of (column, particle) pairs, lexicographic. */
+static int eom_cmp_pair(const void *a, const void *b)
+{
+    const size_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Groups byq[i] of every coordinate by column (the fields g* of F),
+ * once: the mass entries then intersect groups as bitsets instead of
+ * sorting the particles of every pair (i, j) — n² sorts of n particles. */
+static void eom_pform_group(eom_pform_t *f)
+{
+    size_t n = f->n, total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += f->nbyq[i];
+    f->W = (f->np + 63) / 64;
+    f->gfirst = eom_alloc(n + 1, sizeof *f->gfirst);
+    f->goff = eom_alloc(total + 1, sizeof *f->goff);
+    f->gmem = eom_alloc(total + 1, sizeof *f->gmem);
+    f->gcol = eom_alloc(total + 1, sizeof *f->gcol);
+    f->gbits = eom_alloc((total + 1) * f->W, sizeof *f->gbits);
+    size_t *key = eom_alloc(2 * f->np + 2, sizeof *key);
+    size_t ng = 0, nm = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t cnt = f->nbyq[i];
+        for (size_t k = 0; k < cnt; k++) {
+            size_t nu = f->byq[i][k];
+            key[2 * k] = (size_t)f->col[nu * n + i];
+            key[2 * k + 1] = nu;
+        }
+        qsort(key, cnt, 2 * sizeof *key, eom_cmp_pair);
+        f->gfirst[i] = ng;
+        for (size_t k = 0; k < cnt; k++) {
+            if (k == 0 || key[2 * k] != key[2 * k - 2]) {
+                f->gcol[ng] = (int32_t)key[2 * k];
+                f->goff[ng++] = nm;
+            }
+            size_t nu = key[2 * k + 1];
+            f->gmem[nm++] = nu;
+            f->gbits[(ng - 1) * f->W + nu / 64] |= (uint64_t)1 << (nu % 64);
+        }
+    }
+    f->gfirst[n] = ng;
+    f->goff[ng] = nm;
+    free(key);
+}
+
+/* Σ_{groups g of q_i's particles} J_gᵀ (Σ_{ν ∈ g} m_ν X_ν) for the
+ * per-particle vectors X (X[ν*3 + c]). */
+static const expr_t *eom_pform_dot_groups(eom_pform_t *f, size_t i,
+                                          const expr_t *const *X)
+{
+    expr_graph_t *g = f->g;
+    size_t cnt = f->nbyq[i];
+    const expr_t **terms = eom_alloc(3 * cnt + 1, sizeof *terms);
+    const expr_t **in = eom_alloc(cnt + 1, sizeof *in);
+    size_t nt = 0;
+    for (size_t k = f->gfirst[i]; k < f->gfirst[i + 1]; k++) {
+        const eom_pcol_t *col = &f->cols[f->gcol[k]];
+        for (size_t c = 0; c < col->dim; c++) {
+            if (expr_is_const(col->c[c], 0.0))
+                continue;
+            size_t ni = 0;
+            for (size_t l = f->goff[k]; l < f->goff[k + 1]; l++) {
+                size_t nu = f->gmem[l];
+                in[ni++] = expr_mul(g, f->pt[nu].mass, X[nu * 3 + c]);
+            }
+            terms[nt++] = expr_mul(g, col->c[c], expr_sum(g, in, ni));
+        }
+    }
+    const expr_t *s = expr_sum(g, terms, nt);
+    free(terms);
+    free(in);
+    return s;
+}
+
+/* M_ij (i <= j) = Σ_(g,h) (Σ_{ν ∈ g∩h} m_ν) J_gᵀ J_h over the groups g
+ * of q_i and h of q_j; SET is scratch of np + 1, BITS of W words. */
+static const expr_t *eom_pform_mass_entry(eom_pform_t *f, size_t i, size_t j,
+                                          size_t *set, uint64_t *bits)
+{
+    expr_graph_t *g = f->g;
+    size_t W = f->W, nt = 0;
+    size_t ngi = f->gfirst[i + 1] - f->gfirst[i];
+    size_t ngj = f->gfirst[j + 1] - f->gfirst[j];
+    const expr_t **terms = eom_alloc(ngi * ngj + 1, sizeof *terms);
+    const expr_t *prod[3];
+    for (size_t ka = f->gfirst[i]; ka < f->gfirst[i + 1]; ka++)
+        for (size_t kb = f->gfirst[j]; kb < f->gfirst[j + 1]; kb++) {
+            size_t len = 0;
+            for (size_t w = 0; w < W; w++) {
+                bits[w] = f->gbits[ka * W + w] & f->gbits[kb * W + w];
+                for (uint64_t b = bits[w]; b; b &= b - 1)
+                    set[len++] = 64 * w + (size_t)__builtin_ctzll(b);
+            }
+            if (len == 0)
+                continue;
+            const eom_pcol_t *a = &f->cols[f->gcol[ka]];
+            const eom_pcol_t *b = &f->cols[f->gcol[kb]];
+            for (size_t c = 0; c < a->dim; c++)
+                prod[c] = expr_mul(g, a->c[c], b->c[c]);
+            terms[nt++] = expr_mul(g, eom_pform_mass(f, set, len),
+                                   expr_sum(g, prod, a->dim));
+        }
+    const expr_t *s = expr_sum(g, terms, nt);
+    free(terms);
+    return s;
+}
+
+/* p, M, h0 and h of SYS by the particles (see above). */
+static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
+                                 const expr_t *const *dv)
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, np = sys->nparticles;
+    eom_pform_t f = {.g = g, .n = n, .np = np, .pt = sys->particles};
+    f.col = eom_alloc(np * n, sizeof *f.col);
+    f.byq = eom_alloc(n, sizeof *f.byq);
+    f.nbyq = eom_alloc(n, sizeof *f.nbyq);
+    for (size_t i = 0; i < n; i++)
+        f.byq[i] = eom_alloc(np, sizeof *f.byq[i]);
+    /* the columns J_νi, and velocities and accelerations (q'' = 0) */
+    const expr_t **V = eom_alloc(3 * np, sizeof *V);
+    const expr_t **A = eom_alloc(3 * np, sizeof *A);
+    eom_dt_memo_t dtm = {eom_alloc(expr_graph_count(g), sizeof *dtm.node),
+                         expr_graph_count(g)};
+    for (size_t nu = 0; nu < np; nu++) {
+        const nh_particle_t *P = &sys->particles[nu];
+        for (size_t i = 0; i < n; i++) {
+            eom_pcol_t c = {{NULL, NULL, NULL}, P->dim};
+            bool any = false;
+            for (size_t k = 0; k < P->dim; k++) {
+                c.c[k] = expr_diff(g, P->pos[k], sys->q[i]);
+                any |= !expr_is_const(c.c[k], 0.0);
+            }
+            f.col[nu * n + i] = any ? eom_pform_col(&f, &c) : -1;
+            if (any)
+                f.byq[i][f.nbyq[i]++] = nu;
+        }
+        for (size_t k = 0; k < P->dim; k++) {
+            V[nu * 3 + k] = expr_dt(g, P->pos[k], dv);
+            A[nu * 3 + k] = eom_dt_node(g, V[nu * 3 + k], dv, &dtm);
+        }
+    }
+    free(dtm.node);
+    eom_pform_group(&f);
+    size_t *set = eom_alloc(np + 1, sizeof *set);
+    uint64_t *bits = eom_alloc(f.W + 1, sizeof *bits);
+    for (size_t i = 0; i < n; i++) {
+        d->p[i] = eom_pform_dot_groups(&f, i, V);
+        for (size_t j = i; j < n; j++) {
+            d->M[i * n + j] = eom_pform_mass_entry(&f, i, j, set, bits);
+            d->M[j * n + i] = d->M[i * n + j];
+        }
+        d->h0[i] = eom_pform_dot_groups(&f, i, A);
+        if (sys->V)
+            d->h0[i] = expr_add(g, d->h0[i], expr_diff(g, sys->V, sys->q[i]));
+        d->h[i] = expr_sub(g, d->h0[i], sys->Q[i]);
+    }
+    free(set);
+    free(bits);
+    free(V);
+    free(A);
+    for (size_t i = 0; i < n; i++)
+        free(f.byq[i]);
+    free(f.byq);
+    free(f.nbyq);
+    free(f.col);
+    free(f.gfirst);
+    free(f.goff);
+    free(f.gmem);
+    free(f.gcol);
+    free(f.gbits);
+    free(f.cols);
+    free(f.chash);
+    free(f.sets);
+    free(f.ms);
+    free(f.mhash);
+}
+
+/* The constraint rows: Ceff (f' for a holonomic f, else C), whether each
+ * is holonomic, and B = ∂Ceff/∂q'. */
+static void eom_derive_rows(const nh_system_t *sys, eom_derived_t *d,
+                            const expr_t *const *dv, const bool *vmask)
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = sys->r;
+    d->Ceff = eom_alloc(r, sizeof *d->Ceff);
+    d->holonomic = eom_alloc(r, sizeof *d->holonomic);
+    d->B = eom_alloc(r * n, sizeof *d->B);
+    for (size_t a = 0; a < r; a++) {
+        d->holonomic[a] = !expr_depends_any(g, sys->C[a], vmask);
+        d->Ceff[a] = d->holonomic[a] ? expr_dt(g, sys->C[a], dv) : sys->C[a];
+        expr_diff_prime(g, d->Ceff[a], vmask); /* B's row in one pass */
+        for (size_t i = 0; i < n; i++)
+            d->B[a * n + i] = expr_diff(g, d->Ceff[a], sys->qd[i]);
+    }
+}
+
+void eom_derive(const nh_system_t *sys, eom_derived_t *d)
+{
+    eom_derive_form(sys, d, eom_particle_form(sys));
+}
+
+void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
+                     bool particles)
+{
+    size_t n = sys->n;
+    const expr_t **dv = eom_dvar(sys, NULL);
+    bool *vmask = eom_velocity_mask(sys);
+
+    memset(d, 0, sizeof *d);
+    d->p = eom_alloc(n, sizeof *d->p);
+    d->M = eom_alloc(n * n, sizeof *d->M);
+    d->h0 = eom_alloc(n, sizeof *d->h0);
+    d->h = eom_alloc(n, sizeof *d->h);
+    if (particles)
+        eom_derive_particles(sys, d, dv);
+    else
+        eom_derive_lagrangian(sys, d, dv);
+
+    eom_derive_rows(sys, d, dv, vmask);
+    free(dv);
+    free(vmask);
+}
+
+void eom_derive_c(const nh_system_t *sys, eom_derived_t *d)
+{
+    if (d->c)
+        return;
+    const expr_t **dv = eom_dvar(sys, NULL);
+    d->c = eom_alloc(sys->r, sizeof *d->c);
+    for (size_t a = 0; a < sys->r; a++)
+        d->c[a] = expr_dt(sys->g, d->Ceff[a], dv);
+    free(dv);
+}
+
+void eom_derived_free(eom_derived_t *d)
+{
+    free(d->p);
+    free(d->M);
+    free(d->h0);
+    free(d->h);
+    free(d->Ceff);
+    free(d->holonomic);
+    free(d->B);
+    free(d->c);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---- life cycle ----------------------------------------------------------- */
+
+void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout)
+{
+    e->tape = tape_compile(e->sys->g, outs, nout, e->nvars);
+    if (!e->tape)
+        abort();
+    e->out = eom_alloc(nout, sizeof *e->out);
+    e->work = eom_alloc(tape_work_size(e->tape), sizeof *e->work);
+}
+
+void eom_compile_pre(eom_t *e, const expr_t *const *outs,
+                     const uint32_t *var, size_t nout)
+{
+    e->pre = tape_compile(e->sys->g, outs, nout, e->nvars);
+    if (!e->pre)
+        abort();
+    e->pre_out = eom_alloc(nout, sizeof *e->pre_out);
+    e->pre_work = eom_alloc(tape_work_size(e->pre), sizeof *e->pre_work);
+    e->pre_var = eom_alloc(nout, sizeof *e->pre_var);
+    memcpy(e->pre_var, var, nout * sizeof *var);
+    e->npre = nout;
+}
+
+void eom_run_pre(eom_t *e, double *vars)
+{
+    tape_eval(e->pre, vars, e->pre_out, e->pre_work);
+    for (size_t i = 0; i < e->npre; i++)
+        vars[e->pre_var[i]] = e->pre_out[i];
+}
+
+void eom_alloc_scratch(eom_t *e, size_t nd, size_t np)
+{
+    e->nscratch = nd;
+    e->scratch = eom_alloc(nd, sizeof *e->scratch);
+    e->perm = eom_alloc(np, sizeof *e->perm);
+}
+
+void eom_set_state(eom_t *e, const uint32_t *vel, const uint32_t *dvel,
+                   size_t nv)
+{
+    const nh_system_t *sys = e->sys;
+    e->nstate = sys->n + nv;
+    e->state = eom_alloc(e->nstate, sizeof *e->state);
+    e->deriv = eom_alloc(e->nstate, sizeof *e->deriv);
+    for (size_t i = 0; i < sys->n; i++) {
+        e->state[i] = sys->q[i];
+        e->deriv[i] = sys->qd[i];
+    }
+    for (size_t k = 0; k < nv; k++) {
+        e->state[sys->n + k] = vel[k];
+        e->deriv[sys->n + k] = dvel[k];
+    }
+}
+
+eom_t *eom_prepare(const nh_system_t *sys, eom_method_t method,
+                   src_span_t where, diag_t *err)
+{
+    if ((int)method < 0 || method >= EOM_METHOD_COUNT) {
+        diag_error(err, where, "unknown equations of motion");
+        return NULL;
+    }
+    eom_t *e = eom_alloc(1, sizeof *e);
+    e->sys = sys;
+    e->method = method;
+    e->nvars = expr_graph_nvars(sys->g);
+    eom_derive(sys, &e->d);
+    int rc;
+    switch (method) {
+    case EOM_LAGRANGE:
+    case EOM_MULTIPLIERS:
+    case EOM_SECOND_KIND:
+        rc = eom_prepare_mult(e, where, err);
+        break;
+    case EOM_VORONEC:
+    case EOM_NAIVE:
+        rc = eom_prepare_voronec(e, where, err);
+        break;
+    default:
+        rc = eom_prepare_maggi(e, where, err);
+        break;
+    }
+    if (rc != 0) {
+        eom_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void eom_free(eom_t *e)
+{
+    if (!e)
+        return;
+    eom_derived_free(&e->d);
+    free(e->state);
+    free(e->deriv);
+    tape_free(e->tape);
+    free(e->out);
+    free(e->work);
+    tape_free(e->pre);
+    free(e->pre_out);
+    free(e->pre_work);
+    free(e->pre_var);
+    tape_free(e->fast);
+    free(e->fast_out);
+    free(e->fast_work);
+    free(e->fast_var);
+    free(e->scratch);
+    free(e->perm);
+    free(e->dep);
+    free(e->ind);
+    free(e->a);
+    free(e->b);
+    free(e->vdep);
+    free(e->rowl);
+    free(e->rowr);
+    free(e->beta);
+    free(e->Psi);
+    free(e);
+}
+
+eom_method_t eom_method(const eom_t *e) { return e->method; }
+
+bool eom_has_multipliers(const eom_t *e)
+{
+    return e->method == EOM_MULTIPLIERS || e->method == EOM_SECOND_KIND;
+}
+
+size_t eom_state_size(const eom_t *e) { return e->nstate; }
+
+const uint32_t *eom_state_vars(const eom_t *e) { return e->state; }
+
+/* ---- the hot path ------------------------------------------------------- */
+
+int eom_check_finite(const double *v, size_t count, const char *what,
+                     diag_t *err)
+{
+    /* The hot path: one pass without branches (a value is not finite
+     * when its exponent bits are all ones), then the slow one to say
+     * which kind of value it was. */
+    const uint64_t exp_mask = 0x7ff0000000000000ULL;
+    uint64_t bad = 0;
+    for (size_t k = 0; k < count; k++) {
+        uint64_t u;
+        memcpy(&u, &v[k], sizeof u);
+        bad |= (u & exp_mask) == exp_mask;
+    }
+    if (!bad)
+        return 0;
+    for (size_t k = 0; k < count; k++)
+        if (!isfinite(v[k]))
+            return diag_error(err, SRC_SPAN_NONE,
+                              "a non-finite value (%s) in %s", 
+                              isnan(v[k]) ? "nan" : "inf", what);
+    return 0;
+}
+
+void eom_unpack_symmetric(const double *u, size_t n, double *f, size_t ld)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++) {
+            f[i * ld + j] = u[k];
+            f[j * ld + i] = u[k];
+            k++;
+        }
+}
+
+void eom_unpack_lower(const double *u, size_t n, double *f)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++)
+            f[j * n + i] = u[k++];
+}
+
+int eom_solve_symmetric(const double *upper, size_t n, double *x, double *f,
+                        double *w, size_t *perm)
+{
+    eom_unpack_lower(upper, n, f);
+    if (linalg_ldlt(f, n, LINALG_RTOL) == 0) {
+        linalg_ldlt_solve(f, n, x);
+        return 0;
+    }
+    eom_unpack_symmetric(upper, n, f, n);
+    if (linalg_lu(f, n, perm, LINALG_RTOL) != 0)
+        return -1;
+    linalg_lu_solve(f, n, perm, x, w);
+    return 0;
+}
+
+size_t eom_rank(double *a, size_t rows, size_t cols)
+{
+    return linalg_rank(a, rows, cols, LINALG_RTOL);
+}
+
+bool eom_schur_negligible(double hmax, double mmax)
+{
+    return !(hmax * mmax >= LINALG_RTOL);
+}
+
+int eom_singular(diag_t *err, const char *name, double *a, size_t rows,
+                 size_t cols, size_t full)
+{
+    size_t rank = eom_rank(a, rows, cols);
+    return diag_error(err, SRC_SPAN_NONE, "the %s is singular (rank %zu of %zu)",
+                      name, rank, full);
+}
+
+void eom_clear_lambda(const eom_t *e, double *vars)
+{
+    for (size_t a = 0; a < e->sys->r; a++)
+        vars[e->sys->lam[a]] = NAN;
+}
+
+int eom_accel(eom_t *e, double *vars, diag_t *err)
+{
+    return e->compute(e, vars, err);
+}
+
+int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
+            diag_t *err)
+{
+    const uint32_t *state = e->state, *deriv = e->deriv;
+    size_t ns = e->nstate;
+    for (size_t k = 0; k < ns; k++)
+        vars[state[k]] = y[k];
+    vars[e->sys->t] = t;
+    if (e->compute(e, vars, err) != 0)
+        return -1;
+    for (size_t k = 0; k < ns; k++)
+        dydt[k] = vars[deriv[k]];
+    return 0;
+}
+
+char *eom_describe(const eom_t *e, bool latex)
+{
+    return e->describe(e, latex);
+}
+
+/* ---- the fast path of small systems ------------------------------------ */
+
+/* Products of sums that the canonical forms keep (they never distribute)
+ * often cancel once multiplied out: the sphere's h̄_theta is six products
+ * of sums that expand to 7/5 m R² phi' psi' sin(theta).  eom_expand
+ * multiplies out products and small integer powers of sums, up to
+ * EOM_EXPAND_TERMS terms per product (beyond that a product is kept as
+ * it is), memoised by node id below the count the memo was made for. */
+enum { EOM_EXPAND_TERMS = 64 };
+
+typedef struct eom_expand_memo {
+    const expr_t **node; /* by id */
+    size_t count;
+} eom_expand_memo_t;
+
+static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
+                                     eom_expand_memo_t *memo);
+
+/* A·B, both expanded, multiplied out when the result has few terms. */
+static const expr_t *eom_expand_mul(expr_graph_t *g, const expr_t *a,
+                                    const expr_t *b)
+{
+    const expr_t *const *ta = &a, *const *tb = &b;
+    size_t na = 1, nb = 1;
+    if (a->op == EXPR_ADD) {
+        ta = a->args;
+        na = a->nargs;
+    }
+    if (b->op == EXPR_ADD) {
+        tb = b->args;
+        nb = b->nargs;
+    }
+    if (na * nb == 1 || na * nb > EOM_EXPAND_TERMS)
+        return expr_mul(g, a, b);
+    const expr_t **t = eom_alloc(na * nb, sizeof *t);
+    size_t k = 0;
+    for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < nb; j++)
+            t[k++] = expr_mul(g, ta[i], tb[j]);
+    const expr_t *r = expr_sum(g, t, k);
+    free(t);
+    return r;
+}
+
+static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
+                                     eom_expand_memo_t *memo)
+{
+    if (e->op == EXPR_CONST || e->op == EXPR_VAR || e->id >= memo->count)
+        return e;
+    if (memo->node[e->id])
+        return memo->node[e->id];
+    const expr_t *r;
+    if (e->op == EXPR_ADD) {
+        const expr_t **t = eom_alloc(e->nargs, sizeof *t);
+        for (uint32_t i = 0; i < e->nargs; i++)
+            t[i] = eom_expand_node(g, e->args[i], memo);
+        r = expr_sum(g, t, e->nargs);
+        free(t);
+    } else if (e->op == EXPR_MUL) {
+        r = eom_expand_node(g, e->args[0], memo);
+        for (uint32_t i = 1; i < e->nargs; i++)
+            r = eom_expand_mul(g, r, eom_expand_node(g, e->args[i], memo));
+    } else if (e->op == EXPR_POW) {
+        const expr_t *b = eom_expand_node(g, e->args[0], memo);
+        const expr_t *x = e->args[1];
+        if (x->op == EXPR_CONST && (x->value == 2 || x->value == 3) &&
+            b->op == EXPR_ADD) {
+            r = b;
+            for (int i = 1; i < (int)x->value; i++)
+                r = eom_expand_mul(g, r, b);
+        } else {
+            r = expr_pow(g, b, eom_expand_node(g, x, memo));
+        }
+    } else {
+        r = expr_call(g, e->op, eom_expand_node(g, e->args[0], memo),
+                      e->nargs > 1 ? eom_expand_node(g, e->args[1], memo)
+                                   : NULL);
+    }
+    memo->node[e->id] = r;
+    return r;
+}
+
+void eom_expand(expr_graph_t *g, const expr_t **e, size_t n)
+{
+    eom_expand_memo_t memo = {eom_alloc(expr_graph_count(g),
+                                        sizeof *memo.node),
+                              expr_graph_count(g)};
+    for (size_t i = 0; i < n; i++)
+        e[i] = eom_expand_node(g, e[i], &memo);
+    free(memo.node);
+}
+
+void eom_ldlt_nodes(expr_graph_t *g, const expr_t *const *A, size_t n,
+                    const expr_t *const *rhs, size_t nrhs, const expr_t **d,
+                    const expr_t **x)
+{
+    /* linalg_ldlt's recurrences (Crout), on nodes: with W_jk = L_jk·D_k,
+     *   W_jk = A_jk − Σ_{p<k} W_jp L_kp,  L_jk = W_jk / D_k,
+     *   D_j = A_jj − Σ_{k<j} L_jk W_jk;
+     * then L y = b, z = y / D, Lᵀ x = z. */
+    const expr_t **L = eom_alloc(n * n, sizeof *L);
+    const expr_t **W = eom_alloc(n * n, sizeof *W);
+    const expr_t **inv = eom_alloc(n, sizeof *inv);
+    const expr_t **t = eom_alloc(n + 1, sizeof *t);
+    const expr_t *minus_one = expr_num(g, -1.0);
+    for (size_t j = 0; j < n; j++) {
+        for (size_t k = 0; k < j; k++) {
+            size_t m = 0;
+            t[m++] = A[j * n + k];
+            for (size_t p = 0; p < k; p++)
+                t[m++] = expr_neg(g, expr_mul(g, W[j * n + p], L[k * n + p]));
+            W[j * n + k] = expr_sum(g, t, m);
+            L[j * n + k] = expr_mul(g, W[j * n + k], inv[k]);
+        }
+        size_t m = 0;
+        t[m++] = A[j * n + j];
+        for (size_t k = 0; k < j; k++)
+            t[m++] = expr_neg(g, expr_mul(g, L[j * n + k], W[j * n + k]));
+        d[j] = expr_sum(g, t, m);
+        inv[j] = expr_pow(g, d[j], minus_one);
+    }
+    for (size_t s = 0; s < nrhs; s++) {
+        const expr_t *const *b = rhs + s * n;
+        const expr_t **xs = x + s * n;
+        for (size_t i = 0; i < n; i++) {
+            size_t m = 0;
+            t[m++] = b[i];
+            for (size_t k = 0; k < i; k++)
+                t[m++] = expr_neg(g, expr_mul(g, L[i * n + k], xs[k]));
+            xs[i] = expr_sum(g, t, m);
+        }
+        for (size_t i = 0; i < n; i++)
+            xs[i] = expr_mul(g, xs[i], inv[i]);
+        for (size_t i = n; i-- > 0;) {
+            size_t m = 0;
+            t[m++] = xs[i];
+            for (size_t k = i + 1; k < n; k++)
+                t[m++] = expr_neg(g, expr_mul(g, L[k * n + i], xs[k]));
+            xs[i] = expr_sum(g, t, m);
+        }
+    }
+    free(L);
+    free(W);
+    free(inv);
+    free(t);
+}
+
+/* The fast path: the fast tape, then its pivots against the tolerance of
+ * linalg_lu (for a definite matrix the largest entry is on the
+ * diagonal); anything unexpected goes to the numeric path, which also
+ * words the errors. */
+static int eom_fast_compute(eom_t *e, double *vars, diag_t *err)
+{
+    tape_eval(e->fast, vars, e->fast_out, e->fast_work);
+    const double *o = e->fast_out;
+    double dmax0 = 0.0;
+    for (size_t gi = 0; gi < e->fast_ngroup; gi++) {
+        size_t p = e->fast_group[gi];
+        double dmax = 0.0;
+        for (size_t i = 0; i < p; i++)
+            dmax = fmax(dmax, fabs(o[i]));
+        /* A later group is a Schur complement B M⁻¹ Bᵀ of the first. */
+        if (gi == 0)
+            dmax0 = dmax;
+        else if (eom_schur_negligible(dmax, dmax0))
+            return e->full_compute(e, vars, err);
+        double tol = LINALG_RTOL * dmax, first = o[p];
+        for (size_t i = 0; i < p; i++) {
+            double d = o[p + i];
+            if (!(fabs(d) > tol) || (d > 0) != (first > 0))
+                return e->full_compute(e, vars, err);
+        }
+        o += 2 * p;
+    }
+    diag_t ignored = {0};
+    if (eom_check_finite(o, e->fast_nval, "", &ignored) != 0)
+        return e->full_compute(e, vars, err);
+    for (size_t i = 0; i < e->fast_nval; i++)
+        vars[e->fast_var[i]] = o[i];
+    if (e->fast_clear_lambda)
+        eom_clear_lambda(e, vars);
+    return 0;
+}
+
+void eom_fast_install(eom_t *e, size_t ngroup, const size_t *sizes,
+                      const expr_t *const *diag, const expr_t *const *piv,
+                      const expr_t *const *val, const uint32_t *var,
+                      size_t nval, bool clear_lambda)
+{
+    size_t npiv = 0;
+    for (size_t gi = 0; gi < ngroup; gi++)
+        npiv += sizes[gi];
+    size_t nout = 2 * npiv + nval;
+    const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    size_t o = 0, off = 0;
+    for (size_t gi = 0; gi < ngroup; gi++) {
+        for (size_t i = 0; i < sizes[gi]; i++)
+            outs[o++] = diag[off + i];
+        for (size_t i = 0; i < sizes[gi]; i++)
+            outs[o++] = piv[off + i];
+        off += sizes[gi];
+        e->fast_group[gi] = sizes[gi];
+    }
+    for (size_t i = 0; i < nval; i++)
+        outs[o++] = val[i];
+    e->fast = tape_compile(e->sys->g, outs, nout, e->nvars);
+    e->fast_out = eom_alloc(nout, sizeof *e->fast_out);
+    e->fast_work = eom_alloc(tape_work_size(e->fast), sizeof *e->fast_work);
+    e->fast_var = eom_alloc(nval, sizeof *e->fast_var);
+    memcpy(e->fast_var, var, nval * sizeof *var);
+    e->fast_nval = nval;
+    e->fast_ngroup = ngroup;
+    e->fast_clear_lambda = clear_lambda;
+    e->full_compute = e->compute;
+    e->compute = eom_fast_compute;
+    free(outs);
+}
+
+/* ---- text -------------------------------------------------------------- */
+
+static void eom_buf_reserve(eom_buf_t *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s)
+        abort();
+    b->s = s;
+    b->cap = cap;
+}
+
+void eom_buf_puts(eom_buf_t *b, const char *s)
+{
+    size_t n = strlen(s);
+    eom_buf_reserve(b, n);
+    memcpy(b->s + b->len, s, n + 1);
+    b->len += n;
+}
+
+static void eom_buf_vprintf(eom_buf_t *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    eom_buf_reserve(b, (size_t)n);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void eom_buf_printf(eom_buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    eom_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+void eom_buf_expr(eom_buf_t *b, const expr_graph_t *g, const expr_t *e,
+                  bool latex)
+{
+    if (e->op == EXPR_CONST && e->value == 0.0) {
+        eom_buf_puts(b, "0"); /* not "-0": a folded −1·0 keeps its sign */
+        return;
+    }
+    char *s = latex ? expr_to_latex(g, e) : expr_to_text(g, e);
+    eom_buf_puts(b, s);
+    free(s);
+}
+
+void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
+                 const expr_t *r, bool latex)
+{
+    eom_buf_expr(b, g, l, latex);
+    eom_buf_puts(b, latex ? " &= " : " = ");
+    eom_buf_expr(b, g, r, latex);
+    eom_buf_puts(b, latex ? " \\\\\n" : "\n");
+}
+
+void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
+{
+    if (latex)
+        eom_buf_puts(b, "% ");
+    va_list ap;
+    va_start(ap, fmt);
+    eom_buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    eom_buf_puts(b, "\n");
+}
+
+/* ---- nonlinear least squares for the velocity solvers --------------- */
+
+/* Residual RES (rows) and Jacobian JAC (rows×cols, row-major) at X. */
+typedef void (*eom_resid_fn)(void *ctx, const double *x, double *res,
+                             double *jac);
+
+static double eom_sumsq(const double *v, size_t n)
+{
+    double s = 0.0;
+    for (size_t k = 0; k < n; k++)
+        s += v[k] * v[k];
+    return s;
+}
+
+/* Levenberg–Marquardt from X (updated in place): Gauss–Newton steps
+ * while they reduce |res|², damped when they do not or when the normal
+ * matrix is singular (the Jacobian may lose rank at the start, e.g. a
+ * nonlinear constraint at zero velocity).  Returns |res|² at X, or NaN
+ * when the residual cannot be evaluated. */
+static double eom_least_squares(eom_resid_fn f, void *ctx, size_t rows,
+                                size_t cols, double *x, double target)
+{
+    double *res = eom_alloc(rows, sizeof *res);
+    double *jac = eom_alloc(rows * cols, sizeof *jac);
+    double *res2 = eom_alloc(rows, sizeof *res2);
+    double *jac2 = eom_alloc(rows * cols, sizeof *jac2);
+    double *d = eom_alloc(cols, sizeof *d);
+    double *x2 = eom_alloc(cols, sizeof *x2);
+    double *work = eom_alloc(cols * cols + cols, sizeof *work);
+    size_t *perm = eom_alloc(cols, sizeof *perm);
+
+    f(ctx, x, res, jac);
+    double ss = eom_sumsq(res, rows);
+    double mu = 0.0;
+    for (int it = 0; it < 200 && isfinite(ss) && ss > target && cols > 0;
+         it++) {
+        double jscale = eom_sumsq(jac, rows * cols) / (double)cols;
+        if (linalg_lsq_step(jac, rows, cols, res, mu, d, work, perm) != 0) {
+            mu = mu > 0.0 ? mu * 10.0 : 1e-6 * (jscale > 0.0 ? jscale : 1.0);
+            continue;
+        }
+        double dn = 0.0, xn = 0.0;
+        for (size_t k = 0; k < cols; k++) {
+            x2[k] = x[k] + d[k];
+            dn += d[k] * d[k];
+            xn += x[k] * x[k];
+        }
+        f(ctx, x2, res2, jac2);
+        double ss2 = eom_sumsq(res2, rows);
+        if (isfinite(ss2) && ss2 < ss) {
+            memcpy(x, x2, cols * sizeof *x);
+            memcpy(res, res2, rows * sizeof *res);
+            memcpy(jac, jac2, rows * cols * sizeof *jac);
+            ss = ss2;
+            mu = mu * 0.1 < 1e-300 ? 0.0 : mu * 0.1;
+            if (dn <= 1e-32 * (1.0 + xn))
+                break;
+        } else {
+            if (dn <= 1e-32 * (1.0 + xn))
+                break;
+            mu = mu > 0.0 ? mu * 10.0 : 1e-6 * (jscale > 0.0 ? jscale : 1.0);
+            if (mu > 1e20 * (jscale > 0.0 ? jscale : 1.0))
+                break;
+        }
+    }
+    f(ctx, x, res, jac); /* leave the caller's state at X */
+    free(res);
+    free(jac);
+    free(res2);
+    free(jac2);
+    free(d);
+    free(x2);
+    free(work);
+    free(perm);
+    return ss;
+}
+
+/* ---- velocities from the constraints (LANGUAGE.md §6) -------------------- */
+
+typedef struct eom_vel_ctx {
+    const nh_system_t *sys;
+    tape_t *tape;
+    double *vars, *out, *work;
+    const size_t *sel; /* the velocities solved for */
+    size_t nsel;
+} eom_vel_ctx_t;
+
+/* Tape outputs of eom_solve_velocities: C (r), Ceff (r), B (r×n). */
+static void eom_vel_eval(eom_vel_ctx_t *c)
+{
+    tape_eval(c->tape, c->vars, c->out, c->work);
+}
+
+static void eom_vel_resid(void *ctx, const double *x, double *res,
+                          double *jac)
+{
+    eom_vel_ctx_t *c = ctx;
+    const nh_system_t *sys = c->sys;
+    size_t n = sys->n, r = sys->r;
+    for (size_t k = 0; k < c->nsel; k++)
+        c->vars[sys->qd[c->sel[k]]] = x[k];
+    eom_vel_eval(c);
+    const double *ceff = c->out + r, *B = c->out + 2 * r;
+    for (size_t a = 0; a < r; a++) {
+        res[a] = ceff[a];
+        for (size_t k = 0; k < c->nsel; k++)
+            jac[a * c->nsel + k] = B[a * n + c->sel[k]];
+    }
+}
+
+/* The scale of constraint A's value: its velocity terms Σ_i |B_ai q_i'|
+ * (for a holonomic f, Σ_i |∂f/∂q_i q_i| with Q the coordinates), at
+ * least 1. */
+static double eom_constraint_scale(const nh_system_t *sys, const double *B,
+                                   const double *vars, size_t a,
+                                   const uint32_t *of)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < sys->n; i++)
+        s += fabs(B[a * sys->n + i] * vars[of[i]]);
+    return s > 1.0 ? s : 1.0;
+}
+
+/* Selects up to r velocities among the unknown ones whose columns of B
+ * are independent at the values in VARS.  The rule: walk the
+ * coordinates from the last declared to the first and keep a velocity
+ * when its column raises the rank — so models that declare the
+ * dependent coordinates last (the sphere: x, y after the angles) get
+ * those solved, as a user writing `initial` expects. */
+static size_t eom_select_unknowns(const nh_system_t *sys, const double *B,
+                                  const bool *given, size_t *sel)
+{
+    size_t n = sys->n, r = sys->r, k = 0;
+    double *cols = eom_alloc(r * (r + 1), sizeof *cols);
+    for (size_t i = n; i-- > 0 && k < r;) {
+        if (given[i])
+            continue;
+        sel[k] = i;
+        for (size_t a = 0; a < r; a++)
+            for (size_t j = 0; j <= k; j++)
+                cols[a * (k + 1) + j] = B[a * n + sel[j]];
+        if (linalg_rank(cols, r, k + 1, 1e-10) == k + 1)
+            k++;
+    }
+    free(cols);
+    return k;
+}
+
+/* What a velocity solve needs, derived and compiled once. */
+struct eom_velsolver {
+    const nh_system_t *sys;
+    eom_derived_t d; /* the constraint rows only */
+    tape_t *tape;    /* C (r), Ceff (r), B (r×n) */
+    double *out, *work;
+};
+
+eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
+{
+    size_t n = sys->n, r = sys->r;
+    eom_velsolver_t *vs = eom_alloc(1, sizeof *vs);
+    vs->sys = sys;
+    if (r == 0)
+        return vs;
+    const expr_t **dv = eom_dvar(sys, NULL);
+    bool *vmask = eom_velocity_mask(sys);
+    eom_derive_rows(sys, &vs->d, dv, vmask);
+    free(dv);
+    free(vmask);
+    size_t nout = 2 * r + r * n;
+    const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    for (size_t a = 0; a < r; a++) {
+        outs[a] = sys->C[a];
+        outs[r + a] = vs->d.Ceff[a];
+        for (size_t i = 0; i < n; i++)
+            outs[2 * r + a * n + i] = vs->d.B[a * n + i];
+    }
+    vs->tape = tape_compile(sys->g, outs, nout, expr_graph_nvars(sys->g));
+    if (!vs->tape)
+        abort();
+    free(outs);
+    vs->out = eom_alloc(nout, sizeof *vs->out);
+    vs->work = eom_alloc(tape_work_size(vs->tape), sizeof *vs->work);
+    return vs;
+}
+
+void eom_velsolver_free(eom_velsolver_t *vs)
+{
+    if (!vs)
+        return;
+    eom_derived_free(&vs->d);
+    tape_free(vs->tape);
+    free(vs->out);
+    free(vs->work);
+    free(vs);
+}
+
+int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
+                      diag_t *err)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r;
+    if (r == 0)
+        return 0;
+    eom_vel_ctx_t c = {.sys = sys, .tape = vs->tape, .vars = vars,
+                       .out = vs->out, .work = vs->work};
+    size_t *sel = eom_alloc(r, sizeof *sel);
+    double *x = eom_alloc(r, sizeof *x);
+    const double *B = c.out + 2 * r;
+    int rc = 0;
+
+    /* Holonomic constraints first hold at position level. */
+    eom_vel_eval(&c);
+    for (size_t a = 0; a < r && rc == 0; a++) {
+        if (!vs->d.holonomic[a])
+            continue;
+        double f = c.out[a];
+        if (!(fabs(f) <= 1e-9 * eom_constraint_scale(sys, B, vars, a, sys->q)))
+            rc = diag_error(err, sys->cspan[a],
+                            "the coordinates violate constraint %s: "
+                            "residual %.6g",
+                            sys->cname[a], f);
+    }
+
+    if (rc == 0) {
+        size_t k = eom_select_unknowns(sys, B, given, sel);
+        if (k < r) {
+            /* A nonlinear constraint may have a degenerate Jacobian at
+             * the starting values (e.g. x'^2 + y'^2 = v^2 at y' = 0): try
+             * once from unit unknown velocities. */
+            double *save = eom_alloc(n, sizeof *save);
+            for (size_t i = 0; i < n; i++) {
+                save[i] = vars[sys->qd[i]];
+                if (!given[i])
+                    vars[sys->qd[i]] = 1.0;
+            }
+            eom_vel_eval(&c);
+            size_t *sel2 = eom_alloc(r, sizeof *sel2);
+            size_t k2 = eom_select_unknowns(sys, B, given, sel2);
+            bool *keep = eom_alloc(n, sizeof *keep);
+            if (k2 > k) {
+                k = k2;
+                memcpy(sel, sel2, r * sizeof *sel);
+                for (size_t j = 0; j < k; j++)
+                    keep[sel[j]] = true;
+            }
+            for (size_t i = 0; i < n; i++)
+                if (!keep[i])
+                    vars[sys->qd[i]] = save[i];
+            free(keep);
+            free(sel2);
+            free(save);
+        }
+        c.sel = sel;
+        c.nsel = k;
+        for (size_t j = 0; j < k; j++)
+            x[j] = vars[sys->qd[sel[j]]];
+        if (k > 0)
+            eom_least_squares(eom_vel_resid, &c, r, k, x, 0.0);
+        eom_vel_eval(&c);
+        const double *ceff = c.out + r;
+        for (size_t a = 0; a < r && rc == 0; a++) {
+            double res = ceff[a];
+            if (!(fabs(res) <=
+                  1e-9 * eom_constraint_scale(sys, B, vars, a, sys->qd)))
+                rc = diag_error(err, sys->cspan[a],
+                                "the velocities violate constraint %s: "
+                                "residual %.6g",
+                                sys->cname[a], res);
+        }
+    }
+    free(sel);
+    free(x);
+    return rc;
+}
+
+int eom_solve_velocities(const nh_system_t *sys, double *vars,
+                         const bool *given, diag_t *err)
+{
+    eom_velsolver_t *vs = eom_velsolver_new(sys);
+    int rc = eom_velsolver_run(vs, vars, given, err);
+    eom_velsolver_free(vs);
+    return rc;
+}
+
+/* ---- speeds from velocities --------------------------------------------- */
+
+typedef struct eom_speed_ctx {
+    const nh_system_t *sys;
+    tape_t *tape;
+    double *vars, *out, *work;
+    const double *qd; /* the target velocities */
+} eom_speed_ctx_t;
+
+/* Tape outputs: psi (n), Psi (n×m). */
+static void eom_speed_resid(void *ctx, const double *x, double *res,
+                            double *jac)
+{
+    eom_speed_ctx_t *c = ctx;
+    const nh_system_t *sys = c->sys;
+    size_t n = sys->n, m = sys->m;
+    for (size_t a = 0; a < m; a++)
+        c->vars[sys->z[a]] = x[a];
+    tape_eval(c->tape, c->vars, c->out, c->work);
+    for (size_t i = 0; i < n; i++) {
+        res[i] = c->out[i] - c->qd[i];
+        for (size_t a = 0; a < m; a++)
+            jac[i * m + a] = c->out[n + i * m + a];
+    }
+}
+
+int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
+                               diag_t *err)
+{
+    size_t n = sys->n, m = sys->m;
+    if (m == 0)
+        return diag_error(err, SRC_SPAN_NONE, "no speeds declared");
+    if (!sys->psi)
+        return diag_error(err, SRC_SPAN_NONE, "no kinematic equations declared");
+    for (size_t i = 0; i < n; i++)
+        if (!sys->psi[i])
+            return diag_error(err, SRC_SPAN_NONE,
+                              "coordinate %s has no kinematic equation",
+                              sys->qname[i]);
+    expr_graph_t *g = sys->g;
+    size_t nout = n + n * m;
+    const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    for (size_t i = 0; i < n; i++) {
+        outs[i] = sys->psi[i];
+        for (size_t a = 0; a < m; a++)
+            outs[n + i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
+    }
+    eom_speed_ctx_t c = {.sys = sys, .vars = vars};
+    c.tape = tape_compile(g, outs, nout, expr_graph_nvars(g));
+    c.out = eom_alloc(nout, sizeof *c.out);
+    c.work = eom_alloc(tape_work_size(c.tape), sizeof *c.work);
+    double *qd = eom_alloc(n, sizeof *qd);
+    double *z = eom_alloc(m, sizeof *z);
+    double *z0 = eom_alloc(m, sizeof *z0);
+    for (size_t a = 0; a < m; a++)
+        z0[a] = vars[sys->z[a]];
+    double scale = 1.0;
+    for (size_t i = 0; i < n; i++) {
+        qd[i] = vars[sys->qd[i]];
+        if (fabs(qd[i]) > scale)
+            scale = fabs(qd[i]);
+    }
+    c.qd = qd;
+    /* ψ nonlinear in z (the bipendulum's y0 s1) can trap Gauss–Newton
+     * in a local minimum of |ψ − q'|: start again from zero and from a
+     * few deterministic pseudo-random points until one succeeds. */
+    double tol = 1e-9 * scale;
+    size_t worst = 0;
+    double wres = INFINITY;
+    uint64_t seed = 0x2545f4914f6cdd1dULL;
+    for (int start = 0; start < 24 && !(wres <= tol); start++) {
+        for (size_t a = 0; a < m; a++) {
+            double v = z0[a];
+            if (start == 0)
+                z[a] = isfinite(v) ? v : 0.0;
+            else if (start == 1)
+                z[a] = 0.0;
+            else {
+                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                double u = (double)(seed >> 11) / 9007199254740992.0;
+                z[a] = (4.0 * u - 2.0) * scale;
+            }
+        }
+        eom_least_squares(eom_speed_resid, &c, n, m, z, 0.0);
+        wres = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double res = c.out[i] - qd[i];
+            if (!(fabs(res) <= wres)) {
+                wres = fabs(res);
+                worst = i;
+            }
+        }
+    }
+    int rc = 0;
+    if (!(wres <= tol)) {
+        rc = diag_error(err, SRC_SPAN_NONE,
+                        "no speeds reproduce the velocities: "
+                        "%s' differs by %.6g",
+                        sys->qname[worst], wres);
+        for (size_t a = 0; a < m; a++) /* a failure changes nothing */
+            vars[sys->z[a]] = z0[a];
+    }
+    free(qd);
+    free(z);
+    free(z0);
+    free(c.out);
+    free(c.work);
+    tape_free(c.tape);
+    free(outs);
+    return rc;
+}

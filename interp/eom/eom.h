@@ -1,0 +1,134 @@
+/*
+ * eom.h — the equations of motion of LANGUAGE.md §5, one method per
+ * module behind one interface.
+ *
+ *   prepare   derive the nodes the method needs from an nh_system_t and
+ *             compile them into one tape (errors: the method does not
+ *             apply, e.g. voronec on a constraint not in explicit form);
+ *   state     which variables make the ODE state and what their
+ *             derivatives are;
+ *   accel     at a full value vector: q'' (and z', lambda) written back
+ *             into the vector; singular states are errors;
+ *   describe  the equations as text or LaTeX rows for `show eom`.
+ *
+ * The hot path (eom_rhs, called by the ODE driver) evaluates one tape into
+ * preallocated buffers and does one small dense solve: no allocation.
+ *
+ * Ownership: an eom_t borrows the nh_system_t it was prepared from (which
+ * must outlive it) and owns its tapes and buffers; eom_free releases them.
+ * Must not: print; change the system.
+ */
+#ifndef NH_EOM_H
+#define NH_EOM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "interp/mech/system.h"
+#include "lang/source.h"
+
+typedef enum eom_method {
+    EOM_LAGRANGE,
+    EOM_MULTIPLIERS,
+    EOM_SECOND_KIND,
+    EOM_VORONEC,
+    EOM_NAIVE,
+    EOM_MAGGI,        /* aliases first_kind, kane */
+    EOM_GIBBS_APPELL,
+    EOM_METHOD_COUNT
+} eom_method_t;
+
+/* "lagrange", ..., with the aliases; -1 when unknown. */
+int eom_method_lookup(const char *name);
+const char *eom_method_name(eom_method_t m);
+/* All accepted names, NULL-terminated (for suggestions and completion). */
+extern const char *const eom_method_names[];
+/* The default method of a system: lagrange without constraints, else
+ * multipliers. */
+eom_method_t eom_default_method(const nh_system_t *sys);
+
+typedef struct eom eom_t;
+
+/* Prepares METHOD for SYS.  On failure returns NULL and fills *err (its
+ * span is WHERE, the `equations` statement, unless the fault has a better
+ * place, such as the constraint that is not in explicit form). */
+eom_t *eom_prepare(const nh_system_t *sys, eom_method_t method,
+                   src_span_t where, diag_t *err);
+void eom_free(eom_t *e); /* accepts NULL */
+eom_method_t eom_method(const eom_t *e);
+bool eom_has_multipliers(const eom_t *e);
+
+/* ODE state: eom_state_size(e) variables, listed by eom_state_vars:
+ *   lagrange, multipliers, second_kind: q_1..q_n, q_1'..q_n'
+ *   voronec, naive: q_1..q_n, then the independent velocities
+ *   maggi, gibbs_appell: q_1..q_n, z_1..z_m. */
+size_t eom_state_size(const eom_t *e);
+const uint32_t *eom_state_vars(const eom_t *e);
+
+/* Completes VARS (inputs q, independent q' or z, parameters, t) with the
+ * velocities the method derives (voronec, naive: the dependent ones;
+ * maggi, gibbs_appell: q' = psi), then computes and writes q'' for every
+ * coordinate, z' for every speed (maggi, gibbs_appell) and lambda for
+ * every constraint (multipliers, second_kind; others leave lambda NaN).
+ * Returns 0, or -1 with *err set for a singular state or a non-finite
+ * value (the message names the matrix at fault; the span is NONE: the
+ * caller adds the statement's place and the state). */
+int eom_accel(eom_t *e, double *vars, diag_t *err);
+
+/* The ODE right-hand side on the state layout above: VARS is a full value
+ * vector used as scratch (parameters set by the caller).  Returns 0, or -1
+ * with *err set as for eom_accel. */
+int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
+            diag_t *err);
+
+/* The equations symbolically, one row per line, as text or LaTeX
+ * (malloc'ed, the caller frees). */
+char *eom_describe(const eom_t *e, bool latex);
+
+/* Voronec's split and coefficients (voronec and naive only), for `show
+ * voronec`, `show reduced` and tests.  eom_voronec_split returns the
+ * number k of dependent coordinates and points *dep (k entries) and *ind
+ * (*nind entries) at coordinate indices; 0 and NULLs for other methods.
+ * eom_voronec_a gives a_νj (q_dep[ν]' = Σ_j a_νj q_ind[j]'),
+ * eom_voronec_b gives b^ν_ij (Lemos eq. 11), eom_reduced_lagrangian L̄:
+ * nodes of the system's graph, NULL when out of range or not voronec /
+ * naive.  eom_describe_voronec: every a and the nonzero b^ν_ij (i < j),
+ * as text or LaTeX rows (malloc'ed; NULL for other methods). */
+size_t eom_voronec_split(const eom_t *e, const size_t **dep,
+                         const size_t **ind, size_t *nind);
+const expr_t *eom_voronec_a(const eom_t *e, size_t nu, size_t j);
+const expr_t *eom_voronec_b(const eom_t *e, size_t nu, size_t i, size_t j);
+const expr_t *eom_reduced_lagrangian(const eom_t *e);
+char *eom_describe_voronec(const eom_t *e, bool latex);
+
+/* Velocities from the constraints (LANGUAGE.md §6 `initial`): VARS holds
+ * coordinates, parameters, t and the velocities the user gave (given[i]
+ * true for q_i').  The velocities not given that the constraints determine
+ * are solved for (linear constraints exactly, nonlinear ones by Newton);
+ * the rest stay as they are (0).  Which ones: up to r velocities not
+ * given whose columns of B are independent at the state, taken from the
+ * last declared coordinate backwards (the sphere: x', y').  A constraint still violated by more than
+ * 1e-9 (relative) is an error naming it and its residual (span: its
+ * declaration). */
+int eom_solve_velocities(const nh_system_t *sys, double *vars,
+                         const bool *given, diag_t *err);
+
+/* The same solve prepared once for many states (compare's random states):
+ * eom_velsolver_new derives and compiles the constraint rows,
+ * eom_velsolver_run is eom_solve_velocities on VARS with them.  The
+ * solver keeps SYS and writes its own buffers: one state at a time. */
+typedef struct eom_velsolver eom_velsolver_t;
+eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys);
+int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
+                      diag_t *err);
+void eom_velsolver_free(eom_velsolver_t *vs);
+
+/* For a system with kinematic equations: the speeds z that give the
+ * velocities already in VARS through q' = psi(q, z, t) (Gauss–Newton on
+ * the n equations in m unknowns, starting from the z in VARS); written
+ * into VARS.  An error when no z reproduces q' within 1e-9 (relative).
+ * Used by `compare` to put methods with different states on one state. */
+int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
+                               diag_t *err);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * eom_impl.h — what the method files of the equations of motion share
+ * (private to interp/eom*.c; nothing outside includes it but the
+ * white-box benchmark, bench/bench.c, which reads the tapes' lengths).
+ *
+ * eom.c owns the eom_t life cycle, the derived objects every method
+ * starts from (M, h, B, c: LANGUAGE.md §5), the hot-path plumbing
+ * (eom_accel, eom_rhs) and the text buffer used by the describers.  Each
+ * method family fills an eom_t in its prepare function: the nodes it
+ * wants to show, one compiled tape, the scratch sizes, and the compute
+ * function that turns one tape evaluation into accelerations.
+ *
+ * Ownership: every array hanging off an eom_t is malloc'ed and freed by
+ * eom_free; nodes belong to the system's graph.
+ */
+#ifndef NH_EOM_IMPL_H
+#define NH_EOM_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interp/eom/eom.h"
+#include "interp/expr/tape.h"
+
+/* The objects of LANGUAGE.md §5 as nodes, derived once per prepare.
+ * Matrices are row-major, full (M is symmetric; both halves point at the
+ * same nodes). */
+typedef struct eom_derived {
+    const expr_t **p;    /* ∂L/∂q_i'                                 (n)  */
+    const expr_t **M;    /* ∂²L/∂q_i'∂q_j'                           (n×n) */
+    const expr_t **h0;   /* h without forces: Σ ∂p_i/∂q_j q_j' + ∂p_i/∂t − ∂L/∂q_i */
+    const expr_t **h;    /* h0 − Q                                    (n)  */
+    const expr_t **Ceff; /* C, or f' for a holonomic f                (r)  */
+    bool *holonomic;     /* C had no velocity                         (r)  */
+    const expr_t **B;    /* ∂Ceff/∂q_i'                               (r×n) */
+    const expr_t **c;    /* Σ ∂Ceff/∂q_i q_i' + ∂Ceff/∂t              (r)  */
+} eom_derived_t;
+
+typedef int (*eom_compute_fn)(eom_t *e, double *vars, diag_t *err);
+typedef char *(*eom_describe_fn)(const eom_t *e, bool latex);
+
+struct eom {
+    const nh_system_t *sys;
+    eom_method_t method;
+    eom_derived_t d;
+    uint32_t nvars;
+
+    /* ODE state: state[k] is a variable, deriv[k] the variable holding
+     * its time derivative after a compute. */
+    size_t nstate;
+    uint32_t *state, *deriv;
+
+    tape_t *tape;
+    double *out, *work; /* tape outputs and work slots */
+    double *scratch;    /* matrices and vectors of the compute step */
+    size_t *perm;       /* pivots of the compute step's factorisations */
+    size_t nscratch;
+
+    eom_compute_fn compute;
+    eom_describe_fn describe;
+
+    /* voronec, naive: the split of the coordinates and the coefficients
+     * of the explicit constraints q_dep' = Σ_j a_νj q_ind_j'. */
+    size_t k, mi;        /* dependent, independent coordinates */
+    size_t *dep, *ind;   /* coordinate indices */
+    const expr_t **a;    /* a_νj                                 (k×mi) */
+    const expr_t **b;    /* b^ν_ij                               (k×mi×mi) */
+    const expr_t *Lbar;  /* the reduced Lagrangian */
+    const expr_t **vdep; /* Σ_j a_νj q_ind_j'                    (k)  */
+    const expr_t **rowl, **rowr; /* describe: row i reads rowl = rowr */
+    size_t nrows;
+
+    /* The fast path of a small system (eom.c): a second tape that also
+     * solves the method's definite linear system, by an LDLᵀ built from
+     * nodes (so structural zeros and constants cost nothing and every
+     * shared product is computed once), and writes its values straight
+     * into the variables.  Its pivots are checked at run time; when a
+     * matrix is not definite or a value not finite, full_compute (the
+     * numeric path on e->tape, with the errors) takes over. */
+    tape_t *fast;
+    double *fast_out, *fast_work;
+    uint32_t *fast_var;  /* the variable each value output goes to */
+    size_t fast_nval;
+    size_t fast_ngroup, fast_group[2]; /* sizes of the factored matrices */
+    bool fast_clear_lambda;
+    eom_compute_fn full_compute;
+
+    /* A first tape, run before e->tape by the compute functions that
+     * use it (eom_run_pre): its NPRE outputs are written into the
+     * variables PRE_VAR, which e->tape then reads.  maggi writes q' = ψ
+     * this way, so that its tape reads h, M and β at the velocities
+     * instead of carrying ψ substituted into them. */
+    tape_t *pre;
+    double *pre_out, *pre_work;
+    uint32_t *pre_var;
+    size_t npre;
+
+    /* maggi, gibbs_appell */
+    const expr_t **Psi;  /* ∂ψ_i/∂z_a                            (n×m) */
+    const expr_t **beta; /* maggi: β at the velocities q'          (n)  */
+    const expr_t *S;     /* gibbs_appell: the Gibbs function */
+    bool S_particles;    /* S from the particles (else eq. 68 form) */
+};
+
+/* ---- eom.c -------------------------------------------------------- */
+
+/* p, M, h, Ceff and B of SYS into *D (arrays malloc'ed): p, M and h from
+ * the particles when eom_particle_form(SYS), else from L.  c is left NULL
+ * for eom_derive_c: only the methods that solve for q'' need it, and for
+ * a chain it is an O(N) time derivative of every constraint. */
+void eom_derive(const nh_system_t *sys, eom_derived_t *d);
+/* Whether T is the particles' energy in the form the particle derivation
+ * needs (constant masses, positions of q and t, V without velocities). */
+bool eom_particle_form(const nh_system_t *sys);
+/* eom_derive with the form chosen: PARTICLES requires
+ * eom_particle_form(SYS).  The same values either way (the tests compare
+ * them); the particles' form is smaller and faster to derive. */
+void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
+                     bool particles);
+/* D->c (the constraints' q''-free part, Ceff' = B q'' + c), once. */
+void eom_derive_c(const nh_system_t *sys, eom_derived_t *d);
+void eom_derived_free(eom_derived_t *d);
+
+/* dvar for expr_dt along a motion where q_i' = vel[i] (vel NULL: the
+ * velocity variables q_i') and t' = 1; other variables constant.
+ * Malloc'ed, nvars entries. */
+const expr_t **eom_dvar(const nh_system_t *sys, const expr_t *const *vel);
+/* OUT[i] = the total time derivative of E[i] along DV (as expr_dt), by
+ * forward propagation through sums and products, memoised by node across
+ * the N expressions (eom.c): O(size) where expr_dt is O(size · vars). */
+void eom_dt_forward(expr_graph_t *g, const expr_t *const *e, size_t n,
+                    const expr_t *const *dv, const expr_t **out);
+/* repl for expr_subst replacing every q_i' by vel[i] (NULL entries keep
+ * q_i').  Malloc'ed, nvars entries. */
+const expr_t **eom_subst_velocities(const nh_system_t *sys,
+                                    const expr_t *const *vel);
+
+/* Compiles OUTS into e->tape and allocates e->out and e->work. */
+void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout);
+/* Compiles OUTS into e->pre (see struct eom), their values to go into
+ * the variables VAR; and runs it, writing them. */
+void eom_compile_pre(eom_t *e, const expr_t *const *outs,
+                     const uint32_t *var, size_t nout);
+void eom_run_pre(eom_t *e, double *vars);
+/* Allocates e->scratch (nd doubles) and e->perm (np entries). */
+void eom_alloc_scratch(eom_t *e, size_t nd, size_t np);
+/* Sets the ODE state: the n coordinates, then NV velocity-like
+ * variables VEL[] whose derivatives are DVEL[]; the coordinates'
+ * derivatives are the q_i' variables. */
+void eom_set_state(eom_t *e, const uint32_t *vel, const uint32_t *dvel,
+                   size_t nv);
+
+/* x = A⁻¹x for the symmetric n×n matrix A given as its upper triangle,
+ * packed row by row (the layout of M, M̄ and G on the tapes): LDLᵀ when A
+ * is definite, else LU with partial pivoting.  F has n×n doubles, W n,
+ * PERM n entries.  Returns 0, or -1 when A is singular (F is then
+ * scratch). */
+int eom_solve_symmetric(const double *upper, size_t n, double *x, double *f,
+                        double *w, size_t *perm);
+/* Fills the full n×n matrix F (leading dimension LD) from the packed
+ * upper triangle U. */
+void eom_unpack_symmetric(const double *u, size_t n, double *f, size_t ld);
+/* The lower triangle of the n×n F (row-major) from the packed upper
+ * triangle U: what linalg_ldlt reads. */
+void eom_unpack_lower(const double *u, size_t n, double *f);
+
+/* Replaces each of E[0..n) by its expanded form: products and squares
+ * of sums multiplied out (see eom.c), so that terms which cancel do. */
+void eom_expand(expr_graph_t *g, const expr_t **e, size_t n);
+
+/* Systems with up to this many coordinates (and multipliers) get the
+ * fast path: beyond, the tape dominates and the numeric solve is cheap
+ * next to it, while the solution by nodes grows as a cube. */
+#define EOM_FAST_MAX 8
+
+/* The LDLᵀ of the symmetric n×n node matrix A (full, row-major) built
+ * from nodes, and the solutions X (nrhs rows of n) of A x = b for the
+ * NRHS right sides RHS (rows of n); D gets the n pivots. */
+void eom_ldlt_nodes(expr_graph_t *g, const expr_t *const *A, size_t n,
+                    const expr_t *const *rhs, size_t nrhs, const expr_t **d,
+                    const expr_t **x);
+/* Installs the fast path: NGROUP factored matrices of sizes SIZES, whose
+ * diagonals DIAG and pivots PIV are given one group after the other, and
+ * NVAL values VAL to be written into the variables VAR.  The compute
+ * function set so far becomes the fallback.  CLEAR_LAMBDA: the method
+ * has no multipliers (they read NaN). */
+void eom_fast_install(eom_t *e, size_t ngroup, const size_t *sizes,
+                      const expr_t *const *diag, const expr_t *const *piv,
+                      const expr_t *const *val, const uint32_t *var,
+                      size_t nval, bool clear_lambda);
+
+/* Checks that COUNT values are finite; else sets *err naming WHAT and
+ * returns -1. */
+int eom_check_finite(const double *v, size_t count, const char *what,
+                     diag_t *err);
+/* Sets *err to "the NAME is singular (rank k of FULL)" with the rank of
+ * the rows×cols matrix A (destroyed) and returns -1. */
+int eom_singular(diag_t *err, const char *name, double *a, size_t rows,
+                 size_t cols, size_t full);
+/* Rank of the rows×cols matrix A (destroyed). */
+size_t eom_rank(double *a, size_t rows, size_t cols);
+/* True when the Schur complement H = B M⁻¹ Bᵀ, whose largest entry is
+ * HMAX, is negligible against the mass matrix, whose largest entry is
+ * MMAX: H·M scales as B², so this is |B| below √LINALG_RTOL against M's
+ * scale, the point where linalg_lu declares [M −Bᵀ; B 0] singular.  A
+ * constraint whose gradient B shrinks towards 0 then counts as singular
+ * in every path (multipliers' blocks, their fast path, second_kind)
+ * instead of letting the integrator crawl towards the singular state
+ * (fuzz findings 004, 012, 013). */
+bool eom_schur_negligible(double hmax, double mmax);
+
+/* calloc that aborts when memory runs out (the one fatal case). */
+void *eom_alloc(size_t count, size_t size);
+
+/* Writes NaN into every multiplier variable. */
+void eom_clear_lambda(const eom_t *e, double *vars);
+
+/* ---- text for the describers --------------------------------------- */
+
+typedef struct eom_buf {
+    char *s;
+    size_t len, cap;
+} eom_buf_t;
+
+void eom_buf_puts(eom_buf_t *b, const char *s);
+void eom_buf_printf(eom_buf_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Appends E as text or LaTeX. */
+void eom_buf_expr(eom_buf_t *b, const expr_graph_t *g, const expr_t *e,
+                  bool latex);
+/* Appends the row "L = R" (LaTeX: "L &= R \\"), newline-terminated. */
+void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
+                 const expr_t *r, bool latex);
+/* Appends a heading line (LaTeX: as a comment "% ..."). */
+void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- per family ----------------------------------------------------- */
+
+/* eom_mult.c: lagrange, multipliers, second_kind. */
+int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err);
+/* eom_voronec.c: voronec, naive. */
+int eom_prepare_voronec(eom_t *e, src_span_t where, diag_t *err);
+/* eom_maggi.c: maggi, gibbs_appell. */
+int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err);
+
+#endif

@@ -1,0 +1,561 @@
+/*
+ * eom_mult.c — the equations of motion on the state (q, q'): lagrange,
+ * multipliers and second_kind (LANGUAGE.md §5).
+ *
+ * All three compile one tape writing M (upper triangle), h, B and c
+ * (eom.c) and differ only in the dense algebra after it:
+ *   lagrange     M q'' = −h                                (Benenti eq. 42, R = 0)
+ *   multipliers  [M −Bᵀ; B 0] [q''; λ] = [−h; −c], i.e. M q'' + h = Bᵀλ
+ *                (Chetaev's rule, Benenti eq. 36) and B q'' + c = 0
+ *   second_kind  F = −M⁻¹h (eq. 44), H = B M⁻¹ Bᵀ (eq. 45),
+ *                λ = −H⁻¹(B F + c) (eq. 43 with the ∂C/∂t term of a
+ *                time-dependent constraint), q'' = F + M⁻¹Bᵀλ (eq. 48).
+ * The multipliers' system is solved by those same blocks when M and H
+ * are definite (two LDLᵀ of sizes n and r, not an LU of size n + r), by
+ * LU of the whole otherwise.  Small systems (n, r <= EOM_FAST_MAX) of
+ * lagrange and multipliers have the fast path of eom.c: the blocks built
+ * from nodes and compiled with the rest.
+ *
+ * Must not: allocate in the compute functions (they run inside the ODE
+ * right-hand side); print.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/eom/eom_impl.h"
+#include "interp/eom/linalg.h"
+
+/* Layout of the tape outputs. */
+static size_t mult_nupper(size_t n) { return n * (n + 1) / 2; }
+
+static int mult_singular_M(eom_t *e, double *buf, diag_t *err)
+{
+    size_t n = e->sys->n;
+    eom_unpack_symmetric(e->out, n, buf, n);
+    return eom_singular(err, "mass matrix M", buf, n, n, n);
+}
+
+/* Whether B (r×n, from the tape outputs) has full row rank; when not,
+ * sets *err. */
+static int mult_check_B(eom_t *e, const double *B, double *buf, diag_t *err)
+{
+    size_t n = e->sys->n, r = e->sys->r;
+    memcpy(buf, B, r * n * sizeof *buf);
+    size_t rank = eom_rank(buf, r, n);
+    if (rank < r)
+        return diag_error(err, SRC_SPAN_NONE,
+                          "the constraint matrix B is rank-deficient "
+                          "(rank %zu of %zu)",
+                          rank, r);
+    return 0;
+}
+
+/* ---- lagrange ----------------------------------------------------------- */
+
+static int lagrange_compute(eom_t *e, double *vars, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n;
+    tape_eval(e->tape, vars, e->out, e->work);
+    if (eom_check_finite(e->out, mult_nupper(n) + n, "M, h", err))
+        return -1;
+    double *Mf = e->scratch, *x = Mf + n * n, *w = x + n;
+    const double *h = e->out + mult_nupper(n);
+    for (size_t i = 0; i < n; i++)
+        x[i] = -h[i];
+    if (eom_solve_symmetric(e->out, n, x, Mf, w, e->perm) != 0)
+        return mult_singular_M(e, Mf, err);
+    if (eom_check_finite(x, n, "q''", err))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        vars[sys->qdd[i]] = x[i];
+    eom_clear_lambda(e, vars);
+    return 0;
+}
+
+/* ---- multipliers ---------------------------------------------------------- */
+
+/* The multipliers' system by its blocks, when M and H = B M⁻¹ Bᵀ are
+ * definite (the usual case: M is a kinetic energy's Hessian and B has
+ * full rank): with F = −M⁻¹h and Y = M⁻¹Bᵀ, M q'' + h = Bᵀλ gives
+ * q'' = F + Yλ, and B q'' + c = 0 gives H λ = −(B F + c) — two LDLᵀ
+ * factorisations of sizes n and r instead of an LU of size n + r (the
+ * same algebra as Benenti's eqs. 43–48).  Returns 0 with q'' in QDD and
+ * λ in LAM, or 1 when a factorisation finds its matrix not definite (the
+ * caller then solves the whole system by LU). */
+static int multipliers_blocks(eom_t *e, double *qdd, double *lam)
+{
+    size_t n = e->sys->n, r = e->sys->r, nu = mult_nupper(n);
+    const double *Mu = e->out, *h = Mu + nu, *B = h + n, *c = B + r * n;
+    double *Mf = e->scratch;   /* n×n */
+    double *F = Mf + n * n;    /* n */
+    double *Y = F + n;         /* r columns of n: Y + a*n is M⁻¹ B_aᵀ */
+    double *H = Y + n * r;     /* r×r */
+    eom_unpack_lower(Mu, n, Mf);
+    if (linalg_ldlt(Mf, n, LINALG_RTOL) != 0)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        F[i] = -h[i];
+    linalg_ldlt_solve(Mf, n, F);
+    for (size_t a = 0; a < r; a++) {
+        double *ya = Y + a * n;
+        memcpy(ya, B + a * n, n * sizeof *ya);
+        linalg_ldlt_solve(Mf, n, ya);
+    }
+    for (size_t a = 0; a < r; a++) {
+        const double *ba = B + a * n;
+        double s = c[a];
+        for (size_t i = 0; i < n; i++)
+            s += ba[i] * F[i];
+        lam[a] = -s;
+        for (size_t b = 0; b <= a; b++) {
+            const double *yb = Y + b * n;
+            double t = 0.0;
+            for (size_t i = 0; i < n; i++)
+                t += ba[i] * yb[i];
+            H[a * r + b] = t; /* the lower triangle */
+        }
+    }
+    double hmax = 0.0, mmax = 0.0;
+    for (size_t a = 0; a < r; a++)
+        hmax = fmax(hmax, H[a * r + a]); /* H is definite if anything */
+    for (size_t k = 0; k < nu; k++)
+        mmax = fmax(mmax, fabs(Mu[k]));
+    if (r > 0 &&
+        (eom_schur_negligible(hmax, mmax) || linalg_ldlt(H, r, LINALG_RTOL) != 0))
+        return 1; /* r = 0: an unconstrained model, H is empty */
+    linalg_ldlt_solve(H, r, lam);
+    for (size_t i = 0; i < n; i++) {
+        double s = F[i];
+        for (size_t a = 0; a < r; a++)
+            s += Y[a * n + i] * lam[a];
+        qdd[i] = s;
+    }
+    return 0;
+}
+
+static int multipliers_compute(eom_t *e, double *vars, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n, r = sys->r, N = n + r;
+    size_t nu = mult_nupper(n);
+    tape_eval(e->tape, vars, e->out, e->work);
+    if (eom_check_finite(e->out, nu + n + r * n + r, "M, h, B, c", err))
+        return -1;
+    const double *h = e->out + nu, *B = h + n, *c = B + r * n;
+    double *K = e->scratch, *x = K + N * N, *w = x + N;
+    double *sol = e->scratch + e->nscratch - N; /* q'' then λ */
+    if (multipliers_blocks(e, sol, sol + n) == 0) {
+        if (eom_check_finite(sol, N, "q'' and lambda", err))
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            vars[sys->qdd[i]] = sol[i];
+        for (size_t a = 0; a < r; a++)
+            vars[sys->lam[a]] = sol[n + a];
+        return 0;
+    }
+    eom_unpack_symmetric(e->out, n, K, N);
+    for (size_t a = 0; a < r; a++) {
+        double *row = K + (n + a) * N;
+        for (size_t i = 0; i < n; i++) {
+            K[i * N + n + a] = -B[a * n + i];
+            row[i] = B[a * n + i];
+        }
+        for (size_t b = 0; b < r; b++)
+            row[n + b] = 0.0;
+    }
+    if (linalg_lu(K, N, e->perm, LINALG_RTOL) != 0) {
+        /* Name the culprit: B short of rank, else M, else the whole. */
+        if (mult_check_B(e, B, K, err))
+            return -1;
+        eom_unpack_symmetric(e->out, n, K, n);
+        if (eom_rank(K, n, n) < n)
+            return mult_singular_M(e, K, err);
+        eom_unpack_symmetric(e->out, n, K, N);
+        for (size_t a = 0; a < r; a++)
+            for (size_t i = 0; i < n; i++) {
+                K[i * N + n + a] = -B[a * n + i];
+                K[(n + a) * N + i] = B[a * n + i];
+            }
+        for (size_t a = 0; a < r; a++)
+            for (size_t b = 0; b < r; b++)
+                K[(n + a) * N + n + b] = 0.0;
+        return eom_singular(err, "matrix [M -B^T; B 0]", K, N, N, N);
+    }
+    for (size_t i = 0; i < n; i++)
+        x[i] = -h[i];
+    for (size_t a = 0; a < r; a++)
+        x[n + a] = -c[a];
+    linalg_lu_solve(K, N, e->perm, x, w);
+    if (eom_check_finite(x, N, "q'' and lambda", err))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        vars[sys->qdd[i]] = x[i];
+    for (size_t a = 0; a < r; a++)
+        vars[sys->lam[a]] = x[n + a];
+    return 0;
+}
+
+/* ---- second kind ------------------------------------------------------- */
+
+static int second_kind_compute(eom_t *e, double *vars, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n, r = sys->r;
+    size_t nu = mult_nupper(n);
+    tape_eval(e->tape, vars, e->out, e->work);
+    if (eom_check_finite(e->out, nu + n + r * n + r, "M, h, B, c", err))
+        return -1;
+    const double *h = e->out + nu, *B = h + n, *c = B + r * n;
+    double *Mf = e->scratch;        /* n×n, factored */
+    double *F = Mf + n * n;         /* n */
+    double *Y = F + n;              /* n×r: column a is M⁻¹ B_aᵀ */
+    double *H = Y + n * r;          /* r×r */
+    double *lam = H + r * r;        /* r */
+    double *w = lam + r;            /* n + r */
+    double *col = w + n + r;        /* n */
+    double *diagbuf = col + n;      /* n×n or r×n */
+    size_t *permH = e->perm + n;
+
+    eom_unpack_symmetric(e->out, n, Mf, n);
+    if (linalg_lu(Mf, n, e->perm, LINALG_RTOL) != 0)
+        return mult_singular_M(e, diagbuf, err);
+    /* F = −M⁻¹h (Benenti eq. 44 with A and Γ folded into h). */
+    for (size_t i = 0; i < n; i++)
+        F[i] = -h[i];
+    linalg_lu_solve(Mf, n, e->perm, F, w);
+    for (size_t a = 0; a < r; a++) {
+        for (size_t i = 0; i < n; i++)
+            col[i] = B[a * n + i];
+        linalg_lu_solve(Mf, n, e->perm, col, w);
+        for (size_t i = 0; i < n; i++)
+            Y[i * r + a] = col[i];
+    }
+    /* H^ab = B_a M⁻¹ B_bᵀ (eq. 45), λ = −H⁻¹(B F + c) (eqs. 43, 47). */
+    for (size_t a = 0; a < r; a++) {
+        double s = c[a];
+        for (size_t i = 0; i < n; i++)
+            s += B[a * n + i] * F[i];
+        lam[a] = -s;
+        for (size_t b = 0; b < r; b++) {
+            double t = 0.0;
+            for (size_t i = 0; i < n; i++)
+                t += B[a * n + i] * Y[i * r + b];
+            H[a * r + b] = t;
+        }
+    }
+    /* H is judged against the mass matrix's scale, not only against its
+     * own entries (eom_schur_negligible). */
+    double hmax = 0.0, mmax = 0.0;
+    for (size_t k = 0; k < r * r; k++)
+        hmax = fmax(hmax, fabs(H[k]));
+    for (size_t k = 0; k < nu; k++)
+        mmax = fmax(mmax, fabs(e->out[k]));
+    if (r > 0 && (eom_schur_negligible(hmax, mmax) ||
+                  linalg_lu(H, r, permH, LINALG_RTOL) != 0)) {
+        if (mult_check_B(e, B, diagbuf, err))
+            return -1;
+        if (eom_schur_negligible(hmax, mmax))
+            return diag_error(err, SRC_SPAN_NONE,
+                              "the matrix H = B M^-1 B^T is negligible against "
+                              "the mass matrix (largest entries %.3g and %.3g): "
+                              "the constraints' gradient B vanishes",
+                              hmax, mmax);
+        for (size_t a = 0; a < r; a++)
+            for (size_t b = 0; b < r; b++) {
+                double t = 0.0;
+                for (size_t i = 0; i < n; i++)
+                    t += B[a * n + i] * Y[i * r + b];
+                diagbuf[a * r + b] = t;
+            }
+        return eom_singular(err, "matrix H = B M^-1 B^T", diagbuf, r, r, r);
+    }
+    linalg_lu_solve(H, r, permH, lam, w);
+    /* q'' = F + M⁻¹Bᵀλ (eq. 48). */
+    for (size_t i = 0; i < n; i++) {
+        double s = F[i];
+        for (size_t a = 0; a < r; a++)
+            s += Y[i * r + a] * lam[a];
+        w[i] = s;
+    }
+    if (eom_check_finite(w, n, "q''", err) ||
+        eom_check_finite(lam, r, "lambda", err))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        vars[sys->qdd[i]] = w[i];
+    for (size_t a = 0; a < r; a++)
+        vars[sys->lam[a]] = lam[a];
+    return 0;
+}
+
+/* ---- describe ----------------------------------------------------------- */
+
+/* Σ_j M_ij q_j'' + h0_i: the left side of row i. */
+static const expr_t *mult_lhs(const eom_t *e, size_t i)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n;
+    const expr_t *s = e->d.h0[i];
+    for (size_t j = 0; j < n; j++)
+        s = expr_add(g, s, expr_mul(g, e->d.M[i * n + j],
+                                    expr_var(g, sys->qdd[j])));
+    return s;
+}
+
+/* Q_i + Σ_a λ_a B_ai. */
+static const expr_t *mult_rhs(const eom_t *e, size_t i, bool with_lambda)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    const expr_t *s = sys->Q[i];
+    if (with_lambda)
+        for (size_t a = 0; a < sys->r; a++)
+            s = expr_add(g, s, expr_mul(g, expr_var(g, sys->lam[a]),
+                                        e->d.B[a * sys->n + i]));
+    return s;
+}
+
+/* Σ_i B_ai q_i'' + c_a. */
+static const expr_t *mult_constraint_row(const eom_t *e, size_t a)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    const expr_t *s = e->d.c[a];
+    for (size_t i = 0; i < sys->n; i++)
+        s = expr_add(g, s, expr_mul(g, e->d.B[a * sys->n + i],
+                                    expr_var(g, sys->qdd[i])));
+    return s;
+}
+
+static void mult_label(eom_buf_t *b, bool latex, const char *sym,
+                       const char *i, const char *j)
+{
+    if (latex) {
+        eom_buf_printf(b, "%s_{\\mathrm{%s}", sym, i);
+        if (j)
+            eom_buf_printf(b, ",\\mathrm{%s}", j);
+        eom_buf_puts(b, "} &= ");
+    } else {
+        eom_buf_printf(b, "%s[%s", sym, i);
+        if (j)
+            eom_buf_printf(b, ", %s", j);
+        eom_buf_puts(b, "] = ");
+    }
+}
+
+static void mult_end(eom_buf_t *b, bool latex)
+{
+    eom_buf_puts(b, latex ? " \\\\\n" : "\n");
+}
+
+static char *mult_describe(const eom_t *e, bool latex)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = sys->r;
+    eom_buf_t b = {0};
+    switch (e->method) {
+    case EOM_LAGRANGE:
+        eom_buf_heading(&b, latex,
+                        "lagrange: d/dt dL/dq_i' - dL/dq_i = Q_i, "
+                        "i.e. sum_j M_ij q_j'' + h_i = Q_i");
+        for (size_t i = 0; i < n; i++)
+            eom_buf_row(&b, g, mult_lhs(e, i), mult_rhs(e, i, false), latex);
+        break;
+    case EOM_MULTIPLIERS:
+        eom_buf_heading(&b, latex,
+                        "multipliers: sum_j M_ij q_j'' + h_i = Q_i + "
+                        "sum_a lambda_a B_ai, with B_ai = dC^a/dq_i'");
+        for (size_t i = 0; i < n; i++)
+            eom_buf_row(&b, g, mult_lhs(e, i), mult_rhs(e, i, true), latex);
+        eom_buf_heading(&b, latex,
+                        "constraints: sum_i B_ai q_i'' + c_a = 0");
+        for (size_t a = 0; a < r; a++)
+            eom_buf_row(&b, g, mult_constraint_row(e, a), expr_num(g, 0.0),
+                        latex);
+        break;
+    default: /* second kind: Benenti's objects, then his recipe */
+        eom_buf_heading(&b, latex,
+                        "second_kind (Benenti eqs. 43-48): the objects");
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i; j < n; j++) {
+                const expr_t *mij = e->d.M[i * n + j];
+                if (expr_is_const(mij, 0.0))
+                    continue;
+                mult_label(&b, latex, "M", sys->qname[i], sys->qname[j]);
+                eom_buf_expr(&b, g, mij, latex);
+                mult_end(&b, latex);
+            }
+        for (size_t i = 0; i < n; i++) {
+            mult_label(&b, latex, "h", sys->qname[i], NULL);
+            eom_buf_expr(&b, g, e->d.h[i], latex);
+            mult_end(&b, latex);
+        }
+        for (size_t a = 0; a < r; a++) {
+            for (size_t i = 0; i < n; i++) {
+                const expr_t *bai = e->d.B[a * n + i];
+                if (expr_is_const(bai, 0.0))
+                    continue;
+                mult_label(&b, latex, "B", sys->cname[a], sys->qname[i]);
+                eom_buf_expr(&b, g, bai, latex);
+                mult_end(&b, latex);
+            }
+            mult_label(&b, latex, "c", sys->cname[a], NULL);
+            eom_buf_expr(&b, g, e->d.c[a], latex);
+            mult_end(&b, latex);
+        }
+        eom_buf_heading(&b, latex,
+                        "F = -M^-1 h;  H = B M^-1 B^T;  "
+                        "lambda = -H^-1 (B F + c);  q'' = F + M^-1 B^T lambda");
+        break;
+    }
+    if (!b.s)
+        eom_buf_puts(&b, "");
+    return b.s;
+}
+
+/* ---- the fast path -------------------------------------------------------- */
+
+/* lagrange (NCON = 0): M q'' = −h by nodes.  multipliers: the blocks of
+ * multipliers_blocks by nodes — F = −M⁻¹h, Y = M⁻¹Bᵀ, H = BY,
+ * λ = −H⁻¹(BF + c), q'' = F + Yλ — with two factored matrices. */
+static void mult_fast(eom_t *e, size_t ncon)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = ncon, nval = n + r;
+    const expr_t **M = eom_alloc(n * n, sizeof *M);
+    const expr_t **rhs = eom_alloc((1 + r) * n, sizeof *rhs);
+    const expr_t **sol = eom_alloc((1 + r) * n, sizeof *sol);
+    const expr_t **diag = eom_alloc(n + r, sizeof *diag);
+    const expr_t **piv = eom_alloc(n + r, sizeof *piv);
+    const expr_t **val = eom_alloc(nval, sizeof *val);
+    uint32_t *var = eom_alloc(nval, sizeof *var);
+    memcpy(M, e->d.M, n * n * sizeof *M);
+    eom_expand(g, M, n * n);
+    for (size_t i = 0; i < n; i++) {
+        diag[i] = M[i * n + i];
+        rhs[i] = expr_neg(g, e->d.h[i]);
+    }
+    for (size_t a = 0; a < r; a++)
+        for (size_t i = 0; i < n; i++)
+            rhs[(1 + a) * n + i] = e->d.B[a * n + i];
+    eom_expand(g, rhs, (1 + r) * n);
+    eom_ldlt_nodes(g, M, n, rhs, 1 + r, piv, sol);
+    const expr_t *const *F = sol, *const *Y = sol + n;
+    const expr_t **q = val; /* q'' */
+    for (size_t i = 0; i < n; i++)
+        q[i] = F[i];
+    if (r > 0) {
+        const expr_t **H = eom_alloc(r * r, sizeof *H);
+        const expr_t **bl = eom_alloc(r, sizeof *bl);
+        const expr_t **lam = val + n;
+        /* terms of a sum over i (n + 1) or over a (r + 1) */
+        const expr_t **t = eom_alloc((n > r ? n : r) + 1, sizeof *t);
+        for (size_t a = 0; a < r; a++) {
+            const expr_t *const *Ba = e->d.B + a * n;
+            for (size_t b = 0; b < r; b++) {
+                for (size_t i = 0; i < n; i++)
+                    t[i] = expr_mul(g, Ba[i], Y[b * n + i]);
+                H[a * r + b] = expr_sum(g, t, n);
+            }
+            t[0] = e->d.c[a];
+            for (size_t i = 0; i < n; i++)
+                t[1 + i] = expr_mul(g, Ba[i], F[i]);
+            bl[a] = expr_neg(g, expr_sum(g, t, n + 1));
+        }
+        for (size_t a = 0; a < r; a++)
+            diag[n + a] = H[a * r + a];
+        eom_ldlt_nodes(g, H, r, bl, 1, piv + n, lam);
+        for (size_t i = 0; i < n; i++) {
+            t[0] = F[i];
+            for (size_t a = 0; a < r; a++)
+                t[1 + a] = expr_mul(g, Y[a * n + i], lam[a]);
+            q[i] = expr_sum(g, t, r + 1);
+        }
+        free(H);
+        free(bl);
+        free(t);
+    }
+    for (size_t i = 0; i < n; i++)
+        var[i] = sys->qdd[i];
+    for (size_t a = 0; a < r; a++)
+        var[n + a] = sys->lam[a];
+    size_t sizes[2] = {n, r};
+    eom_fast_install(e, r > 0 ? 2 : 1, sizes, diag, piv, val, var, nval,
+                     r == 0);
+    free(M);
+    free(rhs);
+    free(sol);
+    free(diag);
+    free(piv);
+    free(val);
+    free(var);
+}
+
+/* ---- prepare ------------------------------------------------------------ */
+
+int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n, r = sys->r;
+    if (e->method == EOM_LAGRANGE && r > 0)
+        return diag_error(err, where,
+                          "the model has constraints (%s%s): lagrange "
+                          "ignores them; use `equations multipliers`",
+                          sys->cname[0], r > 1 ? ", ..." : "");
+    eom_derive_c(sys, &e->d);
+    size_t nu = mult_nupper(n);
+    bool constrained = e->method != EOM_LAGRANGE;
+    size_t nout = nu + n + (constrained ? r * n + r : 0);
+    const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++)
+            outs[k++] = e->d.M[i * n + j];
+    for (size_t i = 0; i < n; i++)
+        outs[k++] = e->d.h[i];
+    if (constrained) {
+        for (size_t a = 0; a < r; a++)
+            for (size_t i = 0; i < n; i++)
+                outs[k++] = e->d.B[a * n + i];
+        for (size_t a = 0; a < r; a++)
+            outs[k++] = e->d.c[a];
+    }
+    eom_compile(e, outs, nout);
+    free(outs);
+
+    size_t N = n + r;
+    switch (e->method) {
+    case EOM_LAGRANGE:
+        e->compute = lagrange_compute;
+        eom_alloc_scratch(e, n * n + 2 * n, n);
+        break;
+    case EOM_MULTIPLIERS: {
+        /* the LU of the whole system, or the blocks; then the solution */
+        size_t lu = N * N + 2 * N, blocks = n * n + n + n * r + r * r;
+        e->compute = multipliers_compute;
+        eom_alloc_scratch(e, (lu > blocks ? lu : blocks) + N, N);
+        break;
+    }
+    default: {
+        e->compute = second_kind_compute;
+        size_t big = n * n > r * n ? n * n : r * n;
+        if (r * r > big)
+            big = r * r;
+        eom_alloc_scratch(e, n * n + n + n * r + r * r + r + (n + r) + n + big,
+                          N);
+        break;
+    }
+    }
+    e->describe = mult_describe;
+    eom_set_state(e, sys->qd, sys->qdd, n);
+    if (e->method == EOM_LAGRANGE && n <= EOM_FAST_MAX)
+        mult_fast(e, 0);
+    else if (e->method == EOM_MULTIPLIERS && n <= EOM_FAST_MAX &&
+             r <= EOM_FAST_MAX)
+        mult_fast(e, r);
+    return 0;
+}

@@ -1,0 +1,1045 @@
+/*
+ * tape.c — output nodes compiled into a flat instruction tape, and the
+ * loop that runs it.
+ *
+ * Compilation has four passes.
+ *
+ *  1. Lowering.  The graph below the outputs becomes a small IR of binary
+ *     and unary operations, itself hash-consed, so equal operations are
+ *     computed once.  A sum or product is the left fold of its operands in
+ *     canonical order, exactly as expr_apply() folds them, one IR node per
+ *     step: two products that begin with the same operands (m*R*sin(phi)
+ *     and m*R*cos(phi)) share the steps of that prefix, which computes the
+ *     same bits in both.  A product with a negative coefficient c is
+ *     lowered as the negation of the product with |c| (and without it when
+ *     |c| = 1); a sum folds such a term in with a subtraction, which is
+ *     the same IEEE operation (x + (−y) is x − y, bit for bit).
+ *  2. Scheduling: a post-order walk of the IR from the outputs, so each
+ *     term of a sum is computed just before it is folded in and few
+ *     values are alive at once.  sin(u) and cos(u) of the same u are
+ *     then scheduled together and become one SINCOS instruction (libm
+ *     computes both by the same code as sin and cos apart).
+ *  3. Fusion: an operation whose value is read once, by the next step of
+ *     a chain, is computed inside that step's instruction: (a+b)+c,
+ *     (a*b)*c, a + b*c, (a−b)*c, ... — one dispatch instead of two.
+ *  4. Slots: a work slot is released after the last instruction that
+ *     reads its value and reused by the next value computed.
+ *
+ * Instruction format (16 bytes):
+ *
+ *     0        8                        32              64              96             128
+ *    +--------+------------------------+---------------+---------------+---------------+
+ *    |   op   |          dst           |       a       |       b       |       c       |
+ *    +--------+------------------------+---------------+---------------+---------------+
+ *
+ *    dst      work slot written (24 bits)
+ *    a, b, c  work slots read: two-operand forms use a and b, the fused
+ *             forms a, b and c; SINCOS writes sin(a) to dst and cos(a)
+ *             to c.
+ *
+ * The work buffer is [constants | input variables | temporaries]:
+ * tape_eval copies the constant pool and gathers the variables the tape
+ * reads into their slots, so every operand is a work slot (and those
+ * slots, too, are reused once their value is dead).
+ *
+ * Arithmetic is expr_apply()'s, operation for operation:
+ *   ADD, MUL of n operands  the left fold x0 OP x1 OP ... in canonical
+ *                           order, as the tree folds them
+ *   POW with exponent 2, 3, -1, -2  SQR a*a, CUBE a*a*a, RECIP 1/a,
+ *                           RSQR 1/(a*a): expr_apply takes the same branch
+ *   POW with another constant exponent  POWK: pow(a, b)
+ *   POW otherwise           POW: expr_apply(EXPR_POW, ...)
+ *   functions               the libm call expr_apply makes; sign, min, max
+ *                           and atan2 through expr_apply itself
+ * and the rewrites above are exact in IEEE arithmetic ((−a)·b = −(a·b),
+ * x + (−y) = x − y, a + b = b + a), so tape_eval and expr_eval agree bit
+ * for bit, save for which NaN comes out when two different NaNs meet in
+ * one operation: IEEE 754 leaves that open and C lets the compiler
+ * commute + and *.  The fused forms that mix * with + or − are used only
+ * where the compiler cannot contract them into a fused multiply-add
+ * (which rounds once where the tree rounds twice): not when it defines
+ * __FP_FAST_FMA.
+ *
+ * Must not: allocate, recurse or hash in tape_eval; reference the graph
+ * after tape_compile; recurse in tape_compile (chains may be long).
+ */
+#include "interp/expr/tape.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An output operand read from the caller's vector (a bare variable). */
+#define TAPE_VAR 0x80000000u
+
+/* Mixed fused forms (a*b)+c, a+b*c, ... only where they cannot become a
+ * fused multiply-add (see the file comment). */
+#if defined(__FP_FAST_FMA)
+#define TAPE_FUSE_MIXED 0
+#else
+#define TAPE_FUSE_MIXED 1
+#endif
+
+/* X(NAME): the opcodes; the fused ones are named outer-first by shape:
+ * L_AB is (a A b) B c, R_AB is a A (b B c). */
+#define TAPE_OPS(X)                                                           \
+    X(ADD) X(SUB) X(MUL) X(NEG)                                               \
+    X(L_ADD_ADD) X(L_ADD_SUB) X(L_SUB_ADD) X(L_SUB_SUB) X(L_MUL_MUL)          \
+    X(L_MUL_ADD) X(L_MUL_SUB) X(L_ADD_MUL) X(L_SUB_MUL)                       \
+    X(R_ADD_MUL) X(R_SUB_MUL)                                                 \
+    X(SQR) X(CUBE) X(RECIP) X(RSQR) X(POWK) X(POW)                            \
+    X(SIN) X(COS) X(SINCOS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH)    \
+    X(TANH) X(EXP) X(LOG) X(SQRT) X(ABS) X(SIGN) X(ATAN2) X(MIN) X(MAX)       \
+    X(END)
+
+typedef enum tape_op {
+#define TAPE_ENUM(NAME) T_##NAME,
+    TAPE_OPS(TAPE_ENUM)
+#undef TAPE_ENUM
+    T_COUNT
+} tape_op_t;
+
+typedef struct tape_ins {
+    uint32_t op : 8;
+    uint32_t dst : 24;
+    uint32_t a, b, c;
+} tape_ins_t;
+
+struct tape {
+    tape_ins_t *code; /* len instructions, then END */
+    size_t len;
+    double *consts;
+    size_t nconst;
+    uint32_t *in_var; /* variable gathered into slot nconst + j */
+    size_t nin;
+    size_t work;
+    uint32_t *outs; /* slot of each output, or TAPE_VAR | variable */
+    size_t nout;
+};
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        abort();
+    return p;
+}
+
+/* ---- the IR -------------------------------------------------------------- */
+
+/* IR operations: the leaves, then one per tape operation (fused forms
+ * and SINCOS are chosen later). */
+typedef enum ir_op {
+    IR_CONST, /* a, b: the low and high halves of the bits; slot: index
+                 in the constant pool */
+    IR_VAR,   /* a: the variable */
+    IR_ADD,
+    IR_SUB,
+    IR_MUL,
+    IR_NEG,
+    IR_SQR,
+    IR_CUBE,
+    IR_RECIP,
+    IR_RSQR,
+    IR_POWK,
+    IR_POW,
+    IR_FUNC /* IR_FUNC + (expr op - EXPR_SIN): the functions */
+} ir_op_t;
+
+#define IR_NONE UINT32_MAX
+
+typedef struct ir_node {
+    uint32_t op;
+    uint32_t a, b;   /* operands (IR ids), IR_NONE when absent */
+    uint32_t uses;   /* readers among the live nodes, plus outputs */
+    uint32_t fuse;   /* the operand computed inside this node's
+                        instruction, or IR_NONE */
+    uint32_t slot;
+    size_t last;     /* the last instruction reading the value */
+    uint8_t state;   /* walk state */
+    bool absorbed;   /* computed inside its reader's instruction */
+} ir_node_t;
+
+enum { UNSEEN = 0, OPEN = 1, DONE = 2 };
+
+typedef struct compiler {
+    const expr_graph_t *g;
+    size_t nvars;
+    ir_node_t *ir;
+    size_t nir, ir_cap;
+    uint32_t *table; /* hash-consing of the IR, open addressing */
+    size_t table_cap;
+    double *consts;
+    size_t nconst, const_cap;
+    uint32_t *in_var;
+    size_t nin, in_cap;
+    uint32_t *sched; /* IR ids in evaluation order */
+    size_t nsched;
+    tape_ins_t *code;
+    uint32_t *code_ir; /* the IR node each instruction computes */
+    size_t len, cap;
+} compiler_t;
+
+static uint64_t ir_hash(uint32_t op, uint32_t a, uint32_t b)
+{
+    uint64_t h = ((uint64_t)op << 56) ^ ((uint64_t)a << 28) ^ b;
+    h ^= h >> 31;
+    h *= 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+}
+
+static void ir_table_grow(compiler_t *c)
+{
+    size_t cap = c->table_cap ? 2 * c->table_cap : 256;
+    uint32_t *t = xmalloc(cap * sizeof *t);
+    memset(t, 0xff, cap * sizeof *t);
+    for (size_t i = 0; i < c->nir; i++) {
+        const ir_node_t *n = &c->ir[i];
+        size_t j = ir_hash(n->op, n->a, n->b) & (cap - 1);
+        while (t[j] != IR_NONE)
+            j = (j + 1) & (cap - 1);
+        t[j] = (uint32_t)i;
+    }
+    free(c->table);
+    c->table = t;
+    c->table_cap = cap;
+}
+
+/* The IR node (op, a, b), created if new. */
+static uint32_t ir_node(compiler_t *c, uint32_t op, uint32_t a, uint32_t b)
+{
+    if (2 * (c->nir + 1) > c->table_cap)
+        ir_table_grow(c);
+    size_t mask = c->table_cap - 1;
+    size_t j = ir_hash(op, a, b) & mask;
+    for (uint32_t k; (k = c->table[j]) != IR_NONE; j = (j + 1) & mask)
+        if (c->ir[k].op == op && c->ir[k].a == a && c->ir[k].b == b)
+            return k;
+    if (c->nir == c->ir_cap) {
+        c->ir_cap = c->ir_cap ? 2 * c->ir_cap : 256;
+        c->ir = xrealloc(c->ir, c->ir_cap * sizeof *c->ir);
+    }
+    if (c->nir >= IR_NONE - 1)
+        abort(); /* four billion operations */
+    uint32_t id = (uint32_t)c->nir++;
+    c->ir[id] = (ir_node_t){.op = op, .a = a, .b = b, .fuse = IR_NONE,
+                            .slot = IR_NONE};
+    c->table[j] = id;
+    return id;
+}
+
+static bool ir_leaf(const ir_node_t *n)
+{
+    return n->op == IR_CONST || n->op == IR_VAR;
+}
+
+/* The IR node of constant V (by bits: -0 and 0 are different nodes). */
+static uint32_t ir_const(compiler_t *c, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    uint32_t id = ir_node(c, IR_CONST, (uint32_t)bits, (uint32_t)(bits >> 32));
+    if (c->ir[id].slot == IR_NONE) {
+        if (c->nconst == c->const_cap) {
+            c->const_cap = c->const_cap ? 2 * c->const_cap : 16;
+            c->consts = xrealloc(c->consts, c->const_cap * sizeof *c->consts);
+        }
+        c->ir[id].slot = (uint32_t)c->nconst;
+        c->consts[c->nconst++] = v;
+    }
+    return id;
+}
+
+static uint32_t ir_var(compiler_t *c, uint32_t var)
+{
+    if (var >= c->nvars)
+        abort(); /* a variable outside the input vector: caller's bug */
+    uint32_t id = ir_node(c, IR_VAR, var, 0);
+    if (c->ir[id].uses == 0) { /* first time: a gathered input */
+        c->ir[id].uses = 1;       /* (reset before counting the uses) */
+        if (c->nin == c->in_cap) {
+            c->in_cap = c->in_cap ? 2 * c->in_cap : 16;
+            c->in_var = xrealloc(c->in_var, c->in_cap * sizeof *c->in_var);
+        }
+        c->ir[id].slot = (uint32_t)c->nin; /* offset, fixed up later */
+        c->in_var[c->nin++] = var;
+    }
+    return id;
+}
+
+/* ---- lowering --------------------------------------------------------- */
+
+/* The IR of each computed graph node: lo[id], negated when neg[id]
+ * (a product with a negative coefficient). */
+typedef struct lowering {
+    uint32_t *lo;
+    uint8_t *neg;
+} lowering_t;
+
+/* Node E as an IR value and a sign. */
+static uint32_t low_val(compiler_t *c, const lowering_t *L, const expr_t *e,
+                        bool *neg)
+{
+    *neg = false;
+    if (e->op == EXPR_CONST)
+        return ir_const(c, e->value);
+    if (e->op == EXPR_VAR)
+        return ir_var(c, e->var);
+    *neg = L->neg[e->id];
+    return L->lo[e->id];
+}
+
+/* Node E as an IR value with its sign applied. */
+static uint32_t low_mat(compiler_t *c, const lowering_t *L, const expr_t *e)
+{
+    bool neg;
+    uint32_t v = low_val(c, L, e, &neg);
+    return neg ? ir_node(c, IR_NEG, v, IR_NONE) : v;
+}
+
+static uint32_t function_op(expr_op_t op)
+{
+    if (op < EXPR_SIN || op >= EXPR_OP_COUNT)
+        abort(); /* not a function op */
+    return IR_FUNC + (uint32_t)(op - EXPR_SIN);
+}
+
+/* Lowers computed node E, whose operands are lowered. */
+static void lower_node(compiler_t *c, lowering_t *L, const expr_t *e)
+{
+    uint32_t v = IR_NONE;
+    bool neg = false;
+    switch (e->op) {
+    case EXPR_MUL: {
+        /* c*f1*...*fk with c < 0 is −(|c|*f1*...*fk): (c*f1) = −(|c|*f1)
+         * and (−p)*f = −(p*f) exactly */
+        uint32_t i = 0;
+        const expr_t *a0 = e->args[0];
+        if (a0->op == EXPR_CONST && a0->value < 0) {
+            neg = true;
+            i = 1;
+            if (a0->value != -1.0)
+                v = ir_const(c, -a0->value);
+        }
+        for (; i < e->nargs; i++) {
+            uint32_t x = low_mat(c, L, e->args[i]);
+            v = v == IR_NONE ? x : ir_node(c, IR_MUL, v, x);
+        }
+        break;
+    }
+    case EXPR_ADD: {
+        bool n0, n1;
+        uint32_t u0 = low_val(c, L, e->args[0], &n0);
+        uint32_t u1 = low_val(c, L, e->args[1], &n1);
+        if (!n0)
+            v = ir_node(c, n1 ? IR_SUB : IR_ADD, u0, u1);
+        else if (!n1) /* (−u0) + u1 = u1 − u0 */
+            v = ir_node(c, IR_SUB, u1, u0);
+        else
+            v = ir_node(c, IR_SUB, ir_node(c, IR_NEG, u0, IR_NONE), u1);
+        for (uint32_t i = 2; i < e->nargs; i++) {
+            bool ni;
+            uint32_t u = low_val(c, L, e->args[i], &ni);
+            v = ir_node(c, ni ? IR_SUB : IR_ADD, v, u);
+        }
+        break;
+    }
+    case EXPR_POW: {
+        uint32_t a = low_mat(c, L, e->args[0]);
+        const expr_t *b = e->args[1];
+        if (b->op != EXPR_CONST) {
+            v = ir_node(c, IR_POW, a, low_mat(c, L, b));
+            break;
+        }
+        double x = b->value;
+        if (x == 2 || x == 3 || x == -1 || x == -2)
+            v = ir_node(c, x == 2 ? IR_SQR : x == 3 ? IR_CUBE
+                           : x == -1 ? IR_RECIP : IR_RSQR,
+                        a, IR_NONE);
+        else
+            v = ir_node(c, IR_POWK, a, ir_const(c, x));
+        break;
+    }
+    default:
+        v = ir_node(c, function_op(e->op), low_mat(c, L, e->args[0]),
+                    e->nargs > 1 ? low_mat(c, L, e->args[1]) : IR_NONE);
+        break;
+    }
+    L->lo[e->id] = v;
+    L->neg[e->id] = neg;
+}
+
+static bool computed(const expr_t *e)
+{
+    return e->op != EXPR_CONST && e->op != EXPR_VAR;
+}
+
+/* Lowers every computed node below the outputs, children first (an
+ * explicit stack: no recursion), and returns the IR of each output. */
+static uint32_t *lower_outputs(compiler_t *c, const expr_t *const *outs,
+                               size_t nout)
+{
+    size_t n = expr_graph_count(c->g);
+    lowering_t L = {xmalloc(n * sizeof *L.lo), xcalloc(n, 1)};
+    uint8_t *state = xcalloc(n, 1);
+    typedef struct frame {
+        const expr_t *e;
+        uint32_t next;
+    } frame_t;
+    size_t cap = 64;
+    frame_t *st = xmalloc(cap * sizeof *st);
+    for (size_t k = 0; k < nout; k++) {
+        if (!computed(outs[k]) || state[outs[k]->id] != UNSEEN)
+            continue;
+        size_t top = 0;
+        st[top++] = (frame_t){outs[k], 0};
+        state[outs[k]->id] = OPEN;
+        while (top) {
+            frame_t *f = &st[top - 1];
+            if (f->next < f->e->nargs) {
+                const expr_t *a = f->e->args[f->next++];
+                if (computed(a) && state[a->id] == UNSEEN) {
+                    if (top == cap) {
+                        cap *= 2;
+                        st = xrealloc(st, cap * sizeof *st);
+                    }
+                    st[top++] = (frame_t){a, 0};
+                    state[a->id] = OPEN;
+                }
+                continue;
+            }
+            lower_node(c, &L, f->e);
+            state[f->e->id] = DONE;
+            top--;
+        }
+    }
+    uint32_t *out_ir = xmalloc((nout ? nout : 1) * sizeof *out_ir);
+    for (size_t k = 0; k < nout; k++)
+        out_ir[k] = low_mat(c, &L, outs[k]);
+    free(st);
+    free(state);
+    free(L.lo);
+    free(L.neg);
+    return out_ir;
+}
+
+/* ---- scheduling ------------------------------------------------------- */
+
+static void sched_push(compiler_t *c, uint32_t id)
+{
+    c->sched[c->nsched++] = id;
+    c->ir[id].state = DONE;
+}
+
+/* The partner of a SIN or COS node: the other one on the same operand,
+ * if it is live; else IR_NONE. */
+static uint32_t sincos_partner(const compiler_t *c, uint32_t id)
+{
+    const ir_node_t *n = &c->ir[id];
+    uint32_t sin = function_op(EXPR_SIN), cos = function_op(EXPR_COS);
+    if (n->op != sin && n->op != cos)
+        return IR_NONE;
+    uint32_t want = n->op == sin ? cos : sin;
+    size_t mask = c->table_cap - 1;
+    for (size_t j = ir_hash(want, n->a, IR_NONE) & mask; c->table[j] != IR_NONE;
+         j = (j + 1) & mask) {
+        const ir_node_t *p = &c->ir[c->table[j]];
+        if (p->op == want && p->a == n->a && p->b == IR_NONE)
+            return p->uses > 0 ? c->table[j] : IR_NONE;
+    }
+    return IR_NONE;
+}
+
+/* A SIN and a COS of one operand become neighbours in the schedule (the
+ * later one moves up: its operand is computed before the earlier one,
+ * and its readers stay after it), so that they make one SINCOS.  The
+ * moved value lives longer: a slot for one instruction saved. */
+static void pair_sincos(compiler_t *c)
+{
+    size_t *pos = xmalloc((c->nir ? c->nir : 1) * sizeof *pos);
+    for (size_t s = 0; s < c->nsched; s++)
+        pos[c->sched[s]] = s;
+    for (size_t s = 0; s + 1 < c->nsched; s++) {
+        uint32_t p = sincos_partner(c, c->sched[s]);
+        if (p == IR_NONE || c->ir[p].state != DONE)
+            continue;
+        size_t q = pos[p];
+        if (q <= s)
+            continue;
+        for (size_t k = q; k > s + 1; k--) {
+            c->sched[k] = c->sched[k - 1];
+            pos[c->sched[k]] = k;
+        }
+        c->sched[s + 1] = p;
+        pos[p] = s + 1;
+        s++; /* the pair is made */
+    }
+    free(pos);
+}
+
+/* Counts the readers of every IR node reachable from the outputs (a
+ * walk with an explicit stack), then schedules them in post-order. */
+static void schedule(compiler_t *c, const uint32_t *out_ir, size_t nout)
+{
+    for (size_t i = 0; i < c->nir; i++) {
+        c->ir[i].uses = 0;
+        c->ir[i].state = UNSEEN;
+    }
+    size_t cap = 64, top = 0;
+    uint32_t *st = xmalloc(cap * sizeof *st);
+    /* uses: each reachable node counts its operands once per reference */
+    for (size_t k = 0; k < nout; k++) {
+        uint32_t r = out_ir[k];
+        c->ir[r].uses++;
+        if (c->ir[r].state != UNSEEN)
+            continue;
+        c->ir[r].state = OPEN;
+        st[top++] = r;
+        while (top) {
+            ir_node_t *n = &c->ir[st[--top]];
+            if (ir_leaf(n))
+                continue;
+            uint32_t ops[2] = {n->a, n->b};
+            for (int j = 0; j < 2; j++) {
+                if (ops[j] == IR_NONE)
+                    continue;
+                ir_node_t *o = &c->ir[ops[j]];
+                o->uses++;
+                if (o->state == UNSEEN) {
+                    o->state = OPEN;
+                    if (top == cap) {
+                        cap *= 2;
+                        st = xrealloc(st, cap * sizeof *st);
+                    }
+                    st[top++] = ops[j];
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < c->nir; i++)
+        c->ir[i].state = UNSEEN;
+
+    /* post-order; a frame is (node, operands visited) */
+    c->sched = xmalloc((c->nir ? c->nir : 1) * sizeof *c->sched);
+    c->nsched = 0;
+    typedef struct frame {
+        uint32_t id, next;
+    } frame_t;
+    size_t fcap = 64;
+    frame_t *fs = xmalloc(fcap * sizeof *fs);
+    for (size_t k = 0; k < nout; k++) {
+        uint32_t r = out_ir[k];
+        if (c->ir[r].state != UNSEEN || ir_leaf(&c->ir[r]))
+            continue;
+        size_t ft = 0;
+        fs[ft++] = (frame_t){r, 0};
+        c->ir[r].state = OPEN;
+        while (ft) {
+            frame_t *f = &fs[ft - 1];
+            ir_node_t *n = &c->ir[f->id];
+            if (f->next < 2) {
+                uint32_t o = f->next++ == 0 ? n->a : n->b;
+                if (o != IR_NONE && !ir_leaf(&c->ir[o]) &&
+                    c->ir[o].state == UNSEEN) {
+                    if (ft == fcap) {
+                        fcap *= 2;
+                        fs = xrealloc(fs, fcap * sizeof *fs);
+                    }
+                    fs[ft++] = (frame_t){o, 0};
+                    c->ir[o].state = OPEN;
+                }
+                continue;
+            }
+            uint32_t id = f->id;
+            ft--;
+            sched_push(c, id);
+        }
+    }
+    free(fs);
+    free(st);
+    pair_sincos(c);
+}
+
+/* ---- fusion and instruction selection ---------------------------------- */
+
+static bool ir_arith(uint32_t op)
+{
+    return op == IR_ADD || op == IR_SUB || op == IR_MUL;
+}
+
+/* The fused opcode (a X b) Y c, or T_COUNT when there is none. */
+static tape_op_t fused_left(uint32_t x, uint32_t y)
+{
+    static const tape_op_t t[3][3] = {
+        /* y:   ADD          SUB          MUL */
+        {T_L_ADD_ADD, T_L_ADD_SUB, T_L_ADD_MUL}, /* x = ADD */
+        {T_L_SUB_ADD, T_L_SUB_SUB, T_L_SUB_MUL}, /* x = SUB */
+        {T_L_MUL_ADD, T_L_MUL_SUB, T_L_MUL_MUL}, /* x = MUL */
+    };
+    if (!ir_arith(x) || !ir_arith(y))
+        return T_COUNT;
+    if (!TAPE_FUSE_MIXED && x == IR_MUL && y != IR_MUL)
+        return T_COUNT;
+    return t[x - IR_ADD][y - IR_ADD];
+}
+
+/* Whether X (an operand of the node being fused) can be computed inside
+ * its reader's instruction: read once, a plain arithmetic operation that
+ * absorbed nothing itself. */
+static bool fusable(const compiler_t *c, uint32_t x)
+{
+    const ir_node_t *n = &c->ir[x];
+    return ir_arith(n->op) && n->uses == 1 && n->fuse == IR_NONE &&
+           !n->absorbed;
+}
+
+/* Chooses, in schedule order, the operand each arithmetic node computes
+ * inside its own instruction: b*c of a ± b*c first (a sum of products
+ * then takes one instruction per term), else its first operand. */
+static void fuse(compiler_t *c)
+{
+    for (size_t s = 0; s < c->nsched; s++) {
+        ir_node_t *y = &c->ir[c->sched[s]];
+        if (!ir_arith(y->op) || y->a == y->b)
+            continue;
+        if (TAPE_FUSE_MIXED && y->op != IR_MUL && fusable(c, y->b) &&
+            c->ir[y->b].op == IR_MUL) {
+            y->fuse = y->b;
+            c->ir[y->b].absorbed = true;
+        } else if (fusable(c, y->a) &&
+                   fused_left(c->ir[y->a].op, y->op) != T_COUNT) {
+            y->fuse = y->a;
+            c->ir[y->a].absorbed = true;
+        }
+    }
+}
+
+static void emit(compiler_t *c, tape_op_t op, uint32_t id, uint32_t a,
+                 uint32_t b, uint32_t x)
+{
+    if (c->len == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 64;
+        c->code = xrealloc(c->code, c->cap * sizeof *c->code);
+        c->code_ir = xrealloc(c->code_ir, c->cap * sizeof *c->code_ir);
+    }
+    /* operands hold IR ids until slots are assigned */
+    c->code[c->len] = (tape_ins_t){(uint32_t)op, 0, a, b, x};
+    c->code_ir[c->len++] = id;
+}
+
+static tape_op_t plain_op(const ir_node_t *n)
+{
+    switch (n->op) {
+    case IR_ADD: return T_ADD;
+    case IR_SUB: return T_SUB;
+    case IR_MUL: return T_MUL;
+    case IR_NEG: return T_NEG;
+    case IR_SQR: return T_SQR;
+    case IR_CUBE: return T_CUBE;
+    case IR_RECIP: return T_RECIP;
+    case IR_RSQR: return T_RSQR;
+    case IR_POWK: return T_POWK;
+    case IR_POW: return T_POW;
+    default: break;
+    }
+    switch ((expr_op_t)(n->op - IR_FUNC + EXPR_SIN)) {
+    case EXPR_SIN: return T_SIN;
+    case EXPR_COS: return T_COS;
+    case EXPR_TAN: return T_TAN;
+    case EXPR_ASIN: return T_ASIN;
+    case EXPR_ACOS: return T_ACOS;
+    case EXPR_ATAN: return T_ATAN;
+    case EXPR_ATAN2: return T_ATAN2;
+    case EXPR_SINH: return T_SINH;
+    case EXPR_COSH: return T_COSH;
+    case EXPR_TANH: return T_TANH;
+    case EXPR_EXP: return T_EXP;
+    case EXPR_LOG: return T_LOG;
+    case EXPR_SQRT: return T_SQRT;
+    case EXPR_ABS: return T_ABS;
+    case EXPR_SIGN: return T_SIGN;
+    case EXPR_MIN: return T_MIN;
+    case EXPR_MAX: return T_MAX;
+    default: abort(); /* not a function op */
+    }
+}
+
+/* Emits the schedule: one instruction per node that is not computed
+ * inside another's, SIN and COS of one operand as one SINCOS. */
+static void select_instructions(compiler_t *c)
+{
+    for (size_t s = 0; s < c->nsched; s++) {
+        uint32_t id = c->sched[s];
+        const ir_node_t *n = &c->ir[id];
+        if (n->absorbed)
+            continue;
+        if (n->fuse != IR_NONE) {
+            const ir_node_t *x = &c->ir[n->fuse];
+            if (n->fuse == n->b) /* a Y (b X c) */
+                emit(c, n->op == IR_ADD ? T_R_ADD_MUL : T_R_SUB_MUL, id,
+                     n->a, x->a, x->b);
+            else /* (a X b) Y c */
+                emit(c, fused_left(x->op, n->op), id, x->a, x->b, n->b);
+            continue;
+        }
+        if (s + 1 < c->nsched) {
+            const ir_node_t *m = &c->ir[c->sched[s + 1]];
+            uint32_t sin = function_op(EXPR_SIN), cos = function_op(EXPR_COS);
+            if (((n->op == sin && m->op == cos) ||
+                 (n->op == cos && m->op == sin)) && m->a == n->a) {
+                uint32_t is = n->op == sin ? id : c->sched[s + 1];
+                uint32_t ic = n->op == sin ? c->sched[s + 1] : id;
+                /* the cos node rides along in field c */
+                emit(c, T_SINCOS, is, n->a, IR_NONE, ic);
+                s++;
+                continue;
+            }
+        }
+        emit(c, plain_op(n), id, n->a, n->b, IR_NONE);
+    }
+}
+
+/* ---- slots -------------------------------------------------------------- */
+
+typedef struct slots {
+    uint32_t *free_slots;
+    size_t nfree;
+    size_t next; /* slots handed out so far */
+} slots_t;
+
+static uint32_t slot_alloc(slots_t *sl)
+{
+    if (sl->nfree)
+        return sl->free_slots[--sl->nfree];
+    if (sl->next >= (1u << 24))
+        abort(); /* more than 16M work slots */
+    return (uint32_t)sl->next++;
+}
+
+/* Operand fields of instruction I that hold IR ids. */
+static size_t operands(const compiler_t *c, size_t i, uint32_t *ops)
+{
+    const tape_ins_t *ins = &c->code[i];
+    size_t k = 0;
+    ops[k++] = ins->a;
+    if (ins->op != T_SINCOS) {
+        if (ins->b != IR_NONE)
+            ops[k++] = ins->b;
+        if (ins->c != IR_NONE)
+            ops[k++] = ins->c;
+    }
+    return k;
+}
+
+/* Liveness and slot assignment; rewrites the operand fields from IR ids
+ * to slots. */
+static size_t assign_slots(compiler_t *c, const uint32_t *out_ir,
+                           size_t nout)
+{
+    for (size_t i = 0; i < c->len; i++) {
+        uint32_t ops[3];
+        size_t k = operands(c, i, ops);
+        for (size_t j = 0; j < k; j++)
+            c->ir[ops[j]].last = i;
+    }
+    for (size_t k = 0; k < nout; k++)
+        c->ir[out_ir[k]].last = SIZE_MAX; /* outputs live to the end */
+
+    /* constants and inputs are in place before the first instruction */
+    slots_t sl = {xmalloc((c->nir + c->nconst + c->nin + 1) *
+                          sizeof *sl.free_slots),
+                  0, c->nconst + c->nin};
+    for (size_t i = 0; i < c->nir; i++)
+        if (c->ir[i].op == IR_VAR)
+            c->ir[i].slot += (uint32_t)c->nconst;
+    for (size_t i = 0; i < c->len; i++) {
+        tape_ins_t *ins = &c->code[i];
+        uint32_t ops[3];
+        size_t k = operands(c, i, ops);
+        uint32_t slot_of[3];
+        for (size_t j = 0; j < k; j++)
+            slot_of[j] = c->ir[ops[j]].slot;
+        /* release the operands read here for the last time (once each):
+         * the handlers read every operand before writing, so dst may
+         * take one of their slots */
+        for (size_t j = 0; j < k; j++) {
+            ir_node_t *o = &c->ir[ops[j]];
+            if (o->last == i) {
+                o->last = SIZE_MAX - 1; /* released */
+                sl.free_slots[sl.nfree++] = o->slot;
+            }
+        }
+        uint32_t d = slot_alloc(&sl);
+        c->ir[c->code_ir[i]].slot = d;
+        ins->dst = d;
+        if (ins->op == T_SINCOS) {
+            uint32_t dc = slot_alloc(&sl);
+            c->ir[ins->c].slot = dc;
+            ins->a = slot_of[0];
+            ins->b = 0;
+            ins->c = dc;
+            continue;
+        }
+        ins->a = k > 0 ? slot_of[0] : 0;
+        ins->b = ins->b != IR_NONE ? slot_of[1] : 0;
+        ins->c = ins->c != IR_NONE ? slot_of[2] : 0;
+    }
+    free(sl.free_slots);
+    return sl.next;
+}
+
+/* ---- compile -------------------------------------------------------------- */
+
+tape_t *tape_compile(const expr_graph_t *g, const expr_t *const *outs,
+                     size_t nout, size_t nvars)
+{
+    compiler_t c = {.g = g, .nvars = nvars};
+    uint32_t *out_ir = lower_outputs(&c, outs, nout);
+    schedule(&c, out_ir, nout);
+    fuse(&c);
+    select_instructions(&c);
+    size_t work = assign_slots(&c, out_ir, nout);
+    size_t len = c.len;
+    emit(&c, T_END, IR_NONE, 0, 0, 0);
+
+    tape_t *t = xmalloc(sizeof *t);
+    t->code = c.code;
+    t->len = len;
+    t->consts = c.consts;
+    t->nconst = c.nconst;
+    t->in_var = c.in_var;
+    t->nin = c.nin;
+    t->work = work;
+    t->nout = nout;
+    t->outs = xmalloc((nout ? nout : 1) * sizeof *t->outs);
+    for (size_t k = 0; k < nout; k++) {
+        const ir_node_t *n = &c.ir[out_ir[k]];
+        t->outs[k] = n->op == IR_VAR ? TAPE_VAR | n->a : n->slot;
+    }
+    free(out_ir);
+    free(c.ir);
+    free(c.table);
+    free(c.sched);
+    free(c.code_ir);
+    return t;
+}
+
+void tape_free(tape_t *t)
+{
+    if (!t)
+        return;
+    free(t->code);
+    free(t->consts);
+    free(t->in_var);
+    free(t->outs);
+    free(t);
+}
+
+size_t tape_length(const tape_t *t)
+{
+    return t->len;
+}
+
+size_t tape_work_size(const tape_t *t)
+{
+    return t->work;
+}
+
+size_t tape_nout(const tape_t *t)
+{
+    return t->nout;
+}
+
+/* ---- evaluation -------------------------------------------------------- */
+
+/* Dispatch by computed goto where the compiler has it, a plain switch
+ * elsewhere (or with -DNH_TAPE_SWITCH, which the tests also build).  The
+ * tape ends with END, so the loop needs no bound test. */
+#if defined(__GNUC__) && !defined(NH_TAPE_SWITCH)
+#define VM_BEGIN                                                              \
+    goto *jump[ip->op];                                                       \
+    {
+#define VM_END }
+#define VM_CASE(op) L_##op:
+#define VM_NEXT()                                                             \
+    do {                                                                      \
+        ip++;                                                                 \
+        goto *jump[ip->op];                                                   \
+    } while (0)
+#else
+#define VM_BEGIN                                                              \
+    for (;;)                                                                  \
+        switch (ip->op) {
+#define VM_END }
+#define VM_CASE(op) case op:
+#define VM_NEXT()                                                             \
+    ip++;                                                                     \
+    continue
+#endif
+
+void tape_eval(const tape_t *t, const double *vars, double *out,
+               double *work)
+{
+#if defined(__GNUC__) && !defined(NH_TAPE_SWITCH)
+    static const void *const jump[] = {
+#define TAPE_LABEL(NAME) &&L_T_##NAME,
+        TAPE_OPS(TAPE_LABEL)
+#undef TAPE_LABEL
+    };
+    _Static_assert(sizeof jump / sizeof *jump == T_COUNT,
+                   "one label per opcode");
+#endif
+    if (t->nconst)
+        memcpy(work, t->consts, t->nconst * sizeof *work);
+    double *in = work + t->nconst;
+    for (size_t j = 0; j < t->nin; j++)
+        in[j] = vars[t->in_var[j]];
+#define A work[ip->a]
+#define B work[ip->b]
+#define C work[ip->c]
+#define W work[ip->dst]
+    const tape_ins_t *ip = t->code;
+    double a, x[2];
+    VM_BEGIN
+        VM_CASE(T_ADD) W = A + B;
+        VM_NEXT();
+        VM_CASE(T_SUB) W = A - B;
+        VM_NEXT();
+        VM_CASE(T_MUL) W = A * B;
+        VM_NEXT();
+        VM_CASE(T_NEG) W = -A;
+        VM_NEXT();
+        /* (a X b) Y c: two roundings, as two instructions would */
+        VM_CASE(T_L_ADD_ADD) a = A + B;
+        W = a + C;
+        VM_NEXT();
+        VM_CASE(T_L_ADD_SUB) a = A + B;
+        W = a - C;
+        VM_NEXT();
+        VM_CASE(T_L_SUB_ADD) a = A - B;
+        W = a + C;
+        VM_NEXT();
+        VM_CASE(T_L_SUB_SUB) a = A - B;
+        W = a - C;
+        VM_NEXT();
+        VM_CASE(T_L_MUL_MUL) a = A * B;
+        W = a * C;
+        VM_NEXT();
+        VM_CASE(T_L_MUL_ADD) a = A * B;
+        W = a + C;
+        VM_NEXT();
+        VM_CASE(T_L_MUL_SUB) a = A * B;
+        W = a - C;
+        VM_NEXT();
+        VM_CASE(T_L_ADD_MUL) a = A + B;
+        W = a * C;
+        VM_NEXT();
+        VM_CASE(T_L_SUB_MUL) a = A - B;
+        W = a * C;
+        VM_NEXT();
+        /* a Y (b X c) */
+        VM_CASE(T_R_ADD_MUL) a = B * C;
+        W = A + a;
+        VM_NEXT();
+        VM_CASE(T_R_SUB_MUL) a = B * C;
+        W = A - a;
+        VM_NEXT();
+        VM_CASE(T_SQR) a = A;
+        W = a * a;
+        VM_NEXT();
+        VM_CASE(T_CUBE) a = A;
+        W = a * a * a;
+        VM_NEXT();
+        VM_CASE(T_RECIP) W = 1 / A;
+        VM_NEXT();
+        VM_CASE(T_RSQR) a = A;
+        W = 1 / (a * a);
+        VM_NEXT();
+        VM_CASE(T_POWK) W = pow(A, B);
+        VM_NEXT();
+        VM_CASE(T_SIN) W = sin(A);
+        VM_NEXT();
+        VM_CASE(T_COS) W = cos(A);
+        VM_NEXT();
+        /* GCC turns the pair into one sincos call: the same bits as sin
+         * and cos apart (glibc computes them by the same code) */
+        VM_CASE(T_SINCOS) a = A;
+        W = sin(a);
+        C = cos(a);
+        VM_NEXT();
+        VM_CASE(T_TAN) W = tan(A);
+        VM_NEXT();
+        VM_CASE(T_ASIN) W = asin(A);
+        VM_NEXT();
+        VM_CASE(T_ACOS) W = acos(A);
+        VM_NEXT();
+        VM_CASE(T_ATAN) W = atan(A);
+        VM_NEXT();
+        VM_CASE(T_SINH) W = sinh(A);
+        VM_NEXT();
+        VM_CASE(T_COSH) W = cosh(A);
+        VM_NEXT();
+        VM_CASE(T_TANH) W = tanh(A);
+        VM_NEXT();
+        VM_CASE(T_EXP) W = exp(A);
+        VM_NEXT();
+        VM_CASE(T_LOG) W = log(A);
+        VM_NEXT();
+        VM_CASE(T_SQRT) W = sqrt(A);
+        VM_NEXT();
+        VM_CASE(T_ABS) W = fabs(A);
+        VM_NEXT();
+        /* the rarer ops go through expr_apply itself */
+        VM_CASE(T_POW) x[0] = A;
+        x[1] = B;
+        W = expr_apply(EXPR_POW, x, 2);
+        VM_NEXT();
+        VM_CASE(T_SIGN) x[0] = A;
+        W = expr_apply(EXPR_SIGN, x, 1);
+        VM_NEXT();
+        VM_CASE(T_ATAN2) x[0] = A;
+        x[1] = B;
+        W = expr_apply(EXPR_ATAN2, x, 2);
+        VM_NEXT();
+        VM_CASE(T_MIN) x[0] = A;
+        x[1] = B;
+        W = expr_apply(EXPR_MIN, x, 2);
+        VM_NEXT();
+        VM_CASE(T_MAX) x[0] = A;
+        x[1] = B;
+        W = expr_apply(EXPR_MAX, x, 2);
+        VM_NEXT();
+        VM_CASE(T_END) goto done;
+#if !defined(__GNUC__) || defined(NH_TAPE_SWITCH)
+    default:
+        goto done; /* T_COUNT: never on a tape */
+#endif
+    VM_END
+done:
+    for (size_t k = 0; k < t->nout; k++) {
+        uint32_t o = t->outs[k];
+        out[k] = o & TAPE_VAR ? vars[o & ~TAPE_VAR] : work[o];
+    }
+#undef A
+#undef B
+#undef C
+#undef W
+}

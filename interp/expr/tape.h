@@ -1,0 +1,38 @@
+/*
+ * tape.h — a set of output nodes compiled into a flat instruction tape.
+ *
+ * Compilation sorts the graph below the outputs topologically, emits one
+ * instruction per node that is not a variable, and assigns work slots so
+ * that a slot is reused once its last reader has run.  Evaluation is a
+ * single loop over the tape: no recursion, no allocation, no hashing.
+ * It uses expr_apply()'s semantics, so a tape and expr_eval() agree bit
+ * for bit on every output.
+ *
+ * Ownership: tape_compile returns a tape the caller frees with tape_free;
+ * the tape does not reference the graph after compilation.  The work
+ * buffer for tape_eval is the caller's (tape_work_size doubles), so one
+ * tape can serve several threads or re-entrant callers.
+ */
+#ifndef NH_TAPE_H
+#define NH_TAPE_H
+
+#include <stddef.h>
+
+#include "interp/expr/expr.h"
+
+typedef struct tape tape_t;
+
+/* Compiles OUTS[0..nout) over variables 0..nvars-1 of graph G. */
+tape_t *tape_compile(const expr_graph_t *g, const expr_t *const *outs,
+                     size_t nout, size_t nvars);
+void tape_free(tape_t *tape); /* accepts NULL */
+
+size_t tape_length(const tape_t *tape);    /* instructions */
+size_t tape_work_size(const tape_t *tape); /* doubles tape_eval needs */
+size_t tape_nout(const tape_t *tape);
+
+/* out[k] = value of output k at VARS.  WORK has tape_work_size doubles. */
+void tape_eval(const tape_t *tape, const double *vars, double *out,
+               double *work);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * lower.h — from the model's syntax to expression nodes: the mechanical
+ * system of a model (system.h), and any expression a statement writes.
+ *
+ * lower_model() declares the graph variables of a model (for every
+ * coordinate x: x, x', x''; for every speed u: u, u'; every parameter; t;
+ * lambda(NAME) for every constraint), lowers every declaration and fills
+ * an nh_system_t.  It fails, with the place of the fault, when a
+ * declaration names something unknown, mixes vectors and scalars, or uses
+ * a second derivative where LANGUAGE.md §3.3 forbids it.
+ *
+ * lower_extend() lowers only what a model adds to a lowered one
+ * (doc/architecture.md, "Where the code departs from the sketch").
+ *
+ * lower_expr() lowers one expression against a lowered model: `let`
+ * bodies are substituted where used, `e'` is the total time derivative
+ * (§3.3), `diff`, `lambda`, `reaction`, `dot`, `cross`, `norm` are
+ * resolved here.  Values are scalars or 2- and 3-vectors of nodes.
+ *
+ * Ownership: a lower_t owns its graph, its nh_system_t and a private copy
+ * of the model's declaration arrays; the AST it points into belongs to the
+ * session's arenas, which outlive it.  Must not: print; evaluate.
+ */
+#ifndef NH_LOWER_H
+#define NH_LOWER_H
+
+#include <stdbool.h>
+
+#include "interp/expr/expr.h"
+#include "interp/mech/model.h"
+#include "interp/mech/system.h"
+#include "lang/ast.h"
+#include "lang/source.h"
+
+typedef struct value {
+    unsigned dim;        /* 0: scalar in c[0]; 2 or 3: a vector */
+    const expr_t *c[3];
+} value_t;
+
+typedef enum lower_mode {
+    LOWER_MODEL, /* energies, constraints, forces, kinematics: no q'', z',
+                    lambda, reaction */
+    LOWER_QUERY, /* print, table, show: everything */
+    LOWER_CONST, /* initial, set, simulate options: parameters and numbers */
+} lower_mode_t;
+
+typedef struct lower lower_t;
+
+/* Lowers model M; NULL with *err set on failure.  SRC is used only to
+ * name the places of earlier declarations in messages. */
+lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err);
+void lower_free(lower_t *lw); /* accepts NULL */
+
+/* Makes LW, a lowering of some model, the lowering of M when M only adds
+ * lets, particles, forces, constraints or kinematic equations to it,
+ * lowering just those (the result is the system lower_model(M) makes,
+ * variable numbers included).  0: done; -1: *err set, and LW unchanged;
+ * 1: M is not such an extension (LW unchanged): lower it with
+ * lower_model().  A system or eom borrowed from LW stays valid on -1
+ * and 1, not on 0. */
+int lower_extend(lower_t *lw, const model_t *m, diag_t *err);
+
+const nh_system_t *lower_system(const lower_t *lw);
+expr_graph_t *lower_graph(const lower_t *lw);
+
+/* Lowers E in MODE into *out; -1 with *err set on failure. */
+int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
+               value_t *out, diag_t *err);
+
+/* Which variables a value depends on, by role. */
+bool lower_needs_accel(const lower_t *lw, const value_t *v); /* q'', z', λ */
+bool lower_needs_lambda(const lower_t *lw, const value_t *v);
+
+/* Fills a value vector of expr_graph_nvars() doubles from model M's
+ * parameter values and state (q, q', z, t); accelerations and
+ * multipliers are set to NaN until an eom computes them. */
+void lower_fill_vars(const lower_t *lw, const model_t *m, double *vars);
+/* The reverse: copies q, q', z, t from VARS into M's state. */
+void lower_store_state(const lower_t *lw, const double *vars, model_t *m);
+
+/* The names a user may write in expressions (for suggestions and
+ * completion): NULL-terminated array, borrowed until the next call. */
+const char *const *lower_known_names(lower_t *lw);
+
+/* The closest known name to NAME (edit distance ≤ 2, or a case change),
+ * or NULL. */
+const char *lower_suggest(lower_t *lw, const char *name);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * model.c — see model.h.  Must not: lower expressions or print.
+ */
+#include "interp/mech/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/base/util.h"
+
+void model_init(model_t *m)
+{
+    memset(m, 0, sizeof *m);
+    m->method = -1;
+    m->method_span = SRC_SPAN_NONE;
+}
+
+#define FREE_ARRAY(a) free((a).v)
+
+void model_free(model_t *m)
+{
+    FREE_ARRAY(m->params);
+    FREE_ARRAY(m->coords);
+    FREE_ARRAY(m->speeds);
+    FREE_ARRAY(m->lets);
+    FREE_ARRAY(m->particles);
+    FREE_ARRAY(m->forces);
+    FREE_ARRAY(m->constraints);
+    FREE_ARRAY(m->kinematics);
+    FREE_ARRAY(m->q);
+    FREE_ARRAY(m->qd);
+    FREE_ARRAY(m->z);
+    FREE_ARRAY(m->q0);
+    FREE_ARRAY(m->qd0);
+    FREE_ARRAY(m->z0);
+    model_init(m);
+}
+
+#define CLONE_ARRAY(d, s)                                               \
+    do {                                                                \
+        (d).n = (d).cap = (s).n;                                        \
+        (d).v = (s).n ? xmalloc((s).n * sizeof *(s).v) : NULL;          \
+        if ((s).n)                                                      \
+            memcpy((d).v, (s).v, (s).n * sizeof *(s).v);                \
+    } while (0)
+
+void model_clone(model_t *dst, const model_t *src)
+{
+    *dst = *src;
+    CLONE_ARRAY(dst->params, src->params);
+    CLONE_ARRAY(dst->coords, src->coords);
+    CLONE_ARRAY(dst->speeds, src->speeds);
+    CLONE_ARRAY(dst->lets, src->lets);
+    CLONE_ARRAY(dst->particles, src->particles);
+    CLONE_ARRAY(dst->forces, src->forces);
+    CLONE_ARRAY(dst->constraints, src->constraints);
+    CLONE_ARRAY(dst->kinematics, src->kinematics);
+    CLONE_ARRAY(dst->q, src->q);
+    CLONE_ARRAY(dst->qd, src->qd);
+    CLONE_ARRAY(dst->z, src->z);
+    CLONE_ARRAY(dst->q0, src->q0);
+    CLONE_ARRAY(dst->qd0, src->qd0);
+    CLONE_ARRAY(dst->z0, src->z0);
+}
+
+#define PUSH(a, x)                                                      \
+    do {                                                                \
+        xgrow(&(a).v, &(a).cap, (a).n + 1, sizeof *(a).v);              \
+        (a).v[(a).n++] = (x);                                           \
+    } while (0)
+
+void model_push_param(model_t *m, model_param_t p) { PUSH(m->params, p); }
+void model_push_let(model_t *m, model_let_t l) { PUSH(m->lets, l); }
+void model_push_particle(model_t *m, model_particle_t p) { PUSH(m->particles, p); }
+void model_push_force(model_t *m, model_force_t f) { PUSH(m->forces, f); }
+void model_push_constraint(model_t *m, model_constraint_t c) { PUSH(m->constraints, c); }
+void model_push_kinematic(model_t *m, model_kinematic_t k) { PUSH(m->kinematics, k); }
+
+/* A new coordinate or speed starts at rest at 0, in the state and in the
+ * remembered initial state alike. */
+void model_push_coord(model_t *m, model_name_t c)
+{
+    PUSH(m->coords, c);
+    PUSH(m->q, 0.0);
+    PUSH(m->qd, 0.0);
+    PUSH(m->q0, 0.0);
+    PUSH(m->qd0, 0.0);
+}
+
+void model_push_speed(model_t *m, model_name_t s)
+{
+    PUSH(m->speeds, s);
+    PUSH(m->z, 0.0);
+    PUSH(m->z0, 0.0);
+}
+
+#define FIND(arr, field)                                                \
+    for (size_t i = 0; i < (arr).n; i++)                                \
+        if (strcmp((arr).v[i].field, name) == 0)                        \
+            return (long)i;                                             \
+    return -1
+
+long model_coord_index(const model_t *m, const char *name) { FIND(m->coords, name); }
+long model_speed_index(const model_t *m, const char *name) { FIND(m->speeds, name); }
+long model_constraint_index(const model_t *m, const char *name) { FIND(m->constraints, name); }
+static long param_index(const model_t *m, const char *name) { FIND(m->params, name); }
+static long let_index(const model_t *m, const char *name) { FIND(m->lets, name); }
+static long particle_index(const model_t *m, const char *name) { FIND(m->particles, name); }
+
+model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,
+                          src_span_t *where)
+{
+    long i;
+    size_t dummy_index;
+    src_span_t dummy_where;
+    if (!index)
+        index = &dummy_index;
+    if (!where)
+        where = &dummy_where;
+    *index = 0;
+    *where = SRC_SPAN_NONE;
+    if (strcmp(name, "t") == 0 || strcmp(name, "pi") == 0)
+        return MODEL_BUILTIN;
+#define TRY(fn, arr, kind)                                              \
+    if ((i = fn(m, name)) >= 0) {                                       \
+        *index = (size_t)i;                                             \
+        *where = m->arr.v[i].span;                                      \
+        return kind;                                                    \
+    }
+    TRY(param_index, params, MODEL_PARAM)
+    TRY(model_coord_index, coords, MODEL_COORD)
+    TRY(model_speed_index, speeds, MODEL_SPEED)
+    TRY(let_index, lets, MODEL_LET)
+    TRY(particle_index, particles, MODEL_PARTICLE)
+    TRY(model_constraint_index, constraints, MODEL_CONSTRAINT)
+#undef TRY
+    const model_energy_t *e[3] = {&m->kinetic, &m->potential, &m->lagrangian};
+    const model_kind_t k[3] = {MODEL_KINETIC, MODEL_POTENTIAL, MODEL_LAGRANGIAN};
+    for (int j = 0; j < 3; j++)
+        if (e[j]->name && strcmp(e[j]->name, name) == 0) {
+            *where = e[j]->span;
+            return k[j];
+        }
+    return MODEL_NONE;
+}
+
+const char *model_kind_name(model_kind_t k)
+{
+    switch (k) {
+    case MODEL_NONE: return "nothing";
+    case MODEL_PARAM: return "a parameter";
+    case MODEL_COORD: return "a coordinate";
+    case MODEL_SPEED: return "a speed";
+    case MODEL_LET: return "a let";
+    case MODEL_KINETIC: return "the kinetic energy";
+    case MODEL_POTENTIAL: return "the potential energy";
+    case MODEL_LAGRANGIAN: return "the Lagrangian";
+    case MODEL_PARTICLE: return "a particle";
+    case MODEL_CONSTRAINT: return "a constraint";
+    case MODEL_BUILTIN: return "a built-in name";
+    }
+    return "?";
+}

@@ -1,0 +1,79 @@
+/*
+ * system.h — a mechanical system as expression-graph nodes: what the
+ * equations of motion (eom.h), check (check.h) and the simulation need to
+ * know of a model, and nothing of its syntax.
+ *
+ * The interpreter builds one nh_system_t each time the model changes: it
+ * declares the graph variables (for every coordinate q, q', q''; for every
+ * speed z, z'; every parameter; t; one multiplier per constraint) and
+ * lowers the declarations into nodes.  A value vector `vars` of
+ * expr_graph_nvars(g) doubles then holds a full state: coordinates,
+ * velocities, speeds, parameters and t as inputs, and q'', z', lambda as
+ * outputs written by eom_accel.
+ *
+ * Ownership: the interpreter owns the system and its graph and arrays; the
+ * eom and check modules borrow it and must not outlive it.
+ */
+#ifndef NH_SYSTEM_H
+#define NH_SYSTEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interp/expr/expr.h"
+#include "lang/source.h"
+
+typedef struct nh_particle {
+    const char *name;
+    src_span_t span;
+    const expr_t *mass;
+    size_t dim;                /* 2 or 3 */
+    const expr_t *pos[3];      /* position as functions of q (and t) */
+    const expr_t *force[3];    /* sum of `force P = ...`; NULL entries = 0 */
+} nh_particle_t;
+
+typedef struct nh_system {
+    expr_graph_t *g;
+
+    size_t n;                  /* coordinates, in declaration order */
+    const char *const *qname;  /* "x" */
+    const uint32_t *q, *qd, *qdd; /* variables of q_i, q_i', q_i'' */
+
+    size_t m;                  /* speeds (0: none declared) */
+    const char *const *zname;
+    const uint32_t *z, *zd;    /* variables of z_a, z_a' */
+
+    size_t np;                 /* parameters */
+    const char *const *pname;
+    const uint32_t *p;
+
+    uint32_t t;                /* the variable of time */
+
+    /* The Lagrangian L(q, q', t) = T - V, and its parts when the model
+     * gave them (T, V are NULL when the model used `lagrangian`). */
+    const expr_t *L, *T, *V;
+    bool T_only_particles;     /* T is exactly the particles' energy */
+
+    /* Generalized forces Q_i (n entries, never NULL): `force` on
+     * coordinates plus dot(F, ∂P/∂q_i) of forces on particles.  Potential
+     * forces are not in Q: they are in L. */
+    const expr_t *const *Q;
+
+    size_t r;                  /* constraints C^a(q, q', t) = 0 */
+    const expr_t *const *C;
+    const char *const *cname;  /* user's name or "c1", "c2", ... */
+    const src_span_t *cspan;   /* where each was declared */
+    const uint32_t *lam;       /* the multiplier variable of each */
+
+    /* Kinematic equations q_i' = psi_i(q, z, t): NULL when none was
+     * declared, else n entries with NULL for a coordinate that has none
+     * (maggi and gibbs_appell report it). */
+    const expr_t *const *psi;
+    const src_span_t *psi_span;
+
+    size_t nparticles;
+    const nh_particle_t *particles;
+} nh_system_t;
+
+#endif
