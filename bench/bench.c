@@ -27,8 +27,8 @@
  * the operation for about 2 ms; the figure and its reference alternate
  * batch by batch, so that a noisy machine slows both alike.
  *
- * It reads the prepared equations of a session (session_impl.h,
- * eom_impl.h): a white-box tool of the build tree, not a module.
+ * It reads the prepared equations of a session (context.h,
+ * common.h): a white-box tool of the build tree, not a module.
  *
  * Usage: bench [-q] [-s SRCDIR] [MODELS_DIR], where MODELS_DIR holds
  * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
@@ -49,8 +49,9 @@
 #include <unistd.h>
 
 #include "bench/ref_sphere.h"
-#include "interp/eom/eom_impl.h"
-#include "interp/cli/session_impl.h"
+#include "interp/eom/common.h"
+#include "interp/cli/context.h"
+#include "interp/cli/session.h"
 #include "interp/run/sim.h"
 #include "interp/expr/tape.h"
 
@@ -282,15 +283,15 @@ static prepared_t prepare(const char *model, const char *state,
     prepared_t p = {open_session(text, sink), NULL, NULL, NULL};
     free(text);
     diag_t err = {0};
-    p.e = session_eom(p.s, SRC_SPAN_NONE, &err);
-    lower_t *lw = session_lowered(p.s, &err);
+    p.e = ctx_eom(session_ctx(p.s), SRC_SPAN_NONE, &err);
+    lower_t *lw = ctx_lowered(session_ctx(p.s), &err);
     if (!p.e || !lw) {
         fprintf(stderr, "bench: no equations %s\n", method);
         exit(2);
     }
     p.sys = lower_system(lw);
     p.vars = calloc(expr_graph_nvars(p.sys->g), sizeof *p.vars);
-    lower_fill_vars(lw, &p.s->model, p.vars);
+    lower_fill_vars(lw, &session_ctx(p.s)->model, p.vars);
     return p;
 }
 
@@ -523,7 +524,7 @@ static void scaling(const char *dir, FILE *sink)
                 /* eom_prepare alone, on a lowered model */
                 session_t *s = open_session(file, sink);
                 diag_t err = {0};
-                lower_t *lw = session_lowered(s, &err);
+                lower_t *lw = ctx_lowered(session_ctx(s), &err);
                 const nh_system_t *sys = lower_system(lw);
                 t0 = now();
                 eom_t *e = eom_prepare(sys, (eom_method_t)eom_method_lookup(

@@ -1,6 +1,6 @@
 /*
  * parse.c — parse_program(): one scanner and one parser run over a whole
- * text, and the list of reserved words.
+ * text.
  *
  * The scanner's buffer is a copy that flex owns and frees in
  * nhyylex_destroy; every tree node goes into the caller's arena.  So each
@@ -16,26 +16,6 @@
 #include "lang/parse_impl.h"
 #include "lang/parser.h"
 #include "lang/lexer.h"
-
-/* LANGUAGE.md §10. */
-const char *const parse_keywords[] = {
-    "param",     "coord",     "speed",      "let",        "kinetic",
-    "potential", "lagrangian", "particle",  "mass",       "at",
-    "force",     "constraint", "kinematic", "equations",  "initial",
-    "simulate",  "to",         "step",      "integrator", "rtol",
-    "atol",      "project",    "reset",     "print",      "accel",
-    "table",     "plot",       "vs",        "show",       "latex",
-    "check",     "compare",    "samples",   "worksheet",  "set",
-    "load",      "import",     "help",      "quit",       "exit",
-    NULL,
-};
-
-void parse_too_deep(parse_ctx_t *ctx, src_span_t where)
-{
-    diag_error(ctx->diag, where,
-               "expression nested too deeply (more than %d levels)",
-               PARSE_MAX_DEPTH);
-}
 
 parse_status_t parse_program(const source_set_t *set, uint32_t file,
                              ast_arena_t *arena, ast_program_t *out,

@@ -31,8 +31,4 @@ parse_status_t parse_program(const source_set_t *set, uint32_t file,
 #define PARSE_MAX_DEPTH 200      /* nesting of brackets and operators */
 #define PARSE_MAX_LINE 65536     /* bytes in one line */
 
-/* The reserved words of LANGUAGE.md §10, NULL-terminated (for completion
- * and for the fuzzing dictionary). */
-extern const char *const parse_keywords[];
-
 #endif

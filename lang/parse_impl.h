@@ -37,7 +37,4 @@ typedef struct parse_ctx {
     ast_list_t *stmts;
 } parse_ctx_t;
 
-/* Reports that an expression is nested more than PARSE_MAX_DEPTH levels. */
-void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
-
 #endif

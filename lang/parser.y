@@ -49,6 +49,7 @@ int nhyylex(NHYYSTYPE *lval, NHYYLTYPE *lloc, yyscan_t scanner);
 #include <stdio.h>
 #include <string.h>
 
+#include "lang/keywords.h"
 #include "lang/parse.h"
 
 /* Spans: a rule covers its first to its last symbol; an empty rule is the
@@ -84,6 +85,7 @@ int nhyylex(NHYYSTYPE *lval, NHYYLTYPE *lloc, yyscan_t scanner);
 
 static void nhyyerror(NHYYLTYPE *loc, yyscan_t scanner, parse_ctx_t *ctx,
                       const char *msg);
+static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
 }
 
 %union {
@@ -560,4 +562,12 @@ static void nhyyerror(NHYYLTYPE *loc, yyscan_t scanner, parse_ctx_t *ctx,
     (void)scanner;
     (void)msg;
     parse_too_deep(ctx, *loc);
+}
+
+/* Reports that an expression is nested more than PARSE_MAX_DEPTH levels. */
+static void parse_too_deep(parse_ctx_t *ctx, src_span_t where)
+{
+    diag_error(ctx->diag, where,
+               "expression nested too deeply (more than %d levels)",
+               PARSE_MAX_DEPTH);
 }

@@ -32,7 +32,8 @@
 #include <cmocka.h>
 
 #include "interp/eom/eom.h"
-#include "interp/eom/eom_impl.h"
+#include "interp/eom/velocity.h"
+#include "interp/eom/common.h"
 #include "interp/eom/linalg.h"
 #include "tests/sys_builder.h"
 

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "lang/keywords.h"
 #include "lang/parse.h"
 #include "lang/parse_impl.h"
 #include "lang/parser.h"

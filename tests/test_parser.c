@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "lang/ast.h"
+#include "lang/keywords.h"
 #include "lang/parse.h"
 #include "lang/source.h"
 

@@ -16,7 +16,8 @@
 
 #include <cmocka.h>
 
-#include "interp/cli/session_impl.h"
+#include "interp/cli/context.h"
+#include "interp/cli/session.h"
 #include "lang/parse.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
@@ -84,7 +85,7 @@ static void test_printed_text_parses_to_the_same_node(void **state)
     assert_int_equal(session_run_text(s, "m.nh", model, strlen(model), false),
                      RUN_OK);
     diag_t err = {0};
-    lower_t *lw = session_lowered(s, &err);
+    lower_t *lw = ctx_lowered(session_ctx(s), &err);
     assert_non_null(lw);
     const nh_system_t *sys = lower_system(lw);
     expr_graph_t *g = lower_graph(lw);

@@ -17,7 +17,9 @@
 #include <cmocka.h>
 
 #include "interp/eom/eom.h"
-#include "interp/cli/session_impl.h"
+#include "interp/cli/session.h"
+#include "interp/cli/stmts.h"
+#include "lang/keywords.h"
 #include "lang/parse.h"
 
 typedef struct fixture {

@@ -24,7 +24,7 @@
  *   A_i   = Q_i − ∂V/∂q^i                                         (eq. 18)
  *   C^a_i = ∂C^a/∂q'^i                                             (eq. 8)
  *   c^a   = Σ_i q'^i ∂C^a/∂q^i + ∂C^a/∂t
- * so that Lagrange's equations read g q'' + P = A + R (eq. 41): eom.c's
+ * so that Lagrange's equations read g q'' + P = A + R (eq. 41): common.c's
  * M q'' + h = Bᵀλ with M = g, h = P − A, B = [C^a_i], c as there.
  * A model given by a Lagrangian L (or whose potential depends on the
  * velocities) is taken in the Lagrangian form: T stands for L, the

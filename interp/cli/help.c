@@ -5,9 +5,10 @@
  * Must not: print (the session prints what help_text returns).
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "interp/cli/session_impl.h"
+#include "interp/cli/stmts.h"
 
 typedef struct help_entry {
     const char *topic;
@@ -257,3 +258,21 @@ const char *help_text(const char *topic)
     }
     return NULL;
 }
+
+int help_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    const char *topic = st->u.word.name;
+    const char *text = help_text(topic);
+    if (!text) {
+        const char *best = source_closest(topic, help_topics);
+        if (best)
+            return diag_error(err, st->u.word.span,
+                              "no help on '%s'; did you mean '%s'?", topic,
+                              best);
+        return diag_error(err, st->u.word.span,
+                          "no help on '%s'; `help` lists the topics", topic);
+    }
+    fputs(text, s->out);
+    return 0;
+}
+

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "interp/run/plot.h"
-#include "interp/cli/session_impl.h"
+#include "interp/cli/stmts.h"
 #include "interp/expr/tape.h"
 #include "interp/base/util.h"
 
@@ -25,20 +25,20 @@ static int at_statement(diag_t *err, src_span_t span)
     return -1;
 }
 
-static int positive_option(session_t *s, lower_t *lw,
+static int positive_option(ctx_t *s, lower_t *lw,
                            const ast_sim_option_t *o, const char *what,
                            double *out, diag_t *err)
 {
-    if (session_eval_const(s, lw, &s->model, o->value, out, err))
+    if (ctx_eval_const(s, lw, &s->model, o->value, out, err))
         return -1;
     if (!(*out > 0))
         return diag_error(err, o->value->span, "%s must be positive", what);
     return 0;
 }
 
-int motion_simulate(session_t *s, const ast_stmt_t *st, diag_t *err)
+int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
-    lower_t *lw = session_lowered(s, err);
+    lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     const nh_system_t *sys = lower_system(lw);
@@ -49,7 +49,7 @@ int motion_simulate(session_t *s, const ast_stmt_t *st, diag_t *err)
     o.integrator = s->integrator;
     o.max_steps = s->max_steps;
     o.stop = &s->stop;
-    if (session_eval_const(s, lw, &s->model, st->u.simulate.to, &o.t_end, err))
+    if (ctx_eval_const(s, lw, &s->model, st->u.simulate.to, &o.t_end, err))
         return -1;
     bool seen[SIM_OPT_PROJECT + 1] = {false};
     for (size_t i = 0; i < st->u.simulate.noptions; i++) {
@@ -72,7 +72,7 @@ int motion_simulate(session_t *s, const ast_stmt_t *st, diag_t *err)
             break;
         case SIM_OPT_INTEGRATOR:
             if (!sim_integrator_known(opt->ident.name))
-                return session_unknown_integrator(opt->ident.name,
+                return ctx_unknown_integrator(opt->ident.name,
                                                   opt->ident.span, err);
             o.integrator = opt->ident.name;
             break;
@@ -91,7 +91,7 @@ int motion_simulate(session_t *s, const ast_stmt_t *st, diag_t *err)
         o.step = fabs(o.t_end - t0) / 1000;
     o.progress = s->quiet ? NULL : stderr;
 
-    eom_t *e = session_eom(s, st->span, err);
+    eom_t *e = ctx_eom(s, st->span, err);
     if (!e)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
@@ -142,14 +142,14 @@ static void columns_free(columns_t *c)
     free(c->col);
 }
 
-static int sample_columns(session_t *s, const ast_stmt_t *st,
+static int sample_columns(ctx_t *s, const ast_stmt_t *st,
                           const ast_expr_t *x, columns_t *out, diag_t *err)
 {
     memset(out, 0, sizeof *out);
     if (s->samples.n == 0)
         return diag_error(err, st->span,
                           "no samples recorded: run `simulate to T` first");
-    lower_t *lw = session_lowered(s, err);
+    lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     if (s->samples_generation != s->model.generation)
@@ -189,7 +189,7 @@ static int sample_columns(session_t *s, const ast_stmt_t *st,
     out->titles = xcalloc(n, sizeof *out->titles);
     out->col = xcalloc(n, sizeof *out->col);
     for (size_t i = 0; i < n; i++) {
-        out->titles[i] = session_span_text(s, exprs[i]->span);
+        out->titles[i] = ctx_span_text(s, exprs[i]->span);
         out->col[i] = xcalloc(s->samples.n, sizeof *out->col[i]);
     }
     int rc = 0;
@@ -199,7 +199,7 @@ static int sample_columns(session_t *s, const ast_stmt_t *st,
         for (size_t i = 0; i < n; i++) {
             if (!isfinite(vals[i])) {
                 char state[1024];
-                session_describe_state(s, row, state, sizeof state);
+                ctx_describe_state(s, row, state, sizeof state);
                 rc = diag_error(err, exprs[i]->span,
                                 "the value is not finite (%g) in sample %zu%s",
                                 vals[i], k + 1, state);
@@ -215,7 +215,7 @@ static int sample_columns(session_t *s, const ast_stmt_t *st,
     return rc;
 }
 
-static int write_columns(session_t *s, const ast_stmt_t *st, bool plot,
+static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
                          diag_t *err)
 {
     columns_t c;
@@ -245,12 +245,12 @@ static int write_columns(session_t *s, const ast_stmt_t *st, bool plot,
     return rc;
 }
 
-int motion_table(session_t *s, const ast_stmt_t *st, diag_t *err)
+int motion_table(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     return write_columns(s, st, false, err);
 }
 
-int motion_plot(session_t *s, const ast_stmt_t *st, diag_t *err)
+int motion_plot(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     return write_columns(s, st, true, err);
 }

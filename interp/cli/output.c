@@ -10,8 +10,9 @@
 #include <string.h>
 
 #include "interp/analysis/check.h"
-#include "interp/cli/session_impl.h"
+#include "interp/cli/stmts.h"
 #include "interp/base/util.h"
+#include "interp/eom/velocity.h"
 #include "interp/analysis/worksheet.h"
 
 /* Values print as the shortest text that reads back to the same double,
@@ -24,18 +25,18 @@ static const char *num(double x, char *buf, size_t size)
 
 /* A full value vector of the current state, with the accelerations and
  * multipliers of the chosen equations when NEED_ACCEL. */
-static int state_vars(session_t *s, lower_t *lw, bool need_accel,
+static int state_vars(ctx_t *s, lower_t *lw, bool need_accel,
                       src_span_t where, double *vars, diag_t *err)
 {
     lower_fill_vars(lw, &s->model, vars);
     if (!need_accel)
         return 0;
-    eom_t *e = session_eom(s, where, err);
+    eom_t *e = ctx_eom(s, where, err);
     if (!e)
         return -1;
     if (eom_accel(e, vars, err) != 0) {
         char st[1024];
-        session_describe_state(s, vars, st, sizeof st);
+        ctx_describe_state(s, vars, st, sizeof st);
         char msg[DIAG_MSG_MAX];
         snprintf(msg, sizeof msg, "%s", err->msg);
         diag_clear(err);
@@ -44,12 +45,12 @@ static int state_vars(session_t *s, lower_t *lw, bool need_accel,
     return 0;
 }
 
-static int lambda_available(session_t *s, lower_t *lw, const value_t *v,
+static int lambda_available(ctx_t *s, lower_t *lw, const value_t *v,
                             const ast_expr_t *e, diag_t *err)
 {
     if (!lower_needs_lambda(lw, v))
         return 0;
-    eom_t *eq = session_eom(s, e->span, err);
+    eom_t *eq = ctx_eom(s, e->span, err);
     if (!eq)
         return -1;
     if (!eom_has_multipliers(eq))
@@ -61,7 +62,7 @@ static int lambda_available(session_t *s, lower_t *lw, const value_t *v,
     return 0;
 }
 
-static int eval_value(session_t *s, lower_t *lw, const value_t *v,
+static int eval_value(ctx_t *s, lower_t *lw, const value_t *v,
                       const double *vars, const ast_expr_t *e, double *out,
                       diag_t *err)
 {
@@ -71,7 +72,7 @@ static int eval_value(session_t *s, lower_t *lw, const value_t *v,
         out[k] = expr_eval(g, v->c[k], vars);
         if (!isfinite(out[k])) {
             char st[1024];
-            session_describe_state(s, vars, st, sizeof st);
+            ctx_describe_state(s, vars, st, sizeof st);
             return diag_error(err, e->span,
                               "the value is not finite (%g: a division by "
                               "zero or a function outside its domain)%s",
@@ -81,9 +82,9 @@ static int eval_value(session_t *s, lower_t *lw, const value_t *v,
     return 0;
 }
 
-int output_print(session_t *s, const ast_stmt_t *st, diag_t *err)
+int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
-    lower_t *lw = session_lowered(s, err);
+    lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     size_t n = st->u.output.n;
@@ -108,7 +109,7 @@ int output_print(session_t *s, const ast_stmt_t *st, diag_t *err)
             return -1;
     char buf[40];
     for (size_t i = 0; i < n; i++) {
-        char *text = session_span_text(s, st->u.output.items[i]->span);
+        char *text = ctx_span_text(s, st->u.output.items[i]->span);
         fprintf(s->out, "%s = ", text);
         free(text);
         if (vals[i].dim == 0) {
@@ -124,7 +125,7 @@ int output_print(session_t *s, const ast_stmt_t *st, diag_t *err)
 }
 
 /* The accelerations of E at VARS, as `accel` prints them. */
-static void print_accel(session_t *s, const nh_system_t *sys, eom_t *e,
+static void print_accel(ctx_t *s, const nh_system_t *sys, eom_t *e,
                         const double *vars)
 {
     char buf[40];
@@ -142,9 +143,9 @@ static void print_accel(session_t *s, const nh_system_t *sys, eom_t *e,
                     num(vars[sys->lam[a]], buf, sizeof buf));
 }
 
-int output_accel(session_t *s, const ast_stmt_t *st, diag_t *err)
+int output_accel(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
-    lower_t *lw = session_lowered(s, err);
+    lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
@@ -157,7 +158,7 @@ int output_accel(session_t *s, const ast_stmt_t *st, diag_t *err)
 
 /* ---- show ------------------------------------------------------------ */
 
-static void put_expr(session_t *s, expr_graph_t *g, const expr_t *e,
+static void put_expr(ctx_t *s, expr_graph_t *g, const expr_t *e,
                      bool latex)
 {
     char *t = latex ? expr_to_latex(g, e) : expr_to_text(g, e);
@@ -165,7 +166,7 @@ static void put_expr(session_t *s, expr_graph_t *g, const expr_t *e,
     free(t);
 }
 
-static void show_model(session_t *s, lower_t *lw, bool latex)
+static void show_model(ctx_t *s, lower_t *lw, bool latex)
 {
     const model_t *m = &s->model;
     const nh_system_t *sys = lower_system(lw);
@@ -228,7 +229,7 @@ static void show_model(session_t *s, lower_t *lw, bool latex)
             m->method >= 0 ? "" : " (the default)");
 }
 
-static void show_mass(session_t *s, lower_t *lw, bool latex)
+static void show_mass(ctx_t *s, lower_t *lw, bool latex)
 {
     const nh_system_t *sys = lower_system(lw);
     expr_graph_t *g = lower_graph(lw);
@@ -268,13 +269,13 @@ static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
 /* show reduced, show voronec: from the chosen equations when they are
  * voronec or naive, else from Voronec's equations prepared for the
  * purpose (an error when the constraints are not in explicit form). */
-static int show_voronec(session_t *s, lower_t *lw, const ast_stmt_t *st,
+static int show_voronec(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
                         bool reduced, diag_t *err)
 {
     eom_t *own = NULL, *e = NULL;
     int m = s->model.method;
     if (m == EOM_VORONEC || m == EOM_NAIVE)
-        e = session_eom(s, st->span, err);
+        e = ctx_eom(s, st->span, err);
     else
         e = own = eom_prepare(lower_system(lw), EOM_VORONEC, st->span, err);
     if (!e)
@@ -295,9 +296,9 @@ static int show_voronec(session_t *s, lower_t *lw, const ast_stmt_t *st,
     return 0;
 }
 
-int output_show(session_t *s, const ast_stmt_t *st, diag_t *err)
+int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
-    lower_t *lw = session_lowered(s, err);
+    lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     const ast_expr_t *e = st->u.show.expr;
@@ -314,7 +315,7 @@ int output_show(session_t *s, const ast_stmt_t *st, diag_t *err)
             return 0;
         }
         if (strcmp(w, "eom") == 0) {
-            eom_t *eq = session_eom(s, st->span, err);
+            eom_t *eq = ctx_eom(s, st->span, err);
             if (!eq)
                 return -1;
             char *text = eom_describe(eq, latex);
@@ -393,15 +394,15 @@ static bool compare_keep_drawing(long done, long tries, long samples)
     return tries - done < 100 || 20 * done >= tries;
 }
 
-int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err)
+int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
-    int ma = session_lookup_method(&st->u.compare.a, err);
+    int ma = ctx_lookup_method(&st->u.compare.a, err);
     if (ma < 0)
         return -1;
-    int mb = session_lookup_method(&st->u.compare.b, err);
+    int mb = ctx_lookup_method(&st->u.compare.b, err);
     if (mb < 0)
         return -1;
-    lower_t *lw = session_lowered(s, err);
+    lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     const nh_system_t *sys = lower_system(lw);
@@ -439,7 +440,7 @@ int output_compare(session_t *s, const ast_stmt_t *st, diag_t *err)
         memcpy(vb, base, sizeof vb);
         if (eom_accel(ea, va, err) || eom_accel(eb, vb, err)) {
             char stt[1024];
-            session_describe_state(s, base, stt, sizeof stt);
+            ctx_describe_state(s, base, stt, sizeof stt);
             char msg[DIAG_MSG_MAX];
             snprintf(msg, sizeof msg, "%s", err->msg);
             diag_clear(err);
@@ -538,9 +539,9 @@ done:
 
 /* ---- check ----------------------------------------------------------- */
 
-int output_check(session_t *s, const ast_stmt_t *st, diag_t *err)
+int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
-    lower_t *lw = session_lowered(s, err);
+    lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     const nh_system_t *sys = lower_system(lw);
@@ -562,9 +563,9 @@ int output_check(session_t *s, const ast_stmt_t *st, diag_t *err)
 
 /* ---- worksheet ------------------------------------------------------- */
 
-int output_worksheet(session_t *s, const ast_stmt_t *st, diag_t *err)
+int output_worksheet(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
-    lower_t *lw = session_lowered(s, err);
+    lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));

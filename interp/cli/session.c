@@ -1,17 +1,14 @@
 /*
- * session.c — running texts and the statements that declare, set state
- * and read files (see session.h).  Output statements are in output.c.
+ * session.c — a session (session.h): its texts and their arenas, the
+ * files it loads and the modules it imports, and the running of
+ * statements, each through the statement table (table.h) on the
+ * session's context (context.h).  load, import, quit and exit act on the
+ * session itself and are run here.
  *
- * How "a statement that fails changes nothing" is kept: a declaration is
- * applied to a clone of the model, the clone is lowered (which checks
- * every name, shape and derivative), and only then swapped in.  When the
- * clone only adds declarations, the current lowering is extended by them
- * instead (lower_extend), which leaves it as it was when they fail.  State
- * statements compute the whole new state before storing any of it.
- *
- * Must not: print except through the session's streams; exit().
+ * Must not: print except through the session's streams; exit(); call a
+ * statement module except through the table.
  */
-#include "interp/cli/session_impl.h"
+#include "interp/cli/session.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,7 +17,28 @@
 #include <sys/stat.h>
 
 #include "interp/base/util.h"
+#include "interp/cli/context.h"
+#include "interp/cli/table.h"
+#include "lang/keywords.h"
 #include "lang/parse.h"
+
+#define SESSION_MAX_LOAD_DEPTH 16
+
+struct session {
+    ctx_t ctx;           /* what the statements see */
+    source_set_t *src;   /* the texts read so far */
+    ast_arena_t **arenas; /* every parse's arena, kept for the session */
+    size_t narenas, cap_arenas;
+
+    bool quit;
+    double time_limit; /* seconds per session_run_text; 0: none */
+    unsigned load_depth;
+    char **imported; /* modules already imported */
+    size_t nimported;
+    char **libdirs;
+    size_t nlibdirs;
+    const char **completions;
+};
 
 /* ---- life cycle ------------------------------------------------------ */
 
@@ -28,15 +46,7 @@ session_t *session_new(bool quiet, FILE *out, FILE *err)
 {
     session_t *s = xcalloc(1, sizeof *s);
     s->src = source_set_new();
-    model_init(&s->model);
-    s->quiet = quiet;
-    s->out = out;
-    s->err = err;
-    s->rtol = 1e-10;
-    s->atol = 1e-12;
-    s->step = 0; /* 0: (T − t)/1000 */
-    snprintf(s->integrator, sizeof s->integrator, "rk8pd");
-    s->eom_method = -1;
+    ctx_init(&s->ctx, s->src, quiet, out, err);
     return s;
 }
 
@@ -44,10 +54,7 @@ void session_free(session_t *s)
 {
     if (!s)
         return;
-    eom_free(s->eom);
-    lower_free(s->lw);
-    model_free(&s->model);
-    sim_samples_free(&s->samples);
+    ctx_free(&s->ctx);
     for (size_t i = 0; i < s->narenas; i++)
         ast_arena_free(s->arenas[i]);
     free(s->arenas);
@@ -64,16 +71,16 @@ void session_free(session_t *s)
 
 bool session_quit_requested(const session_t *s) { return s->quit; }
 
-void session_interrupt(session_t *s) { s->stop.raised = 1; }
+void session_interrupt(session_t *s) { s->ctx.stop.raised = 1; }
 
 void session_set_time_limit(session_t *s, double seconds)
 {
     s->time_limit = seconds > 0.0 ? seconds : 0.0;
 }
 
-bool session_interrupted(const session_t *s) { return s->stop.raised != 0; }
+bool session_interrupted(const session_t *s) { return s->ctx.stop.raised != 0; }
 
-void session_clear_interrupt(session_t *s) { s->stop.raised = 0; }
+void session_clear_interrupt(session_t *s) { s->ctx.stop.raised = 0; }
 
 void session_set_library_dirs(session_t *s, const char *const *dirs, size_t n)
 {
@@ -84,779 +91,6 @@ void session_set_library_dirs(session_t *s, const char *const *dirs, size_t n)
     for (size_t i = 0; i < n; i++)
         s->libdirs[i] = xstrdup(dirs[i]);
     s->nlibdirs = n;
-}
-
-/* ---- derived objects ------------------------------------------------- */
-
-lower_t *session_lowered(session_t *s, diag_t *err)
-{
-    if (s->lw && s->lw_generation == s->model.generation)
-        return s->lw;
-    lower_t *lw = lower_model(&s->model, s->src, err);
-    if (!lw)
-        return NULL;
-    eom_free(s->eom);
-    s->eom = NULL;
-    lower_free(s->lw);
-    s->lw = lw;
-    s->lw_generation = s->model.generation;
-    return lw;
-}
-
-eom_t *session_eom(session_t *s, src_span_t where, diag_t *err)
-{
-    lower_t *lw = session_lowered(s, err);
-    if (!lw)
-        return NULL;
-    const nh_system_t *sys = lower_system(lw);
-    int method = s->model.method >= 0 ? s->model.method
-                                      : (int)eom_default_method(sys);
-    if (s->eom && s->eom_generation == s->model.generation &&
-        s->eom_method == method)
-        return s->eom;
-    eom_t *e = eom_prepare(sys, (eom_method_t)method, where, err);
-    if (!e)
-        return NULL;
-    eom_free(s->eom);
-    s->eom = e;
-    s->eom_generation = s->model.generation;
-    s->eom_method = method;
-    return e;
-}
-
-void session_describe_state(session_t *s, const double *vars, char *buf,
-                            size_t size)
-{
-    strbuf_t b;
-    strbuf_init(&b);
-    char num[40];
-    const nh_system_t *sys = s->lw ? lower_system(s->lw) : NULL;
-    if (!sys) {
-        snprintf(buf, size, "%s", "");
-        return;
-    }
-    strbuf_addf(&b, " at t = %s; state:",
-                expr_format_number(vars[sys->t], num, sizeof num));
-    for (size_t i = 0; i < sys->n; i++)
-        strbuf_addf(&b, "%s %s = %s", i ? "," : "", sys->qname[i],
-                    expr_format_number(vars[sys->q[i]], num, sizeof num));
-    for (size_t i = 0; i < sys->n; i++)
-        strbuf_addf(&b, ", %s' = %s", sys->qname[i],
-                    expr_format_number(vars[sys->qd[i]], num, sizeof num));
-    for (size_t i = 0; i < sys->m; i++)
-        strbuf_addf(&b, ", %s = %s", sys->zname[i],
-                    expr_format_number(vars[sys->z[i]], num, sizeof num));
-    snprintf(buf, size, "%s", b.data ? b.data : "");
-    strbuf_free(&b);
-}
-
-char *session_span_text(const session_t *s, src_span_t span)
-{
-    size_t len;
-    const char *text = source_text(s->src, span.file, &len);
-    strbuf_t b;
-    strbuf_init(&b);
-    bool space = false;
-    for (uint32_t i = span.begin; i < span.end && i < len; i++) {
-        char c = text[i];
-        if (c == '#') {
-            while (i < span.end && text[i] != '\n')
-                i++;
-            space = true;
-            continue;
-        }
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-            space = true;
-            continue;
-        }
-        if (space && b.len)
-            strbuf_addn(&b, " ", 1);
-        space = false;
-        strbuf_addn(&b, &c, 1);
-    }
-    return strbuf_take(&b);
-}
-
-/* ---- helpers for statements ----------------------------------------- */
-
-static void where_text(const session_t *s, src_span_t sp, char *buf,
-                       size_t size)
-{
-    if (sp.file == SRC_NO_FILE) {
-        snprintf(buf, size, "an earlier statement");
-        return;
-    }
-    unsigned line, col;
-    source_line_col(s->src, sp.file, sp.begin, &line, &col);
-    snprintf(buf, size, "%s:%u:%u", source_name(s->src, sp.file), line, col);
-}
-
-/* NAME may be declared as KIND: it is new, or already of that kind.  The
- * built-in names t and pi are never free. */
-static int check_free_name(const session_t *s, const model_t *m,
-                           const ast_ident_t *id, model_kind_t kind,
-                           diag_t *err)
-{
-    src_span_t where;
-    model_kind_t old = model_lookup(m, id->name, NULL, &where);
-    if (old == MODEL_BUILTIN)
-        return diag_error(err, id->span,
-                          "'%s' is a built-in name (%s); choose another "
-                          "name",
-                          id->name,
-                          strcmp(id->name, "t") == 0 ? "time" : "3.14159...");
-    if (old == MODEL_NONE || old == kind)
-        return 0;
-    char place[256];
-    where_text(s, where, place, sizeof place);
-    return diag_error(err, id->span,
-                      "'%s' is already declared as %s at %s; it cannot also "
-                      "be %s",
-                      id->name, model_kind_name(old), place,
-                      model_kind_name(kind));
-}
-
-/* Lowers the candidate model; on success it becomes the session's model
- * and its lowering the cached one.  Consumes *cand either way. */
-static int commit_model(session_t *s, model_t *cand, bool declarations,
-                        diag_t *err)
-{
-    if (declarations) {
-        cand->generation = s->model.generation + 1;
-        /* A statement that only adds declarations extends the current
-         * lowering: lowering the whole model for every statement would
-         * cost O(statements x model).  lower_extend() says when it
-         * cannot (1), and leaves the lowering as it was on failure. */
-        int rc = 1;
-        if (s->lw && s->lw_generation == s->model.generation)
-            rc = lower_extend(s->lw, cand, err);
-        if (rc < 0) {
-            model_free(cand);
-            return -1;
-        }
-        if (rc > 0) {
-            lower_t *lw = lower_model(cand, s->src, err);
-            if (!lw) {
-                model_free(cand);
-                return -1;
-            }
-            lower_free(s->lw);
-            s->lw = lw;
-        }
-        eom_free(s->eom);
-        s->eom = NULL;
-        s->lw_generation = cand->generation;
-        sim_samples_clear(&s->samples); /* rows of the old variables */
-    }
-    model_free(&s->model);
-    s->model = *cand;
-    return 0;
-}
-
-/* Evaluates a constant expression (numbers and parameters) of model M,
- * lowered against LW. */
-int session_eval_const(session_t *s, lower_t *lw, const model_t *m,
-                      const ast_expr_t *e, double *out, diag_t *err)
-{
-    value_t v;
-    if (lower_expr(lw, e, LOWER_CONST, &v, err) != 0)
-        return -1;
-    if (v.dim != 0)
-        return diag_error(err, e->span, "a number is needed here, not a "
-                                        "vector");
-    expr_graph_t *g = lower_graph(lw);
-    size_t nv = expr_graph_nvars(g);
-    double vars[nv ? nv : 1];
-    lower_fill_vars(lw, m, vars);
-    double x = expr_eval(g, v.c[0], vars);
-    if (!isfinite(x))
-        return diag_error(err, e->span, "this value is not finite (%g)", x);
-    (void)s;
-    *out = x;
-    return 0;
-}
-
-/* ---- declarations ---------------------------------------------------- */
-
-/* A number as written (12, -0.5, +3): its value without lowering. */
-static bool literal_number(const ast_expr_t *e, double *x)
-{
-    double sign = 1;
-    while (e->kind == AST_NEG || e->kind == AST_POS) {
-        if (e->kind == AST_NEG)
-            sign = -sign;
-        e = e->a;
-    }
-    if (e->kind != AST_NUM)
-        return false;
-    *x = sign * e->num;
-    return true;
-}
-
-static int exec_param(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    model_t cand;
-    model_clone(&cand, &s->model);
-    bool added = false, stale = true;
-    lower_t *lw = NULL;
-    for (size_t i = 0; i < st->u.bindings.n; i++) {
-        const ast_binding_t *b = &st->u.bindings.items[i];
-        if (b->primes) {
-            diag_error(err, b->name.span, "a parameter has no derivative");
-            goto fail;
-        }
-        if (check_free_name(s, &cand, &b->name, MODEL_PARAM, err))
-            goto fail;
-        /* A number needs no lowering; other values may use parameters
-         * declared before, in this statement too: lower the candidate as
-         * it stands, again only after it gained a parameter (a statement
-         * of n bindings costs n, not n^2: fuzz finding 009). */
-        double x;
-        if (!literal_number(b->value, &x)) {
-            if (stale) {
-                lower_free(lw);
-                lw = lower_model(&cand, s->src, err);
-                if (!lw)
-                    goto fail;
-                stale = false;
-            }
-            if (session_eval_const(s, lw, &cand, b->value, &x, err))
-                goto fail;
-        }
-        size_t idx;
-        if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_PARAM) {
-            cand.params.v[idx].value = x;
-        } else {
-            model_param_t p = {b->name.name, b->name.span, x};
-            model_push_param(&cand, p);
-            added = stale = true;
-        }
-    }
-    lower_free(lw);
-    return commit_model(s, &cand, added, err);
-fail:
-    lower_free(lw);
-    model_free(&cand);
-    return -1;
-}
-
-static int exec_names(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    bool coord = st->kind == STMT_COORD;
-    model_kind_t kind = coord ? MODEL_COORD : MODEL_SPEED;
-    model_t cand;
-    model_clone(&cand, &s->model);
-    for (size_t i = 0; i < st->u.names.n; i++) {
-        const ast_ident_t *id = &st->u.names.items[i];
-        if (check_free_name(s, &cand, id, kind, err)) {
-            model_free(&cand);
-            return -1;
-        }
-        if (model_lookup(&cand, id->name, NULL, NULL) == kind)
-            continue; /* declared again: it keeps its place */
-        if (cand.coords.n + cand.speeds.n >= SESSION_MAX_COORDS) {
-            model_free(&cand);
-            return diag_error(err, id->span,
-                              "a model may have at most %d coordinates and "
-                              "speeds together",
-                              SESSION_MAX_COORDS);
-        }
-        model_name_t nm = {id->name, id->span};
-        if (coord)
-            model_push_coord(&cand, nm);
-        else
-            model_push_speed(&cand, nm);
-    }
-    return commit_model(s, &cand, true, err);
-}
-
-static int exec_let(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    const ast_ident_t *id = &st->u.let.name;
-    if (check_free_name(s, &s->model, id, MODEL_LET, err))
-        return -1;
-    for (size_t i = 0; i < st->u.let.nparams; i++)
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(st->u.let.params[i].name, st->u.let.params[j].name) == 0)
-                return diag_error(err, st->u.let.params[i].span,
-                                  "the argument '%s' is named twice",
-                                  st->u.let.params[i].name);
-    model_t cand;
-    model_clone(&cand, &s->model);
-    size_t idx;
-    model_let_t l = {id->name, id->span, st};
-    if (model_lookup(&cand, id->name, &idx, NULL) == MODEL_LET)
-        cand.lets.v[idx] = l;
-    else
-        model_push_let(&cand, l);
-    return commit_model(s, &cand, true, err);
-}
-
-static int exec_energy(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    model_kind_t kind = st->kind == STMT_KINETIC     ? MODEL_KINETIC
-                        : st->kind == STMT_POTENTIAL ? MODEL_POTENTIAL
-                                                     : MODEL_LAGRANGIAN;
-    const ast_ident_t *id = &st->u.energy.name;
-    model_t cand;
-    model_clone(&cand, &s->model);
-    model_energy_t *slot = kind == MODEL_KINETIC     ? &cand.kinetic
-                           : kind == MODEL_POTENTIAL ? &cand.potential
-                                                     : &cand.lagrangian;
-    /* A new energy of the same kind replaces the old one, whatever its
-     * name (doc/language.md): forget the old name first. */
-    model_energy_t old = *slot;
-    slot->name = NULL;
-    if (check_free_name(s, &cand, id, kind, err))
-        goto fail;
-    char place[256];
-    if (kind == MODEL_LAGRANGIAN) {
-        const model_energy_t *other =
-            cand.kinetic.name ? &cand.kinetic : cand.potential.name ? &cand.potential : NULL;
-        if (other || cand.particles.n) {
-            where_text(s, other ? other->span : cand.particles.v[0].span, place,
-                       sizeof place);
-            diag_error(err, st->span,
-                       "a lagrangian excludes kinetic, potential and "
-                       "particle declarations, and the model has one at %s",
-                       place);
-            goto fail;
-        }
-    } else if (cand.lagrangian.name) {
-        where_text(s, cand.lagrangian.span, place, sizeof place);
-        diag_error(err, st->span,
-                   "the model has a lagrangian (at %s), which excludes "
-                   "%s declarations",
-                   place, kind == MODEL_KINETIC ? "kinetic" : "potential");
-        goto fail;
-    }
-    (void)old;
-    slot->name = id->name;
-    slot->span = id->span;
-    slot->value = st->u.energy.value;
-    return commit_model(s, &cand, true, err);
-fail:
-    model_free(&cand);
-    return -1;
-}
-
-static int exec_particle(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    const ast_ident_t *id = &st->u.particle.name;
-    if (check_free_name(s, &s->model, id, MODEL_PARTICLE, err))
-        return -1;
-    if (s->model.lagrangian.name) {
-        char place[256];
-        where_text(s, s->model.lagrangian.span, place, sizeof place);
-        return diag_error(err, st->span,
-                          "the model has a lagrangian (at %s), which "
-                          "excludes particle declarations",
-                          place);
-    }
-    model_t cand;
-    model_clone(&cand, &s->model);
-    model_particle_t p = {id->name, id->span, st->u.particle.mass,
-                          st->u.particle.position};
-    size_t idx;
-    if (model_lookup(&cand, id->name, &idx, NULL) == MODEL_PARTICLE)
-        cand.particles.v[idx] = p;
-    else
-        model_push_particle(&cand, p);
-    return commit_model(s, &cand, true, err);
-}
-
-static int exec_force(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    const ast_ident_t *id = &st->u.force.target;
-    model_kind_t k = model_lookup(&s->model, id->name, NULL, NULL);
-    if (k != MODEL_COORD && k != MODEL_PARTICLE) {
-        if (k == MODEL_NONE) {
-            diag_t tmp = {0};
-            lower_t *lw = session_lowered(s, &tmp);
-            const char *best = lw ? lower_suggest(lw, id->name) : NULL;
-            if (best)
-                return diag_error(err, id->span,
-                                  "unknown name '%s'; did you mean '%s'? "
-                                  "(a force acts on a coordinate or a "
-                                  "particle)",
-                                  id->name, best);
-        }
-        return diag_error(err, id->span,
-                          "a force acts on a coordinate or a particle, and "
-                          "'%s' is %s",
-                          id->name, model_kind_name(k));
-    }
-    model_t cand;
-    model_clone(&cand, &s->model);
-    model_force_t f = {id->name, id->span, st->u.force.value};
-    model_push_force(&cand, f);
-    return commit_model(s, &cand, true, err);
-}
-
-static int exec_constraint(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    model_t cand;
-    model_clone(&cand, &s->model);
-    const ast_ident_t *id = &st->u.constraint.name;
-    model_constraint_t c = {NULL, false, st->span, st->u.constraint.lhs,
-                            st->u.constraint.rhs};
-    if (id->name) {
-        if (check_free_name(s, &cand, id, MODEL_CONSTRAINT, err)) {
-            model_free(&cand);
-            return -1;
-        }
-        c.name = id->name;
-    } else {
-        /* Auto-named c1, c2, ...: the first free one from the count. */
-        char buf[32];
-        for (size_t k = cand.constraints.n + 1;; k++) {
-            snprintf(buf, sizeof buf, "c%zu", k);
-            if (model_lookup(&cand, buf, NULL, NULL) == MODEL_NONE)
-                break;
-        }
-        /* The name must live as long as the session: keep it in the
-         * arena of the statement's parse (the newest one). */
-        c.name = ast_strndup(s->arenas[s->narenas - 1], buf, strlen(buf));
-        c.auto_named = true;
-    }
-    long idx = model_constraint_index(&cand, c.name);
-    if (idx >= 0) {
-        cand.constraints.v[idx] = c;
-    } else if (cand.constraints.n >= SESSION_MAX_CONSTRAINTS) {
-        model_free(&cand);
-        return diag_error(err, st->span,
-                          "a model may have at most %d constraints",
-                          SESSION_MAX_CONSTRAINTS);
-    } else {
-        model_push_constraint(&cand, c);
-    }
-    return commit_model(s, &cand, true, err);
-}
-
-static int exec_kinematic(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    const ast_expr_t *lhs = st->u.constraint.lhs;
-    if (lhs->kind != AST_PRIME || lhs->a->kind != AST_NAME ||
-        model_coord_index(&s->model, lhs->a->name) < 0)
-        return diag_error(err, lhs->span,
-                          "the left side of a kinematic equation is the "
-                          "velocity of a coordinate, like x'");
-    model_t cand;
-    model_clone(&cand, &s->model);
-    model_kinematic_t k = {lhs->a->name, st->span, st->u.constraint.rhs};
-    size_t i;
-    for (i = 0; i < cand.kinematics.n; i++)
-        if (strcmp(cand.kinematics.v[i].coord, k.coord) == 0)
-            break;
-    if (i < cand.kinematics.n)
-        cand.kinematics.v[i] = k;
-    else
-        model_push_kinematic(&cand, k);
-    return commit_model(s, &cand, true, err);
-}
-
-int session_lookup_method(const ast_ident_t *id, diag_t *err)
-{
-    int m = eom_method_lookup(id->name);
-    if (m >= 0)
-        return m;
-    const char *best = source_closest(id->name, eom_method_names);
-    if (best)
-        return diag_error(err, id->span,
-                          "unknown equations '%s'; did you mean '%s'?",
-                          id->name, best);
-    return diag_error(err, id->span,
-                      "unknown equations '%s'; the methods are lagrange, "
-                      "multipliers, second_kind, voronec, naive, maggi "
-                      "(first_kind, kane) and gibbs_appell",
-                      id->name);
-}
-
-static int exec_equations(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    const ast_ident_t *id = &st->u.word;
-    int m = session_lookup_method(id, err);
-    if (m < 0)
-        return -1;
-    lower_t *lw = session_lowered(s, err);
-    if (!lw)
-        return -1;
-    eom_t *e = eom_prepare(lower_system(lw), (eom_method_t)m, st->span, err);
-    if (!e)
-        return -1;
-    eom_free(s->eom);
-    s->eom = e;
-    s->eom_generation = s->model.generation;
-    s->eom_method = m;
-    s->model.method = m;
-    s->model.method_span = st->span;
-    if (m == EOM_NAIVE) {
-        diag_t w = {0};
-        diag_error(&w, st->span,
-                   "naive: the reduced-Lagrangian shortcut is not valid in "
-                   "general (Lemos); kept for teaching and comparison");
-        fflush(s->out);
-        diag_print_warning(s->err, s->src, &w);
-    }
-    return 0;
-}
-
-/* ---- state ----------------------------------------------------------- */
-
-/* memcpy of N doubles that may be 0 (with NULL arrays). */
-static void copy_doubles(double *dst, const double *src, size_t n)
-{
-    if (n)
-        memcpy(dst, src, n * sizeof *dst);
-}
-
-static int exec_initial(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    lower_t *lw = session_lowered(s, err);
-    if (!lw)
-        return -1;
-    const nh_system_t *sys = lower_system(lw);
-    expr_graph_t *g = lower_graph(lw);
-    size_t nv = expr_graph_nvars(g);
-    double vars[nv ? nv : 1];
-    bool given_v[sys->n + 1], given_z[sys->m + 1], seen_t = false;
-    bool given_q[sys->n + 1];
-    memset(given_v, 0, sizeof given_v);
-    memset(given_q, 0, sizeof given_q);
-    memset(given_z, 0, sizeof given_z);
-    model_t *m = &s->model;
-    lower_fill_vars(lw, m, vars);
-    for (size_t i = 0; i < sys->n; i++)
-        vars[sys->q[i]] = vars[sys->qd[i]] = 0;
-    for (size_t i = 0; i < sys->m; i++)
-        vars[sys->z[i]] = 0;
-    vars[sys->t] = 0;
-
-    for (size_t i = 0; i < st->u.bindings.n; i++) {
-        const ast_binding_t *b = &st->u.bindings.items[i];
-        const char *name = b->name.name;
-        double x;
-        if (session_eval_const(s, lw, m, b->value, &x, err))
-            return -1;
-        long qi = model_coord_index(m, name), zi = model_speed_index(m, name);
-        bool *flag = NULL;
-        uint32_t var = 0;
-        if (qi >= 0 && b->primes <= 1) {
-            flag = b->primes ? &given_v[qi] : &given_q[qi];
-            var = b->primes ? sys->qd[qi] : sys->q[qi];
-        } else if (zi >= 0 && b->primes == 0) {
-            flag = &given_z[zi];
-            var = sys->z[zi];
-        } else if (strcmp(name, "t") == 0 && b->primes == 0) {
-            flag = &seen_t;
-            var = sys->t;
-        } else if (qi >= 0 || zi >= 0) {
-            return diag_error(err, b->name.span,
-                              "initial sets positions and velocities; an "
-                              "acceleration follows from the equations");
-        } else {
-            model_kind_t k = model_lookup(m, name, NULL, NULL);
-            if (k == MODEL_PARAM)
-                return diag_error(err, b->name.span,
-                                  "'%s' is a parameter: change it with `set "
-                                  "%s = ...`",
-                                  name, name);
-            const char *cands[sys->n + sys->m + 1];
-            for (size_t j = 0; j < sys->n + sys->m; j++)
-                cands[j] = j < sys->n ? sys->qname[j] : sys->zname[j - sys->n];
-            cands[sys->n + sys->m] = NULL;
-            const char *best = source_closest(name, cands);
-            if (k == MODEL_NONE && best)
-                return diag_error(err, b->name.span,
-                                  "unknown name '%s'; did you mean '%s'?",
-                                  name, best);
-            return diag_error(err, b->name.span,
-                              "initial sets coordinates, velocities, speeds "
-                              "and t; '%s' is %s",
-                              name, model_kind_name(k));
-        }
-        if (*flag)
-            return diag_error(err, b->span, "'%s%s' is given twice", name,
-                              b->primes ? "'" : "");
-        *flag = true;
-        vars[var] = x;
-    }
-
-    /* Velocities: from the kinematic equations when speeds are the state
-     * (maggi, gibbs_appell, or speeds given), else solved from the
-     * constraints; speeds then follow from the velocities when the model
-     * has kinematic equations, so every method finds a complete state. */
-    int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
-    bool speeds_state = method == EOM_MAGGI || method == EOM_GIBBS_APPELL;
-    bool any_z = false;
-    for (size_t i = 0; i < sys->m; i++)
-        any_z |= given_z[i];
-    bool have_psi = sys->psi != NULL, any_v = false;
-    for (size_t i = 0; i < sys->n; i++)
-        any_v |= given_v[i];
-    if (have_psi && (speeds_state || any_z)) {
-        for (size_t i = 0; i < sys->n; i++)
-            if (!sys->psi[i] && speeds_state)
-                return diag_error(err, st->span,
-                                  "coordinate %s has no kinematic equation, "
-                                  "which %s needs",
-                                  sys->qname[i], eom_method_name(method));
-        /* Velocities given without speeds: the speeds that produce them
-         * (the velocities not given solved from the constraints first). */
-        if (!any_z && any_v) {
-            if (eom_solve_velocities(sys, vars, given_v, err) != 0 ||
-                eom_speeds_from_velocities(sys, vars, err) != 0) {
-                char msg[DIAG_MSG_MAX];
-                snprintf(msg, sizeof msg, "%s", err->msg);
-                diag_clear(err);
-                return diag_error(err, st->span,
-                                  "the velocities given do not fit the "
-                                  "kinematic equations: %s",
-                                  msg);
-            }
-        }
-        /* The velocities are those of the speeds; a given one that differs
-         * is an error. */
-        for (size_t i = 0; i < sys->n; i++) {
-            if (!sys->psi[i])
-                continue;
-            double v = expr_eval(g, sys->psi[i], vars);
-            if (given_v[i] &&
-                fabs(v - vars[sys->qd[i]]) > 1e-9 * fmax(1.0, fabs(v))) {
-                char b1[40], b2[40];
-                return diag_error(err, st->span,
-                                  "%s' = %s is given, but the kinematic "
-                                  "equation gives %s' = %s from the speeds",
-                                  sys->qname[i],
-                                  expr_format_number(vars[sys->qd[i]], b1,
-                                                     sizeof b1),
-                                  sys->qname[i],
-                                  expr_format_number(v, b2, sizeof b2));
-            }
-            vars[sys->qd[i]] = v;
-            given_v[i] = true;
-        }
-    }
-    if (eom_solve_velocities(sys, vars, given_v, err) != 0) {
-        /* The fault is in this statement's values: point here, and say
-         * where the constraint they violate was declared. */
-        char place[256], msg[DIAG_MSG_MAX];
-        where_text(s, err->span, place, sizeof place);
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        diag_clear(err);
-        return diag_error(err, st->span, "%s (the constraint is declared at %s)",
-                          msg, place);
-    }
-    if (have_psi && sys->m > 0 && !(speeds_state || any_z)) {
-        diag_t tmp = {0};
-        if (eom_speeds_from_velocities(sys, vars, &tmp) != 0)
-            for (size_t i = 0; i < sys->m; i++)
-                vars[sys->z[i]] = 0; /* the speeds do not fit: unused */
-    }
-    for (uint32_t v = 0; v < nv; v++) {
-        bool state = v == sys->t;
-        for (size_t i = 0; i < sys->n; i++)
-            state |= v == sys->q[i] || v == sys->qd[i];
-        if (state && !isfinite(vars[v]))
-            return diag_error(err, st->span,
-                              "the initial state is not finite (%s = %g)",
-                              expr_var_name(g, v), vars[v]);
-    }
-    lower_store_state(lw, vars, m);
-    copy_doubles(m->q0.v, m->q.v, m->q.n);
-    copy_doubles(m->qd0.v, m->qd.v, m->qd.n);
-    copy_doubles(m->z0.v, m->z.v, m->z.n);
-    m->t0 = m->t;
-    sim_samples_clear(&s->samples);
-    return 0;
-}
-
-static int exec_reset(session_t *s)
-{
-    model_t *m = &s->model;
-    copy_doubles(m->q.v, m->q0.v, m->q.n);
-    copy_doubles(m->qd.v, m->qd0.v, m->qd.n);
-    copy_doubles(m->z.v, m->z0.v, m->z.n);
-    m->t = m->t0;
-    sim_samples_clear(&s->samples);
-    return 0;
-}
-
-static int exec_set(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    const ast_binding_t *b = &st->u.bindings.items[0];
-    const char *name = b->name.name;
-    if (strcmp(name, "integrator") == 0) {
-        if (b->value->kind == AST_NAME &&
-            sim_integrator_known(b->value->name)) {
-            snprintf(s->integrator, sizeof s->integrator, "%s",
-                     b->value->name);
-            return 0;
-        }
-        return session_unknown_integrator(
-            b->value->kind == AST_NAME ? b->value->name : "", b->value->span,
-            err);
-    }
-    lower_t *lw = session_lowered(s, err);
-    if (!lw)
-        return -1;
-    double x;
-    if (session_eval_const(s, lw, &s->model, b->value, &x, err))
-        return -1;
-    if (strcmp(name, "max_steps") == 0) {
-        if (!(x >= 1 && x <= 1e15 && x == floor(x)))
-            return diag_error(err, b->value->span,
-                              "max_steps must be a whole number from 1 to "
-                              "1e15");
-        s->max_steps = (size_t)x;
-        return 0;
-    }
-    double *setting = strcmp(name, "rtol") == 0   ? &s->rtol
-                      : strcmp(name, "atol") == 0 ? &s->atol
-                      : strcmp(name, "step") == 0 ? &s->step
-                                                  : NULL;
-    if (setting) {
-        if (!(x > 0))
-            return diag_error(err, b->value->span, "%s must be positive",
-                              name);
-        *setting = x;
-        return 0;
-    }
-    size_t idx;
-    model_kind_t k = model_lookup(&s->model, name, &idx, NULL);
-    if (k == MODEL_PARAM) {
-        s->model.params.v[idx].value = x; /* no new derivation needed */
-        return 0;
-    }
-    if (k == MODEL_NONE) {
-        const char *best = lower_suggest(lw, name);
-        if (best)
-            return diag_error(err, b->name.span,
-                              "unknown name '%s'; did you mean '%s'?", name,
-                              best);
-        return diag_error(err, b->name.span,
-                          "unknown name '%s': set changes a parameter, rtol, "
-                          "atol, step, integrator or max_steps",
-                          name);
-    }
-    return diag_error(err, b->name.span,
-                      "set changes a parameter, rtol, atol, step, "
-                      "integrator or max_steps; '%s' is %s%s",
-                      name, model_kind_name(k),
-                      k == MODEL_COORD ? " (use initial)" : "");
-}
-
-int session_unknown_integrator(const char *name, src_span_t span,
-                               diag_t *err)
-{
-    const char *best = source_closest(name, sim_integrators);
-    if (best)
-        return diag_error(err, span,
-                          "unknown integrator '%s'; did you mean '%s'?", name,
-                          best);
-    return diag_error(err, span,
-                      "the integrators are rk2, rk4, rkf45, rkck, rk8pd, "
-                      "msadams, rk1imp, rk2imp, rk4imp, bsimp and msbdf");
 }
 
 /* ---- files ----------------------------------------------------------- */
@@ -1015,23 +249,6 @@ static int exec_import(session_t *s, const ast_stmt_t *st, diag_t *err)
     return rc;
 }
 
-static int exec_help(session_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    const char *topic = st->u.word.name;
-    const char *text = help_text(topic);
-    if (!text) {
-        const char *best = source_closest(topic, help_topics);
-        if (best)
-            return diag_error(err, st->u.word.span,
-                              "no help on '%s'; did you mean '%s'?", topic,
-                              best);
-        return diag_error(err, st->u.word.span,
-                          "no help on '%s'; `help` lists the topics", topic);
-    }
-    fputs(text, s->out);
-    return 0;
-}
-
 /* ---- running --------------------------------------------------------- */
 
 static int not_yet(const ast_stmt_t *st, diag_t *err)
@@ -1040,40 +257,20 @@ static int not_yet(const ast_stmt_t *st, diag_t *err)
                       ast_stmt_keyword(st->kind));
 }
 
+
 static int exec_stmt(session_t *s, const ast_stmt_t *st, diag_t *err)
 {
     switch (st->kind) {
-    case STMT_PARAM: return exec_param(s, st, err);
-    case STMT_COORD:
-    case STMT_SPEED: return exec_names(s, st, err);
-    case STMT_LET: return exec_let(s, st, err);
-    case STMT_KINETIC:
-    case STMT_POTENTIAL:
-    case STMT_LAGRANGIAN: return exec_energy(s, st, err);
-    case STMT_PARTICLE: return exec_particle(s, st, err);
-    case STMT_FORCE: return exec_force(s, st, err);
-    case STMT_CONSTRAINT: return exec_constraint(s, st, err);
-    case STMT_KINEMATIC: return exec_kinematic(s, st, err);
-    case STMT_EQUATIONS: return exec_equations(s, st, err);
-    case STMT_INITIAL: return exec_initial(s, st, err);
-    case STMT_RESET: return exec_reset(s);
-    case STMT_SET: return exec_set(s, st, err);
-    case STMT_PRINT: return output_print(s, st, err);
-    case STMT_ACCEL: return output_accel(s, st, err);
-    case STMT_SHOW: return output_show(s, st, err);
-    case STMT_COMPARE: return output_compare(s, st, err);
-    case STMT_CHECK: return output_check(s, st, err);
     case STMT_LOAD: return exec_load(s, st, err);
     case STMT_IMPORT: return exec_import(s, st, err);
-    case STMT_HELP: return exec_help(s, st, err);
     case STMT_QUIT:
     case STMT_EXIT: s->quit = true; return 0;
-    case STMT_SIMULATE: return motion_simulate(s, st, err);
-    case STMT_TABLE: return motion_table(s, st, err);
-    case STMT_PLOT: return motion_plot(s, st, err);
-    case STMT_WORKSHEET: return output_worksheet(s, st, err);
+    default: break;
     }
-    return not_yet(st, err);
+    stmt_fn run = stmt_lookup(st->kind);
+    if (!run)
+        return not_yet(st, err);
+    return run(&s->ctx, st, err);
 }
 
 static run_status_t run_source(session_t *s, uint32_t file,
@@ -1088,8 +285,8 @@ static run_status_t run_source(session_t *s, uint32_t file,
         return RUN_INCOMPLETE;
     }
     if (ps != PARSE_OK) {
-        fflush(s->out);
-        diag_print(s->err, s->src, &err);
+        fflush(s->ctx.out);
+        diag_print(s->ctx.err, s->src, &err);
         ast_arena_free(arena);
         return RUN_ERROR;
     }
@@ -1097,20 +294,15 @@ static run_status_t run_source(session_t *s, uint32_t file,
     s->arenas[s->narenas++] = arena;
     for (size_t i = 0; i < prog.n && !s->quit; i++) {
         diag_clear(&err);
+        s->ctx.arena = arena;
         int rc = exec_stmt(s, prog.stmts[i], &err);
-        fflush(s->out);
+        fflush(s->ctx.out);
         if (rc != 0) {
             if (err.set) /* else it was reported deeper (a loaded file) */
-                diag_print(s->err, s->src, &err);
+                diag_print(s->ctx.err, s->src, &err);
             /* A failed statement may have grown the graph (an expression
              * too large): drop the lowering, rebuilt when next needed. */
-            if (s->lw && expr_graph_count(lower_graph(s->lw)) >
-                             SESSION_REBUILD_NODES) {
-                eom_free(s->eom);
-                s->eom = NULL;
-                lower_free(s->lw);
-                s->lw = NULL;
-            }
+            ctx_drop_large_lowering(&s->ctx);
             return RUN_ERROR;
         }
     }
@@ -1122,8 +314,8 @@ run_status_t session_run_text(session_t *s, const char *name,
                               bool allow_incomplete)
 {
     uint32_t file = source_add(s->src, name, text, len);
-    s->stop.raised = 0;
-    s->stop.deadline = s->time_limit > 0.0 ? nh_clock() + s->time_limit : 0.0;
+    s->ctx.stop.raised = 0;
+    s->ctx.stop.deadline = s->time_limit > 0.0 ? nh_clock() + s->time_limit : 0.0;
     return run_source(s, file, allow_incomplete);
 }
 
@@ -1148,7 +340,7 @@ run_status_t session_run_file(session_t *s, const char *path)
     if (read_file(path, &text, &len, msg, sizeof msg) != 0) {
         diag_t err = {0};
         diag_error(&err, SRC_SPAN_NONE, "%s", msg);
-        diag_print(s->err, s->src, &err);
+        diag_print(s->ctx.err, s->src, &err);
         return RUN_ERROR;
     }
     run_status_t rc = session_run_text(s, path, text, len, false);
@@ -1159,7 +351,7 @@ run_status_t session_run_file(session_t *s, const char *path)
 const char *const *session_completions(session_t *s)
 {
     diag_t err = {0};
-    lower_t *lw = session_lowered(s, &err);
+    lower_t *lw = ctx_lowered(&s->ctx, &err);
     const char *const *names = lw ? lower_known_names(lw) : NULL;
     size_t nk = 0, nn = 0, nm = 0;
     while (parse_keywords[nk])
@@ -1184,3 +376,6 @@ const char *const *session_completions(session_t *s)
     s->completions[k] = NULL;
     return s->completions;
 }
+
+ctx_t *session_ctx(session_t *s) { return &s->ctx; }
+

@@ -70,4 +70,8 @@ const char *const *session_completions(session_t *s);
 void session_set_library_dirs(session_t *s, const char *const *dirs,
                               size_t n);
 
+/* The session's context (interp/cli/context.h): for the tests and the
+ * benchmark, which read the derived equations. */
+struct ctx *session_ctx(session_t *s);
+
 #endif

@@ -1,5 +1,5 @@
 /*
- * eom_maggi.c — the equations of motion on the state (q, z): maggi
+ * maggi.c — the equations of motion on the state (q, z): maggi
  * (first_kind, kane) and gibbs_appell (LANGUAGE.md §5).
  *
  * Kinematic equations q' = ψ(q, z, t), linear in z or not (Benenti eq.
@@ -22,7 +22,7 @@
  *
  * Declared constraints are checked against ψ at sample points:
  * C(q, ψ(q, z, t), t) must vanish (f' for a holonomic f).  For a small
- * system G z' = rhs is solved from nodes on the fast tape of eom.c
+ * system G z' = rhs is solved from nodes on the fast tape of common.c
  * (mag_fast).
  *
  * Must not: allocate in the compute function; print.
@@ -32,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/eom/eom_impl.h"
+#include "interp/eom/common.h"
+#include "interp/eom/methods.h"
 
 static size_t mag_nupper(size_t n) { return n * (n + 1) / 2; }
 
@@ -152,7 +153,7 @@ static int maggi_compute_matrix(eom_t *e, double *vars, diag_t *err)
 static int mag_check_psi(const eom_t *e, src_span_t where, diag_t *err)
 {
     const nh_system_t *sys = e->sys;
-    const char *meth = eom_method_name(e->method);
+    const char *meth = e->name;
     if (sys->m == 0)
         return diag_error(err, where,
                           "no speeds declared: %s needs `speed` declarations "

@@ -1,9 +1,9 @@
 /*
- * eom_impl.h — what the method files of the equations of motion share
- * (private to interp/eom*.c; nothing outside includes it but the
+ * common.h — what the method files of the equations of motion share
+ * (private to interp/eom/; nothing outside includes it but the
  * white-box benchmark, bench/bench.c, which reads the tapes' lengths).
  *
- * eom.c owns the eom_t life cycle, the derived objects every method
+ * common.c owns the eom_t life cycle, the derived objects every method
  * starts from (M, h, B, c: LANGUAGE.md §5), the hot-path plumbing
  * (eom_accel, eom_rhs) and the text buffer used by the describers.  Each
  * method family fills an eom_t in its prepare function: the nodes it
@@ -13,8 +13,8 @@
  * Ownership: every array hanging off an eom_t is malloc'ed and freed by
  * eom_free; nodes belong to the system's graph.
  */
-#ifndef NH_EOM_IMPL_H
-#define NH_EOM_IMPL_H
+#ifndef NH_EOM_COMMON_H
+#define NH_EOM_COMMON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,6 +43,7 @@ typedef char *(*eom_describe_fn)(const eom_t *e, bool latex);
 struct eom {
     const nh_system_t *sys;
     eom_method_t method;
+    const char *name;   /* the method's name, from the table in methods.c */
     eom_derived_t d;
     uint32_t nvars;
 
@@ -71,7 +72,7 @@ struct eom {
     const expr_t **rowl, **rowr; /* describe: row i reads rowl = rowr */
     size_t nrows;
 
-    /* The fast path of a small system (eom.c): a second tape that also
+    /* The fast path of a small system (common.c): a second tape that also
      * solves the method's definite linear system, by an LDLᵀ built from
      * nodes (so structural zeros and constants cost nothing and every
      * shared product is computed once), and writes its values straight
@@ -103,7 +104,7 @@ struct eom {
     bool S_particles;    /* S from the particles (else eq. 68 form) */
 };
 
-/* ---- eom.c -------------------------------------------------------- */
+/* ---- common.c -------------------------------------------------------- */
 
 /* p, M, h, Ceff and B of SYS into *D (arrays malloc'ed): p, M and h from
  * the particles when eom_particle_form(SYS), else from L.  c is left NULL
@@ -121,6 +122,13 @@ void eom_derive_form(const nh_system_t *sys, eom_derived_t *d,
 /* D->c (the constraints' q''-free part, Ceff' = B q'' + c), once. */
 void eom_derive_c(const nh_system_t *sys, eom_derived_t *d);
 void eom_derived_free(eom_derived_t *d);
+/* The constraint rows of *D: Ceff (f' for a holonomic f, else C), whether
+ * each is holonomic, and B = ∂Ceff/∂q', with DV as eom_dvar gives it and
+ * VMASK as eom_velocity_mask. */
+void eom_derive_rows(const nh_system_t *sys, eom_derived_t *d,
+                     const expr_t *const *dv, const bool *vmask);
+/* True for the q_i' variables (malloc'ed, nvars entries). */
+bool *eom_velocity_mask(const nh_system_t *sys);
 
 /* dvar for expr_dt along a motion where q_i' = vel[i] (vel NULL: the
  * velocity variables q_i') and t' = 1; other variables constant.
@@ -128,7 +136,7 @@ void eom_derived_free(eom_derived_t *d);
 const expr_t **eom_dvar(const nh_system_t *sys, const expr_t *const *vel);
 /* OUT[i] = the total time derivative of E[i] along DV (as expr_dt), by
  * forward propagation through sums and products, memoised by node across
- * the N expressions (eom.c): O(size) where expr_dt is O(size · vars). */
+ * the N expressions (common.c): O(size) where expr_dt is O(size · vars). */
 void eom_dt_forward(expr_graph_t *g, const expr_t *const *e, size_t n,
                     const expr_t *const *dv, const expr_t **out);
 /* repl for expr_subst replacing every q_i' by vel[i] (NULL entries keep
@@ -166,7 +174,7 @@ void eom_unpack_symmetric(const double *u, size_t n, double *f, size_t ld);
 void eom_unpack_lower(const double *u, size_t n, double *f);
 
 /* Replaces each of E[0..n) by its expanded form: products and squares
- * of sums multiplied out (see eom.c), so that terms which cancel do. */
+ * of sums multiplied out (see common.c), so that terms which cancel do. */
 void eom_expand(expr_graph_t *g, const expr_t **e, size_t n);
 
 /* Systems with up to this many coordinates (and multipliers) get the
@@ -235,14 +243,5 @@ void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
 /* Appends a heading line (LaTeX: as a comment "% ..."). */
 void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
-/* ---- per family ----------------------------------------------------- */
-
-/* eom_mult.c: lagrange, multipliers, second_kind. */
-int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err);
-/* eom_voronec.c: voronec, naive. */
-int eom_prepare_voronec(eom_t *e, src_span_t where, diag_t *err);
-/* eom_maggi.c: maggi, gibbs_appell. */
-int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err);
 
 #endif

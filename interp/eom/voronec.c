@@ -1,5 +1,5 @@
 /*
- * eom_voronec.c — the equations of motion on the state (q, q'_ind):
+ * voronec.c — the equations of motion on the state (q, q'_ind):
  * voronec and naive (LANGUAGE.md §5).
  *
  * Both need every constraint in explicit form q_d' = Σ_j a_dj(q) q_j'
@@ -24,7 +24,7 @@
  * and the compute step solves M̄ q_ind'' = −h̄; the dependent
  * accelerations are q_ν'' = Σ_j a_νj q_j'' + Σ_j (d a_νj/dt) q_j'.  For a
  * small system that solve is built from nodes and compiled into the fast
- * tape of eom.c (vor_fast), with h̄ multiplied out first: the sphere's
+ * tape of common.c (vor_fast), with h̄ multiplied out first: the sphere's
  * h̄ is products of sums that cancel to Lemos eq. 16.
  *
  * Must not: allocate in the compute function; print.
@@ -33,7 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/eom/eom_impl.h"
+#include "interp/eom/common.h"
+#include "interp/eom/methods.h"
 
 static size_t vor_nupper(size_t n) { return n * (n + 1) / 2; }
 
@@ -85,7 +86,7 @@ static int vor_check_form(const eom_t *e, size_t a, const bool *vmask,
     const nh_system_t *sys = e->sys;
     expr_graph_t *g = sys->g;
     size_t n = sys->n;
-    const char *meth = eom_method_name(e->method);
+    const char *meth = e->name;
     if (e->d.holonomic[a])
         return diag_error(err, sys->cspan[a],
                           "constraint %s has no velocity (it is holonomic): "
@@ -158,7 +159,7 @@ static int vor_pick_dependent(eom_t *e, diag_t *err)
                             "(a constant coefficient, and in no other "
                             "constraint); %s (equations %s)",
                             sys->cname[a], VORONEC_NEED,
-                            eom_method_name(e->method));
+                            e->name);
         else {
             taken[best] = true;
             e->dep[a] = best;

@@ -1,9 +1,9 @@
 /*
- * eom_mult.c — the equations of motion on the state (q, q'): lagrange,
+ * mult.c — the equations of motion on the state (q, q'): lagrange,
  * multipliers and second_kind (LANGUAGE.md §5).
  *
  * All three compile one tape writing M (upper triangle), h, B and c
- * (eom.c) and differ only in the dense algebra after it:
+ * (common.c) and differ only in the dense algebra after it:
  *   lagrange     M q'' = −h                                (Benenti eq. 42, R = 0)
  *   multipliers  [M −Bᵀ; B 0] [q''; λ] = [−h; −c], i.e. M q'' + h = Bᵀλ
  *                (Chetaev's rule, Benenti eq. 36) and B q'' + c = 0
@@ -13,7 +13,7 @@
  * The multipliers' system is solved by those same blocks when M and H
  * are definite (two LDLᵀ of sizes n and r, not an LU of size n + r), by
  * LU of the whole otherwise.  Small systems (n, r <= EOM_FAST_MAX) of
- * lagrange and multipliers have the fast path of eom.c: the blocks built
+ * lagrange and multipliers have the fast path of common.c: the blocks built
  * from nodes and compiled with the rest.
  *
  * Must not: allocate in the compute functions (they run inside the ODE
@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/eom/eom_impl.h"
+#include "interp/eom/common.h"
+#include "interp/eom/methods.h"
 #include "interp/eom/linalg.h"
 
 /* Layout of the tape outputs. */

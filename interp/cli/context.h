@@ -1,0 +1,105 @@
+/*
+ * context.h — what a statement may use of the session that runs it: the
+ * model, what is derived from it (the lowering, the chosen equations),
+ * the recorded samples, the simulation settings and the output streams.
+ * This is the narrow interface between the statement modules (decl.c,
+ * output.c, motion.c, help.c) and the session (session.c), which owns a
+ * context and hands it to each statement; the statements never see the
+ * session's files, arenas or imports.
+ *
+ * Ownership: the context belongs to its session.  It borrows the source
+ * set (the session's) and the arena of the text being run; it owns the
+ * model, the lowering, the equations and the samples (ctx_free).
+ * Must not: print except through OUT and ERR; exit().
+ */
+#ifndef NH_CLI_CONTEXT_H
+#define NH_CLI_CONTEXT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "interp/base/util.h"
+#include "interp/eom/eom.h"
+#include "interp/mech/lower.h"
+#include "interp/mech/model.h"
+#include "interp/run/sim.h"
+#include "lang/ast.h"
+#include "lang/source.h"
+
+/* The equations are dense in the coordinates (M is n x n): these bound
+ * the memory and time one model can ask for (doc/limits.md). */
+#define SESSION_MAX_COORDS 1000
+#define SESSION_MAX_CONSTRAINTS 1000
+/* A lowering whose graph holds more nodes after a failed statement is
+ * dropped and rebuilt when next needed, so the memory goes back. */
+#define SESSION_REBUILD_NODES 500000
+
+typedef struct ctx {
+    const source_set_t *src; /* the session's texts (borrowed) */
+    ast_arena_t *arena;      /* the arena of the text being run (borrowed) */
+
+    model_t model;
+
+    /* Derived from the model, rebuilt when model.generation changes. */
+    lower_t *lw;
+    unsigned long lw_generation;
+    eom_t *eom;
+    unsigned long eom_generation;
+    int eom_method;
+
+    /* Recorded samples: rows of the value vector of the lowering of
+     * generation samples_generation, made by the method samples_method.
+     * A declaration, `initial` and `reset` clear them. */
+    sim_samples_t samples;
+    unsigned long samples_generation;
+    int samples_method;
+
+    /* Simulation defaults (`set rtol = ...`). */
+    double rtol, atol, step;
+    size_t max_steps; /* 0: sim's default */
+    char integrator[32];
+
+    bool quiet;
+    FILE *out, *err;
+    nh_stop_t stop; /* session_interrupt, the time limit */
+} ctx_t;
+
+/* A statement run on a context: 0, or -1 with *err set (and nothing
+ * changed: LANGUAGE.md §9). */
+typedef int (*stmt_fn)(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+
+/* A context with an empty model and the default settings. */
+void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
+              FILE *err);
+void ctx_free(ctx_t *s);
+
+/* The lowered current model (built on demand); NULL with *err set. */
+lower_t *ctx_lowered(ctx_t *s, diag_t *err);
+/* The prepared equations of the chosen method (on demand); NULL with
+ * *err set, at span WHERE. */
+eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err);
+/* Drops the lowering and the equations when a failed statement left the
+ * graph larger than SESSION_REBUILD_NODES (rebuilt when next needed). */
+void ctx_drop_large_lowering(ctx_t *s);
+
+/* The method ID names (with "did you mean"); -1 with *err set. */
+int ctx_lookup_method(const ast_ident_t *id, diag_t *err);
+
+/* The error for NAME, which is not an integrator, at SPAN. */
+int ctx_unknown_integrator(const char *name, src_span_t span, diag_t *err);
+/* Evaluates a constant expression (numbers and parameters) of model M,
+ * lowered by LW; -1 with *err set. */
+int ctx_eval_const(ctx_t *s, lower_t *lw, const model_t *m,
+                   const ast_expr_t *e, double *out, diag_t *err);
+
+/* Appends " at t = …; state: x = …, x' = …" to a message. */
+void ctx_describe_state(ctx_t *s, const double *vars, char *buf,
+                        size_t size);
+/* "FILE:LINE:COL" of SP, or "an earlier statement" without a place. */
+void ctx_where_text(const ctx_t *s, src_span_t sp, char *buf, size_t size);
+
+/* The text of SPAN with whitespace runs collapsed to one space and
+ * comments dropped (malloc'ed). */
+char *ctx_span_text(const ctx_t *s, src_span_t span);
+
+#endif

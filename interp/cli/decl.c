@@ -1,0 +1,639 @@
+/*
+ * decl.c — the statements that declare and set state: param, coord,
+ * speed, let, the energies, particle, force, constraint, kinematic,
+ * equations, initial, reset and set (LANGUAGE.md §4–§6, §8).
+ *
+ * How "a statement that fails changes nothing" is kept: a declaration is
+ * applied to a clone of the model, the clone is lowered (which checks
+ * every name, shape and derivative), and only then swapped in.  When the
+ * clone only adds declarations, the current lowering is extended by them
+ * instead (lower_extend), which leaves it as it was when they fail.  State
+ * statements compute the whole new state before storing any of it.
+ *
+ * Must not: print except through the context's streams; exit().
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/cli/stmts.h"
+#include "interp/eom/velocity.h"
+
+/* ---- helpers --------------------------------------------------------- */
+
+
+static int check_free_name(const ctx_t *s, const model_t *m,
+                           const ast_ident_t *id, model_kind_t kind,
+                           diag_t *err)
+{
+    src_span_t where;
+    model_kind_t old = model_lookup(m, id->name, NULL, &where);
+    if (old == MODEL_BUILTIN)
+        return diag_error(err, id->span,
+                          "'%s' is a built-in name (%s); choose another "
+                          "name",
+                          id->name,
+                          strcmp(id->name, "t") == 0 ? "time" : "3.14159...");
+    if (old == MODEL_NONE || old == kind)
+        return 0;
+    char place[256];
+    ctx_where_text(s, where, place, sizeof place);
+    return diag_error(err, id->span,
+                      "'%s' is already declared as %s at %s; it cannot also "
+                      "be %s",
+                      id->name, model_kind_name(old), place,
+                      model_kind_name(kind));
+}
+
+/* Lowers the candidate model; on success it becomes the session's model
+ * and its lowering the cached one.  Consumes *cand either way. */
+static int commit_model(ctx_t *s, model_t *cand, bool declarations,
+                        diag_t *err)
+{
+    if (declarations) {
+        cand->generation = s->model.generation + 1;
+        /* A statement that only adds declarations extends the current
+         * lowering: lowering the whole model for every statement would
+         * cost O(statements x model).  lower_extend() says when it
+         * cannot (1), and leaves the lowering as it was on failure. */
+        int rc = 1;
+        if (s->lw && s->lw_generation == s->model.generation)
+            rc = lower_extend(s->lw, cand, err);
+        if (rc < 0) {
+            model_free(cand);
+            return -1;
+        }
+        if (rc > 0) {
+            lower_t *lw = lower_model(cand, s->src, err);
+            if (!lw) {
+                model_free(cand);
+                return -1;
+            }
+            lower_free(s->lw);
+            s->lw = lw;
+        }
+        eom_free(s->eom);
+        s->eom = NULL;
+        s->lw_generation = cand->generation;
+        sim_samples_clear(&s->samples); /* rows of the old variables */
+    }
+    model_free(&s->model);
+    s->model = *cand;
+    return 0;
+}
+
+/* ---- declarations ---------------------------------------------------- */
+
+/* A number as written (12, -0.5, +3): its value without lowering. */
+static bool literal_number(const ast_expr_t *e, double *x)
+{
+    double sign = 1;
+    while (e->kind == AST_NEG || e->kind == AST_POS) {
+        if (e->kind == AST_NEG)
+            sign = -sign;
+        e = e->a;
+    }
+    if (e->kind != AST_NUM)
+        return false;
+    *x = sign * e->num;
+    return true;
+}
+
+int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    model_t cand;
+    model_clone(&cand, &s->model);
+    bool added = false, stale = true;
+    lower_t *lw = NULL;
+    for (size_t i = 0; i < st->u.bindings.n; i++) {
+        const ast_binding_t *b = &st->u.bindings.items[i];
+        if (b->primes) {
+            diag_error(err, b->name.span, "a parameter has no derivative");
+            goto fail;
+        }
+        if (check_free_name(s, &cand, &b->name, MODEL_PARAM, err))
+            goto fail;
+        /* A number needs no lowering; other values may use parameters
+         * declared before, in this statement too: lower the candidate as
+         * it stands, again only after it gained a parameter (a statement
+         * of n bindings costs n, not n^2: fuzz finding 009). */
+        double x;
+        if (!literal_number(b->value, &x)) {
+            if (stale) {
+                lower_free(lw);
+                lw = lower_model(&cand, s->src, err);
+                if (!lw)
+                    goto fail;
+                stale = false;
+            }
+            if (ctx_eval_const(s, lw, &cand, b->value, &x, err))
+                goto fail;
+        }
+        size_t idx;
+        if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_PARAM) {
+            cand.params.v[idx].value = x;
+        } else {
+            model_param_t p = {b->name.name, b->name.span, x};
+            model_push_param(&cand, p);
+            added = stale = true;
+        }
+    }
+    lower_free(lw);
+    return commit_model(s, &cand, added, err);
+fail:
+    lower_free(lw);
+    model_free(&cand);
+    return -1;
+}
+
+int decl_names(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    bool coord = st->kind == STMT_COORD;
+    model_kind_t kind = coord ? MODEL_COORD : MODEL_SPEED;
+    model_t cand;
+    model_clone(&cand, &s->model);
+    for (size_t i = 0; i < st->u.names.n; i++) {
+        const ast_ident_t *id = &st->u.names.items[i];
+        if (check_free_name(s, &cand, id, kind, err)) {
+            model_free(&cand);
+            return -1;
+        }
+        if (model_lookup(&cand, id->name, NULL, NULL) == kind)
+            continue; /* declared again: it keeps its place */
+        if (cand.coords.n + cand.speeds.n >= SESSION_MAX_COORDS) {
+            model_free(&cand);
+            return diag_error(err, id->span,
+                              "a model may have at most %d coordinates and "
+                              "speeds together",
+                              SESSION_MAX_COORDS);
+        }
+        model_name_t nm = {id->name, id->span};
+        if (coord)
+            model_push_coord(&cand, nm);
+        else
+            model_push_speed(&cand, nm);
+    }
+    return commit_model(s, &cand, true, err);
+}
+
+int decl_let(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    const ast_ident_t *id = &st->u.let.name;
+    if (check_free_name(s, &s->model, id, MODEL_LET, err))
+        return -1;
+    for (size_t i = 0; i < st->u.let.nparams; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(st->u.let.params[i].name, st->u.let.params[j].name) == 0)
+                return diag_error(err, st->u.let.params[i].span,
+                                  "the argument '%s' is named twice",
+                                  st->u.let.params[i].name);
+    model_t cand;
+    model_clone(&cand, &s->model);
+    size_t idx;
+    model_let_t l = {id->name, id->span, st};
+    if (model_lookup(&cand, id->name, &idx, NULL) == MODEL_LET)
+        cand.lets.v[idx] = l;
+    else
+        model_push_let(&cand, l);
+    return commit_model(s, &cand, true, err);
+}
+
+int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    model_kind_t kind = st->kind == STMT_KINETIC     ? MODEL_KINETIC
+                        : st->kind == STMT_POTENTIAL ? MODEL_POTENTIAL
+                                                     : MODEL_LAGRANGIAN;
+    const ast_ident_t *id = &st->u.energy.name;
+    model_t cand;
+    model_clone(&cand, &s->model);
+    model_energy_t *slot = kind == MODEL_KINETIC     ? &cand.kinetic
+                           : kind == MODEL_POTENTIAL ? &cand.potential
+                                                     : &cand.lagrangian;
+    /* A new energy of the same kind replaces the old one, whatever its
+     * name (doc/language.md): forget the old name first. */
+    model_energy_t old = *slot;
+    slot->name = NULL;
+    if (check_free_name(s, &cand, id, kind, err))
+        goto fail;
+    char place[256];
+    if (kind == MODEL_LAGRANGIAN) {
+        const model_energy_t *other =
+            cand.kinetic.name ? &cand.kinetic : cand.potential.name ? &cand.potential : NULL;
+        if (other || cand.particles.n) {
+            ctx_where_text(s, other ? other->span : cand.particles.v[0].span, place,
+                       sizeof place);
+            diag_error(err, st->span,
+                       "a lagrangian excludes kinetic, potential and "
+                       "particle declarations, and the model has one at %s",
+                       place);
+            goto fail;
+        }
+    } else if (cand.lagrangian.name) {
+        ctx_where_text(s, cand.lagrangian.span, place, sizeof place);
+        diag_error(err, st->span,
+                   "the model has a lagrangian (at %s), which excludes "
+                   "%s declarations",
+                   place, kind == MODEL_KINETIC ? "kinetic" : "potential");
+        goto fail;
+    }
+    (void)old;
+    slot->name = id->name;
+    slot->span = id->span;
+    slot->value = st->u.energy.value;
+    return commit_model(s, &cand, true, err);
+fail:
+    model_free(&cand);
+    return -1;
+}
+
+int decl_particle(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    const ast_ident_t *id = &st->u.particle.name;
+    if (check_free_name(s, &s->model, id, MODEL_PARTICLE, err))
+        return -1;
+    if (s->model.lagrangian.name) {
+        char place[256];
+        ctx_where_text(s, s->model.lagrangian.span, place, sizeof place);
+        return diag_error(err, st->span,
+                          "the model has a lagrangian (at %s), which "
+                          "excludes particle declarations",
+                          place);
+    }
+    model_t cand;
+    model_clone(&cand, &s->model);
+    model_particle_t p = {id->name, id->span, st->u.particle.mass,
+                          st->u.particle.position};
+    size_t idx;
+    if (model_lookup(&cand, id->name, &idx, NULL) == MODEL_PARTICLE)
+        cand.particles.v[idx] = p;
+    else
+        model_push_particle(&cand, p);
+    return commit_model(s, &cand, true, err);
+}
+
+int decl_force(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    const ast_ident_t *id = &st->u.force.target;
+    model_kind_t k = model_lookup(&s->model, id->name, NULL, NULL);
+    if (k != MODEL_COORD && k != MODEL_PARTICLE) {
+        if (k == MODEL_NONE) {
+            diag_t tmp = {0};
+            lower_t *lw = ctx_lowered(s, &tmp);
+            const char *best = lw ? lower_suggest(lw, id->name) : NULL;
+            if (best)
+                return diag_error(err, id->span,
+                                  "unknown name '%s'; did you mean '%s'? "
+                                  "(a force acts on a coordinate or a "
+                                  "particle)",
+                                  id->name, best);
+        }
+        return diag_error(err, id->span,
+                          "a force acts on a coordinate or a particle, and "
+                          "'%s' is %s",
+                          id->name, model_kind_name(k));
+    }
+    model_t cand;
+    model_clone(&cand, &s->model);
+    model_force_t f = {id->name, id->span, st->u.force.value};
+    model_push_force(&cand, f);
+    return commit_model(s, &cand, true, err);
+}
+
+int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    model_t cand;
+    model_clone(&cand, &s->model);
+    const ast_ident_t *id = &st->u.constraint.name;
+    model_constraint_t c = {NULL, false, st->span, st->u.constraint.lhs,
+                            st->u.constraint.rhs};
+    if (id->name) {
+        if (check_free_name(s, &cand, id, MODEL_CONSTRAINT, err)) {
+            model_free(&cand);
+            return -1;
+        }
+        c.name = id->name;
+    } else {
+        /* Auto-named c1, c2, ...: the first free one from the count. */
+        char buf[32];
+        for (size_t k = cand.constraints.n + 1;; k++) {
+            snprintf(buf, sizeof buf, "c%zu", k);
+            if (model_lookup(&cand, buf, NULL, NULL) == MODEL_NONE)
+                break;
+        }
+        /* The name must live as long as the session: keep it in the
+         * arena of the statement's parse (the newest one). */
+        c.name = ast_strndup(s->arena, buf, strlen(buf));
+        c.auto_named = true;
+    }
+    long idx = model_constraint_index(&cand, c.name);
+    if (idx >= 0) {
+        cand.constraints.v[idx] = c;
+    } else if (cand.constraints.n >= SESSION_MAX_CONSTRAINTS) {
+        model_free(&cand);
+        return diag_error(err, st->span,
+                          "a model may have at most %d constraints",
+                          SESSION_MAX_CONSTRAINTS);
+    } else {
+        model_push_constraint(&cand, c);
+    }
+    return commit_model(s, &cand, true, err);
+}
+
+int decl_kinematic(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    const ast_expr_t *lhs = st->u.constraint.lhs;
+    if (lhs->kind != AST_PRIME || lhs->a->kind != AST_NAME ||
+        model_coord_index(&s->model, lhs->a->name) < 0)
+        return diag_error(err, lhs->span,
+                          "the left side of a kinematic equation is the "
+                          "velocity of a coordinate, like x'");
+    model_t cand;
+    model_clone(&cand, &s->model);
+    model_kinematic_t k = {lhs->a->name, st->span, st->u.constraint.rhs};
+    size_t i;
+    for (i = 0; i < cand.kinematics.n; i++)
+        if (strcmp(cand.kinematics.v[i].coord, k.coord) == 0)
+            break;
+    if (i < cand.kinematics.n)
+        cand.kinematics.v[i] = k;
+    else
+        model_push_kinematic(&cand, k);
+    return commit_model(s, &cand, true, err);
+}
+
+int decl_equations(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    const ast_ident_t *id = &st->u.word;
+    int m = ctx_lookup_method(id, err);
+    if (m < 0)
+        return -1;
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return -1;
+    eom_t *e = eom_prepare(lower_system(lw), (eom_method_t)m, st->span, err);
+    if (!e)
+        return -1;
+    eom_free(s->eom);
+    s->eom = e;
+    s->eom_generation = s->model.generation;
+    s->eom_method = m;
+    s->model.method = m;
+    s->model.method_span = st->span;
+    if (m == EOM_NAIVE) {
+        diag_t w = {0};
+        diag_error(&w, st->span,
+                   "naive: the reduced-Lagrangian shortcut is not valid in "
+                   "general (Lemos); kept for teaching and comparison");
+        fflush(s->out);
+        diag_print_warning(s->err, s->src, &w);
+    }
+    return 0;
+}
+
+/* ---- state ----------------------------------------------------------- */
+
+/* memcpy of N doubles that may be 0 (with NULL arrays). */
+static void copy_doubles(double *dst, const double *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n * sizeof *dst);
+}
+
+int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return -1;
+    const nh_system_t *sys = lower_system(lw);
+    expr_graph_t *g = lower_graph(lw);
+    size_t nv = expr_graph_nvars(g);
+    double vars[nv ? nv : 1];
+    bool given_v[sys->n + 1], given_z[sys->m + 1], seen_t = false;
+    bool given_q[sys->n + 1];
+    memset(given_v, 0, sizeof given_v);
+    memset(given_q, 0, sizeof given_q);
+    memset(given_z, 0, sizeof given_z);
+    model_t *m = &s->model;
+    lower_fill_vars(lw, m, vars);
+    for (size_t i = 0; i < sys->n; i++)
+        vars[sys->q[i]] = vars[sys->qd[i]] = 0;
+    for (size_t i = 0; i < sys->m; i++)
+        vars[sys->z[i]] = 0;
+    vars[sys->t] = 0;
+
+    for (size_t i = 0; i < st->u.bindings.n; i++) {
+        const ast_binding_t *b = &st->u.bindings.items[i];
+        const char *name = b->name.name;
+        double x;
+        if (ctx_eval_const(s, lw, m, b->value, &x, err))
+            return -1;
+        long qi = model_coord_index(m, name), zi = model_speed_index(m, name);
+        bool *flag = NULL;
+        uint32_t var = 0;
+        if (qi >= 0 && b->primes <= 1) {
+            flag = b->primes ? &given_v[qi] : &given_q[qi];
+            var = b->primes ? sys->qd[qi] : sys->q[qi];
+        } else if (zi >= 0 && b->primes == 0) {
+            flag = &given_z[zi];
+            var = sys->z[zi];
+        } else if (strcmp(name, "t") == 0 && b->primes == 0) {
+            flag = &seen_t;
+            var = sys->t;
+        } else if (qi >= 0 || zi >= 0) {
+            return diag_error(err, b->name.span,
+                              "initial sets positions and velocities; an "
+                              "acceleration follows from the equations");
+        } else {
+            model_kind_t k = model_lookup(m, name, NULL, NULL);
+            if (k == MODEL_PARAM)
+                return diag_error(err, b->name.span,
+                                  "'%s' is a parameter: change it with `set "
+                                  "%s = ...`",
+                                  name, name);
+            const char *cands[sys->n + sys->m + 1];
+            for (size_t j = 0; j < sys->n + sys->m; j++)
+                cands[j] = j < sys->n ? sys->qname[j] : sys->zname[j - sys->n];
+            cands[sys->n + sys->m] = NULL;
+            const char *best = source_closest(name, cands);
+            if (k == MODEL_NONE && best)
+                return diag_error(err, b->name.span,
+                                  "unknown name '%s'; did you mean '%s'?",
+                                  name, best);
+            return diag_error(err, b->name.span,
+                              "initial sets coordinates, velocities, speeds "
+                              "and t; '%s' is %s",
+                              name, model_kind_name(k));
+        }
+        if (*flag)
+            return diag_error(err, b->span, "'%s%s' is given twice", name,
+                              b->primes ? "'" : "");
+        *flag = true;
+        vars[var] = x;
+    }
+
+    /* Velocities: from the kinematic equations when speeds are the state
+     * (maggi, gibbs_appell, or speeds given), else solved from the
+     * constraints; speeds then follow from the velocities when the model
+     * has kinematic equations, so every method finds a complete state. */
+    int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
+    bool speeds_state = method == EOM_MAGGI || method == EOM_GIBBS_APPELL;
+    bool any_z = false;
+    for (size_t i = 0; i < sys->m; i++)
+        any_z |= given_z[i];
+    bool have_psi = sys->psi != NULL, any_v = false;
+    for (size_t i = 0; i < sys->n; i++)
+        any_v |= given_v[i];
+    if (have_psi && (speeds_state || any_z)) {
+        for (size_t i = 0; i < sys->n; i++)
+            if (!sys->psi[i] && speeds_state)
+                return diag_error(err, st->span,
+                                  "coordinate %s has no kinematic equation, "
+                                  "which %s needs",
+                                  sys->qname[i], eom_method_name(method));
+        /* Velocities given without speeds: the speeds that produce them
+         * (the velocities not given solved from the constraints first). */
+        if (!any_z && any_v) {
+            if (eom_solve_velocities(sys, vars, given_v, err) != 0 ||
+                eom_speeds_from_velocities(sys, vars, err) != 0) {
+                char msg[DIAG_MSG_MAX];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                diag_clear(err);
+                return diag_error(err, st->span,
+                                  "the velocities given do not fit the "
+                                  "kinematic equations: %s",
+                                  msg);
+            }
+        }
+        /* The velocities are those of the speeds; a given one that differs
+         * is an error. */
+        for (size_t i = 0; i < sys->n; i++) {
+            if (!sys->psi[i])
+                continue;
+            double v = expr_eval(g, sys->psi[i], vars);
+            if (given_v[i] &&
+                fabs(v - vars[sys->qd[i]]) > 1e-9 * fmax(1.0, fabs(v))) {
+                char b1[40], b2[40];
+                return diag_error(err, st->span,
+                                  "%s' = %s is given, but the kinematic "
+                                  "equation gives %s' = %s from the speeds",
+                                  sys->qname[i],
+                                  expr_format_number(vars[sys->qd[i]], b1,
+                                                     sizeof b1),
+                                  sys->qname[i],
+                                  expr_format_number(v, b2, sizeof b2));
+            }
+            vars[sys->qd[i]] = v;
+            given_v[i] = true;
+        }
+    }
+    if (eom_solve_velocities(sys, vars, given_v, err) != 0) {
+        /* The fault is in this statement's values: point here, and say
+         * where the constraint they violate was declared. */
+        char place[256], msg[DIAG_MSG_MAX];
+        ctx_where_text(s, err->span, place, sizeof place);
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        diag_clear(err);
+        return diag_error(err, st->span, "%s (the constraint is declared at %s)",
+                          msg, place);
+    }
+    if (have_psi && sys->m > 0 && !(speeds_state || any_z)) {
+        diag_t tmp = {0};
+        if (eom_speeds_from_velocities(sys, vars, &tmp) != 0)
+            for (size_t i = 0; i < sys->m; i++)
+                vars[sys->z[i]] = 0; /* the speeds do not fit: unused */
+    }
+    for (uint32_t v = 0; v < nv; v++) {
+        bool state = v == sys->t;
+        for (size_t i = 0; i < sys->n; i++)
+            state |= v == sys->q[i] || v == sys->qd[i];
+        if (state && !isfinite(vars[v]))
+            return diag_error(err, st->span,
+                              "the initial state is not finite (%s = %g)",
+                              expr_var_name(g, v), vars[v]);
+    }
+    lower_store_state(lw, vars, m);
+    copy_doubles(m->q0.v, m->q.v, m->q.n);
+    copy_doubles(m->qd0.v, m->qd.v, m->qd.n);
+    copy_doubles(m->z0.v, m->z.v, m->z.n);
+    m->t0 = m->t;
+    sim_samples_clear(&s->samples);
+    return 0;
+}
+
+int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    (void)st;
+    (void)err;
+    model_t *m = &s->model;
+    copy_doubles(m->q.v, m->q0.v, m->q.n);
+    copy_doubles(m->qd.v, m->qd0.v, m->qd.n);
+    copy_doubles(m->z.v, m->z0.v, m->z.n);
+    m->t = m->t0;
+    sim_samples_clear(&s->samples);
+    return 0;
+}
+
+int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    const ast_binding_t *b = &st->u.bindings.items[0];
+    const char *name = b->name.name;
+    if (strcmp(name, "integrator") == 0) {
+        if (b->value->kind == AST_NAME &&
+            sim_integrator_known(b->value->name)) {
+            snprintf(s->integrator, sizeof s->integrator, "%s",
+                     b->value->name);
+            return 0;
+        }
+        return ctx_unknown_integrator(
+            b->value->kind == AST_NAME ? b->value->name : "", b->value->span,
+            err);
+    }
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return -1;
+    double x;
+    if (ctx_eval_const(s, lw, &s->model, b->value, &x, err))
+        return -1;
+    if (strcmp(name, "max_steps") == 0) {
+        if (!(x >= 1 && x <= 1e15 && x == floor(x)))
+            return diag_error(err, b->value->span,
+                              "max_steps must be a whole number from 1 to "
+                              "1e15");
+        s->max_steps = (size_t)x;
+        return 0;
+    }
+    double *setting = strcmp(name, "rtol") == 0   ? &s->rtol
+                      : strcmp(name, "atol") == 0 ? &s->atol
+                      : strcmp(name, "step") == 0 ? &s->step
+                                                  : NULL;
+    if (setting) {
+        if (!(x > 0))
+            return diag_error(err, b->value->span, "%s must be positive",
+                              name);
+        *setting = x;
+        return 0;
+    }
+    size_t idx;
+    model_kind_t k = model_lookup(&s->model, name, &idx, NULL);
+    if (k == MODEL_PARAM) {
+        s->model.params.v[idx].value = x; /* no new derivation needed */
+        return 0;
+    }
+    if (k == MODEL_NONE) {
+        const char *best = lower_suggest(lw, name);
+        if (best)
+            return diag_error(err, b->name.span,
+                              "unknown name '%s'; did you mean '%s'?", name,
+                              best);
+        return diag_error(err, b->name.span,
+                          "unknown name '%s': set changes a parameter, rtol, "
+                          "atol, step, integrator or max_steps",
+                          name);
+    }
+    return diag_error(err, b->name.span,
+                      "set changes a parameter, rtol, atol, step, "
+                      "integrator or max_steps; '%s' is %s%s",
+                      name, model_kind_name(k),
+                      k == MODEL_COORD ? " (use initial)" : "");
+}
+

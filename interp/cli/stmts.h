@@ -1,0 +1,47 @@
+/*
+ * stmts.h — the statements that run on a context (context.h), one
+ * function each, by module.  The table in table.c maps statement kinds to
+ * them; the session reads that table and never calls them by name.
+ *
+ * Every function runs one statement ST and returns 0, or -1 with *err
+ * set (nothing changed: LANGUAGE.md §9).
+ */
+#ifndef NH_CLI_STMTS_H
+#define NH_CLI_STMTS_H
+
+#include "interp/cli/context.h"
+
+/* Declarations and state (decl.c). */
+int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_names(ctx_t *s, const ast_stmt_t *st, diag_t *err); /* coord, speed */
+int decl_let(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_particle(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_force(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_kinematic(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_equations(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+
+/* Output statements (output.c). */
+int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int output_accel(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int output_worksheet(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+
+/* Motion statements (motion.c). */
+int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int motion_table(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int motion_plot(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+
+/* help (help.c), and its texts: the text of TOPIC (NULL: the overview),
+ * or NULL when there is none; the topics, NULL-terminated. */
+int help_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+const char *help_text(const char *topic);
+extern const char *const help_topics[];
+
+#endif

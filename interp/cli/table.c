@@ -1,0 +1,44 @@
+/*
+ * table.c — the statement table (table.h): each kind of statement and the
+ * module function that runs it.  The session dispatches through it, so it
+ * depends on this file and not on the modules.
+ */
+#include "interp/cli/table.h"
+
+#include "interp/cli/stmts.h"
+
+static const stmt_fn stmt_table[] = {
+    [STMT_PARAM] = decl_param,
+    [STMT_COORD] = decl_names,
+    [STMT_SPEED] = decl_names,
+    [STMT_LET] = decl_let,
+    [STMT_KINETIC] = decl_energy,
+    [STMT_POTENTIAL] = decl_energy,
+    [STMT_LAGRANGIAN] = decl_energy,
+    [STMT_PARTICLE] = decl_particle,
+    [STMT_FORCE] = decl_force,
+    [STMT_CONSTRAINT] = decl_constraint,
+    [STMT_KINEMATIC] = decl_kinematic,
+    [STMT_EQUATIONS] = decl_equations,
+    [STMT_INITIAL] = decl_initial,
+    [STMT_SIMULATE] = motion_simulate,
+    [STMT_RESET] = decl_reset,
+    [STMT_PRINT] = output_print,
+    [STMT_ACCEL] = output_accel,
+    [STMT_TABLE] = motion_table,
+    [STMT_PLOT] = motion_plot,
+    [STMT_SHOW] = output_show,
+    [STMT_CHECK] = output_check,
+    [STMT_COMPARE] = output_compare,
+    [STMT_WORKSHEET] = output_worksheet,
+    [STMT_SET] = decl_set,
+    [STMT_HELP] = help_stmt,
+    /* load, import, quit, exit: the session's own (session.c) */
+};
+
+stmt_fn stmt_lookup(ast_stmt_kind_t kind)
+{
+    if ((unsigned)kind >= sizeof stmt_table / sizeof stmt_table[0])
+        return NULL;
+    return stmt_table[kind];
+}
