@@ -30,9 +30,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 
-from ipykernel.kernelbase import Kernel
+# ipykernel imports its debugger, which warns on every start about
+# Python's frozen modules; this kernel has nothing for it to debug.
+os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+
+from ipykernel.kernelbase import Kernel  # noqa: E402
 
 
 class NhEnded(Exception):
