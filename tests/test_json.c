@@ -1,5 +1,5 @@
 /*
- * test_json.c — the strict JSON reader and the writer (interp/base/json.c)
+ * test_json.c — the strict JSON reader and the writer (interp/cli/json.c)
  * against RFC 8259: what it accepts and what each value reads as, what
  * it refuses (with the byte), and that what it writes reads back.
  */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "interp/base/json.h"
+#include "interp/cli/json.h"
 
 static json_t *parse(const char *text)
 {

@@ -31,7 +31,7 @@
 
 #include <cmocka.h>
 
-#include "interp/base/json.h"
+#include "interp/cli/json.h"
 #include "interp/cli/protocol.h"
 
 typedef struct child {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "interp/base/json.h"
+#include "interp/cli/json.h"
 #include "interp/base/util.h"
 
 char *kernelspec_json(const char *nh, const char *script, const char *python)

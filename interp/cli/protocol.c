@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "interp/base/json.h"
+#include "interp/cli/json.h"
 #include "interp/base/util.h"
 #include "interp/cli/context.h"
 #include "lang/parse.h"

@@ -8,7 +8,8 @@
  * this process: the dumb terminal's drawing is copied to OUT, gnuplot's
  * error text goes into the diagnostic.  An image is written by gnuplot
  * into the private folder and then moved (or copied) to the user's file
- * by this process, so a file name never reaches gnuplot: a name starting
+ * by this process — or, for a notebook (plot_draw_svg), copied to OUT as
+ * SVG text — so a file name never reaches gnuplot: a name starting
  * with '|' is not a pipe, and a file gnuplot could not open is an error
  * here rather than a gnuplot warning.  The titles (and the data file's
  * path) do reach gnuplot, each as a double-quoted string of letters,

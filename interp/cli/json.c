@@ -6,13 +6,15 @@
  * at JSON_MAX_DEPTH.  On an error it frees what it built and reports the
  * first problem only.
  */
-#include "interp/base/json.h"
+#include "interp/cli/json.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "lang/source.h"
 
 typedef struct json_reader {
     const unsigned char *p, *end, *start;
@@ -36,40 +38,6 @@ static void json_skip_space(json_reader_t *r)
     while (r->p < r->end &&
            (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
         r->p++;
-}
-
-/* The length of the valid UTF-8 sequence at P (at most N bytes long), or
- * 0: overlong forms, surrogates and code points past U+10FFFF are not
- * valid (RFC 3629 §4). */
-static size_t json_utf8_len(const unsigned char *p, size_t n)
-{
-    unsigned c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0; /* overlong */
-        else if (c == 0xED)
-            hi = 0x9F; /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90; /* overlong */
-        else if (c == 0xF4)
-            hi = 0x8F; /* past U+10FFFF */
-    } else
-        return 0;
-    if (n < len || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (p[i] < 0x80 || p[i] > 0xBF)
-            return 0;
-    return len;
 }
 
 static void json_add_utf8(strbuf_t *b, uint32_t cp)
@@ -142,7 +110,7 @@ static bool json_read_string(json_reader_t *r, json_t *v)
             break;
         }
         if (c != '\\') {
-            size_t n = json_utf8_len(r->p, (size_t)(r->end - r->p));
+            size_t n = source_utf8_len(r->p, (size_t)(r->end - r->p));
             if (n == 0) {
                 json_fail(r, "invalid UTF-8 in a string");
                 break;
@@ -460,7 +428,7 @@ void json_put_string(strbuf_t *b, const char *s, size_t len)
             }
             p++;
         } else {
-            size_t n = json_utf8_len(p, (size_t)(end - p));
+            size_t n = source_utf8_len(p, (size_t)(end - p));
             if (n == 0) {
                 strbuf_add(b, "\\ufffd"); /* not UTF-8: the replacement */
                 p++;

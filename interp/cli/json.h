@@ -17,7 +17,7 @@
  * Ownership: json_parse returns a tree the caller frees with json_free
  * (every string, array and object inside belongs to it).  The writer
  * borrows what it writes.
- * Must not: print; know anything about nh.
+ * Must not: print; know anything about nh's language.
  */
 #ifndef NH_JSON_H
 #define NH_JSON_H
