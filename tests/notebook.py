@@ -230,6 +230,8 @@ try:
 finally:
     kc.stop_channels()
     km.shutdown_kernel(now=True)
+    # Dropped now, while logging still works (their __del__ logs).
+    del kc, km
 
 if failures:
     print("%d failed" % len(failures))

@@ -344,14 +344,41 @@ static void test_execute_syntax(void **state)
     expect_execute(c, "error");
 }
 
-/* An error with no place in a text: "nh: error: …" gives null places. */
-static void test_execute_error_no_place(void **state)
+/* An error in a loaded file names that file, even one whose name holds
+ * ": error: " (the place is read from the first line's end). */
+static void test_execute_error_in_loaded_file(void **state)
 {
     child_t *c = *state;
     NEED_NH(c);
-    say(c, "{\"request\":\"execute\",\"code\":\"load \\\"/nonexistent/x.nh\\\"\"}");
+    char dir[] = "/tmp/nh-protocol-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/a: error: b.nh", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("print 1\nprint zz\n", f);
+    fclose(f);
+    char req[300];
+    snprintf(req, sizeof req,
+             "{\"request\":\"execute\",\"code\":\"load \\\"%s\\\"\"}", path);
+    say(c, req);
+    free(output(c, "text"));
     json_t *v = hear(c, 30);
     assert_string_equal(str(v, "output"), "error");
+    assert_string_equal(str(v, "file"), path);
+    assert_true(num(v, "line") == 2);
+    assert_true(num(v, "column") == 7);
+    assert_string_equal(str(v, "message"), "unknown name 'zz'");
+    json_free(v);
+    expect_execute(c, "error");
+    unlink(path);
+    rmdir(dir);
+    /* A file that cannot be read: the error is at the load's string. */
+    say(c, "{\"request\":\"execute\",\"code\":\"load \\\"/nonexistent/x.nh\\\"\"}");
+    v = hear(c, 30);
+    assert_string_equal(str(v, "output"), "error");
+    assert_string_equal(str(v, "file"), "<cell 2>");
+    assert_true(num(v, "column") == 6);
     assert_non_null(strstr(str(v, "message"), "cannot read"));
     json_free(v);
     expect_execute(c, "error");
@@ -702,7 +729,7 @@ int main(void)
         T(test_execute_text),
         T(test_execute_error),
         T(test_execute_syntax),
-        T(test_execute_error_no_place),
+        T(test_execute_error_in_loaded_file),
         T(test_execute_latex_stderr),
         T(test_execute_svg),
         T(test_complete),

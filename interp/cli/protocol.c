@@ -232,9 +232,31 @@ static long proto_decimal(const char *s, const char *e)
     return v;
 }
 
+/* Whether the text [T, M) is a place "FILE:LINE:COL" (FILE not empty);
+ * its parts in *FILE_LEN, *LINE, *COL. */
+static bool proto_place(const char *t, const char *m, size_t *file_len,
+                        long *line, long *col)
+{
+    const char *c2 = m; /* after the last ':' */
+    while (c2 > t && c2[-1] != ':')
+        c2--;
+    if (c2 == t)
+        return false;
+    const char *c1 = c2 - 1; /* after the ':' before it */
+    while (c1 > t && c1[-1] != ':')
+        c1--;
+    if (c1 - 1 <= t)
+        return false;
+    *col = proto_decimal(c2, m);
+    *line = proto_decimal(c1, c2 - 1);
+    *file_len = (size_t)(c1 - 1 - t);
+    return *line > 0 && *col > 0;
+}
+
 /* The error the session printed on ERR: its text, and from its first
  * line, "FILE:LINE:COL: error: MESSAGE" or "nh: error: MESSAGE" (no
- * place), the parts. */
+ * place), the parts.  The mark ": error: " taken is the first with a
+ * place before it (a file name or a message may hold the mark too). */
 static void proto_error(protocol_t *p)
 {
     fflush(p->err_f);
@@ -243,41 +265,28 @@ static void proto_error(protocol_t *p)
     const char *eol = memchr(t, '\n', len);
     const char *end = eol ? eol : t + len;
     static const char mark[] = ": error: ";
-    const char *m = NULL;
-    /* The first ": error: " after which the line holds the message; the
-     * place before it ends in ":LINE:COL" (a file name may hold colons). */
-    for (const char *q = t; q + sizeof mark - 1 <= end; q++)
-        if (memcmp(q, mark, sizeof mark - 1) == 0) {
-            m = q;
-            break;
+    const size_t mlen = sizeof mark - 1;
+    const char *m = NULL, *first = NULL;
+    size_t file_len = 0;
+    long line = 0, col = 0;
+    for (const char *q = t; q + mlen <= end && !m; q++)
+        if (memcmp(q, mark, mlen) == 0) {
+            if (!first)
+                first = q;
+            if (proto_place(t, q, &file_len, &line, &col))
+                m = q;
         }
+    const char *msg = m ? m + mlen : first ? first + mlen : t;
     strbuf_t b;
     proto_begin(p, &b);
     proto_member(&b, "output", "error");
     strbuf_add(&b, ",\"text\":");
     json_put_string(&b, t, len);
-    const char *msg = m ? m + sizeof mark - 1 : t;
     strbuf_add(&b, ",\"message\":");
     json_put_string(&b, msg, (size_t)(end - msg));
-    long line = -1, col = -1;
-    const char *file_end = NULL;
     if (m) {
-        const char *c2 = m;
-        while (c2 > t && c2[-1] != ':')
-            c2--;
-        if (c2 > t) {
-            const char *c1 = c2 - 1;
-            while (c1 > t && c1[-1] != ':')
-                c1--;
-            col = proto_decimal(c2, m);
-            if (c1 > t)
-                line = proto_decimal(c1, c2 - 1);
-            file_end = c1 - 1;
-        }
-    }
-    if (line > 0 && col > 0 && file_end > t) {
         strbuf_add(&b, ",\"file\":");
-        json_put_string(&b, t, (size_t)(file_end - t));
+        json_put_string(&b, t, file_len);
         strbuf_addf(&b, ",\"line\":%ld,\"column\":%ld", line, col);
     } else {
         strbuf_add(&b, ",\"file\":null,\"line\":null,\"column\":null");
