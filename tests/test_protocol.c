@@ -688,6 +688,82 @@ static void test_end_of_input(void **state)
     assert_int_equal(finish(c), 0);
 }
 
+/* ---- the command line ------------------------------------------------ */
+
+/* The exit status of the shell command CMD ($NH names nh). */
+static int status_of(const char *cmd)
+{
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* --protocol and --install-kernel take nothing else; --user goes with
+ * --install-kernel: bad usage, status 2. */
+static void test_usage(void **state)
+{
+    (void)state;
+    if (!getenv("NH"))
+        skip();
+    assert_int_equal(status_of("\"$NH\" --user 2>/dev/null"), 2);
+    assert_int_equal(status_of("\"$NH\" --protocol x.nh 2>/dev/null"), 2);
+    assert_int_equal(status_of("\"$NH\" --protocol -e 1 2>/dev/null"), 2);
+    assert_int_equal(
+        status_of("\"$NH\" --protocol --install-kernel 2>/dev/null"), 2);
+    assert_int_equal(status_of("\"$NH\" --install-kernel -i 2>/dev/null"), 2);
+    assert_int_equal(status_of("\"$NH\" --protocol -q </dev/null"), 0);
+}
+
+/* --install-kernel --user writes kernel.json under $JUPYTER_DATA_DIR:
+ * Python runs the wrapper, which starts this nh; an unwritable folder is
+ * an error, status 1. */
+static void test_install_kernel(void **state)
+{
+    (void)state;
+    const char *nh = getenv("NH");
+    if (!nh)
+        skip();
+    char dir[] = "/tmp/nh-kernel-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "JUPYTER_DATA_DIR=%s/data \"$NH\" --install-kernel --user "
+             ">%s/out",
+             dir, dir);
+    assert_int_equal(status_of(cmd), 0);
+    char path[300];
+    snprintf(path, sizeof path, "%s/data/kernels/nh/kernel.json", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    char msg[160];
+    json_t *spec = json_parse(text, n, msg, sizeof msg);
+    assert_non_null(spec);
+    const json_t *argv = json_get(spec, "argv");
+    assert_non_null(argv);
+    assert_int_equal(argv->len, 6);
+    assert_non_null(strstr(argv->items[1].str, "nh_kernel.py"));
+    assert_string_equal(argv->items[2].str, "--nh");
+    char *real = realpath(nh, NULL);
+    assert_string_equal(argv->items[3].str, real);
+    free(real);
+    assert_string_equal(argv->items[5].str, "{connection_file}");
+    assert_string_equal(str(spec, "language"), "nh");
+    assert_string_equal(str(spec, "interrupt_mode"), "signal");
+    json_free(spec);
+    snprintf(cmd, sizeof cmd,
+             "JUPYTER_DATA_DIR=/proc/nh-no-such \"$NH\" --install-kernel "
+             "--user 2>%s/err",
+             dir);
+    assert_int_equal(status_of(cmd), 1);
+    snprintf(cmd, sizeof cmd, "grep -q \"nh: cannot create the folder\" %s/err",
+             dir);
+    assert_int_equal(status_of(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(status_of(cmd), 0);
+}
+
 /* ---- LaTeX for MathJax (in process) --------------------------------- */
 
 static void mathjax_is(const char *latex, const char *want)
@@ -741,6 +817,8 @@ int main(void)
         T(test_quit),
         T(test_shutdown),
         T(test_end_of_input),
+        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_install_kernel),
         cmocka_unit_test(test_mathjax),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
