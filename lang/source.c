@@ -390,3 +390,8 @@ const char *source_closest(const char *name, const char *const *candidates)
     }
     return best;
 }
+
+size_t source_utf8_len(const unsigned char *p, size_t avail)
+{
+    return src_utf8_len(p, avail);
+}

@@ -80,4 +80,9 @@ size_t source_edit_distance(const char *a, const char *b);
  * is NULL-terminated. */
 const char *source_closest(const char *name, const char *const *candidates);
 
+/* Length of the well-formed UTF-8 sequence at P (at most AVAIL bytes,
+ * AVAIL >= 1), or 0 when P does not start one (RFC 3629: no overlongs, no
+ * surrogates, nothing past U+10FFFF). */
+size_t source_utf8_len(const unsigned char *p, size_t avail);
+
 #endif

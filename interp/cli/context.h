@@ -34,6 +34,16 @@
  * dropped and rebuilt when next needed, so the memory goes back. */
 #define SESSION_REBUILD_NODES 500000
 
+/* What a statement printed on OUT, for a front end that shows kinds of
+ * output apart (the machine interface, doc/protocol.md).  The session
+ * sets CTX_OUT_TEXT before each statement; `show latex` sets LaTeX and a
+ * `plot` drawn as SVG text sets SVG. */
+typedef enum ctx_output {
+    CTX_OUT_TEXT,
+    CTX_OUT_LATEX,
+    CTX_OUT_SVG,
+} ctx_output_t;
+
 typedef struct ctx {
     const source_set_t *src; /* the session's texts (borrowed) */
     ast_arena_t *arena;      /* the arena of the text being run (borrowed) */
@@ -61,6 +71,9 @@ typedef struct ctx {
 
     bool quiet;
     FILE *out, *err;
+    ctx_output_t out_kind; /* what the statement running now prints */
+    bool svg_plots; /* `plot` without a file: SVG text on OUT (a notebook),
+                       not gnuplot's text drawing */
     nh_stop_t stop; /* session_interrupt, the time limit */
 } ctx_t;
 

@@ -29,6 +29,7 @@ static const help_entry_t entries[] = {
      "Methods:      lagrange multipliers second_kind voronec naive maggi\n"
      "              gibbs_appell\n"
      "Language:     expressions functions vectors prime errors\n"
+     "Notebooks:    notebook\n"
      "\n"
      "`help TOPIC` tells more about any of these.\n"},
     {"param",
@@ -132,7 +133,8 @@ static const help_entry_t entries[] = {
      "  then values.\n"},
     {"plot",
      "plot Y, ... [vs X] [> \"file.png\" | \"file.svg\"]\n"
-     "  Draws the recorded samples with gnuplot (X defaults to t).\n"},
+     "  Draws the recorded samples with gnuplot (X defaults to t); in a\n"
+     "  notebook, without a file, the figure is shown inline.\n"},
     {"vs", "vs: part of `plot Y vs X` (help plot).\n"},
     {"show",
      "show EXPR         the expression simplified, as text\n"
@@ -142,7 +144,8 @@ static const help_entry_t entries[] = {
      "show mass         the mass matrix M_ij = d2L/dq_i'dq_j'\n"
      "show reduced      the reduced Lagrangian (voronec, naive)\n"
      "show voronec      the coefficients a and b of Voronec's equations\n"
-     "  `latex` after `show` works for all of them.\n"},
+     "  `latex` after `show` works for all of them; in a notebook it is\n"
+     "  shown as typeset mathematics.\n"},
     {"latex", "latex: `show latex ...` prints LaTeX (help show).\n"},
     {"check",
      "check\n"
@@ -235,6 +238,16 @@ static const help_entry_t entries[] = {
      "Errors read FILE:LINE:COL: error: MESSAGE, with the source line and a\n"
      "caret.  A statement that fails changes nothing; in the REPL an error\n"
      "never ends the session; in a script the first error stops the run.\n"},
+    {"notebook",
+     "nh in Jupyter: `nh --install-kernel` (or --user) registers the kernel\n"
+     "`nh` (`make install` installs it too); pick it in Jupyter.  One\n"
+     "notebook is one session; a cell holds statements as a script does,\n"
+     "and an error names the cell: <cell 3>:2:7 is line 2 of cell [3].\n"
+     "`show latex ...` is typeset, `plot` without a file is drawn inline,\n"
+     "Tab completes as in the REPL, and interrupting the kernel stops a\n"
+     "long simulate as Ctrl-C does.  `quit` ends the session: the next\n"
+     "cell starts a fresh one.  Front ends drive nh with `nh --protocol`\n"
+     "(doc/protocol.md).\n"},
 };
 
 const char *const help_topics[] = {
@@ -246,7 +259,7 @@ const char *const help_topics[] = {
     "import", "help", "quit", "exit", "lagrange", "multipliers",
     "second_kind", "voronec", "naive", "maggi", "first_kind", "kane",
     "gibbs_appell", "expressions", "functions", "vectors", "prime", "errors",
-    NULL};
+    "notebook", NULL};
 
 const char *help_text(const char *topic)
 {

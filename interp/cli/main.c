@@ -1,8 +1,9 @@
 /*
  * main.c — the command line of LANGUAGE.md §1:
  *   nh [OPTIONS] [FILE.nh ...]   with -e STATEMENTS, -i, -q, -, --help,
- *   --version.  Exit status: 0 success, 1 an error in a script or
- *   statement, 2 bad usage.
+ *   --version; and for notebooks (§1.1) `nh --protocol`, the machine
+ *   interface, and `nh --install-kernel [--user]`.  Exit status: 0
+ *   success, 1 an error in a script or statement, 2 bad usage.
  *
  * Must not: interpret anything itself (the session does).
  */
@@ -15,12 +16,20 @@
 #include <gsl/gsl_errno.h>
 
 #include "config.h"
+#include "interp/cli/kernelspec.h"
+#include "interp/cli/protocol.h"
 #include "interp/cli/repl.h"
 #include "interp/cli/session.h"
 #include "interp/base/util.h"
 
 #ifndef NH_STDLIB_DIR
 #define NH_STDLIB_DIR "/usr/local/share/nh/stdlib"
+#endif
+#ifndef NH_KERNEL_SCRIPT
+#define NH_KERNEL_SCRIPT "/usr/local/share/nh/jupyter/nh_kernel.py"
+#endif
+#ifndef NH_PYTHON
+#define NH_PYTHON "/usr/bin/python3"
 #endif
 
 static const char usage[] =
@@ -33,10 +42,37 @@ static const char usage[] =
     "  -e STATEMENTS  run the statements after the files (repeatable)\n"
     "  -i             enter the REPL after the files and -e statements\n"
     "  -q             quiet: no banner, no summaries\n"
+    "  --protocol     serve a front end: JSON requests on standard input,\n"
+    "                 replies on standard output (doc/protocol.md)\n"
+    "  --install-kernel [--user]\n"
+    "                 register the Jupyter kernel (for all users, or for\n"
+    "                 you with --user)\n"
     "  --help         this help\n"
     "  --version      the version\n"
     "\n"
     "Without a file or -e, nh starts the REPL.  `help` there tells more.\n";
+
+/* The path of this executable in EXE; false when it cannot be known. */
+static bool exe_path(char exe[PATH_MAX])
+{
+    ssize_t len = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+    if (len <= 0)
+        return false;
+    exe[len] = '\0';
+    return true;
+}
+
+/* The folder of this executable in DIR; false when it cannot be known. */
+static bool exe_dir(char dir[PATH_MAX])
+{
+    if (!exe_path(dir))
+        return false;
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    return true;
+}
 
 /* The library folders `import` searches after NH_PATH: the stdlib beside
  * the executable (a build tree) and the installed one. */
@@ -45,24 +81,42 @@ static void set_library_dirs(session_t *s)
     const char *dirs[2];
     size_t n = 0;
     char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     char local[PATH_MAX + 16];
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            snprintf(local, sizeof local, "%s/stdlib", exe);
-            dirs[n++] = local;
-        }
+    if (exe_dir(exe)) {
+        snprintf(local, sizeof local, "%s/stdlib", exe);
+        dirs[n++] = local;
     }
     dirs[n++] = NH_STDLIB_DIR;
     session_set_library_dirs(s, dirs, n);
 }
 
+/* `--install-kernel [--user]`: the spec runs this nh, and the kernel
+ * script beside it (a build tree) or the installed one. */
+static int install_kernel(bool user)
+{
+    char exe[PATH_MAX], dir[PATH_MAX];
+    char script[PATH_MAX + 32];
+    if (!exe_path(exe) || !exe_dir(dir)) {
+        fprintf(stderr, "nh: cannot tell where this nh is, for the kernel\n");
+        return 1;
+    }
+    snprintf(script, sizeof script, "%s/jupyter/nh_kernel.py", dir);
+    if (access(script, R_OK) != 0)
+        snprintf(script, sizeof script, "%s", NH_KERNEL_SCRIPT);
+    char where[PATH_MAX], msg[PATH_MAX + 128];
+    if (kernelspec_install(user, exe, script, NH_PYTHON, where, sizeof where,
+                           msg, sizeof msg) != 0) {
+        fprintf(stderr, "nh: %s\n", msg);
+        return 1;
+    }
+    printf("installed the Jupyter kernel nh in %s\n", where);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     bool quiet = false, interactive = false;
+    bool protocol = false, kernel = false, user = false;
     const char **files = xcalloc((size_t)argc + 1, sizeof *files);
     const char **stmts = xcalloc((size_t)argc + 1, sizeof *stmts);
     size_t nfiles = 0, nstmts = 0;
@@ -81,6 +135,12 @@ int main(int argc, char **argv)
             quiet = true;
         } else if (strcmp(a, "-i") == 0) {
             interactive = true;
+        } else if (strcmp(a, "--protocol") == 0) {
+            protocol = true;
+        } else if (strcmp(a, "--install-kernel") == 0) {
+            kernel = true;
+        } else if (strcmp(a, "--user") == 0) {
+            user = true;
         } else if (strcmp(a, "-e") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "nh: -e needs statements after it\n%s", usage);
@@ -100,7 +160,35 @@ int main(int argc, char **argv)
         }
     }
 
+    if (user && !kernel) {
+        fprintf(stderr, "nh: --user goes with --install-kernel\n%s", usage);
+        status = 2;
+        goto out;
+    }
+    if (protocol && kernel) {
+        fprintf(stderr, "nh: --protocol and --install-kernel go apart\n%s",
+                usage);
+        status = 2;
+        goto out;
+    }
+    if ((protocol || kernel) && (nfiles || nstmts || interactive)) {
+        fprintf(stderr, "nh: %s takes no files, -e or -i\n%s",
+                protocol ? "--protocol" : "--install-kernel", usage);
+        status = 2;
+        goto out;
+    }
+    if (kernel) {
+        status = install_kernel(user);
+        goto out;
+    }
     gsl_set_error_handler_off();
+    if (protocol) {
+        protocol_t *p = protocol_new(quiet);
+        set_library_dirs(protocol_session(p));
+        status = protocol_run(p, STDIN_FILENO, stdout);
+        protocol_free(p);
+        goto out;
+    }
     session_t *s = session_new(quiet, stdout, stderr);
     set_library_dirs(s);
     bool failed = false;

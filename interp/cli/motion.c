@@ -237,8 +237,14 @@ static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
     plot_columns_t pc = {c.n, s->samples.n, (const char *const *)c.titles,
                          (const double *const *)c.col};
     const char *file = st->u.output.file;
-    int rc = plot ? plot_draw(&pc, file, s->out, err)
+    int rc;
+    if (plot && !file && s->svg_plots) {
+        s->out_kind = CTX_OUT_SVG;
+        rc = plot_draw_svg(&pc, s->out, err);
+    } else {
+        rc = plot ? plot_draw(&pc, file, s->out, err)
                   : plot_table(&pc, file, s->out, err);
+    }
     columns_free(&c);
     if (rc != 0 && err->set && err->span.file == SRC_NO_FILE)
         err->span = file ? st->u.output.file_span : st->span;

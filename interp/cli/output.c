@@ -303,6 +303,8 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     const ast_expr_t *e = st->u.show.expr;
     bool latex = st->u.show.latex;
+    if (latex)
+        s->out_kind = CTX_OUT_LATEX;
     if (e->kind == AST_NAME &&
         model_lookup(&s->model, e->name, NULL, NULL) == MODEL_NONE) {
         const char *w = e->name;

@@ -38,6 +38,8 @@ struct session {
     char **libdirs;
     size_t nlibdirs;
     const char **completions;
+    session_observer_fn observer;
+    void *observer_data;
 };
 
 /* ---- life cycle ------------------------------------------------------ */
@@ -70,6 +72,28 @@ void session_free(session_t *s)
 }
 
 bool session_quit_requested(const session_t *s) { return s->quit; }
+
+void session_set_observer(session_t *s, session_observer_fn fn, void *data)
+{
+    s->observer = fn;
+    s->observer_data = data;
+}
+
+/* Tells the observer of EV, OUT flushed first so that it can take what
+ * was printed. */
+static void session_notify(session_t *s, session_event_t ev)
+{
+    fflush(s->ctx.out);
+    if (s->observer)
+        s->observer(s->observer_data, ev);
+}
+
+/* Prints the error ERR on ERR, the observer told first. */
+static void session_report(session_t *s, const diag_t *err)
+{
+    session_notify(s, SESSION_ERROR_NEXT);
+    diag_print(s->ctx.err, s->src, err);
+}
 
 void session_interrupt(session_t *s) { s->ctx.stop.raised = 1; }
 
@@ -285,8 +309,7 @@ static run_status_t run_source(session_t *s, uint32_t file,
         return RUN_INCOMPLETE;
     }
     if (ps != PARSE_OK) {
-        fflush(s->ctx.out);
-        diag_print(s->ctx.err, s->src, &err);
+        session_report(s, &err);
         ast_arena_free(arena);
         return RUN_ERROR;
     }
@@ -295,16 +318,18 @@ static run_status_t run_source(session_t *s, uint32_t file,
     for (size_t i = 0; i < prog.n && !s->quit; i++) {
         diag_clear(&err);
         s->ctx.arena = arena;
+        s->ctx.out_kind = CTX_OUT_TEXT;
         int rc = exec_stmt(s, prog.stmts[i], &err);
         fflush(s->ctx.out);
         if (rc != 0) {
             if (err.set) /* else it was reported deeper (a loaded file) */
-                diag_print(s->ctx.err, s->src, &err);
+                session_report(s, &err);
             /* A failed statement may have grown the graph (an expression
              * too large): drop the lowering, rebuilt when next needed. */
             ctx_drop_large_lowering(&s->ctx);
             return RUN_ERROR;
         }
+        session_notify(s, SESSION_STATEMENT_DONE);
     }
     return RUN_OK;
 }
@@ -340,7 +365,7 @@ run_status_t session_run_file(session_t *s, const char *path)
     if (read_file(path, &text, &len, msg, sizeof msg) != 0) {
         diag_t err = {0};
         diag_error(&err, SRC_SPAN_NONE, "%s", msg);
-        diag_print(s->ctx.err, s->src, &err);
+        session_report(s, &err);
         return RUN_ERROR;
     }
     run_status_t rc = session_run_text(s, path, text, len, false);

@@ -70,8 +70,24 @@ const char *const *session_completions(session_t *s);
 void session_set_library_dirs(session_t *s, const char *const *dirs,
                               size_t n);
 
+/* What a front end that shows kinds of output apart (the machine
+ * interface, doc/protocol.md) is told while a text runs: a statement
+ * ended well (what it printed on OUT is flushed, and its kind is
+ * session_ctx(s)->out_kind), or an error is about to be printed on ERR
+ * (what was printed before it on OUT is flushed).  Nothing else is
+ * printed on ERR between that call and the end of session_run_text. */
+typedef enum session_event {
+    SESSION_STATEMENT_DONE,
+    SESSION_ERROR_NEXT,
+} session_event_t;
+typedef void (*session_observer_fn)(void *data, session_event_t ev);
+/* FN (NULL: none) is called with DATA on each event. */
+void session_set_observer(session_t *s, session_observer_fn fn, void *data);
+
 /* The session's context (interp/cli/context.h): for the tests and the
- * benchmark, which read the derived equations. */
+ * benchmark, which read the derived equations, and for the machine
+ * interface, which reads the kind of a statement's output and asks for
+ * plots as SVG. */
 struct ctx *session_ctx(session_t *s);
 
 #endif

@@ -8,7 +8,8 @@
  * this process: the dumb terminal's drawing is copied to OUT, gnuplot's
  * error text goes into the diagnostic.  An image is written by gnuplot
  * into the private folder and then moved (or copied) to the user's file
- * by this process, so a file name never reaches gnuplot: a name starting
+ * by this process — or, for a notebook (plot_draw_svg), copied to OUT as
+ * SVG text — so a file name never reaches gnuplot: a name starting
  * with '|' is not a pipe, and a file gnuplot could not open is an error
  * here rather than a gnuplot warning.  The titles (and the data file's
  * path) do reach gnuplot, each as a double-quoted string of letters,
@@ -328,17 +329,25 @@ static void plot_copy(const char *path, FILE *out)
     fflush(out);
 }
 
+/* The error when gnuplot wrote no image (or an empty one); 0 when it
+ * wrote one. */
+static int plot_no_image(const plot_tmp_t *t, diag_t *err)
+{
+    struct stat st;
+    if (stat(t->img, &st) == 0 && st.st_size > 0)
+        return 0;
+    char msg[400];
+    plot_gnuplot_message(t->errs, msg, sizeof msg);
+    return diag_error(err, SRC_SPAN_NONE, "gnuplot wrote no image%s%s",
+                      msg[0] ? ": " : "", msg);
+}
+
 /* Moves the image gnuplot wrote in the private folder to FILE: the
  * user's name is opened here, by fopen, and never reaches gnuplot. */
 static int plot_deliver(const plot_tmp_t *t, const char *file, diag_t *err)
 {
-    struct stat st;
-    if (stat(t->img, &st) != 0 || st.st_size == 0) {
-        char msg[400];
-        plot_gnuplot_message(t->errs, msg, sizeof msg);
-        return diag_error(err, SRC_SPAN_NONE, "gnuplot wrote no image%s%s",
-                          msg[0] ? ": " : "", msg);
-    }
+    if (plot_no_image(t, err) != 0)
+        return -1;
     if (rename(t->img, file) == 0)
         return 0;
     FILE *in = fopen(t->img, "rb");
@@ -370,6 +379,15 @@ static int plot_deliver(const plot_tmp_t *t, const char *file, diag_t *err)
     if (bad)
         return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s", file,
                           strerror(e));
+    return 0;
+}
+
+/* Copies the image gnuplot wrote in the private folder to OUT. */
+static int plot_image_to(const plot_tmp_t *t, FILE *out, diag_t *err)
+{
+    if (plot_no_image(t, err) != 0)
+        return -1;
+    plot_copy(t->img, out);
     return 0;
 }
 
@@ -416,12 +434,11 @@ static int plot_run_gnuplot(const plot_tmp_t *t, diag_t *err)
     return 0;
 }
 
-int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
-              diag_t *err)
+/* Draws DATA as KIND: the dumb terminal's text to OUT, an image moved to
+ * FILE, or (FILE NULL) an SVG image copied to OUT. */
+static int plot_run(const plot_columns_t *data, plot_kind_t kind,
+                    const char *file, FILE *out, diag_t *err)
 {
-    plot_kind_t kind = PLOT_DUMB;
-    if (plot_kind_of(file, &kind, err) != 0)
-        return -1;
     if (data->ncols < 2)
         return diag_error(err, SRC_SPAN_NONE, "nothing to plot");
     if (data->nrows == 0)
@@ -440,8 +457,24 @@ int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
     }
     if (rc == 0 && kind == PLOT_DUMB && out)
         plot_copy(t.out, out);
-    if (rc == 0 && kind != PLOT_DUMB)
+    if (rc == 0 && kind != PLOT_DUMB && file)
         rc = plot_deliver(&t, file, err);
+    if (rc == 0 && kind != PLOT_DUMB && !file)
+        rc = plot_image_to(&t, out, err);
     plot_tmp_remove(&t);
     return rc;
+}
+
+int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
+              diag_t *err)
+{
+    plot_kind_t kind = PLOT_DUMB;
+    if (plot_kind_of(file, &kind, err) != 0)
+        return -1;
+    return plot_run(data, kind, file, out, err);
+}
+
+int plot_draw_svg(const plot_columns_t *data, FILE *out, diag_t *err)
+{
+    return plot_run(data, PLOT_SVG, NULL, out, err);
 }

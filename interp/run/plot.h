@@ -49,6 +49,11 @@ int plot_table(const plot_columns_t *data, const char *file, FILE *out,
 int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
               diag_t *err);
 
+/* `plot` in a notebook: the same drawing as an SVG image, whose text
+ * (an XML document) is written to OUT.  Returns 0, or -1 with *err set
+ * as plot_draw. */
+int plot_draw_svg(const plot_columns_t *data, FILE *out, diag_t *err);
+
 /* The name of the gnuplot program run by plot_draw (a test can point
  * PATH elsewhere to simulate its absence). */
 #define PLOT_GNUPLOT "gnuplot"
