@@ -1142,6 +1142,123 @@ static void test_apply_semantics(void **state)
     assert_true(expr_apply(EXPR_ATAN2, x, 2) == atan2(0.5, 2));
     assert_true(expr_apply(EXPR_TANH, x, 1) == tanh(0.5));
     assert_true(bits(expr_apply(EXPR_LOG, x, 1)) == bits(log(0.5)));
+    /* no non-finite operand is hidden (LANGUAGE.md §3.4.1): IEEE's finite
+     * results become NaN, its infinite ones stay */
+    x[0] = INFINITY;
+    x[1] = 1;
+    assert_true(isnan(expr_apply(EXPR_ATAN, x, 1)));
+    assert_true(isnan(expr_apply(EXPR_TANH, x, 1)));
+    assert_true(isnan(expr_apply(EXPR_SIGN, x, 1)));
+    assert_true(isnan(expr_apply(EXPR_MIN, x, 2)));
+    assert_true(expr_apply(EXPR_MAX, x, 2) == INFINITY);
+    assert_true(isnan(expr_apply(EXPR_ATAN2, x, 2)));
+    assert_true(expr_apply(EXPR_EXP, x, 1) == INFINITY);
+    p[0] = INFINITY;
+    p[1] = -1;
+    assert_true(isnan(expr_apply(EXPR_POW, p, 2))); /* 1/inf */
+    p[1] = -2;
+    assert_true(isnan(expr_apply(EXPR_POW, p, 2)));
+    p[1] = -0.5;
+    assert_true(isnan(expr_apply(EXPR_POW, p, 2)));
+    p[0] = 1;
+    p[1] = NAN;
+    assert_true(isnan(expr_apply(EXPR_POW, p, 2))); /* pow(1, NaN) = 1 */
+    p[0] = NAN;
+    p[1] = 0;
+    assert_true(isnan(expr_apply(EXPR_POW, p, 2))); /* pow(NaN, 0) = 1 */
+    x[0] = -INFINITY;
+    assert_true(isnan(expr_apply(EXPR_EXP, x, 1)));
+    assert_true(expr_apply(EXPR_MIN, x, 2) == -INFINITY);
+    /* a guard: its value where its atoms are finite, else NaN */
+    double gv[3] = {2.5, 1, -3};
+    assert_true(expr_apply(EXPR_GUARD, gv, 3) == 2.5);
+    gv[2] = INFINITY;
+    assert_true(isnan(expr_apply(EXPR_GUARD, gv, 3)));
+}
+
+/* Guards (expr.h): built only for a dropped part that may be undefined,
+ * lifted through every constructor, canonical in their atoms, built by
+ * expr_guard on request, and not built while the graph keeps no domains
+ * (deriving), though the model's own guards still pass through. */
+static void test_guards(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->x, *y = f->y;
+    const expr_t *xinv = expr_pow(g, x, N(-1));
+    const expr_t *lx = expr_call(g, EXPR_LOG, x, NULL);
+    /* what is partial: divisions, log, sqrt, asin, acos, fractional
+     * powers, infinite constants; not polynomials, sin, exp, 2^x, ... */
+    assert_false(expr_partial(g, x));
+    assert_false(expr_partial(g, expr_mul(g, x, expr_call(g, EXPR_SIN, y, NULL))));
+    assert_false(expr_partial(g, expr_call(g, EXPR_EXP, x, NULL)));
+    assert_false(expr_partial(g, expr_pow(g, N(2), x)));
+    assert_false(expr_partial(g, expr_call(g, EXPR_TAN, x, NULL)));
+    assert_true(expr_partial(g, xinv));
+    assert_true(expr_partial(g, expr_add(g, y, expr_mul(g, N(3), lx))));
+    assert_true(expr_partial(g, expr_call(g, EXPR_ACOS, x, NULL)));
+    assert_true(expr_partial(g, expr_pow(g, x, N(0.5))));
+    assert_true(expr_partial(g, expr_pow(g, N(-2), x)));
+    assert_true(expr_partial(g, N(INFINITY)));
+    /* total parts drop freely: x - x, 0*x, x^0, 1^x, sin^2 + cos^2 of a
+     * total u, 0*(x^2 + sin(y)) */
+    assert_ptr_equal(expr_sub(g, expr_mul(g, x, y), expr_mul(g, y, x)), N(0));
+    assert_ptr_equal(expr_pow(g, expr_add(g, x, y), N(0)), N(1));
+    assert_ptr_equal(expr_pow(g, N(1), expr_mul(g, x, y)), N(1));
+    assert_ptr_equal(
+        expr_mul(g, N(0), expr_add(g, expr_pow(g, x, N(2)),
+                                  expr_call(g, EXPR_SIN, y, NULL))),
+        N(0));
+    /* partial parts leave their domain: the outermost partial nodes */
+    assert_guard(expr_mul(g, N(0), expr_add(g, y, expr_mul(g, N(3), lx))),
+                 N(0), lx);
+    assert_guard(expr_sub(g, lx, lx), N(0), lx);
+    assert_guard(expr_pow(g, lx, N(0)), N(1), lx);
+    assert_guard(expr_pow(g, N(1), lx), N(1), lx);
+    const expr_t *l1 = expr_call(g, EXPR_LOG, expr_add(g, N(1), xinv), NULL);
+    assert_guard(expr_mul(g, N(0), expr_call(g, EXPR_SIN, l1, NULL)), N(0),
+                 l1);
+    /* sin(u)^2*y + cos(u)^2*y = y where u is */
+    const expr_t *s2 = expr_pow(g, expr_call(g, EXPR_SIN, xinv, NULL), N(2));
+    const expr_t *c2 = expr_pow(g, expr_call(g, EXPR_COS, xinv, NULL), N(2));
+    assert_guard(expr_add(g, expr_mul(g, s2, y), expr_mul(g, c2, y)), y, xinv);
+    /* lifted: f(u where d) = f(u) where d, for every op */
+    const expr_t *gx = expr_div(g, expr_mul(g, x, y), x); /* y where x != 0 */
+    assert_guard(gx, y, xinv);
+    assert_guard(expr_call(g, EXPR_SIN, gx, NULL),
+                 expr_call(g, EXPR_SIN, y, NULL), xinv);
+    assert_guard(expr_call(g, EXPR_ATAN2, y, gx),
+                 expr_call(g, EXPR_ATAN2, y, y), xinv);
+    assert_guard(expr_add(g, gx, N(1)), expr_add(g, y, N(1)), xinv);
+    assert_guard(expr_pow(g, N(2), gx), expr_pow(g, N(2), y), xinv);
+    /* ... and gone where the value itself holds the atom or a power of
+     * its base that needs as much: (y where x != 0)/x = y/x */
+    assert_ptr_equal(expr_div(g, gx, x), expr_div(g, y, x));
+    assert_ptr_equal(expr_div(g, gx, expr_pow(g, x, N(2))),
+                     expr_div(g, y, expr_pow(g, x, N(2))));
+    /* two guards merge, each atom once */
+    const expr_t *gy = expr_div(g, expr_mul(g, x, y), y); /* x where y != 0 */
+    assert_guard2(expr_mul(g, gx, gy), expr_mul(g, x, y), xinv,
+                  expr_pow(g, y, N(-1)));
+    assert_guard(expr_mul(g, gx, gx), expr_pow(g, y, N(2)), xinv);
+    /* expr_guard: total conditions leave no guard */
+    assert_ptr_equal(expr_guard(g, y, expr_mul(g, x, x)), y);
+    assert_guard(expr_guard(g, y, expr_add(g, N(1), lx)), y, lx);
+    assert_ptr_equal(expr_guard(g, xinv, xinv), xinv);
+    assert_ptr_equal(expr_unguarded(gx), y);
+    assert_ptr_equal(expr_unguarded(y), y);
+    /* a graph that keeps no domains drops without guards, but lifts */
+    assert_true(expr_graph_keep_domains(g, false));
+    assert_ptr_equal(expr_sub(g, lx, lx), N(0));
+    assert_ptr_equal(expr_div(g, y, y), N(1));
+    assert_guard(expr_add(g, gx, N(1)), expr_add(g, y, N(1)), xinv);
+    assert_false(expr_graph_keep_domains(g, true));
+    assert_guard(expr_sub(g, lx, lx), N(0), lx);
+    /* evaluation: the value where defined, NaN elsewhere */
+    double at[6] = {2, 3};
+    assert_true(expr_eval(g, gx, at) == 3);
+    at[0] = 0;
+    assert_true(isnan(expr_eval(g, gx, at)));
 }
 
 int main(void)
@@ -1177,6 +1294,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_eval, setup, teardown),
         cmocka_unit_test(test_apply_semantics),
+        cmocka_unit_test_setup_teardown(test_guards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sum_sign, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pythagoras, setup, teardown),
         cmocka_unit_test(test_deep_order),
