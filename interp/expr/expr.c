@@ -37,15 +37,17 @@
  *   - sin(u)^2*k + cos(u)^2*k = k in a sum, for the same coefficient and
  *     the same other factors k (not for a bare constant k: see
  *     pythagoras()), so m*R^2*sin(phi)^2 + m*R^2*cos(phi)^2 = m*R^2.
- * Like x/x = 1, some rules give a number where the literal expression
- * would give NaN (x = 0 there, u = inf for sin^2 + cos^2); none changes a
- * finite value into another.
+ * None changes a finite value into another, and none changes where an
+ * expression is defined: a rule that drops a part that may be undefined
+ * (the x^-1 of x/x = 1, the u of sin(u)^2 + cos(u)^2) guards its result
+ * with the part's domain ("domains and guards" below).
  * No rule needs a domain assumption: sqrt(x^2) stays as it is.
  *
  * Constant folding.  Constants in a sum or product fold with IEEE
  * arithmetic in canonical (sorted) order.  A power or function of constants
  * folds only when the result is finite (0^-1, log(0), sqrt(-1) stay as
- * nodes and evaluate to inf or NaN at run time).  Folding uses expr_apply,
+ * nodes and evaluate to inf or NaN at run time, and 0/0 = 0*0^-1 is 0
+ * guarded by 0^-1).  Folding uses expr_apply,
  * so a folded constant has exactly the bits evaluation would give; 1/3 is
  * folded to the double nearest 1/3, and the printer writes it back as
  * "x/3" or in the shortest decimal that reads back to the same bits.
@@ -61,7 +63,11 @@
  * otherwise (0.5 is pow(), not sqrt(): they differ at -0 and -inf);
  * sign(x) is 1, -1, or x itself for ±0 and NaN; min and max return a NaN
  * operand if there is one, and the first operand on a tie (min(-0, 0) is
- * -0).
+ * -0); where IEEE maps a non-finite operand to a finite result (1/inf,
+ * exp(-inf), atan(inf), tanh, sign, min, max, atan2, pow(1, NaN),
+ * pow(NaN, 0)) the result is NaN (expr_impl.h), so that no undefined
+ * value is hidden; a guard is its value where its atoms are finite, NaN
+ * elsewhere.
  *
  * Must not: print, or know what a variable means.
  */
@@ -265,19 +271,18 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
     expr_t *e = arena_alloc(g, sizeof *e + n * sizeof *args);
     const expr_t **copy = (const expr_t **)(e + 1);
     expr_dep_t dep = {{0}};
+    uint8_t flags = own_partial(op, args, value)
+                        ? EXPR_F_PARTIAL | EXPR_F_OWN
+                        : 0;
     for (uint32_t i = 0; i < n; i++) {
         copy[i] = args[i];
         const expr_dep_t *d = &g->dep[args[i]->id];
         for (int w = 0; w < EXPR_DEP_WORDS; w++)
             dep.w[w] |= d->w[w];
+        flags |= g->flags[args[i]->id] & EXPR_F_PARTIAL;
     }
     if (op == EXPR_VAR)
         expr_dep_add(&dep, var);
-    uint8_t flags = own_partial(op, args, value)
-                        ? EXPR_F_PARTIAL | EXPR_F_OWN
-                        : 0;
-    for (uint32_t i = 0; i < n; i++)
-        flags |= g->flags[args[i]->id] & EXPR_F_PARTIAL;
     e->op = op;
     e->id = (uint32_t)g->count;
     e->hash = h;
@@ -1231,7 +1236,17 @@ static void dom_canonical(expr_graph_t *g, dom_t *d)
  * with the atoms in canonical form (dom_canonical), sorted by id, each
  * once, and none that V already evaluates (whose failure V would show
  * anyway).  D is left empty. */
-static const expr_t *guard_make(expr_graph_t *g, const expr_t *v, dom_t *d)
+static const expr_t *guard_build(expr_graph_t *g, const expr_t *v, dom_t *d);
+
+static inline const expr_t *guard_make(expr_graph_t *g, const expr_t *v,
+                                       dom_t *d)
+{
+    /* nothing dropped, nothing lifted (the usual case): V as it is, a
+     * guard already canonical or none */
+    return d->n == 0 ? v : guard_build(g, v, d);
+}
+
+static const expr_t *guard_build(expr_graph_t *g, const expr_t *v, dom_t *d)
 {
     if (v->op == EXPR_GUARD) {
         for (uint32_t i = 1; i < v->nargs; i++)
@@ -1322,8 +1337,6 @@ bool expr_graph_keep_domains(expr_graph_t *g, bool keep)
     g->no_domains = !keep;
     return was;
 }
-
-
 
 /* Whether T is c*(a+b+...): a sum expands it into c*a + c*b + ... */
 static bool scaled_sum(const expr_t *t)
@@ -1762,20 +1775,21 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
         return f[0];
     dom_t d;
     dom_init(&d);
-    if (any_guard(f, n)) {
+    size_t total = 0, nconst = 0;
+    bool guarded = false;
+    for (size_t i = 0; i < n; i++) {
+        total += f[i]->op == EXPR_MUL ? f[i]->nargs : 1;
+        nconst += f[i]->op == EXPR_CONST ||
+                  (f[i]->op == EXPR_MUL && f[i]->args[0]->op == EXPR_CONST);
+        guarded |= f[i]->op == EXPR_GUARD;
+    }
+    if (guarded) {
         const expr_t **v = expr_xmalloc(n * sizeof *v);
         split_guards(f, n, v, &d);
         const expr_t *r = guard_make(g, expr_product(g, v, n), &d);
         free(v);
         dom_free(&d);
         return r;
-    }
-
-    size_t total = 0, nconst = 0;
-    for (size_t i = 0; i < n; i++) {
-        total += f[i]->op == EXPR_MUL ? f[i]->nargs : 1;
-        nconst += f[i]->op == EXPR_CONST ||
-                  (f[i]->op == EXPR_MUL && f[i]->args[0]->op == EXPR_CONST);
     }
     factor_item_t local[LOCAL_ITEMS];
     factor_item_t *it = total <= LOCAL_ITEMS
@@ -1987,7 +2001,8 @@ const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b)
     dom_t d;
     dom_init(&d);
     const expr_t *v[2] = {a, b};
-    split_guards(v, 2, v, &d);
+    if (a->op == EXPR_GUARD || b->op == EXPR_GUARD)
+        split_guards(v, 2, v, &d);
     const expr_t *r = guard_make(g, pow_core(g, v[0], v[1], &d), &d);
     dom_free(&d);
     return r;

@@ -57,8 +57,9 @@
  * RECIP, RSQR, POWK, POW, ATAN, TANH and EXP give NaN where IEEE would
  * map such an operand to a finite result, by expr_impl.h's helpers, as
  * SIGN, MIN, MAX and ATAN2 do through expr_apply; the other operations
- * keep a NaN or an infinity by themselves.  The rewrites above are exact
- * in IEEE arithmetic ((−a)·b = −(a·b),
+ * keep a NaN or an infinity by themselves.
+ *
+ * The rewrites above are exact in IEEE arithmetic ((−a)·b = −(a·b),
  * x + (−y) = x − y, a + b = b + a), so tape_eval and expr_eval agree bit
  * for bit, save for which NaN comes out when two different NaNs meet in
  * one operation: IEEE 754 leaves that open and C lets the compiler
