@@ -1236,6 +1236,11 @@ static void test_guards(void **state)
     assert_ptr_equal(expr_div(g, gx, x), expr_div(g, y, x));
     assert_ptr_equal(expr_div(g, gx, expr_pow(g, x, N(2))),
                      expr_div(g, y, expr_pow(g, x, N(2))));
+    /* a guarded c*(a+b) joins a sum expanded, as a bare one does */
+    const expr_t *s2y = expr_mul(g, N(2), expr_add(g, x, y));
+    assert_guard(expr_add(g, expr_mul(g, s2y, expr_div(g, y, y)), N(0)),
+                 expr_add(g, expr_mul(g, N(2), x), expr_mul(g, N(2), y)),
+                 expr_pow(g, y, N(-1)));
     /* two guards merge, each atom once */
     const expr_t *gy = expr_div(g, expr_mul(g, x, y), y); /* x where y != 0 */
     assert_guard2(expr_mul(g, gx, gy), expr_mul(g, x, y), xinv,

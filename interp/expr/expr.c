@@ -1540,7 +1540,7 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
 {
     if (n == 0)
         return g->zero;
-    if (n == 1 && !scaled_sum(terms[0]))
+    if (n == 1 && !scaled_sum(expr_unguarded(terms[0])))
         return terms[0];
     dom_t d;
     dom_init(&d);
@@ -1856,9 +1856,10 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
 
 const expr_t *expr_add(expr_graph_t *g, const expr_t *a, const expr_t *b)
 {
-    if (a == g->zero && !scaled_sum(b))
+    /* (a guarded c*(a+b) is expanded as a bare one is) */
+    if (a == g->zero && !scaled_sum(expr_unguarded(b)))
         return b;
-    if (b == g->zero && !scaled_sum(a))
+    if (b == g->zero && !scaled_sum(expr_unguarded(a)))
         return a;
     const expr_t *t[2] = {a, b};
     return expr_sum(g, t, 2);

@@ -130,7 +130,9 @@ const expr_t *expr_mul(expr_graph_t *g, const expr_t *a, const expr_t *b);
 const expr_t *expr_div(expr_graph_t *g, const expr_t *a, const expr_t *b);
 const expr_t *expr_neg(expr_graph_t *g, const expr_t *a);
 const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b);
-/* A function op of arity 1 or 2 (b is ignored for arity 1). */
+/* A function op of arity 1 or 2 (b is ignored for arity 1).  EXPR_GUARD
+ * is expr_guard(g, a, b): a guard of several atoms is rebuilt atom by
+ * atom. */
 const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
                         const expr_t *b);
 /* A long product E as the two products A·B it was first built from by
