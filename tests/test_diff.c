@@ -224,6 +224,13 @@ static const expr_t *c_mix(expr_graph_t *g, const expr_t *x, const expr_t *y)
                     F1(EXPR_SQRT, expr_add(g, x, expr_pow(g, y, N(3)))));
 }
 
+static const expr_t *c_guard(expr_graph_t *g, const expr_t *x,
+                             const expr_t *y)
+{
+    /* x^2*y/x: x*y where x != 0 (a GUARD node) */
+    return expr_div(g, expr_mul(g, expr_pow(g, x, N(2)), F1(EXPR_SIN, y)), x);
+}
+
 static const fcase_t cases[] = {
     {"add", c_add, -1.5, 1.5, -1.5, 1.5, NULL},
     {"mul", c_mul, -1.5, 1.5, -1.5, 1.5, NULL},
@@ -251,6 +258,7 @@ static const fcase_t cases[] = {
     {"min", c_min, -1.5, 1.5, -1.5, 1.5, k_min},
     {"max", c_max, -1.5, 1.5, -1.5, 1.5, k_max},
     {"mix", c_mix, 0.1, 1.5, 0.1, 1.5, NULL},
+    {"guard", c_guard, 0.2, 2, -2, 2, NULL},
 };
 
 /* Central difference of E along variable V at VALS. */
@@ -392,6 +400,71 @@ static void test_symbolic(void **state)
     assert_ptr_equal(expr_diff(g, x, X), N(1));
     assert_ptr_equal(expr_diff(g, x, Y), N(0));
     assert_ptr_equal(expr_diff(g, N(3), X), N(0));
+}
+
+/* A derivative is defined where its expression is: the derivative of a
+ * guarded value keeps the guard, also when the value's derivative is 0
+ * (diff(0/0, t) is undefined, not 0), and so does the time derivative;
+ * substitution and degree see through it. */
+static void test_guard(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->v[X], *y = f->v[Y], *t = f->v[T];
+    const expr_t *inv0 = expr_div(g, N(1), N(0));
+    const expr_t *nan = expr_mul(g, N(0), inv0); /* 0/0 */
+    assert_int_equal(nan->op, EXPR_GUARD);
+    const expr_t *d = expr_diff(g, nan, T);
+    assert_int_equal(d->op, EXPR_GUARD);
+    assert_ptr_equal(d->args[0], N(0));
+    assert_ptr_equal(d->args[1], inv0);
+    assert_true(isnan(expr_eval(g, d, (double[NV]){0})));
+    /* d/dx (x^2*y/x) = y where x != 0 */
+    const expr_t *xinv = expr_pow(g, x, N(-1));
+    const expr_t *e = expr_div(g, expr_mul(g, expr_pow(g, x, N(2)), y), x);
+    d = expr_diff(g, e, X);
+    assert_int_equal(d->op, EXPR_GUARD);
+    assert_ptr_equal(d->args[0], y);
+    assert_ptr_equal(d->args[1], xinv);
+    /* d/dt (x*log(y)/log(y)) = x' where y > 0 and y != 1 */
+    const expr_t *dvar[NV] = {NULL};
+    dvar[X] = f->v[XD];
+    dvar[Y] = f->v[YD];
+    dvar[T] = N(1);
+    const expr_t *ly = F1(EXPR_LOG, y);
+    e = expr_div(g, expr_mul(g, x, ly), ly);
+    assert_int_equal(e->op, EXPR_GUARD);
+    d = expr_dt(g, e, dvar);
+    assert_int_equal(d->op, EXPR_GUARD);
+    assert_ptr_equal(d->args[0], f->v[XD]);
+    double at_y1[NV] = {[X] = 2, [Y] = 1, [XD] = 3};
+    assert_true(isnan(expr_eval(g, d, at_y1)));
+    double at_y2[NV] = {[X] = 2, [Y] = 2, [XD] = 3};
+    assert_true(expr_eval(g, d, at_y2) == 3);
+    /* 0*x/t = 0 where t != 0, and so is its time derivative */
+    e = expr_div(g, expr_mul(g, N(0), x), t);
+    assert_int_equal(e->op, EXPR_GUARD);
+    assert_int_equal(expr_dt(g, e, dvar)->op, EXPR_GUARD);
+    /* substitution reaches value and domain: y := 2 makes log(y) a
+     * finite constant (no guard left), y := x + 1 keeps log(x + 1) */
+    const expr_t *repl[NV] = {NULL};
+    repl[Y] = N(2);
+    const expr_t *s = expr_subst(g, expr_div(g, expr_mul(g, x, ly), ly), repl);
+    assert_ptr_equal(s, x); /* log(2) is a finite constant: no guard */
+    repl[Y] = expr_add(g, x, N(1));
+    s = expr_subst(g, expr_div(g, expr_mul(g, y, ly), ly), repl);
+    assert_int_equal(s->op, EXPR_GUARD);
+    assert_ptr_equal(s->args[0], expr_add(g, x, N(1)));
+    assert_ptr_equal(s->args[1], F1(EXPR_LOG, expr_add(g, x, N(1))));
+    /* degree: the value's, unless the domain reads the variables */
+    bool mask[NV] = {false};
+    mask[XD] = true;
+    const expr_t *q = expr_div(g, expr_mul(g, expr_pow(g, f->v[XD], N(2)), x),
+                               x);
+    assert_int_equal(q->op, EXPR_GUARD);
+    assert_int_equal(expr_degree(g, q, mask), 2);
+    q = expr_div(g, expr_mul(g, expr_pow(g, f->v[XD], N(2)), x), f->v[XD]);
+    assert_int_equal(expr_degree(g, q, mask), -1);
 }
 
 static void test_memoised(void **state)
@@ -685,7 +758,7 @@ int main(void)
 {
 #define T_(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T_(test_every_op_first), T_(test_every_op_second),
+        T_(test_every_op_first), T_(test_every_op_second), T_(test_guard),
         T_(test_table_covers_ops), T_(test_symbolic), T_(test_memoised),
         T_(test_dt), T_(test_subst), T_(test_depends),
         cmocka_unit_test(test_depends_many_vars), T_(test_degree),

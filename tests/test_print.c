@@ -453,7 +453,7 @@ static void test_round_trip_random(void **state)
             continue;
         }
         const expr_t *back = read_text(g, s);
-        if (back != e) {
+        if (back != expr_unguarded(e)) { /* a guard prints as its value */
             char *t = back ? expr_to_text(g, back) : NULL;
             print_error("round trip failed:\n  printed: %s\n  read:    %s\n",
                         s, t ? t : "(parse error)");

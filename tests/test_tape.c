@@ -42,6 +42,8 @@ static double uniform(double lo, double hi)
 
 enum { NV = 6 };
 
+#define N1(c) expr_num(g, (c))
+
 static expr_graph_t *new_graph(const expr_t **v)
 {
     expr_graph_t *g = expr_graph_new();
@@ -395,6 +397,120 @@ static void test_lagrangian_tape(void **state)
     expr_graph_free(g);
 }
 
+/* LANGUAGE.md §3.4.1: no operation hides a value that is not finite.
+ * For every op, when an operand it reads is ±inf or NaN, the tape's
+ * result is not finite either (and the tree's, bit for bit): 1/inf,
+ * 1/inf^2, pow(inf, -0.5), pow(0.5, inf), pow(1, NaN), pow(NaN, 0) (x^y
+ * at y = 0), exp(-inf), atan(inf), tanh(inf), sign(inf), atan2 with an
+ * infinite operand, min(inf, 1) and max(-inf, 1) included, which IEEE
+ * makes finite. */
+static void test_no_value_hidden(void **state)
+{
+    (void)state;
+    const expr_t *v[NV];
+    expr_graph_t *g = new_graph(v);
+    const expr_t *x = v[0], *y = v[1];
+    static const double ex[] = {2, 3, -1, -2, 0.5, -0.5, 1.5, 7, -3};
+    static const expr_op_t fn1[] = {
+        EXPR_SIN,  EXPR_COS,  EXPR_TAN,  EXPR_ASIN, EXPR_ACOS,
+        EXPR_ATAN, EXPR_SINH, EXPR_COSH, EXPR_TANH, EXPR_EXP,
+        EXPR_LOG,  EXPR_SQRT, EXPR_ABS,  EXPR_SIGN};
+    enum { NX = sizeof ex / sizeof *ex + sizeof fn1 / sizeof *fn1 };
+    /* outputs that read x alone, then outputs that read x and y */
+    const expr_t *outs[NX + 12];
+    size_t nout = 0;
+    for (size_t i = 0; i < sizeof ex / sizeof *ex; i++)
+        outs[nout++] = expr_pow(g, x, expr_num(g, ex[i]));
+    for (size_t i = 0; i < sizeof fn1 / sizeof *fn1; i++)
+        outs[nout++] = expr_call(g, fn1[i], x, NULL);
+    size_t nx = nout;
+    outs[nout++] = expr_add(g, x, y);
+    outs[nout++] = expr_sub(g, x, y);
+    outs[nout++] = expr_mul(g, x, y);
+    outs[nout++] = expr_div(g, x, y);
+    outs[nout++] = expr_div(g, y, x);
+    outs[nout++] = expr_pow(g, x, y);
+    outs[nout++] = expr_pow(g, y, x);
+    outs[nout++] = expr_call(g, EXPR_ATAN2, x, y);
+    outs[nout++] = expr_call(g, EXPR_ATAN2, y, x);
+    outs[nout++] = expr_call(g, EXPR_MIN, x, y);
+    outs[nout++] = expr_call(g, EXPR_MAX, y, x);
+    outs[nout++] = expr_mul(g, expr_mul(g, x, y), expr_pow(g, y, N1(-1)));
+    tape_t *t = tape_compile(g, outs, nout, NV);
+    static const double bad[] = {INFINITY, -INFINITY, NAN};
+    static const double any[] = {INFINITY, -INFINITY, NAN, 0.0, -0.0, 1.0,
+                                 -1.0, 0.5, 2.0, 1e300, -1e-300};
+    double out[NX + 12], *work = malloc(tape_work_size(t) * sizeof *work);
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < sizeof any / sizeof *any; j++) {
+            double vals[NV] = {bad[i], any[j], 0, 0, 0, 0};
+            tape_eval(t, vals, out, work);
+            check_bits(g, t, outs, nout, vals);
+            for (size_t k = 0; k < nout; k++)
+                if (isfinite(out[k])) {
+                    char *txt = expr_to_text(g, outs[k]);
+                    print_error("%s = %g at x = %g, y = %g\n", txt, out[k],
+                                vals[0], vals[1]);
+                    free(txt);
+                    fail();
+                }
+            /* and y not finite: the outputs that read y */
+            vals[0] = any[j];
+            vals[1] = bad[i];
+            tape_eval(t, vals, out, work);
+            check_bits(g, t, outs, nout, vals);
+            for (size_t k = nx; k < nout; k++)
+                assert_false(isfinite(out[k]));
+        }
+    free(work);
+    tape_free(t);
+    expr_graph_free(g);
+}
+
+/* A guard (expr.h) runs as GUARD instructions: x*y/x is y where x != 0,
+ * NaN at x = 0 (one reciprocal, one guard); x - x and 0*y are 0 with no
+ * guard and no instruction, y being a variable; a guard of two atoms is
+ * a chain of two. */
+static void test_guard(void **state)
+{
+    (void)state;
+    const expr_t *v[NV];
+    expr_graph_t *g = new_graph(v);
+    const expr_t *x = v[0], *y = v[1], *z = v[2];
+    const expr_t *outs[] = {
+        expr_div(g, expr_mul(g, x, y), x),
+        expr_sub(g, x, x),
+        expr_mul(g, N1(0), y),
+        expr_div(g, expr_mul(g, expr_mul(g, x, z), y), expr_mul(g, x, z)),
+    };
+    assert_int_equal(outs[0]->op, EXPR_GUARD);
+    assert_int_equal(outs[3]->op, EXPR_GUARD);
+    tape_t *t = tape_compile(g, outs, 2, NV);
+    assert_int_equal(tape_length(t), 2); /* 1/x, guard */
+    tape_free(t);
+    t = tape_compile(g, outs + 1, 2, NV);
+    assert_int_equal(tape_length(t), 0);
+    tape_free(t);
+    t = tape_compile(g, outs + 3, 1, NV);
+    assert_int_equal(tape_length(t), 4); /* 1/x, 1/z, two guards */
+    tape_free(t);
+    t = tape_compile(g, outs, 4, NV);
+    double out[4], *work = malloc(tape_work_size(t) * sizeof *work);
+    double at[][NV] = {{2, 3, 5}, {0, 3, 5}, {2, 3, 0}, {-0.0, 3, 1}};
+    for (size_t i = 0; i < 4; i++) {
+        tape_eval(t, at[i], out, work);
+        check_bits(g, t, outs, 4, at[i]);
+        assert_true(isnan(out[0]) == (at[i][0] == 0));
+        assert_true(out[0] == 3 || at[i][0] == 0);
+        assert_true(out[1] == 0 && out[2] == 0);
+        assert_true(isnan(out[3]) == (at[i][0] == 0 || at[i][2] == 0));
+        assert_true(out[3] == 3 || isnan(out[3]));
+    }
+    free(work);
+    tape_free(t);
+    expr_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +521,8 @@ int main(void)
         cmocka_unit_test(test_trivial_outputs),
         cmocka_unit_test(test_outlives_graph),
         cmocka_unit_test(test_lagrangian_tape),
+        cmocka_unit_test(test_no_value_hidden),
+        cmocka_unit_test(test_guard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

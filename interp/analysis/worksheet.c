@@ -1500,9 +1500,25 @@ static int ws_check_first(const nh_system_t *sys, src_span_t where,
     return 0;
 }
 
+static worksheet_t *worksheet_derive(const nh_system_t *sys,
+                                     const double *vars, const char *which,
+                                     src_span_t where, diag_t *err);
+
 worksheet_t *worksheet_build(const nh_system_t *sys, const double *vars,
                              const char *which, src_span_t where,
                              diag_t *err)
+{
+    /* the steps are derived expressions, tested for 0 as they are built:
+     * what cancels leaves no guard (expr_graph_keep_domains) */
+    bool keep = expr_graph_keep_domains(sys->g, false);
+    worksheet_t *ws = worksheet_derive(sys, vars, which, where, err);
+    expr_graph_keep_domains(sys->g, keep);
+    return ws;
+}
+
+static worksheet_t *worksheet_derive(const nh_system_t *sys,
+                                     const double *vars, const char *which,
+                                     src_span_t where, diag_t *err)
 {
     ws_kind_t kind;
     if (ws_lookup(which, &kind) != 0) {

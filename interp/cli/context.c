@@ -164,8 +164,11 @@ int ctx_eval_const(ctx_t *s, lower_t *lw, const model_t *m,
     double vars[nv ? nv : 1];
     lower_fill_vars(lw, m, vars);
     double x = expr_eval(g, v.c[0], vars);
-    if (!isfinite(x))
-        return diag_error(err, e->span, "this value is not finite (%g)", x);
+    if (!isfinite(x)) {
+        char num[32];
+        return diag_error(err, e->span, "this value is not finite (%s)",
+                          expr_format_number(x, num, sizeof num));
+    }
     (void)s;
     *out = x;
     return 0;

@@ -198,11 +198,12 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
         tape_eval(tp, row, vals, work);
         for (size_t i = 0; i < n; i++) {
             if (!isfinite(vals[i])) {
-                char state[1024];
+                char state[1024], num[32];
                 ctx_describe_state(s, row, state, sizeof state);
                 rc = diag_error(err, exprs[i]->span,
-                                "the value is not finite (%g) in sample %zu%s",
-                                vals[i], k + 1, state);
+                                "the value is not finite (%s) in sample %zu%s",
+                                expr_format_number(vals[i], num, sizeof num),
+                                k + 1, state);
                 break;
             }
             out->col[i][k] = vals[i] == 0 ? 0.0 : vals[i];

@@ -71,12 +71,13 @@ static int eval_value(ctx_t *s, lower_t *lw, const value_t *v,
     for (unsigned k = 0; k < n; k++) {
         out[k] = expr_eval(g, v->c[k], vars);
         if (!isfinite(out[k])) {
-            char st[1024];
+            char st[1024], num[32];
             ctx_describe_state(s, vars, st, sizeof st);
             return diag_error(err, e->span,
-                              "the value is not finite (%g: a division by "
+                              "the value is not finite (%s: a division by "
                               "zero or a function outside its domain)%s",
-                              out[k], st);
+                              expr_format_number(out[k], num, sizeof num),
+                              st);
         }
     }
     return 0;

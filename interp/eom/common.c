@@ -892,6 +892,11 @@ static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
         } else {
             r = expr_pow(g, b, eom_expand_node(g, x, memo));
         }
+    } else if (e->op == EXPR_GUARD) {
+        /* the value multiplied out, where the same atoms are defined */
+        r = eom_expand_node(g, e->args[0], memo);
+        for (uint32_t i = 1; i < e->nargs; i++)
+            r = expr_guard(g, r, e->args[i]);
     } else {
         r = expr_call(g, e->op, eom_expand_node(g, e->args[0], memo),
                       e->nargs > 1 ? eom_expand_node(g, e->args[1], memo)

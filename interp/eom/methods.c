@@ -87,8 +87,14 @@ eom_t *eom_prepare(const nh_system_t *sys, eom_method_t method,
     e->method = method;
     e->name = eom_methods[method].name;
     e->nvars = expr_graph_nvars(sys->g);
+    /* derived equations are defined where their formulas are: what
+     * cancels while deriving (a pivot's reciprocal times 0) leaves no
+     * guard (expr.h), so a zero entry stays the node 0 */
+    bool keep = expr_graph_keep_domains(sys->g, false);
     eom_derive(sys, &e->d);
-    if (eom_methods[method].prepare(e, where, err) != 0) {
+    int rc = eom_methods[method].prepare(e, where, err);
+    expr_graph_keep_domains(sys->g, keep);
+    if (rc != 0) {
         eom_free(e);
         return NULL;
     }

@@ -183,6 +183,8 @@ static const expr_t *diff_rule(expr_graph_t *g, const expr_t *e,
         return diff_pow(g, e, var);
     case EXPR_SIGN:
         return g->zero; /* piecewise constant */
+    case EXPR_GUARD: /* (v where d)' = v' where d */
+        return expr_guard_same(g, expr_diff(g, a, var), e);
     default:
         break;
     }
@@ -244,7 +246,7 @@ static const expr_t *diff_rule(expr_graph_t *g, const expr_t *e,
 
 const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
 {
-    if (!has_var(g, e, var))
+    if (!has_var(g, e, var) && e->op != EXPR_GUARD)
         return g->zero;
     if (e->op == EXPR_VAR)
         return e->var == var ? g->one : g->zero;
@@ -460,6 +462,8 @@ static uint32_t lowest_bit(uint64_t x)
 const expr_t *expr_dt(expr_graph_t *g, const expr_t *e,
                       const expr_t *const *dvar)
 {
+    if (e->op == EXPR_GUARD) /* (v where d)' = v' where d */
+        return expr_guard_same(g, expr_dt(g, e->args[0], dvar), e);
     uint32_t nv = g->nvars;
     prime_sums(g, e, dvar, NULL);
     const expr_t **terms = expr_xmalloc((size_t)(nv ? nv : 1) *
@@ -518,6 +522,11 @@ static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
             break;
         case EXPR_MUL:
             r = expr_product(g, a, e->nargs);
+            break;
+        case EXPR_GUARD:
+            r = a[0];
+            for (uint32_t i = 1; i < e->nargs; i++)
+                r = expr_guard(g, r, a[i]);
             break;
         default:
             r = expr_call(g, e->op, a[0], e->nargs > 1 ? a[1] : NULL);
@@ -598,6 +607,12 @@ static int degree_node(degree_ctx_t *c, const expr_t *e)
             d = -1;
         break;
     }
+    case EXPR_GUARD: /* v's degree, where its domain is not in the mask */
+        d = degree_node(c, e->args[0]);
+        for (uint32_t i = 1; i < e->nargs && d >= 0; i++)
+            if (degree_node(c, e->args[i]) != 0)
+                d = -1;
+        break;
     default:
         for (uint32_t i = 0; i < e->nargs && d == 0; i++)
             if (degree_node(c, e->args[i]) != 0)

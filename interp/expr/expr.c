@@ -37,15 +37,17 @@
  *   - sin(u)^2*k + cos(u)^2*k = k in a sum, for the same coefficient and
  *     the same other factors k (not for a bare constant k: see
  *     pythagoras()), so m*R^2*sin(phi)^2 + m*R^2*cos(phi)^2 = m*R^2.
- * Like x/x = 1, some rules give a number where the literal expression
- * would give NaN (x = 0 there, u = inf for sin^2 + cos^2); none changes a
- * finite value into another.
+ * None changes a finite value into another, and none changes where an
+ * expression is defined: a rule that drops a part that may be undefined
+ * (the x^-1 of x/x = 1, the u of sin(u)^2 + cos(u)^2) guards its result
+ * with the part's domain ("domains and guards" below).
  * No rule needs a domain assumption: sqrt(x^2) stays as it is.
  *
  * Constant folding.  Constants in a sum or product fold with IEEE
  * arithmetic in canonical (sorted) order.  A power or function of constants
  * folds only when the result is finite (0^-1, log(0), sqrt(-1) stay as
- * nodes and evaluate to inf or NaN at run time).  Folding uses expr_apply,
+ * nodes and evaluate to inf or NaN at run time, and 0/0 = 0*0^-1 is 0
+ * guarded by 0^-1).  Folding uses expr_apply,
  * so a folded constant has exactly the bits evaluation would give; 1/3 is
  * folded to the double nearest 1/3, and the printer writes it back as
  * "x/3" or in the shortest decimal that reads back to the same bits.
@@ -61,7 +63,11 @@
  * otherwise (0.5 is pow(), not sqrt(): they differ at -0 and -inf);
  * sign(x) is 1, -1, or x itself for ±0 and NaN; min and max return a NaN
  * operand if there is one, and the first operand on a tie (min(-0, 0) is
- * -0).
+ * -0); where IEEE maps a non-finite operand to a finite result (1/inf,
+ * exp(-inf), atan(inf), tanh, sign, min, max, atan2, pow(1, NaN),
+ * pow(NaN, 0)) the result is NaN (expr_impl.h), so that no undefined
+ * value is hidden; a guard is its value where its atoms are finite, NaN
+ * elsewhere.
  *
  * Must not: print, or know what a variable means.
  */
@@ -217,6 +223,37 @@ static void table_grow(expr_graph_t *g)
 static void ranks_reserve(expr_graph_t *g, size_t cap);
 static void ranks_free(struct expr_ranks *rk);
 
+/* Whether the node (op, args, value) may be undefined for some finite
+ * values of its variables by its own op (EXPR_F_OWN): a power other than
+ * a nonnegative integer one of a base that is not a positive constant
+ * (x^-1 at 0, x^0.5 below 0), log, sqrt, asin, acos, a constant that is
+ * not finite (1e999, an overflow folded), a guard.  The other ops are
+ * defined for every finite operand; that they may overflow (exp(1000),
+ * x*y) is not a domain: a dropped x*y needs no guard, and an overflow
+ * that is computed is caught where the value is checked. */
+static bool own_partial(expr_op_t op, const expr_t *const *args,
+                        double value)
+{
+    switch (op) {
+    case EXPR_CONST:
+        return !isfinite(value);
+    case EXPR_POW: {
+        const expr_t *a = args[0], *b = args[1];
+        if (b->op == EXPR_CONST && b->value >= 0 && expr_is_int(b->value))
+            return false;
+        return !(a->op == EXPR_CONST && a->value > 0 && isfinite(a->value));
+    }
+    case EXPR_LOG:
+    case EXPR_SQRT:
+    case EXPR_ASIN:
+    case EXPR_ACOS:
+    case EXPR_GUARD:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* The node (op, args, constant bits, var), created if new.  ARGS must
  * already be in canonical form; they are copied. */
 static const expr_t *intern(expr_graph_t *g, expr_op_t op,
@@ -234,11 +271,15 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
     expr_t *e = arena_alloc(g, sizeof *e + n * sizeof *args);
     const expr_t **copy = (const expr_t **)(e + 1);
     expr_dep_t dep = {{0}};
+    uint8_t flags = own_partial(op, args, value)
+                        ? EXPR_F_PARTIAL | EXPR_F_OWN
+                        : 0;
     for (uint32_t i = 0; i < n; i++) {
         copy[i] = args[i];
         const expr_dep_t *d = &g->dep[args[i]->id];
         for (int w = 0; w < EXPR_DEP_WORDS; w++)
             dep.w[w] |= d->w[w];
+        flags |= g->flags[args[i]->id] & EXPR_F_PARTIAL;
     }
     if (op == EXPR_VAR)
         expr_dep_add(&dep, var);
@@ -254,11 +295,13 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
         g->cap = g->cap ? g->cap * 2 : 1024;
         g->nodes = expr_xrealloc(g->nodes, g->cap * sizeof *g->nodes);
         g->dep = expr_xrealloc(g->dep, g->cap * sizeof *g->dep);
+        g->flags = expr_xrealloc(g->flags, g->cap * sizeof *g->flags);
         if (g->ranks)
             ranks_reserve(g, g->cap);
     }
     g->nodes[g->count] = e;
     g->dep[g->count] = dep;
+    g->flags[g->count] = flags;
     g->count++;
     g->table[j] = e;
     if (g->count * 2 > g->table_cap)
@@ -291,6 +334,7 @@ void expr_graph_free(expr_graph_t *g)
     free(g->names);
     free(g->nodes);
     free(g->dep);
+    free(g->flags);
     free(g->table);
     free(g->memo);
     ranks_free(g->ranks);
@@ -996,6 +1040,304 @@ static void sort_small(expr_graph_t *g, void *base, size_t n, size_t size,
 
 enum { LOCAL_ITEMS = 16 };
 
+/* ---- domains and guards ------------------------------------------------ */
+
+/*
+ * A rule that drops a part of an expression (x/x = 1 drops x^-1, 0*e = 0
+ * drops e, x^0 = 1 drops x, x - x = 0, sqrt(x)^2 = x drops sqrt(x),
+ * (x^(1/3))^3 = x, sin(u)^2 + cos(u)^2 = 1 drops u) records the dropped
+ * part's domain in a dom_t, and the constructor guards its result with
+ * it (guard_make).  The domain of a part is the set of its outermost
+ * nodes that are partial by their own op (EXPR_F_OWN): since evaluation
+ * lets no non-finite value be hidden (expr_apply), the part is defined
+ * exactly where those nodes evaluate to finite numbers.  A part that is
+ * total (EXPR_F_PARTIAL unset: a variable, a polynomial, sin(x)) adds
+ * nothing, so the common case builds no guard.
+ */
+
+typedef struct dom {
+    const expr_t **a;
+    size_t n, cap;
+    const expr_t *local[8];
+} dom_t;
+
+static void dom_init(dom_t *d)
+{
+    d->a = d->local;
+    d->n = 0;
+    d->cap = sizeof d->local / sizeof *d->local;
+}
+
+static void dom_free(dom_t *d)
+{
+    if (d->a != d->local)
+        free(d->a);
+}
+
+static void dom_push(dom_t *d, const expr_t *e)
+{
+    if (d->n == d->cap) {
+        d->cap *= 2;
+        if (d->a == d->local) {
+            d->a = expr_xmalloc(d->cap * sizeof *d->a);
+            memcpy(d->a, d->local, d->n * sizeof *d->a);
+        } else {
+            d->a = expr_xrealloc(d->a, d->cap * sizeof *d->a);
+        }
+    }
+    d->a[d->n++] = e;
+}
+
+static bool partial(const expr_graph_t *g, const expr_t *e)
+{
+    return g->flags[e->id] & EXPR_F_PARTIAL;
+}
+
+static bool own_partial_node(const expr_graph_t *g, const expr_t *e)
+{
+    return g->flags[e->id] & EXPR_F_OWN;
+}
+
+/* How many nodes dom_drop and guard_make read below one part before they
+ * settle for the part itself (a domain that is larger, but as exact). */
+enum { DOM_VISIT = 64 };
+
+/* Records the domain of P (a guard's atoms, then its value's outermost
+ * partial nodes). */
+static void dom_domain(const expr_graph_t *g, dom_t *d, const expr_t *p)
+{
+    if (p->op == EXPR_GUARD) {
+        for (uint32_t i = 1; i < p->nargs; i++)
+            dom_push(d, p->args[i]);
+        p = p->args[0];
+    }
+    if (!partial(g, p))
+        return;
+    const expr_t *st[DOM_VISIT];
+    size_t top = 0, visits = 0, n0 = d->n;
+    st[top++] = p;
+    while (top) {
+        const expr_t *x = st[--top];
+        if (own_partial_node(g, x)) {
+            dom_push(d, x);
+            continue;
+        }
+        for (uint32_t i = 0; i < x->nargs; i++) {
+            if (!partial(g, x->args[i]))
+                continue;
+            if (++visits > DOM_VISIT || top == DOM_VISIT) {
+                d->n = n0; /* too big to take apart: P itself */
+                dom_push(d, p);
+                return;
+            }
+            st[top++] = x->args[i];
+        }
+    }
+}
+
+static int id_cmp(const void *pa, const void *pb)
+{
+    const expr_t *a = *(const expr_t *const *)pa;
+    const expr_t *b = *(const expr_t *const *)pb;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Records the domain of P, a part a rule drops, unless the graph keeps
+ * no domains (expr_graph_keep_domains). */
+static void dom_drop(const expr_graph_t *g, dom_t *d, const expr_t *p)
+{
+    if (!g->no_domains)
+        dom_domain(g, d, p);
+}
+
+/* x^c defined implies x^a defined, for a finite real x and constants a,
+ * c: x^a needs x != 0 when a < 0, and x >= 0 when a is not an integer. */
+static bool power_covers(double c, double a)
+{
+    return isfinite(a) && isfinite(c) && (a >= 0 || c < 0) &&
+           (expr_is_int(a) || !expr_is_int(c));
+}
+
+/* Whether Y, evaluated, shows the failure of the partial node X: Y is X,
+ * or a power of X's base whose domain holds X's (x^-2 for x^-1). */
+static bool dom_covers(const expr_t *y, const expr_t *x)
+{
+    if (y == x)
+        return true;
+    return x->op == EXPR_POW && y->op == EXPR_POW &&
+           x->args[0] == y->args[0] && x->args[1]->op == EXPR_CONST &&
+           y->args[1]->op == EXPR_CONST &&
+           power_covers(y->args[1]->value, x->args[1]->value);
+}
+
+/* Whether V evaluates something that shows the failure of the partial
+ * node X (dom_covers), so that a guard on X adds nothing to V: a bounded
+ * search among V's partial nodes, false when not found in DOM_VISIT of
+ * them. */
+static bool dom_inside(const expr_graph_t *g, const expr_t *x,
+                       const expr_t *v)
+{
+    const expr_t *st[DOM_VISIT];
+    size_t top = 0, visits = 0;
+    st[top++] = v;
+    while (top) {
+        const expr_t *y = st[--top];
+        if (dom_covers(y, x))
+            return true;
+        for (uint32_t i = 0; i < y->nargs; i++) {
+            if (!partial(g, y->args[i]))
+                continue;
+            if (++visits > DOM_VISIT || top == DOM_VISIT)
+                return false;
+            st[top++] = y->args[i];
+        }
+    }
+    return false;
+}
+
+/* The exponent of the power with the same domain as x^C that guards
+ * use: -1 for every negative integer (x != 0), 0.5 for a positive
+ * fraction (x >= 0), -0.5 for a negative one (x > 0); C itself for the
+ * others. */
+static double atom_exponent(double c)
+{
+    if (!isfinite(c) || (c >= 0 && expr_is_int(c)))
+        return c;
+    if (expr_is_int(c))
+        return -1;
+    return c > 0 ? 0.5 : -0.5;
+}
+
+/* Rewrites the powers among D's atoms to atom_exponent's: x^-2 and x^-1
+ * keep the same domain, so x/x^2*x and x*x/x^2 get the same guard. */
+static void dom_canonical(expr_graph_t *g, dom_t *d)
+{
+    size_t n = d->n, k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const expr_t *a = d->a[i];
+        double c = a->op == EXPR_POW && a->args[1]->op == EXPR_CONST
+                       ? a->args[1]->value
+                       : 0;
+        if (atom_exponent(c) == c) {
+            d->a[k++] = a;
+            continue;
+        }
+        /* x^k, which may come out as a product ((x*y)^-1 = x^-1*y^-1);
+         * its atoms go to the end, and are canonical */
+        dom_domain(g, d,
+                   expr_pow(g, a->args[0], expr_num(g, atom_exponent(c))));
+    }
+    /* close the gap between the kept atoms and the new ones */
+    memmove(d->a + k, d->a + n, (d->n - n) * sizeof *d->a);
+    d->n = k + (d->n - n);
+}
+
+/* V (guarded or not) guarded by the domain D as well: GUARD(v, atoms)
+ * with the atoms in canonical form (dom_canonical), sorted by id, each
+ * once, and none that V already evaluates (whose failure V would show
+ * anyway).  D is left empty. */
+static const expr_t *guard_build(expr_graph_t *g, const expr_t *v, dom_t *d);
+
+static inline const expr_t *guard_make(expr_graph_t *g, const expr_t *v,
+                                       dom_t *d)
+{
+    /* nothing dropped, nothing lifted (the usual case): V as it is, a
+     * guard already canonical or none */
+    return d->n == 0 ? v : guard_build(g, v, d);
+}
+
+static const expr_t *guard_build(expr_graph_t *g, const expr_t *v, dom_t *d)
+{
+    if (v->op == EXPR_GUARD) {
+        for (uint32_t i = 1; i < v->nargs; i++)
+            dom_push(d, v->args[i]);
+        v = v->args[0];
+    }
+    if (d->n == 0)
+        return v;
+    dom_canonical(g, d);
+    qsort(d->a, d->n, sizeof *d->a, id_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if ((k == 0 || d->a[i] != d->a[k - 1]) && !dom_inside(g, d->a[i], v))
+            d->a[k++] = d->a[i];
+    d->n = 0;
+    if (k == 0)
+        return v;
+    const expr_t *al[LOCAL_ITEMS + 1];
+    const expr_t **args = k < LOCAL_ITEMS ? al
+                                          : expr_xmalloc((k + 1) * sizeof *args);
+    args[0] = v;
+    memcpy(args + 1, d->a, k * sizeof *args);
+    const expr_t *r = intern(g, EXPR_GUARD, args, (uint32_t)(k + 1), 0.0, 0);
+    if (args != al)
+        free(args);
+    return r;
+}
+
+/* Whether any of A[0..n) is a guard. */
+static bool any_guard(const expr_t *const *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i]->op == EXPR_GUARD)
+            return true;
+    return false;
+}
+
+/* VALS[i] = the value of A[i], its guard's atoms into D. */
+static void split_guards(const expr_t *const *a, size_t n,
+                         const expr_t **vals, dom_t *d)
+{
+    for (size_t i = 0; i < n; i++) {
+        vals[i] = a[i];
+        if (a[i]->op == EXPR_GUARD) {
+            for (uint32_t j = 1; j < a[i]->nargs; j++)
+                dom_push(d, a[i]->args[j]);
+            vals[i] = a[i]->args[0];
+        }
+    }
+}
+
+const expr_t *expr_guard(expr_graph_t *g, const expr_t *value,
+                         const expr_t *cond)
+{
+    dom_t d;
+    dom_init(&d);
+    dom_domain(g, &d, cond);
+    const expr_t *r = guard_make(g, value, &d);
+    dom_free(&d);
+    return r;
+}
+
+const expr_t *expr_guard_same(expr_graph_t *g, const expr_t *v,
+                              const expr_t *guard)
+{
+    dom_t d;
+    dom_init(&d);
+    for (uint32_t i = 1; guard->op == EXPR_GUARD && i < guard->nargs; i++)
+        dom_push(&d, guard->args[i]);
+    const expr_t *r = guard_make(g, v, &d);
+    dom_free(&d);
+    return r;
+}
+
+const expr_t *expr_unguarded(const expr_t *e)
+{
+    return e->op == EXPR_GUARD ? e->args[0] : e;
+}
+
+bool expr_partial(const expr_graph_t *g, const expr_t *e)
+{
+    return partial(g, e);
+}
+
+bool expr_graph_keep_domains(expr_graph_t *g, bool keep)
+{
+    bool was = !g->no_domains;
+    g->no_domains = !keep;
+    return was;
+}
+
 /* Whether T is c*(a+b+...): a sum expands it into c*a + c*b + ... */
 static bool scaled_sum(const expr_t *t)
 {
@@ -1110,9 +1452,11 @@ static bool same_factors_but(const expr_t *const *a, size_t skip_a,
  * only numerically (drop the condition when that test moves to another
  * example).  Rewrites the terms OUT[0..*K) in place, the pair becoming k; returns
  * whether anything changed (the caller builds the sum again, as the new
- * term may gather with others).  Terms are canonical, so their factor
+ * term may gather with others).  The domain of each u dropped goes to D
+ * (the identity holds where u is defined).  Terms are canonical, so their factor
  * lists are sorted and two lists match when equal element by element. */
-static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k)
+static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k,
+                       dom_t *d)
 {
     bool any_sin = false, any_cos = false;
     for (size_t i = 0; i < *k; i++) {
@@ -1172,6 +1516,7 @@ static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k)
             if (f != fl)
                 free(f);
             out[j] = NULL;
+            dom_drop(g, d, u);
             changed = true;
             break; /* out[i] changed: its factors are read no more */
         }
@@ -1186,10 +1531,36 @@ static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k)
     return changed;
 }
 
+/* The sum of TERMS, with guards (expr_sum's worker): the domains of the
+ * terms that cancel go to D. */
+static const expr_t *sum_core(expr_graph_t *g, const expr_t *const *terms,
+                              size_t n, dom_t *d);
+
 const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
 {
     if (n == 0)
         return g->zero;
+    if (n == 1 && !scaled_sum(expr_unguarded(terms[0])))
+        return terms[0];
+    dom_t d;
+    dom_init(&d);
+    const expr_t *r;
+    if (any_guard(terms, n)) {
+        const expr_t **v = expr_xmalloc(n * sizeof *v);
+        split_guards(terms, n, v, &d);
+        r = sum_core(g, v, n, &d);
+        free(v);
+    } else {
+        r = sum_core(g, terms, n, &d);
+    }
+    r = guard_make(g, r, &d);
+    dom_free(&d);
+    return r;
+}
+
+static const expr_t *sum_core(expr_graph_t *g, const expr_t *const *terms,
+                              size_t n, dom_t *d)
+{
     if (n == 1 && !scaled_sum(terms[0]))
         return terms[0];
 
@@ -1221,8 +1592,11 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
             /* c*a + c*b + ...: in order too, unless c*a underflows to a
              * constant, so each is a run of its own */
             const expr_t *s = t->args[1];
-            for (uint32_t j = 0; j < s->nargs; j++)
-                ex[m + j] = expr_mul(g, t->args[0], s->args[j]);
+            for (uint32_t j = 0; j < s->nargs; j++) {
+                /* (a guard only if c*a underflows to 0) */
+                const expr_t *cj = expr_mul(g, t->args[0], s->args[j]);
+                split_guards(&cj, 1, &ex[m + j], d);
+            }
             for (uint32_t j = 1; j < s->nargs; j++)
                 runs[nruns++] = m + j;
             src = ex + m;
@@ -1259,7 +1633,10 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
              * and other terms follow. */
             if (c != 0 || j == m)
                 out[k++] = j == i + 1 ? it[i].node : expr_num(g, c);
-        } else if (c != 0) {
+        } else if (c == 0) {
+            /* c*m - c*m: gone, but only where m is defined */
+            dom_drop(g, d, it[i].node);
+        } else {
             if (j == i + 1) {
                 out[k++] = it[i].node;
             } else if (c == 1 && it[i].n == 1) {
@@ -1283,7 +1660,7 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
         i = j;
     }
     const expr_t *r;
-    if (k > 1 && pythagoras(g, out, &k))
+    if (k > 1 && pythagoras(g, out, &k, d))
         r = expr_sum(g, out, k); /* the new terms may gather further */
     else if (k == 0)
         r = g->zero;
@@ -1301,15 +1678,19 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n)
 }
 
 /* Product of FACTORS (none of them a MUL or a constant) and COEF; the
- * worker of expr_product after flattening. */
+ * worker of expr_product after flattening.  The domains of the factors
+ * dropped go to D. */
 static const expr_t *product_core(expr_graph_t *g, double coef,
                                   factor_item_t *it, size_t m, size_t *runs,
-                                  size_t nruns)
+                                  size_t nruns, dom_t *d)
 {
     /* x*0 = 0, with the sign of the product of the constants (so that
-     * the result does not depend on the grouping) */
-    if (m > 0 && coef == 0)
+     * the result does not depend on the grouping), where x is defined */
+    if (m > 0 && coef == 0) {
+        for (size_t i = 0; i < m; i++)
+            dom_drop(g, d, it[i].node);
         return expr_num(g, coef);
+    }
     sort_small(g, it, m, sizeof *it, factor_cmp, runs, nruns);
 
     /* Gather runs with the same base: x^a*x^b = x^(a+b). */
@@ -1328,10 +1709,20 @@ static const expr_t *product_core(expr_graph_t *g, double coef,
                                    : expr_xmalloc((j - i) * sizeof *e);
             for (size_t q = i; q < j; q++)
                 e[q - i] = it[q].exp ? it[q].exp : g->one;
-            const expr_t *p =
-                expr_pow(g, it[i].base, expr_sum(g, e, j - i));
+            const expr_t *sum = expr_sum(g, e, j - i);
             if (e != el)
                 free(e);
+            /* x^a dropped for x^(a+b): its domain is kept unless x^(a+b)
+             * has it too (x^2*x^-1 = x needs x != 0) */
+            const expr_t *c = expr_unguarded(sum);
+            for (size_t q = i; q < j; q++)
+                if (it[q].exp && own_partial_node(g, it[q].node) &&
+                    !(c->op == EXPR_CONST &&
+                      it[q].exp->op == EXPR_CONST &&
+                      power_covers(c->value, it[q].exp->value)))
+                    dom_drop(g, d, it[q].node);
+            const expr_t *p = expr_pow(g, it[i].base, sum);
+            split_guards(&p, 1, &p, d);
             if (p->op == EXPR_CONST) {
                 coef *= p->value;
             } else {
@@ -1356,7 +1747,7 @@ static const expr_t *product_core(expr_graph_t *g, double coef,
         const expr_t *r = expr_product(g, f, m + 1);
         if (f != fl)
             free(f);
-        return r;
+        return r; /* guarded, maybe: expr_product's caller merges */
     }
     if (m == 0 || coef == 0)
         return expr_num(g, coef);
@@ -1382,12 +1773,23 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
         return g->one;
     if (n == 1)
         return f[0];
-
+    dom_t d;
+    dom_init(&d);
     size_t total = 0, nconst = 0;
+    bool guarded = false;
     for (size_t i = 0; i < n; i++) {
         total += f[i]->op == EXPR_MUL ? f[i]->nargs : 1;
         nconst += f[i]->op == EXPR_CONST ||
                   (f[i]->op == EXPR_MUL && f[i]->args[0]->op == EXPR_CONST);
+        guarded |= f[i]->op == EXPR_GUARD;
+    }
+    if (guarded) {
+        const expr_t **v = expr_xmalloc(n * sizeof *v);
+        split_guards(f, n, v, &d);
+        const expr_t *r = guard_make(g, expr_product(g, v, n), &d);
+        free(v);
+        dom_free(&d);
+        return r;
     }
     factor_item_t local[LOCAL_ITEMS];
     factor_item_t *it = total <= LOCAL_ITEMS
@@ -1439,7 +1841,10 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
     }
     if (neg)
         coef = -coef;
-    const expr_t *r = product_core(g, coef, it, m, runs, nruns);
+    const expr_t *r = guard_make(g, product_core(g, coef, it, m, runs,
+                                                 nruns, &d),
+                                 &d);
+    dom_free(&d);
     if (runs != rl)
         free(runs);
     if (it != local)
@@ -1451,9 +1856,10 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
 
 const expr_t *expr_add(expr_graph_t *g, const expr_t *a, const expr_t *b)
 {
-    if (a == g->zero && !scaled_sum(b))
+    /* (a guarded c*(a+b) is expanded as a bare one is) */
+    if (a == g->zero && !scaled_sum(expr_unguarded(b)))
         return b;
-    if (b == g->zero && !scaled_sum(a))
+    if (b == g->zero && !scaled_sum(expr_unguarded(a)))
         return a;
     const expr_t *t[2] = {a, b};
     return expr_sum(g, t, 2);
@@ -1529,14 +1935,21 @@ static const expr_t *fold(expr_graph_t *g, expr_op_t op, const double *x,
     return isfinite(v) ? expr_num(g, v) : NULL;
 }
 
-const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b)
+/* a^b for guard-free a and b (expr_pow's worker): the domains of what
+ * the rules drop go to D. */
+static const expr_t *pow_core(expr_graph_t *g, const expr_t *a,
+                              const expr_t *b, dom_t *d)
 {
-    if (scaled_sum(b)) /* exponents are sums: x^u*x^u = x^(2*u) = (x^u)^2 */
+    if (scaled_sum(b)) { /* exponents are sums: x^u*x^u = x^(2*u) = (x^u)^2 */
         b = expr_sum(g, &b, 1);
+        split_guards(&b, 1, &b, d);
+    }
     if (b->op == EXPR_CONST) {
         double c = b->value;
-        if (c == 0)
-            return g->one; /* pow(x, ±0) = 1 for every x, NaN included */
+        if (c == 0) { /* x^0 = 1 where x is defined */
+            dom_drop(g, d, a);
+            return g->one;
+        }
         if (c == 1)
             return a;
         if (a->op == EXPR_CONST) {
@@ -1545,8 +1958,14 @@ const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b)
             if (r)
                 return r;
         } else if (expr_is_int(c)) {
-            if (a->op == EXPR_POW) /* (x^e)^n = x^(e*n) */
-                return expr_pow(g, a->args[0], expr_mul(g, a->args[1], b));
+            if (a->op == EXPR_POW) { /* (x^e)^n = x^(e*n) */
+                const expr_t *e = a->args[1];
+                if (own_partial_node(g, a) &&
+                    !(e->op == EXPR_CONST && power_covers(e->value * c,
+                                                          e->value)))
+                    dom_drop(g, d, a); /* (x^(1/3))^3 = x where x >= 0 */
+                return expr_pow(g, a->args[0], expr_mul(g, e, b));
+            }
             if (a->op == EXPR_MUL) { /* (x*y)^n = x^n*y^n */
                 const expr_t *fl[LOCAL_ITEMS];
                 const expr_t **f =
@@ -1560,18 +1979,34 @@ const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b)
                     free(f);
                 return r;
             }
-            if (a->op == EXPR_SQRT && fmod(c, 2.0) == 0) /* sqrt(x)^2k */
+            if (a->op == EXPR_SQRT && fmod(c, 2.0) == 0) { /* sqrt(x)^2k */
+                dom_drop(g, d, a); /* = x^k where x >= 0 */
                 return expr_pow(g, a->args[0], expr_num(g, c / 2));
+            }
             if (sum_negative(a)) { /* (-S)^n = (-1)^n S^n */
                 const expr_t *r = expr_pow(g, sum_negate(g, a), b);
                 return fmod(c, 2.0) == 0 ? r : expr_neg(g, r);
             }
         }
     }
-    if (a == g->one)
-        return g->one; /* pow(1, y) = 1 for every y, NaN included */
+    if (a == g->one) { /* 1^y = 1 where y is defined */
+        dom_drop(g, d, b);
+        return g->one;
+    }
     const expr_t *args[2] = {a, b};
     return intern(g, EXPR_POW, args, 2, 0.0, 0);
+}
+
+const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b)
+{
+    dom_t d;
+    dom_init(&d);
+    const expr_t *v[2] = {a, b};
+    if (a->op == EXPR_GUARD || b->op == EXPR_GUARD)
+        split_guards(v, 2, v, &d);
+    const expr_t *r = guard_make(g, pow_core(g, v[0], v[1], &d), &d);
+    dom_free(&d);
+    return r;
 }
 
 /* -U when U is a product with a negative coefficient or a sum that reads
@@ -1596,6 +2031,26 @@ const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
         return expr_mul(g, a, b);
     case EXPR_POW:
         return expr_pow(g, a, b);
+    case EXPR_GUARD:
+        return expr_guard(g, a, b);
+    case EXPR_CONST:
+    case EXPR_VAR:
+    case EXPR_OP_COUNT:
+        abort(); /* not a function: a bug in the caller */
+    default:
+        break;
+    }
+    if (a->op == EXPR_GUARD || (expr_op_arity(op) == 2 && b->op == EXPR_GUARD)) {
+        /* f(guarded u) = f(u), guarded alike */
+        dom_t d;
+        dom_init(&d);
+        const expr_t *v[2] = {a, expr_op_arity(op) == 2 ? b : a};
+        split_guards(v, 2, v, &d);
+        const expr_t *r = guard_make(g, expr_call(g, op, v[0], v[1]), &d);
+        dom_free(&d);
+        return r;
+    }
+    switch (op) {
     case EXPR_ATAN2:
     case EXPR_MIN:
     case EXPR_MAX: {
@@ -1610,10 +2065,6 @@ const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
         const expr_t *args[2] = {a, b};
         return intern(g, op, args, 2, 0.0, 0);
     }
-    case EXPR_CONST:
-    case EXPR_VAR:
-    case EXPR_OP_COUNT:
-        abort(); /* not a function: a bug in the caller */
     default:
         break;
     }
@@ -1653,15 +2104,26 @@ static double apply_pow(double a, double b)
     if (b == 3)
         return a * a * a;
     if (b == -1)
-        return 1 / a;
+        return expr_recip(a);
     if (b == -2)
-        return 1 / (a * a);
-    return pow(a, b);
+        return expr_rsqr(a);
+    return expr_pow_ieee(a, b);
 }
 
 static double apply_sign(double x)
 {
-    return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+    return expr_keep_bad(x > 0 ? 1.0 : x < 0 ? -1.0 : x, x);
+}
+
+/* min or max (R, one of A and B): a NaN operand if there is one, else R
+ * unless an operand is infinite and R is not. */
+static double apply_minmax(double r, double a, double b)
+{
+    if (isnan(a))
+        return a;
+    if (isnan(b))
+        return b;
+    return expr_keep_bad(expr_keep_bad(r, a), b);
 }
 
 double expr_apply(expr_op_t op, const double *x, size_t n)
@@ -1697,18 +2159,23 @@ double expr_apply(expr_op_t op, const double *x, size_t n)
         return asin(x[0]);
     case EXPR_ACOS:
         return acos(x[0]);
+    case EXPR_GUARD:
+        acc = n ? x[0] : NAN;
+        for (size_t i = 1; i < n; i++)
+            acc = expr_guard_apply(acc, x[i]);
+        return acc;
     case EXPR_ATAN:
-        return atan(x[0]);
+        return expr_keep_bad(atan(x[0]), x[0]);
     case EXPR_ATAN2:
-        return atan2(x[0], x[1]);
+        return expr_keep_bad(expr_keep_bad(atan2(x[0], x[1]), x[0]), x[1]);
     case EXPR_SINH:
         return sinh(x[0]);
     case EXPR_COSH:
         return cosh(x[0]);
     case EXPR_TANH:
-        return tanh(x[0]);
+        return expr_keep_bad(tanh(x[0]), x[0]);
     case EXPR_EXP:
-        return exp(x[0]);
+        return expr_keep_bad(exp(x[0]), x[0]);
     case EXPR_LOG:
         return log(x[0]);
     case EXPR_SQRT:
@@ -1718,17 +2185,9 @@ double expr_apply(expr_op_t op, const double *x, size_t n)
     case EXPR_SIGN:
         return apply_sign(x[0]);
     case EXPR_MIN:
-        if (isnan(x[0]))
-            return x[0];
-        if (isnan(x[1]))
-            return x[1];
-        return x[1] < x[0] ? x[1] : x[0];
+        return apply_minmax(x[1] < x[0] ? x[1] : x[0], x[0], x[1]);
     case EXPR_MAX:
-        if (isnan(x[0]))
-            return x[0];
-        if (isnan(x[1]))
-            return x[1];
-        return x[1] > x[0] ? x[1] : x[0];
+        return apply_minmax(x[1] > x[0] ? x[1] : x[0], x[0], x[1]);
     case EXPR_OP_COUNT:
         break;
     }

@@ -11,6 +11,17 @@
  * x*x = x^2).  Subtraction and division are not ops of their own: a-b is
  * a + (-1)*b and a/b is a*b^-1; the printer shows them as - and /.
  *
+ * Simplification never changes where an expression is defined (LANGUAGE.md
+ * §3.4.1): when a rule drops a part that may be undefined somewhere (the
+ * x^-1 of x/x, the log(y) of 0*log(y)), the result is a GUARD node that
+ * keeps that part's domain: GUARD(v, d1, ..., dk) is v where every di is
+ * finite and NaN elsewhere.  A guard is only ever the top of an
+ * expression: v and the di hold none, and every constructor given a
+ * guarded operand builds on its value and guards the result with the
+ * union of the domains.  Parts that are defined for every finite input
+ * (variables, sums, products, integer powers, sin, exp, ...) are dropped
+ * without a guard, so x - x is 0 for a variable x.
+ *
  * Variables are numbered inputs 0..nvars-1 with a name used only for
  * printing ("x", "x'", "x''", "m", "t"): this module knows nothing of
  * mechanics.  The time derivative takes the derivative of each variable
@@ -36,6 +47,7 @@
     X(ADD, "+", -1)            \
     X(MUL, "*", -1)            \
     X(POW, "^", 2)             \
+    X(GUARD, "guard", -1)      \
     X(SIN, "sin", 1)           \
     X(COS, "cos", 1)           \
     X(TAN, "tan", 1)           \
@@ -89,6 +101,17 @@ size_t expr_graph_count(const expr_graph_t *g); /* nodes so far */
  * of k terms is one node and k edges). */
 size_t expr_graph_edges(const expr_graph_t *g);
 
+/* Whether simplification keeps the domain of the parts it drops (a GUARD
+ * node; the default).  Deriving equations turns it off for its duration:
+ * the equations of motion, check's tests and the worksheet's steps are
+ * defined where their derived formulas are, and keep the structure they
+ * have without guards (a zero entry is the node 0, a pivot that cancels
+ * to 0 is 0); the guards of the model's own expressions still pass
+ * through every constructor.  Derivatives are memoised either way: the
+ * language's diff() keeps its expression's domain itself (expr_guard).
+ * Returns the setting it replaces. */
+bool expr_graph_keep_domains(expr_graph_t *g, bool keep);
+
 /* ---- variables ------------------------------------------------------ */
 
 /* Declares variable number expr_graph_nvars(g) with NAME (copied) and
@@ -107,7 +130,9 @@ const expr_t *expr_mul(expr_graph_t *g, const expr_t *a, const expr_t *b);
 const expr_t *expr_div(expr_graph_t *g, const expr_t *a, const expr_t *b);
 const expr_t *expr_neg(expr_graph_t *g, const expr_t *a);
 const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b);
-/* A function op of arity 1 or 2 (b is ignored for arity 1). */
+/* A function op of arity 1 or 2 (b is ignored for arity 1).  EXPR_GUARD
+ * is expr_guard(g, a, b): a guard of several atoms is rebuilt atom by
+ * atom. */
 const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
                         const expr_t *b);
 /* A long product E as the two products A·B it was first built from by
@@ -117,6 +142,20 @@ const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
  * makes i terms of i factors at every link.  False for other nodes. */
 bool expr_split(const expr_graph_t *g, const expr_t *e, const expr_t **a,
                 const expr_t **b);
+
+/* VALUE, defined only where COND is: VALUE where COND is finite, NaN
+ * elsewhere (a GUARD node).  What is kept of COND is its domain: the
+ * outermost parts of it that may be undefined (divisions, log, sqrt, asin,
+ * acos, fractional powers), so expr_guard(g, v, c) is v itself when c is
+ * defined for every finite input, or when v already holds those parts. */
+const expr_t *expr_guard(expr_graph_t *g, const expr_t *value,
+                         const expr_t *cond);
+/* E's value without its guard: E itself unless E is a GUARD node. */
+const expr_t *expr_unguarded(const expr_t *e);
+/* Whether E may be undefined for some finite values of its variables
+ * (it holds a division, log, sqrt, asin, acos, a fractional power, a
+ * constant that is not finite, or a guard). */
+bool expr_partial(const expr_graph_t *g, const expr_t *e);
 
 /* The sum / product of n terms (n = 0: 0 / 1). */
 const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n);
@@ -160,8 +199,14 @@ int expr_degree(const expr_graph_t *g, const expr_t *e, const bool *mask);
 /* ---- evaluation ----------------------------------------------------- */
 
 /* Tree evaluation with vars[v] the value of variable v.  IEEE semantics:
- * a domain error gives NaN or ±inf, which callers check.  This is the
- * reference the tape (tape.h) must match bit for bit. */
+ * a domain error gives NaN or ±inf, which callers check; and a value
+ * that is not finite anywhere below reaches the result: where IEEE would
+ * map a non-finite operand to a finite result (1/inf = 0, exp(-inf) = 0,
+ * atan(inf), tanh(inf), sign(inf), min and max, pow(1, NaN) = 1,
+ * pow(NaN, 0) = 1, atan2 with an infinite operand) the result is NaN, so
+ * a finite result means every value computed on the way was finite
+ * (LANGUAGE.md §3.4.1).  This is the reference the tape (tape.h) must
+ * match bit for bit. */
 double expr_eval(const expr_graph_t *g, const expr_t *e, const double *vars);
 /* The scalar semantics of one op, shared by the tree and the tape
  * evaluators so they agree bit for bit.  For ADD/MUL, n operands. */

@@ -1,15 +1,16 @@
 /*
  * expr_impl.h — internals of the expression graph, shared by the files of
- * the expression module only (expr.c, diff.c, print.c).  Every other
- * module uses expr.h and nothing else.
+ * the expression module only (expr.c, diff.c, print.c, tape.c).  Every
+ * other module uses expr.h and nothing else.
  *
  * Ownership: as in expr.h; everything here belongs to the graph.
- * Must not: be included outside interp/expr/expr.c, interp/expr/diff.c,
- * interp/expr/print.c.
+ * Must not: be included outside interp/expr/.
  */
 #ifndef NH_EXPR_IMPL_H
 #define NH_EXPR_IMPL_H
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -72,6 +73,7 @@ struct expr_graph {
     expr_arena_block_t *arena;  /* nodes and their child arrays */
     const expr_t **nodes;       /* by id */
     expr_dep_t *dep;            /* by id: the variables below the node */
+    uint8_t *flags;             /* by id: EXPR_F_* */
     size_t count, cap;
     const expr_t **table;       /* hash-consing, open addressing */
     size_t table_cap;           /* power of two, at least 2 * count */
@@ -81,12 +83,27 @@ struct expr_graph {
     size_t memo_count, memo_cap;
     const expr_t *zero, *one, *minus_one;
     struct expr_ranks *ranks;
+    bool no_domains;            /* expr_graph_keep_domains(g, false) */
 };
+
+/* Node flags (expr_graph_t.flags).  EXPR_F_PARTIAL: the node may be
+ * undefined for some finite values of its variables (expr_partial);
+ * EXPR_F_OWN: it is so by its own op, not only through a child — a
+ * division, log, sqrt, asin, acos, a power that is not a nonnegative
+ * integer one of a base that is not a positive constant, a constant that
+ * is not finite, a guard. */
+enum { EXPR_F_PARTIAL = 1, EXPR_F_OWN = 2 };
 
 /* The graph's memo (derivatives, negated sums): the value under KEY, or
  * NULL; and storing one. */
 const expr_t *expr_memo_get(const expr_graph_t *g, uint64_t key);
 void expr_memo_put(expr_graph_t *g, uint64_t key, const expr_t *val);
+
+/* V guarded by the domain of GUARD (a GUARD node, or anything else for
+ * none): what a transformation of GUARD's value gives, where it is
+ * defined (the derivative of v where d is v' where d). */
+const expr_t *expr_guard_same(expr_graph_t *g, const expr_t *v,
+                              const expr_t *guard);
 
 /* Allocation that aborts on failure (out of memory is fatal). */
 void *expr_xmalloc(size_t n);
@@ -105,6 +122,45 @@ static inline int expr_is_int(double v)
 {
     return v > -9007199254740992.0 && v < 9007199254740992.0 &&
            v == (double)(int64_t)v;
+}
+
+/* ---- the scalar semantics of the ops that can hide a non-finite value ---
+ * IEEE maps some non-finite operands to finite results; these give NaN
+ * there instead (LANGUAGE.md §3.4.1: a value that is not finite anywhere
+ * in an expression is an error, also when a later operation would hide
+ * it).  Shared by expr_apply and tape_eval so the two agree bit for bit;
+ * the division forms test their operand (1/a is 0 only for a = ±inf),
+ * the others their result. */
+
+/* R = F(A) for an op F: R, or NaN when A is not finite and R is (so
+ * F(A) may stay inf where IEEE says so, but never hides A). */
+static inline double expr_keep_bad(double r, double a)
+{
+    return isfinite(a) || !isfinite(r) ? r : NAN;
+}
+
+/* x^-1 (1/a is 0 only for a = ±inf) */
+static inline double expr_recip(double a)
+{
+    return isinf(a) ? NAN : 1 / a;
+}
+
+/* x^-2 */
+static inline double expr_rsqr(double a)
+{
+    return isinf(a) ? NAN : 1 / (a * a);
+}
+
+/* pow(a, b) */
+static inline double expr_pow_ieee(double a, double b)
+{
+    return expr_keep_bad(expr_keep_bad(pow(a, b), a), b);
+}
+
+/* GUARD: x[0] where every x[1..n) is finite, else NaN. */
+static inline double expr_guard_apply(double v, double cond)
+{
+    return isfinite(cond) ? v : NAN;
 }
 
 #endif

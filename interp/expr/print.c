@@ -204,6 +204,7 @@ static int prec_view(const printer_t *p, mul_view_t v)
 
 static int prec_of(const printer_t *p, const expr_t *e)
 {
+    e = expr_unguarded(e);
     switch (e->op) {
     case EXPR_CONST:
         if (is_negative(e->value))
@@ -445,6 +446,9 @@ static void emit_latex_name(printer_t *p, const char *name);
 
 static void emit(printer_t *p, const expr_t *e, int need)
 {
+    /* a guard prints as its value: the domain it keeps is no text (x/x
+     * reads 1, and is still undefined at x = 0) */
+    e = expr_unguarded(e);
     bool paren = prec_of(p, e) < need;
     if (paren)
         open_paren(p);

@@ -35,7 +35,7 @@
  *    dst      work slot written (24 bits)
  *    a, b, c  work slots read: two-operand forms use a and b, the fused
  *             forms a, b and c; SINCOS writes sin(a) to dst and cos(a)
- *             to c.
+ *             to c; GUARD writes a when b is finite, else NaN.
  *
  * The work buffer is [constants | input variables | temporaries]:
  * tape_eval copies the constant pool and gathers the variables the tape
@@ -49,9 +49,17 @@
  *                           RSQR 1/(a*a): expr_apply takes the same branch
  *   POW with another constant exponent  POWK: pow(a, b)
  *   POW otherwise           POW: expr_apply(EXPR_POW, ...)
+ *   GUARD(v, d1, ..., dk)   a chain GUARD(...GUARD(v, d1)..., dk): v, or
+ *                           NaN when some di is not finite
  *   functions               the libm call expr_apply makes; sign, min, max
  *                           and atan2 through expr_apply itself
- * and the rewrites above are exact in IEEE arithmetic ((−a)·b = −(a·b),
+ * No operation hides an operand that is not finite (LANGUAGE.md §3.4.1):
+ * RECIP, RSQR, POWK, POW, ATAN, TANH and EXP give NaN where IEEE would
+ * map such an operand to a finite result, by expr_impl.h's helpers, as
+ * SIGN, MIN, MAX and ATAN2 do through expr_apply; the other operations
+ * keep a NaN or an infinity by themselves.
+ *
+ * The rewrites above are exact in IEEE arithmetic ((−a)·b = −(a·b),
  * x + (−y) = x − y, a + b = b + a), so tape_eval and expr_eval agree bit
  * for bit, save for which NaN comes out when two different NaNs meet in
  * one operation: IEEE 754 leaves that open and C lets the compiler
@@ -71,6 +79,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/expr/expr_impl.h"
+
 /* An output operand read from the caller's vector (a bare variable). */
 #define TAPE_VAR 0x80000000u
 
@@ -89,7 +99,7 @@
     X(L_ADD_ADD) X(L_ADD_SUB) X(L_SUB_ADD) X(L_SUB_SUB) X(L_MUL_MUL)          \
     X(L_MUL_ADD) X(L_MUL_SUB) X(L_ADD_MUL) X(L_SUB_MUL)                       \
     X(R_ADD_MUL) X(R_SUB_MUL)                                                 \
-    X(SQR) X(CUBE) X(RECIP) X(RSQR) X(POWK) X(POW)                            \
+    X(SQR) X(CUBE) X(RECIP) X(RSQR) X(POWK) X(POW) X(GUARD)                   \
     X(SIN) X(COS) X(SINCOS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH)    \
     X(TANH) X(EXP) X(LOG) X(SQRT) X(ABS) X(SIGN) X(ATAN2) X(MIN) X(MAX)       \
     X(END)
@@ -161,6 +171,7 @@ typedef enum ir_op {
     IR_RSQR,
     IR_POWK,
     IR_POW,
+    IR_GUARD,
     IR_FUNC /* IR_FUNC + (expr op - EXPR_SIN): the functions */
 } ir_op_t;
 
@@ -362,6 +373,12 @@ static void lower_node(compiler_t *c, lowering_t *L, const expr_t *e)
         }
         break;
     }
+    case EXPR_GUARD:
+        /* GUARD(v, d1, ..., dk) = guard(...guard(v, d1)..., dk) */
+        v = low_mat(c, L, e->args[0]);
+        for (uint32_t i = 1; i < e->nargs; i++)
+            v = ir_node(c, IR_GUARD, v, low_mat(c, L, e->args[i]));
+        break;
     case EXPR_POW: {
         uint32_t a = low_mat(c, L, e->args[0]);
         const expr_t *b = e->args[1];
@@ -658,6 +675,7 @@ static tape_op_t plain_op(const ir_node_t *n)
     case IR_RSQR: return T_RSQR;
     case IR_POWK: return T_POWK;
     case IR_POW: return T_POW;
+    case IR_GUARD: return T_GUARD;
     default: break;
     }
     switch ((expr_op_t)(n->op - IR_FUNC + EXPR_SIN)) {
@@ -968,12 +986,13 @@ void tape_eval(const tape_t *t, const double *vars, double *out,
         VM_CASE(T_CUBE) a = A;
         W = a * a * a;
         VM_NEXT();
-        VM_CASE(T_RECIP) W = 1 / A;
+        VM_CASE(T_RECIP) W = expr_recip(A);
         VM_NEXT();
-        VM_CASE(T_RSQR) a = A;
-        W = 1 / (a * a);
+        VM_CASE(T_RSQR) W = expr_rsqr(A);
         VM_NEXT();
-        VM_CASE(T_POWK) W = pow(A, B);
+        VM_CASE(T_POWK) W = expr_pow_ieee(A, B);
+        VM_NEXT();
+        VM_CASE(T_GUARD) W = expr_guard_apply(A, B);
         VM_NEXT();
         VM_CASE(T_SIN) W = sin(A);
         VM_NEXT();
@@ -991,15 +1010,18 @@ void tape_eval(const tape_t *t, const double *vars, double *out,
         VM_NEXT();
         VM_CASE(T_ACOS) W = acos(A);
         VM_NEXT();
-        VM_CASE(T_ATAN) W = atan(A);
+        VM_CASE(T_ATAN) a = A;
+        W = expr_keep_bad(atan(a), a);
         VM_NEXT();
         VM_CASE(T_SINH) W = sinh(A);
         VM_NEXT();
         VM_CASE(T_COSH) W = cosh(A);
         VM_NEXT();
-        VM_CASE(T_TANH) W = tanh(A);
+        VM_CASE(T_TANH) a = A;
+        W = expr_keep_bad(tanh(a), a);
         VM_NEXT();
-        VM_CASE(T_EXP) W = exp(A);
+        VM_CASE(T_EXP) a = A;
+        W = expr_keep_bad(exp(a), a);
         VM_NEXT();
         VM_CASE(T_LOG) W = log(A);
         VM_NEXT();

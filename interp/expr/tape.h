@@ -6,7 +6,11 @@
  * that a slot is reused once its last reader has run.  Evaluation is a
  * single loop over the tape: no recursion, no allocation, no hashing.
  * It uses expr_apply()'s semantics, so a tape and expr_eval() agree bit
- * for bit on every output.
+ * for bit on every output: no operation hides a value that is not finite
+ * (1/inf, exp(-inf), atan(inf), ... are NaN), and a GUARD node is a chain
+ * of GUARD instructions (v where its atoms are finite, else NaN), so an
+ * output is finite only if everything computed for it was.  The
+ * instruction format and every opcode's arithmetic are drawn in tape.c.
  *
  * Ownership: tape_compile returns a tape the caller frees with tape_free;
  * the tape does not reference the graph after compilation.  The work

@@ -502,9 +502,12 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                               "diff() differentiates with respect to a "
                               "coordinate, a velocity x', a speed, a "
                               "parameter or t");
+        /* a derivative is defined where its expression is (LANGUAGE.md
+         * §3.4.1: diff(log(0), t) is no more 0 than log(0) is a number) */
         out->dim = args[0].dim;
         for (unsigned k = 0; k < (args[0].dim ? args[0].dim : 1); k++)
-            out->c[k] = expr_diff(g, args[0].c[k], (uint32_t)var);
+            out->c[k] = expr_guard(g, expr_diff(g, args[0].c[k], (uint32_t)var),
+                                   args[0].c[k]);
         return check_size(lw, e, err);
     }
     if (strcmp(f, "dot") == 0 || strcmp(f, "cross") == 0) {
@@ -667,8 +670,9 @@ static int lower_prime(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                           "third time derivatives are not available: this "
                           "is the derivative of an acceleration");
     out->dim = a.dim;
-    for (unsigned k = 0; k < (a.dim ? a.dim : 1); k++)
-        out->c[k] = expr_dt(lw->g, a.c[k], lw->dvar);
+    for (unsigned k = 0; k < (a.dim ? a.dim : 1); k++) /* as diff() */
+        out->c[k] = expr_guard(lw->g, expr_dt(lw->g, a.c[k], lw->dvar),
+                               a.c[k]);
     if (check_size(lw, e, err))
         return -1;
     if (cx->mode == LOWER_MODEL && value_depends_mask(lw, out, lw->second))
