@@ -6,6 +6,7 @@
  *
  * Must not: interpret anything itself (the session does).
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,20 @@ static void set_library_dirs(session_t *s)
     }
     dirs[n++] = NH_STDLIB_DIR;
     session_set_library_dirs(s, dirs, n);
+}
+
+/* LANGUAGE.md §7: a write error on standard output is an error, never
+ * silent — also for what nh writes outside statements (the usage, the
+ * version, the banner).  The session reports the statements' own. */
+static int finish_output(int status)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "nh: error: cannot write to standard output: %s\n",
+                strerror(errno ? errno : EIO));
+        return status ? status : 1;
+    }
+    return status;
 }
 
 int main(int argc, char **argv)
@@ -118,6 +133,5 @@ int main(int argc, char **argv)
 out:
     free(files);
     free(stmts);
-    fflush(stdout);
-    return status;
+    return finish_output(status);
 }
