@@ -102,16 +102,17 @@ int outfile_open(outfile_t *o, const char *path)
     return 0;
 }
 
+int outfile_flush_error(FILE *f)
+{
+    errno = 0;
+    if (fflush(f) != 0)
+        return errno ? errno : EIO;
+    return ferror(f) ? EIO : 0;
+}
+
 int outfile_commit(outfile_t *o)
 {
-    int e = 0;
-    errno = 0;
-    /* glibc keeps what a failed write could not write and tries again
-     * here, so the flush reports the first failure's errno. */
-    if (fflush(o->f) != 0)
-        e = errno ? errno : EIO;
-    else if (ferror(o->f))
-        e = EIO;
+    int e = outfile_flush_error(o->f);
     if (fclose(o->f) != 0 && !e)
         e = errno;
     o->f = NULL;

@@ -43,4 +43,10 @@ int outfile_commit(outfile_t *o);
  * was.  Accepts an outfile that was never opened (zeroed). */
 void outfile_abort(outfile_t *o);
 
+/* Flushes F and returns the errno value of a write to it that failed
+ * (since it was opened or its error cleared), or 0.  glibc keeps what a
+ * failed write could not write and tries it again in the flush, so the
+ * flush reports the failure's errno; EIO when it no longer can. */
+int outfile_flush_error(FILE *f);
+
 #endif

@@ -6,7 +6,6 @@
  *
  * Must not: interpret anything itself (the session does).
  */
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "config.h"
+#include "interp/base/outfile.h"
 #include "interp/cli/repl.h"
 #include "interp/cli/session.h"
 #include "interp/base/util.h"
@@ -66,10 +66,10 @@ static void set_library_dirs(session_t *s)
  * version, the banner).  The session reports the statements' own. */
 static int finish_output(int status)
 {
-    errno = 0;
-    if (fflush(stdout) != 0 || ferror(stdout)) {
+    int e = outfile_flush_error(stdout);
+    if (e) {
         fprintf(stderr, "nh: error: cannot write to standard output: %s\n",
-                strerror(errno ? errno : EIO));
+                strerror(e));
         return status ? status : 1;
     }
     return status;

@@ -328,10 +328,7 @@ static int not_yet(const ast_stmt_t *st, diag_t *err)
  * once there is room). */
 static int stream_error(FILE *f)
 {
-    errno = 0;
-    /* glibc keeps what a failed write could not write and tries again
-     * here, so the flush reports the first failure's errno. */
-    int e = fflush(f) != 0 ? (errno ? errno : EIO) : ferror(f) ? EIO : 0;
+    int e = outfile_flush_error(f);
     if (e) {
         __fpurge(f);
         clearerr(f);
