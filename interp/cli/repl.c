@@ -172,9 +172,11 @@ int repl_run(session_t *s, bool banner)
             strbuf_free(&entry);
             line_bytes = 0;
         } else {
-            if (entry.len)
-                strbuf_add(&entry, "\n");
-            strbuf_add(&entry, line);
+            if (*line) { /* an empty line ending a statement: not kept */
+                if (entry.len)
+                    strbuf_add(&entry, "\n");
+                strbuf_add(&entry, line);
+            }
             run_status_t rc = session_reader_line(r, line, strlen(line));
             session_clear_interrupt(s); /* a Ctrl-C nothing looked at */
             if (rc != RUN_INCOMPLETE) {

@@ -439,10 +439,10 @@ static run_status_t run_source(session_t *s, uint32_t file,
 /* Frees the texts and arenas that nothing refers to any more: those the
  * model has no span in (model_mark_files).  Only between top-level texts
  * (none is running), and only when their number has doubled since the
- * last time (or FORCE), so that each text costs O(1) amortised. */
-static void session_collect(session_t *s, bool force)
+ * last time, so that each text costs O(1) amortised. */
+static void session_collect(session_t *s)
 {
-    if (s->load_depth > 0 || (!force && s->ntexts < s->collect_at))
+    if (s->load_depth > 0 || s->ntexts < s->collect_at)
         return;
     ctx_t *c = &s->ctx;
     /* A lowering of an older model may point into its texts. */
@@ -505,7 +505,7 @@ static run_status_t run_added(session_t *s, uint32_t file,
     }
     run_status_t rc = run_source(s, file, allow_incomplete);
     session_trim(s);
-    session_collect(s, false);
+    session_collect(s);
     return rc;
 }
 
