@@ -315,6 +315,7 @@ ast_stmt_t *ast_stmt_new(ast_arena_t *arena, ast_stmt_kind_t kind,
     ast_stmt_t *s = ast_alloc(arena, sizeof *s);
     s->kind = kind;
     s->span = span;
+    s->to_file.span = SRC_SPAN_NONE;
     return s;
 }
 
@@ -431,15 +432,22 @@ ast_stmt_t *ast_stmt_simulate(ast_arena_t *arena, ast_expr_t *to,
 
 ast_stmt_t *ast_stmt_output(ast_arena_t *arena, ast_stmt_kind_t kind,
                             ast_list_t *items, ast_expr_t *vs,
-                            ast_ident_t file, src_span_t span)
+                            src_span_t span)
 {
     ast_stmt_t *s = ast_stmt_new(arena, kind, span);
     unsigned h;
     s->u.output.items = ast_expr_array(arena, items, &s->u.output.n, &h);
     s->u.output.vs = vs;
-    s->u.output.file = file.name;
-    s->u.output.file_span = file.name ? file.span : SRC_SPAN_NONE;
     return s;
+}
+
+ast_stmt_t *ast_stmt_to_file(ast_stmt_t *st, ast_ident_t file,
+                             src_span_t span)
+{
+    st->span = span;
+    st->to_file.name = file.name;
+    st->to_file.span = file.name ? file.span : SRC_SPAN_NONE;
+    return st;
 }
 
 ast_stmt_t *ast_stmt_show(ast_arena_t *arena, bool latex, ast_expr_t *e,

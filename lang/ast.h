@@ -103,18 +103,18 @@ typedef enum ast_stmt_kind {
     STMT_INITIAL,    /* initial x = 1, x' = 2, t = 0   u.bindings */
     STMT_SIMULATE,   /* simulate to e [options]        u.simulate */
     STMT_RESET,      /* reset */
-    STMT_PRINT,      /* print e, e                     u.output */
-    STMT_ACCEL,      /* accel */
+    STMT_PRINT,      /* print e, e [> "file"]          u.output */
+    STMT_ACCEL,      /* accel [> "file"] */
     STMT_TABLE,      /* table e, e [> "file"]          u.output */
     STMT_PLOT,       /* plot e, e [vs e] [> "file"]    u.output */
-    STMT_SHOW,       /* show [latex] e                 u.show */
-    STMT_CHECK,      /* check */
-    STMT_COMPARE,    /* compare A B [samples e]        u.compare */
-    STMT_WORKSHEET,  /* worksheet NAME                 u.word */
+    STMT_SHOW,       /* show [latex] e [> "file"]      u.show */
+    STMT_CHECK,      /* check [> "file"] */
+    STMT_COMPARE,    /* compare A B [samples e] [> "file"]  u.compare */
+    STMT_WORKSHEET,  /* worksheet NAME [> "file"]      u.word */
     STMT_SET,        /* set NAME = e                   u.bindings (n = 1) */
     STMT_LOAD,       /* load "file"                    u.path */
     STMT_IMPORT,     /* import "name"                  u.path */
-    STMT_HELP,       /* help [TOPIC]                   u.word (name NULL) */
+    STMT_HELP,       /* help [TOPIC] [> "file"]        u.word (name NULL) */
     STMT_QUIT,       /* quit */
     STMT_EXIT,       /* exit */
 } ast_stmt_kind_t;
@@ -123,6 +123,9 @@ typedef struct ast_stmt ast_stmt_t;
 struct ast_stmt {
     ast_stmt_kind_t kind;
     src_span_t span; /* from the keyword to the end of the statement */
+    /* `> "file"` after a statement that prints (LANGUAGE.md §7): the
+     * unescaped name and the string's span; name NULL when absent. */
+    ast_ident_t to_file;
     union {
         struct {
             ast_binding_t *items;
@@ -165,8 +168,6 @@ struct ast_stmt {
             ast_expr_t **items;
             size_t n;
             ast_expr_t *vs;       /* plot only; NULL: t */
-            const char *file;     /* unescaped; NULL when no `> "file"` */
-            src_span_t file_span; /* the string literal */
         } output;
         struct {
             bool latex;

@@ -94,11 +94,14 @@ ast_stmt_t *ast_stmt_word(ast_arena_t *arena, ast_stmt_kind_t kind,
 /* OPTIONS: a list of ast_sim_option_t * (NULL for none). */
 ast_stmt_t *ast_stmt_simulate(ast_arena_t *arena, ast_expr_t *to,
                               ast_list_t *options, src_span_t span);
-/* print, table, plot: ITEMS a list of ast_expr_t *; VS NULL when absent;
- * FILE.name the unescaped file name or NULL. */
+/* print, table, plot: ITEMS a list of ast_expr_t *; VS NULL when absent. */
 ast_stmt_t *ast_stmt_output(ast_arena_t *arena, ast_stmt_kind_t kind,
                             ast_list_t *items, ast_expr_t *vs,
-                            ast_ident_t file, src_span_t span);
+                            src_span_t span);
+/* A printing statement with `> "file"` after it (FILE.name the unescaped
+ * name, or NULL when there is none): ST, with its span widened to SPAN. */
+ast_stmt_t *ast_stmt_to_file(ast_stmt_t *st, ast_ident_t file,
+                             src_span_t span);
 ast_stmt_t *ast_stmt_show(ast_arena_t *arena, bool latex, ast_expr_t *e,
                           src_span_t span);
 ast_stmt_t *ast_stmt_compare(ast_arena_t *arena, ast_ident_t a, ast_ident_t b,

@@ -28,6 +28,7 @@ parse_status_t parse_program(const source_set_t *set, uint32_t file,
     const char *text = source_text(set, file, &len);
     parse_ctx_t ctx;
     memset(&ctx, 0, sizeof ctx);
+    ctx.set = set;
     ctx.text = text;
     ctx.len = (uint32_t)len; /* source_add keeps texts below 4 GiB */
     ctx.file = file;

@@ -14,10 +14,12 @@
 
 #include "lang/ast.h"
 #include "lang/ast_build.h"
+#include "lang/parse.h"
 #include "lang/source.h"
 
 typedef struct parse_ctx {
     /* input */
+    const source_set_t *set; /* for line numbers in messages */
     const char *text; /* LEN bytes, NUL after them */
     uint32_t len;
     uint32_t file;
@@ -28,6 +30,7 @@ typedef struct parse_ctx {
     uint32_t offset;     /* bytes consumed so far */
     uint32_t line_start; /* offset of the current line's first byte */
     unsigned depth;      /* open ( and [ */
+    uint32_t open_at[PARSE_MAX_DEPTH]; /* where each open one is */
     int last_tok;        /* the last token handed to the parser, 0: none */
     uint32_t last_end;   /* where that token ended */
     bool eof_newline;    /* the implicit end of line at EOF was given */

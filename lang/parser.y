@@ -119,7 +119,7 @@ static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
     WORKSHEET "worksheet" SET "set" LOAD "load" IMPORT "import" HELP "help"
     QUIT "quit" EXIT "exit"
 
-%type <stmt> stmt
+%type <stmt> stmt printing
 %type <expr> expr sum term unary power postfix primary opt_vs
 %type <list> exprs names bindings pbindings opt_params params sim_options
 %type <binding> binding pbinding set_binding
@@ -182,14 +182,29 @@ stmt:
   | "simulate" "to" expr sim_options
         { $$ = ast_stmt_simulate(A, $3, $4, @$); }
   | "reset"             { $$ = ast_stmt_new(A, STMT_RESET, @$); }
-  | "print" exprs
-        { $$ = ast_stmt_output(A, STMT_PRINT, $2, NULL,
-                               ast_ident(NULL, SRC_SPAN_NONE), @$); }
+  | printing opt_redirect { $$ = ast_stmt_to_file($1, $2, @$); }
+  | "set" set_binding
+        { $$ = ast_stmt_bindings(A, STMT_SET, ast_list_push(A, NULL, $2),
+                                 @$); }
+  | "load" STRING
+        { $$ = ast_stmt_path(A, STMT_LOAD, ast_ident($2, @2), @$); }
+  | "import" STRING
+        { $$ = ast_stmt_path(A, STMT_IMPORT, ast_ident($2, @2), @$); }
+  | "quit"              { $$ = ast_stmt_new(A, STMT_QUIT, @$); }
+  | "exit"              { $$ = ast_stmt_new(A, STMT_EXIT, @$); }
+    ;
+
+/* LANGUAGE.md §7: every statement that prints takes `> "file"` at its
+ * end and writes there instead (the session does it: session.c).  A new
+ * printing statement is one more line here. */
+printing:
+    "print" exprs
+        { $$ = ast_stmt_output(A, STMT_PRINT, $2, NULL, @$); }
   | "accel"             { $$ = ast_stmt_new(A, STMT_ACCEL, @$); }
-  | "table" exprs opt_redirect
-        { $$ = ast_stmt_output(A, STMT_TABLE, $2, NULL, $3, @$); }
-  | "plot" exprs opt_vs opt_redirect
-        { $$ = ast_stmt_output(A, STMT_PLOT, $2, $3, $4, @$); }
+  | "table" exprs
+        { $$ = ast_stmt_output(A, STMT_TABLE, $2, NULL, @$); }
+  | "plot" exprs opt_vs
+        { $$ = ast_stmt_output(A, STMT_PLOT, $2, $3, @$); }
   | "show" expr         { $$ = ast_stmt_show(A, false, $2, @$); }
   | "show" "latex" expr { $$ = ast_stmt_show(A, true, $3, @$); }
     /* `mass` is a keyword, yet `show mass` names a report like `show
@@ -203,19 +218,10 @@ stmt:
   | "compare" name name "samples" expr
         { $$ = ast_stmt_compare(A, $2, $3, $5, @$); }
   | "worksheet" name    { $$ = ast_stmt_word(A, STMT_WORKSHEET, $2, @$); }
-  | "set" set_binding
-        { $$ = ast_stmt_bindings(A, STMT_SET, ast_list_push(A, NULL, $2),
-                                 @$); }
-  | "load" STRING
-        { $$ = ast_stmt_path(A, STMT_LOAD, ast_ident($2, @2), @$); }
-  | "import" STRING
-        { $$ = ast_stmt_path(A, STMT_IMPORT, ast_ident($2, @2), @$); }
   | "help"
         { $$ = ast_stmt_word(A, STMT_HELP, ast_ident(NULL, SRC_SPAN_NONE),
                              @$); }
   | "help" topic        { $$ = ast_stmt_word(A, STMT_HELP, $2, @$); }
-  | "quit"              { $$ = ast_stmt_new(A, STMT_QUIT, @$); }
-  | "exit"              { $$ = ast_stmt_new(A, STMT_EXIT, @$); }
     ;
 
 name:
@@ -519,6 +525,52 @@ static void parse_expected_desc(const yysymbol_kind_t *exp, int nexp,
     }
 }
 
+/* Whether the token at BEGIN is the first on its line. */
+static bool parse_first_on_line(const parse_ctx_t *ctx, uint32_t begin)
+{
+    for (uint32_t i = begin; i > 0; i--) {
+        char c = ctx->text[i - 1];
+        if (c == '\n')
+            return true;
+        if (c != ' ' && c != '\t' && c != '\r')
+            return false;
+    }
+    return false; /* the text's first line: nothing before it to leave open */
+}
+
+/* LANGUAGE.md §9: a statement left open — an unclosed bracket — that the
+ * text's end or a new line cannot continue is reported at the opening
+ * bracket, with what the new line had (WHAT, EXPECTED).  Returns whether
+ * it was that case. */
+static bool parse_unclosed(parse_ctx_t *ctx, yysymbol_kind_t found,
+                           src_span_t at, const char *what,
+                           const char *expected)
+{
+    unsigned depth = ctx->depth;
+    if (found == SYM(')') || found == SYM(']'))
+        return false; /* it closed one: the fault is before it */
+    if (depth > 0 && ctx->open_at[depth - 1] == at.begin &&
+        found != YYSYMBOL_YYEOF)
+        depth--; /* the bracket found is not one left open */
+    if (depth == 0 ||
+        (found != YYSYMBOL_YYEOF && !parse_first_on_line(ctx, at.begin)))
+        return false;
+    uint32_t open = ctx->open_at[depth - 1];
+    src_span_t sp = {ctx->file, open, open + 1};
+    char bracket = ctx->text[open];
+    if (found == YYSYMBOL_YYEOF) {
+        diag_error(ctx->diag, sp, "'%c' is never closed", bracket);
+        return true;
+    }
+    unsigned line, col;
+    source_line_col(ctx->set, ctx->file, at.begin, &line, &col);
+    diag_error(ctx->diag, sp,
+               "'%c' is never closed: line %u cannot continue the statement "
+               "(unexpected %s%s)",
+               bracket, line, what, expected);
+    return true;
+}
+
 static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner,
                                  parse_ctx_t *ctx)
 {
@@ -537,6 +589,8 @@ static int yyreport_syntax_error(const yypcontext_t *yyctx, yyscan_t scanner,
     parse_expected_desc(exp, nexp, expected, sizeof expected);
     if (found == YYSYMBOL_YYEOF && !ctx->diag->set)
         ctx->incomplete = true;
+    if (parse_unclosed(ctx, found, at, what, expected))
+        return 0;
     /* A misspelt statement word: say which one was meant. */
     const char *best = NULL;
     if (found == YYSYMBOL_IDENT && strstr(expected, "a statement") &&

@@ -2,7 +2,12 @@
  * source.c — the session's texts, line/column lookup and error reports.
  *
  * Each text keeps a table of line-start offsets built once when it is
- * added, so a span becomes "LINE:COL" by a binary search.  Columns count
+ * added, so a span becomes "LINE:COL" by a binary search; LINE counts
+ * from the text's first line number (1 for a file; the lines of a REPL
+ * session or a notebook's cells go on from text to text).  A released
+ * text's index goes on a free list and is given to the next text, so a
+ * long session that releases what it no longer refers to keeps a set of
+ * bounded size.  Columns count
  * characters: a well-formed UTF-8 sequence is one character, and so is
  * every byte that is not part of one (the same rule draws the caret, so the
  * caret stays under the column that the message names).  Must not: print
@@ -15,16 +20,19 @@
 #include <strings.h>
 
 typedef struct source_file {
-    char *name;
+    char *name; /* NULL: a released slot, on the free list */
     char *text; /* LEN bytes and a NUL */
     size_t len;
     uint32_t *line_starts; /* offsets of the first byte of each line */
     size_t nlines;         /* at least 1 */
+    unsigned first_line;   /* the number of the text's first line */
 } source_file_t;
 
 struct source_set {
     source_file_t *files;
     size_t n, cap;
+    uint32_t *free_slots; /* released indices, reused first */
+    size_t nfree, cap_free;
 };
 
 static void *src_xmalloc(size_t n)
@@ -48,6 +56,8 @@ source_set_t *source_set_new(void)
     source_set_t *set = src_xmalloc(sizeof *set);
     set->files = NULL;
     set->n = set->cap = 0;
+    set->free_slots = NULL;
+    set->nfree = set->cap_free = 0;
     return set;
 }
 
@@ -61,21 +71,36 @@ void source_set_free(source_set_t *set)
         free(set->files[i].line_starts);
     }
     free(set->files);
+    free(set->free_slots);
     free(set);
 }
 
 uint32_t source_add(source_set_t *set, const char *name, const char *text,
                     size_t len)
 {
+    return source_add_at(set, name, 1, text, len);
+}
+
+uint32_t source_add_at(source_set_t *set, const char *name,
+                       unsigned first_line, const char *text, size_t len)
+{
     /* Offsets are 32-bit; a text that does not fit is cut (the parser
      * rejects long lines long before this matters). */
     if (len > UINT32_MAX - 2)
         len = UINT32_MAX - 2;
-    if (set->n == set->cap) {
-        set->cap = set->cap ? 2 * set->cap : 8;
-        set->files = src_xrealloc(set->files, set->cap * sizeof *set->files);
+    uint32_t index;
+    if (set->nfree > 0) {
+        index = set->free_slots[--set->nfree];
+    } else {
+        if (set->n == set->cap) {
+            set->cap = set->cap ? 2 * set->cap : 8;
+            set->files =
+                src_xrealloc(set->files, set->cap * sizeof *set->files);
+        }
+        index = (uint32_t)set->n++;
     }
-    source_file_t *f = &set->files[set->n];
+    source_file_t *f = &set->files[index];
+    f->first_line = first_line ? first_line : 1;
     const char *nm = name ? name : "<input>";
     size_t nlen = strlen(nm);
     f->name = src_xmalloc(nlen + 1);
@@ -96,14 +121,49 @@ uint32_t source_add(source_set_t *set, const char *name, const char *text,
         if (f->text[i] == '\n')
             f->line_starts[k++] = (uint32_t)(i + 1);
     f->nlines = nlines;
-    return (uint32_t)set->n++;
+    return index;
+}
+
+void source_release(source_set_t *set, uint32_t file)
+{
+    if (!set || file == SRC_NO_FILE || file >= set->n ||
+        !set->files[file].name)
+        return;
+    source_file_t *f = &set->files[file];
+    free(f->name);
+    free(f->text);
+    free(f->line_starts);
+    memset(f, 0, sizeof *f);
+    if (set->nfree == set->cap_free) {
+        set->cap_free = set->cap_free ? 2 * set->cap_free : 8;
+        set->free_slots = src_xrealloc(
+            set->free_slots, set->cap_free * sizeof *set->free_slots);
+    }
+    set->free_slots[set->nfree++] = file;
+}
+
+size_t source_slots(const source_set_t *set) { return set ? set->n : 0; }
+
+size_t source_live(const source_set_t *set)
+{
+    return set ? set->n - set->nfree : 0;
 }
 
 static const source_file_t *src_file(const source_set_t *set, uint32_t file)
 {
-    if (!set || file == SRC_NO_FILE || file >= set->n)
+    if (!set || file == SRC_NO_FILE || file >= set->n ||
+        !set->files[file].name)
         return NULL;
     return &set->files[file];
+}
+
+unsigned source_line_count(const source_set_t *set, uint32_t file)
+{
+    const source_file_t *f = src_file(set, file);
+    if (!f || f->len == 0)
+        return 0;
+    /* the last line start is past the end when the text ends in '\n' */
+    return (unsigned)f->nlines - (f->text[f->len - 1] == '\n');
 }
 
 const char *source_name(const source_set_t *set, uint32_t file)
@@ -206,7 +266,7 @@ void source_line_col(const source_set_t *set, uint32_t file, uint32_t offset,
     if (offset > f->len)
         offset = (uint32_t)f->len;
     size_t li = src_line_index(f, offset);
-    *line = (unsigned)li + 1;
+    *line = (unsigned)li + f->first_line;
     *col = src_count_chars(f, f->line_starts[li], offset) + 1;
 }
 
@@ -296,7 +356,7 @@ static void diag_print_kind(FILE *out, const source_set_t *set,
     source_line_col(set, d->span.file, begin, &line, &col);
     fprintf(out, "%s:%u:%u: %s: %s\n", f->name, line, col, kind, d->msg);
 
-    size_t li = line - 1;
+    size_t li = src_line_index(f, begin);
     size_t lb = f->line_starts[li];
     size_t le = li + 1 < f->nlines ? f->line_starts[li + 1] - 1 : f->len;
     if (le > lb && f->text[le - 1] == '\r')

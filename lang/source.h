@@ -1,15 +1,21 @@
 /*
  * source.h — the texts a session has read, source spans, and diagnostics.
  *
- * Every piece of text nh reads (a script, a REPL line, an -e argument, a
- * library module) is added to one source_set_t and kept until the set is
- * freed, so spans stay valid for the whole session.  A span is a file index
- * and a half-open byte range.  This module is the only place that turns a
- * span into "FILE:LINE:COL" and draws the caret; nothing else formats errors.
+ * Every piece of text nh reads (a script, a REPL statement, an -e
+ * argument, a library module) is added to one source_set_t and kept until
+ * it is released or the set is freed, so spans stay valid for as long as
+ * anything refers to them.  A span is a file index and a half-open byte
+ * range.  A text's lines are numbered from its first line number: 1 for a
+ * file, and the next number of its stream for the texts of a REPL or a
+ * notebook (LANGUAGE.md §9: LINE counts the lines typed since the session
+ * began, so `<repl>:12:7` names the 12th line typed).  This module is the
+ * only place that turns a span into "FILE:LINE:COL" and draws the caret;
+ * nothing else formats errors.
  *
- * Ownership: source_add copies the text; the set owns every copy.  A diag_t
- * is a plain value owned by its caller.  Must not: print anything except in
- * diag_print.
+ * Ownership: source_add copies the text; the set owns every copy, until
+ * source_release (after which spans into it must not be used: its index
+ * is given to a later text).  A diag_t is a plain value owned by its
+ * caller.  Must not: print anything except in diag_print.
  */
 #ifndef NH_SOURCE_H
 #define NH_SOURCE_H
@@ -35,9 +41,22 @@ source_set_t *source_set_new(void);
 void source_set_free(source_set_t *set); /* accepts NULL */
 
 /* Adds a copy of TEXT (LEN bytes, may contain NUL) under NAME; returns its
- * file index. */
+ * file index.  Its first line is line 1. */
 uint32_t source_add(source_set_t *set, const char *name, const char *text,
                     size_t len);
+/* The same, with FIRST_LINE the number of the text's first line. */
+uint32_t source_add_at(source_set_t *set, const char *name,
+                       unsigned first_line, const char *text, size_t len);
+/* Frees the text FILE; its index will be reused.  Accepts an index that
+ * is not in use. */
+void source_release(source_set_t *set, uint32_t file);
+/* How many lines TEXT spans: its newlines, and one more when characters
+ * follow the last (0 for an empty text, 1 for "x" and for "x\n"). */
+unsigned source_line_count(const source_set_t *set, uint32_t file);
+/* The indices in use or free (file indices are below it), and the texts
+ * held now. */
+size_t source_slots(const source_set_t *set);
+size_t source_live(const source_set_t *set);
 const char *source_name(const source_set_t *set, uint32_t file);
 /* The text, NUL-terminated after LEN bytes. */
 const char *source_text(const source_set_t *set, uint32_t file, size_t *len);

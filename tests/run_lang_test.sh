@@ -8,6 +8,9 @@
 #                         (TEXT ending in "..." matches a line that begins so)
 #   # exit: N             the exit status (default 0; 1 when an error is expected)
 #   # args: ARGS          options placed before the file name (default -q)
+#   # without: gnuplot    nh runs with an empty PATH, as on a machine without
+#                         gnuplot (the one program nh starts), whether or not
+#                         this one has it: a plot test says which path it tests
 # The script runs from its own directory, as `nh ARGS NAME.nh`, so error
 # locations read NAME.nh:LINE:COL.  Scripts without expectations must just
 # run cleanly (exit 0, nothing on standard error).
@@ -23,12 +26,18 @@ sed -n 's/^[[:space:]]*# expect: \{0,1\}//p' "$test_file" > "$tmp/want_out"
 sed -n 's/^[[:space:]]*# expect-error: //p' "$test_file" > "$tmp/want_err"
 want_exit=$(sed -n 's/^[[:space:]]*# exit: //p' "$test_file" | head -n 1)
 args=$(sed -n 's/^[[:space:]]*# args: //p' "$test_file" | head -n 1)
+run_path=$PATH
+timeout=$(command -v timeout)
+if grep -q '^[[:space:]]*# without: gnuplot[[:space:]]*$' "$test_file"; then
+    mkdir "$tmp/empty"
+    run_path=$tmp/empty
+fi
 [ -n "$args" ] || args=-q
 if [ -z "$want_exit" ]; then
     if [ -s "$tmp/want_err" ]; then want_exit=1; else want_exit=0; fi
 fi
 
-(cd "$dir" && timeout 120 "$NH" $args "$base" < /dev/null > "$tmp/out" 2> "$tmp/err")
+(cd "$dir" && PATH=$run_path "$timeout" 120 "$NH" $args "$base" < /dev/null > "$tmp/out" 2> "$tmp/err")
 status=$?
 fail=0
 if [ "$status" != "$want_exit" ]; then

@@ -517,7 +517,7 @@ static void test_output_statements(void **state)
     assert_int_equal(s->kind, STMT_PRINT);
     assert_int_equal(s->u.output.n, 2);
     span_is(P, s->u.output.items[1]->span, "y'' + 1");
-    assert_null(s->u.output.file);
+    assert_null(s->to_file.name);
     assert_null(s->u.output.vs);
 
     assert_int_equal(P->prog.stmts[1]->kind, STMT_ACCEL);
@@ -525,28 +525,28 @@ static void test_output_statements(void **state)
     s = P->prog.stmts[2];
     assert_int_equal(s->kind, STMT_TABLE);
     assert_int_equal(s->u.output.n, 3);
-    assert_string_equal(s->u.output.file, "sphere.csv");
-    span_is(P, s->u.output.file_span, "\"sphere.csv\"");
+    assert_string_equal(s->to_file.name, "sphere.csv");
+    span_is(P, s->to_file.span, "\"sphere.csv\"");
     span_is(P, s->span, "table t, x, T > \"sphere.csv\"");
     s = P->prog.stmts[3];
-    assert_null(s->u.output.file);
-    assert_int_equal(s->u.output.file_span.file, SRC_NO_FILE);
+    assert_null(s->to_file.name);
+    assert_int_equal(s->to_file.span.file, SRC_NO_FILE);
 
     s = P->prog.stmts[4];
     assert_int_equal(s->kind, STMT_PLOT);
     assert_int_equal(s->u.output.n, 2);
     span_is(P, s->u.output.vs->span, "x");
-    assert_string_equal(s->u.output.file, "f\"1.png");
+    assert_string_equal(s->to_file.name, "f\"1.png");
     s = P->prog.stmts[5];
     assert_null(s->u.output.vs);
-    assert_null(s->u.output.file);
+    assert_null(s->to_file.name);
     span_is(P, s->span, "plot y");
     s = P->prog.stmts[6];
     assert_null(s->u.output.vs);
-    assert_string_equal(s->u.output.file, "a.svg");
+    assert_string_equal(s->to_file.name, "a.svg");
     s = P->prog.stmts[7];
     span_is(P, s->u.output.vs->span, "x");
-    assert_null(s->u.output.file);
+    assert_null(s->to_file.name);
     parsed_free(P);
 }
 
@@ -592,6 +592,51 @@ static void test_show_and_teaching(void **state)
     s = P->prog.stmts[9];
     assert_int_equal(s->kind, STMT_WORKSHEET);
     ident_is(P, s->u.word, "second_reduced");
+    parsed_free(P);
+}
+
+/* LANGUAGE.md §7: every statement that prints takes `> "file"` at its
+ * end; the span of the statement takes it in. */
+static void test_to_file(void **state)
+{
+    (void)state;
+    parsed_t *P = parse_ok(
+        "print x, y > \"a.txt\"\naccel > \"b\"\nshow latex eom > \"eom.tex\"\n"
+        "show mass > \"m\"\ncheck > \"c\"\ncompare lagrange maggi > \"d\"\n"
+        "compare a b samples 3 > \"e\"\nworksheet first > \"w\"\n"
+        "help > \"h\"\nhelp plot > \"h2\"\ntable x >\n \"t.csv\"",
+        11);
+    static const struct {
+        ast_stmt_kind_t kind;
+        const char *file, *text;
+    } want[] = {
+        {STMT_PRINT, "a.txt", "print x, y > \"a.txt\""},
+        {STMT_ACCEL, "b", "accel > \"b\""},
+        {STMT_SHOW, "eom.tex", "show latex eom > \"eom.tex\""},
+        {STMT_SHOW, "m", "show mass > \"m\""},
+        {STMT_CHECK, "c", "check > \"c\""},
+        {STMT_COMPARE, "d", "compare lagrange maggi > \"d\""},
+        {STMT_COMPARE, "e", "compare a b samples 3 > \"e\""},
+        {STMT_WORKSHEET, "w", "worksheet first > \"w\""},
+        {STMT_HELP, "h", "help > \"h\""},
+        {STMT_HELP, "h2", "help plot > \"h2\""},
+        {STMT_TABLE, "t.csv", "table x >\n \"t.csv\""},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        const ast_stmt_t *s = P->prog.stmts[k];
+        assert_int_equal(s->kind, want[k].kind);
+        assert_string_equal(s->to_file.name, want[k].file);
+        span_is(P, s->span, want[k].text);
+    }
+    assert_string_equal(P->prog.stmts[9]->u.word.name, "plot");
+    parsed_free(P);
+
+    /* Only statements that print take it. */
+    P = parse("coord x > \"f\"");
+    assert_int_equal(P->status, PARSE_ERROR);
+    parsed_free(P);
+    P = parse("simulate to 1 > \"f\"");
+    assert_int_equal(P->status, PARSE_ERROR);
     parsed_free(P);
 }
 
@@ -757,14 +802,25 @@ static void test_incomplete(void **state)
     /* and the continued text parses */
     parsed_t *P = parse_ok("print (1\n + 2)", 1);
     parsed_free(P);
+    /* A statement left open is reported at its open bracket
+     * (LANGUAGE.md §9) ... */
     P = parse("print (1");
+    assert_string_equal(P->diag.msg, "'(' is never closed");
+    span_is(P, P->diag.span, "(");
+    parsed_free(P);
+    P = parse("print f([1, (2");
+    assert_string_equal(P->diag.msg, "'(' is never closed");
+    assert_int_equal(P->diag.span.begin, 12); /* the innermost */
+    parsed_free(P);
+    /* ... but one that ends after an operator, where it ends. */
+    P = parse("print 1 +");
     assert_string_equal(P->diag.msg,
-                        "unexpected end of input, expected an operator or "
-                        "')'");
+                        "unexpected end of input, expected an expression");
     span_is(P, P->diag.span, ""); /* just after the last token */
-    assert_int_equal(P->diag.span.begin, 8);
+    assert_int_equal(P->diag.span.begin, 9);
     parsed_free(P);
 }
+
 
 static void expect_error_at(const char *text, unsigned line, unsigned col,
                             const char *msg)
@@ -805,13 +861,14 @@ static void test_error_locations(void **state)
     expect_error_at("param a' = 1", 1, 8,
                     "unexpected prime, expected '='");
     expect_error_at("print 1 2", 1, 9,
-                    "unexpected number '2', expected an operator, ',' or "
-                    "end of line");
+                    "unexpected number '2', expected an operator, ',', '>' "
+                    "or end of line");
     expect_error_at("\tprint\t(a b)", 1, 11,
                     "unexpected name 'b', expected an operator, '(' or ')'");
     expect_error_at("print λ + 1", 1, 7, "unexpected character 'λ'");
     expect_error_at("help 12", 1, 6,
-                    "unexpected number '12', expected a topic or end of line");
+                    "unexpected number '12', expected a topic, '>' or end "
+                    "of line");
     expect_error_at("show latex", 1, 11,
                     "unexpected end of line, expected an expression or "
                     "'mass'");
@@ -822,6 +879,32 @@ static void test_error_locations(void **state)
     /* the first error of the text wins over later ones */
     expect_error_at("print )\nprint @", 1, 7,
                     "unexpected ')', expected an expression");
+}
+
+/* LANGUAGE.md §9: a statement left open that a new line cannot continue
+ * is reported at the opening bracket, naming the line. */
+static void test_unclosed_bracket(void **state)
+{
+    (void)state;
+    expect_error_at("print f(1,\ncoord x", 1, 8,
+                    "'(' is never closed: line 2 cannot continue the "
+                    "statement (unexpected 'coord', expected an expression)");
+    expect_error_at("print [1,\n  2\n\n  coord x", 1, 7,
+                    "'[' is never closed: line 4 cannot continue the "
+                    "statement (unexpected 'coord', expected an operator, "
+                    "',' or ']')");
+    /* a bracket opened on the new line is not the one left open */
+    expect_error_at("print (1\n(2)", 1, 7,
+                    "'(' is never closed: line 2 cannot continue the "
+                    "statement (unexpected '(', expected an operator or "
+                    "')')");
+    /* an error inside the new line, or a bracket closed, is where it is */
+    expect_error_at("print (1 +\n2 3)", 2, 3,
+                    "unexpected number '3', expected an operator or ')'");
+    expect_error_at("print ((1 +\n)", 2, 1,
+                    "unexpected ')', expected an expression");
+    expect_error_at("print (1 (", 1, 10,
+                    "unexpected '(', expected an operator or ')'");
 }
 
 /* ---- limits and hostile input ----------------------------------------- */
@@ -1035,11 +1118,13 @@ int main(void)
         cmocka_unit_test(test_state_and_simulation),
         cmocka_unit_test(test_output_statements),
         cmocka_unit_test(test_show_and_teaching),
+        cmocka_unit_test(test_to_file),
         cmocka_unit_test(test_other_statements),
         cmocka_unit_test(test_every_kind_and_keyword),
         cmocka_unit_test(test_separators),
         cmocka_unit_test(test_incomplete),
         cmocka_unit_test(test_error_locations),
+        cmocka_unit_test(test_unclosed_bracket),
         cmocka_unit_test(test_nesting_limit),
         cmocka_unit_test(test_random_bytes),
         cmocka_unit_test(test_token_soup),

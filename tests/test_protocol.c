@@ -337,9 +337,10 @@ static void test_execute_syntax(void **state)
     say(c, "{\"request\":\"execute\",\"code\":\"print (1 +\"}");
     v = hear(c, 30);
     assert_string_equal(str(v, "output"), "error");
-    assert_non_null(strstr(str(v, "message"), "unexpected end of input"));
+    /* An unclosed bracket is reported at the bracket (LANGUAGE.md §9). */
+    assert_non_null(strstr(str(v, "message"), "'(' is never closed"));
     assert_true(num(v, "line") == 1);
-    assert_true(num(v, "column") == 11);
+    assert_true(num(v, "column") == 7);
     json_free(v);
     expect_execute(c, "error");
 }

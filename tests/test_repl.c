@@ -179,12 +179,53 @@ static void test_ctrl_c_stops_simulate(void **state)
                     "max |diff| = ", 10));
 }
 
+/* LANGUAGE.md §9: LINE counts the lines typed since the session began
+ * (empty ones and those of a statement spanning lines too), so the place
+ * a message names can be found again. */
+static void test_places_count_lines_typed(void **state)
+{
+    term_t *t = *state;
+    NEED_NH(t);
+    assert_true(expect(t, "nh> ", 5));
+    assert_true(say(t, "param a = 1\r", "nh> ", 5));
+    assert_true(say(t, "\r", "nh> ", 5));
+    assert_true(say(t, "print [1,\r", "...> ", 5));
+    assert_true(say(t, "2, 3]\r", "[1, 2, 3] = [1, 2, 3]", 5));
+    assert_true(say(t, "coord a\r",
+                    "<repl>:5:7: error: 'a' is already declared as a "
+                    "parameter at <repl>:1:7",
+                    5));
+}
+
+/* An unclosed bracket: an empty line ends the statement, which is
+ * reported at the bracket (doc/language.md), and the next line is a
+ * statement of its own. */
+static void test_empty_line_ends_open_statement(void **state)
+{
+    term_t *t = *state;
+    NEED_NH(t);
+    assert_true(expect(t, "nh> ", 5));
+    assert_true(say(t, "print sin(1 +\r", "...> ", 5));
+    assert_true(say(t, "\r", "<repl>:1:10: error: '(' is never closed", 5));
+    assert_true(expect(t, "nh> ", 5));
+    assert_true(say(t, "print (2 +\r", "...> ", 5));
+    assert_true(say(t, "coord x\r",
+                    "<repl>:3:7: error: '(' is never closed: line 4 cannot "
+                    "continue the statement",
+                    5));
+    assert_true(say(t, "print 3\r", "3 = 3", 5));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_ctrl_c_at_prompt, start, stop),
         cmocka_unit_test_setup_teardown(test_ctrl_c_stops_simulate, start,
                                         stop),
+        cmocka_unit_test_setup_teardown(test_places_count_lines_typed, start,
+                                        stop),
+        cmocka_unit_test_setup_teardown(test_empty_line_ends_open_statement,
+                                        start, stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -313,6 +313,207 @@ static void test_help_covers_every_statement(void **state)
     assert_null(help_text("no_such_topic"));
 }
 
+/* The reader on the stream "<repl>" with the REPL's rules: feeds LINE. */
+static run_status_t type_line(session_reader_t *r, const char *line)
+{
+    return session_reader_line(r, line, strlen(line));
+}
+
+/* LANGUAGE.md §9: a long session uses memory in proportion to its model,
+ * not to the lines typed.  Thousands of statements that the model does
+ * not keep — prints, failures, a parameter declared again and again —
+ * leave a bounded number of texts and arenas behind (they grew by one
+ * per line before); the texts the model needs stay, so an old place is
+ * still named right. */
+static void test_memory_follows_the_model(void **state)
+{
+    fixture_t *f = *state;
+    session_reader_t *r = session_reader_new(f->s, "<repl>", true);
+    assert_int_equal(type_line(r, "param a = 1"), RUN_OK);
+    assert_int_equal(type_line(r, "coord x; kinetic T = x'^2/2"), RUN_OK);
+    char line[64];
+    for (int i = 0; i < 3000; i++) {
+        assert_int_equal(type_line(r, "print 1"), RUN_OK);
+        snprintf(line, sizeof line, "param b = %d", i);
+        assert_int_equal(type_line(r, line), RUN_OK);
+        assert_int_equal(type_line(r, "print (1 +"), RUN_INCOMPLETE);
+        assert_int_equal(type_line(r, "  2)"), RUN_OK);
+        assert_int_equal(type_line(r, "print nope"), RUN_ERROR);
+    }
+    size_t texts, arenas;
+    session_memory(f->s, &texts, &arenas);
+    /* The model's three texts, and at most two collections' worth. */
+    assert_true(arenas <= 2 * 64 + 3);
+    assert_true(texts <= arenas + 1);
+    assert_true(arenas >= 3);
+
+    /* 2 + 5 × 3000 lines were typed: this is line 15003. */
+    assert_int_equal(type_line(r, "coord a"), RUN_ERROR);
+    fflush(f->ferr);
+    assert_non_null(strstr(f->err,
+                           "<repl>:15003:7: error: 'a' is already declared "
+                           "as a parameter at <repl>:1:7; it cannot also "
+                           "be a coordinate\ncoord a\n      ^\n"));
+    session_reader_free(r);
+    fflush(f->fout);
+    assert_int_equal(f->out_len, 6000 * strlen("1 = 1\n") -
+                                     3000 * strlen("1 = 1\n") +
+                                     3000 * strlen("(1 + 2) = 3\n"));
+}
+
+/* LANGUAGE.md §9: in the REPL (and a notebook's cells) LINE counts the
+ * lines of the session, from text to text; an unfinished text numbers
+ * nothing, since it comes again with more. */
+static void test_lines_numbered_across_texts(void **state)
+{
+    fixture_t *f = *state;
+    const char *a = "param k = 1\n\ncoord x\n";
+    assert_int_equal(session_run_lines(f->s, "<cell>", a, strlen(a), true),
+                     RUN_OK);
+    assert_int_equal(session_run_lines(f->s, "<cell>", "print (1 +\n", 11,
+                                       true),
+                     RUN_INCOMPLETE);
+    const char *b = "print (1 +\n 2)\nprint k + xx";
+    assert_int_equal(session_run_lines(f->s, "<cell>", b, strlen(b), true),
+                     RUN_ERROR);
+    const char *c = "coord k";
+    assert_int_equal(session_run_lines(f->s, "<cell>", c, strlen(c), true),
+                     RUN_ERROR);
+    /* another stream counts on its own; a file starts at 1 */
+    assert_int_equal(session_run_lines(f->s, "<other>", c, strlen(c), true),
+                     RUN_ERROR);
+    assert_int_equal(session_run_text(f->s, "f.nh", c, strlen(c), false),
+                     RUN_ERROR);
+    fflush(f->ferr);
+    const char *want[] = {
+        "<cell>:6:11: error: unknown name 'xx'; did you mean 'x'?",
+        "<cell>:7:7: error: 'k' is already declared as a parameter at "
+        "<cell>:1:7",
+        "<other>:1:7: error: 'k' is already declared as a parameter at "
+        "<cell>:1:7",
+        "f.nh:1:7: error: 'k' is already declared",
+    };
+    const char *at = f->err;
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const char *hit = strstr(at, want[i]);
+        if (!hit)
+            fail_msg("no \"%s\" in:\n%s", want[i], f->err);
+        at = hit + strlen(want[i]);
+    }
+}
+
+/* The REPL's reader: an empty line ends a statement left open, which is
+ * then reported at its open bracket (doc/language.md); a script read a
+ * line at a time (`nh -`) goes on through empty lines, as a file does. */
+static void test_reader_rules(void **state)
+{
+    fixture_t *f = *state;
+    session_reader_t *r = session_reader_new(f->s, "<repl>", true);
+    assert_int_equal(type_line(r, "print 1; print (2 +"), RUN_INCOMPLETE);
+    assert_true(session_reader_open(r));
+    assert_int_equal(type_line(r, "   "), RUN_ERROR);
+    assert_false(session_reader_open(r));
+    /* Ctrl-C drops the open lines; they are counted all the same */
+    assert_int_equal(type_line(r, "print [1,"), RUN_INCOMPLETE);
+    session_reader_drop(r);
+    assert_int_equal(type_line(r, "print nope"), RUN_ERROR);
+    /* input that ends inside a statement reports it */
+    assert_int_equal(type_line(r, "print f(1,"), RUN_INCOMPLETE);
+    assert_int_equal(session_reader_end(r), RUN_ERROR);
+    session_reader_free(r);
+
+    r = session_reader_new(f->s, "<stdin>", false);
+    assert_int_equal(type_line(r, "print (3 +"), RUN_INCOMPLETE);
+    assert_int_equal(type_line(r, ""), RUN_INCOMPLETE);
+    assert_int_equal(type_line(r, "  4)"), RUN_OK);
+    session_reader_free(r);
+
+    fflush(f->fout);
+    fflush(f->ferr);
+    assert_string_equal(f->out, "(3 + 4) = 7\n"); /* print 1 never ran */
+    assert_non_null(strstr(f->err, "<repl>:1:16: error: '(' is never "
+                                   "closed\n"));
+    assert_non_null(strstr(f->err, "<repl>:4:7: error: unknown name"));
+    assert_non_null(strstr(f->err, "<repl>:5:8: error: '(' is never "
+                                   "closed\n"));
+}
+
+/* A long statement typed a line at a time is parsed a few times, not
+ * once per line (which took minutes for this one). */
+static void test_reader_long_statement(void **state)
+{
+    fixture_t *f = *state;
+    session_reader_t *r = session_reader_new(f->s, "<stdin>", false);
+    assert_int_equal(type_line(r, "print [0,"), RUN_INCOMPLETE);
+    for (int i = 0; i < 100000; i++)
+        assert_int_equal(type_line(r, "  1,"), RUN_INCOMPLETE);
+    assert_int_equal(type_line(r, "  0]"), RUN_ERROR);
+    fflush(f->ferr);
+    assert_non_null(strstr(f->err, "<stdin>:1:7: error: "));
+
+    /* past 1 MiB: an error at its first line, and the lines dropped */
+    char *line = malloc(60001);
+    memset(line, ' ', 60000);
+    line[60000] = '\0';
+    line[0] = '1';
+    line[1] = ',';
+    assert_int_equal(type_line(r, "print [0,"), RUN_INCOMPLETE);
+    int k = 0;
+    run_status_t rc;
+    while ((rc = type_line(r, line)) == RUN_INCOMPLETE)
+        k++;
+    free(line);
+    assert_int_equal(rc, RUN_ERROR);
+    assert_int_equal(k, (1 << 20) / 60001);
+    assert_false(session_reader_open(r));
+    session_reader_free(r);
+    fflush(f->ferr);
+    assert_non_null(strstr(f->err,
+                           "<stdin>:100003:1: error: a statement longer "
+                           "than 1 MiB: put it in a file and `load` it, or "
+                           "split it with `let`\nprint [0,\n^\n"));
+}
+
+/* LANGUAGE.md §7: a write error on the output is an error, never silent;
+ * `> "file"` writes elsewhere and is not touched by it. */
+static void test_write_error_is_an_error(void **state)
+{
+    (void)state;
+    FILE *full = fopen("/dev/full", "w");
+    if (!full)
+        skip();
+    char *err = NULL;
+    size_t err_len = 0;
+    FILE *ferr = open_memstream(&err, &err_len);
+    session_t *s = session_new(true, full, ferr);
+    const char *text = "print 1\nhelp\n";
+    assert_int_equal(session_run_text(s, "w.nh", text, strlen(text), false),
+                     RUN_ERROR);
+    fflush(ferr);
+    assert_non_null(strstr(err, "w.nh:1:1: error: cannot write the output: "
+                                "No space left on device\n"));
+    /* what failed is dropped: the next statement starts afresh */
+    char dir[] = "/tmp/nh-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char stmt[256], path[128];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    snprintf(stmt, sizeof stmt, "print 2 > \"%s\"", path);
+    assert_int_equal(session_run_text(s, "w.nh", stmt, strlen(stmt), false),
+                     RUN_OK);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    char got[32] = "";
+    assert_non_null(fgets(got, sizeof got, in));
+    fclose(in);
+    assert_string_equal(got, "2 = 2\n");
+    unlink(path);
+    rmdir(dir);
+    session_free(s);
+    fclose(full);
+    fclose(ferr);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +534,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_interrupt_from_signal, setup,
                                         teardown),
         cmocka_unit_test(test_help_covers_every_statement),
+        cmocka_unit_test_setup_teardown(test_memory_follows_the_model, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_lines_numbered_across_texts,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader_long_statement, setup,
+                                        teardown),
+        cmocka_unit_test(test_write_error_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

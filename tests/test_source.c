@@ -305,6 +305,55 @@ static void test_print_long_line_window(void **state)
     source_set_free(set);
 }
 
+/* A text numbered from a first line (a REPL's or a notebook's stream):
+ * LINE counts from it, in places and in the report, whose source line and
+ * caret are still the text's own. */
+static void test_first_line(void **state)
+{
+    (void)state;
+    source_set_t *set = source_set_new();
+    uint32_t f = source_add_at(set, "<repl>", 12, "coord x\nprint y\n", 16);
+    check_lc(set, f, 0, 12, 1);
+    check_lc(set, f, 14, 13, 7);
+    assert_int_equal(source_line_count(set, f), 2);
+    diag_t d = {0};
+    diag_error(&d, (src_span_t){f, 14, 15}, "unknown name 'y'");
+    char *out = print_to_string(set, &d);
+    assert_string_equal(out, "<repl>:13:7: error: unknown name 'y'\n"
+                             "print y\n"
+                             "      ^\n");
+    free(out);
+    /* how many lines a text spans */
+    uint32_t a = source_add(set, "a", "x", 1);
+    uint32_t b = source_add(set, "b", "", 0);
+    uint32_t c = source_add(set, "c", "x\n\ny", 4);
+    assert_int_equal(source_line_count(set, a), 1);
+    assert_int_equal(source_line_count(set, b), 0);
+    assert_int_equal(source_line_count(set, c), 3);
+    source_set_free(set);
+}
+
+/* A released text's index goes to the next text: a long session keeps a
+ * set of bounded size. */
+static void test_release_reuses(void **state)
+{
+    (void)state;
+    source_set_t *set = source_set_new();
+    uint32_t keep = source_add(set, "keep", "param a = 1\n", 12);
+    for (int i = 0; i < 10000; i++) {
+        uint32_t f = source_add(set, "<repl>", "print 1\n", 8);
+        assert_int_equal(source_live(set), 2);
+        source_release(set, f);
+        source_release(set, f); /* twice: nothing */
+    }
+    assert_true(source_slots(set) <= 2);
+    assert_int_equal(source_live(set), 1);
+    assert_string_equal(source_name(set, keep), "keep");
+    assert_string_equal(source_text(set, keep, NULL), "param a = 1\n");
+    source_release(set, SRC_NO_FILE);
+    source_set_free(set);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +367,8 @@ int main(void)
         cmocka_unit_test(test_print_odd_lines),
         cmocka_unit_test(test_print_no_file),
         cmocka_unit_test(test_print_long_line_window),
+        cmocka_unit_test(test_first_line),
+        cmocka_unit_test(test_release_reuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,15 +34,19 @@ void ctx_free(ctx_t *s)
     sim_samples_free(&s->samples);
 }
 
+void ctx_drop_lowering(ctx_t *s)
+{
+    eom_free(s->eom);
+    s->eom = NULL;
+    lower_free(s->lw);
+    s->lw = NULL;
+}
+
 void ctx_drop_large_lowering(ctx_t *s)
 {
     if (s->lw && expr_graph_count(lower_graph(s->lw)) >
-                     SESSION_REBUILD_NODES) {
-        eom_free(s->eom);
-        s->eom = NULL;
-        lower_free(s->lw);
-        s->lw = NULL;
-    }
+                     SESSION_REBUILD_NODES)
+        ctx_drop_lowering(s);
 }
 
 lower_t *ctx_lowered(ctx_t *s, diag_t *err)

@@ -91,8 +91,10 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err);
 /* The prepared equations of the chosen method (on demand); NULL with
  * *err set, at span WHERE. */
 eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err);
-/* Drops the lowering and the equations when a failed statement left the
- * graph larger than SESSION_REBUILD_NODES (rebuilt when next needed). */
+/* Drops the lowering and the equations (rebuilt when next needed). */
+void ctx_drop_lowering(ctx_t *s);
+/* The same when a failed statement left the graph larger than
+ * SESSION_REBUILD_NODES. */
 void ctx_drop_large_lowering(ctx_t *s);
 
 /* The method ID names (with "did you mean"); -1 with *err set. */

@@ -31,6 +31,9 @@ static const help_entry_t entries[] = {
      "Language:     expressions functions vectors prime errors\n"
      "Notebooks:    notebook\n"
      "\n"
+     "Every statement that prints (print accel show check compare\n"
+     "worksheet help table) takes > \"file\" at its end and writes there\n"
+     "instead; the file is replaced only when all of it was written.\n"
      "`help TOPIC` tells more about any of these.\n"},
     {"param",
      "param NAME = VALUE, ...\n"
@@ -117,12 +120,12 @@ static const help_entry_t entries[] = {
     {"project", "project: an option of `simulate` (help simulate).\n"},
     {"reset", "reset\n  Returns to the state of the last `initial` and clears the samples.\n"},
     {"print",
-     "print EXPR, ...\n"
+     "print EXPR, ... [> \"file\"]\n"
      "  Prints `TEXT = VALUE` per expression at the current state.\n"
      "  Accelerations (x''), lambda(NAME) and reaction(x) take the values\n"
      "  the chosen equations give.\n"},
     {"accel",
-     "accel\n"
+     "accel [> \"file\"]\n"
      "  The accelerations of the chosen equations at the current state: one\n"
      "  `q'' = VALUE` line per coordinate (z' lines first for maggi and\n"
      "  gibbs_appell), then lambda(NAME) per constraint for the methods with\n"
@@ -144,17 +147,18 @@ static const help_entry_t entries[] = {
      "show mass         the mass matrix M_ij = d2L/dq_i'dq_j'\n"
      "show reduced      the reduced Lagrangian (voronec, naive)\n"
      "show voronec      the coefficients a and b of Voronec's equations\n"
-     "  `latex` after `show` works for all of them; in a notebook it is\n"
-     "  shown as typeset mathematics.\n"},
+     "  `latex` after `show` works for all of them (in a notebook it is\n"
+     "  shown as typeset mathematics), and > \"file\" at the end writes\n"
+     "  there: show latex eom > \"eom.tex\"\n"},
     {"latex", "latex: `show latex ...` prints LaTeX (help show).\n"},
     {"check",
-     "check\n"
+     "check [> \"file\"]\n"
      "  For each constraint: holonomic / linear / affine / nonlinear,\n"
      "  homogeneity, time dependence, integrability (Frobenius and\n"
      "  exactness); then the rank of B at the state, the degrees of\n"
      "  freedom, and whether energy is conserved (Benenti Thm 11.6).\n"},
     {"compare",
-     "compare A B [samples N]\n"
+     "compare A B [samples N] [> \"file\"]\n"
      "  The accelerations of equations A and B side by side at the current\n"
      "  state, or the largest difference over N random states consistent\n"
      "  with the constraints.  The last line, max |diff|, is the largest\n"
@@ -162,7 +166,7 @@ static const help_entry_t entries[] = {
      "  Example: compare voronec naive\n"},
     {"samples", "samples: part of `compare A B samples N` (help compare).\n"},
     {"worksheet",
-     "worksheet preliminary | first | second | second_reduced\n"
+     "worksheet preliminary | first | second | second_reduced [> \"file\"]\n"
      "  Benenti's worksheets, step by step, symbolically and at the state.\n"},
     {"set",
      "set NAME = VALUE\n"
@@ -174,7 +178,7 @@ static const help_entry_t entries[] = {
      "import \"name\"\n"
      "  Runs name.nh from the standard library (NH_PATH first, then the\n"
      "  installed library).  A module runs once per session.\n"},
-    {"help", "help [TOPIC]\n  This help.\n"},
+    {"help", "help [TOPIC] [> \"file\"]\n  This help.\n"},
     {"quit", "quit\n  Ends the session (also exit, or Ctrl-D in the REPL).\n"},
     {"exit", "exit\n  Ends the session (also quit, or Ctrl-D in the REPL).\n"},
     {"lagrange",
@@ -237,7 +241,11 @@ static const help_entry_t entries[] = {
     {"errors",
      "Errors read FILE:LINE:COL: error: MESSAGE, with the source line and a\n"
      "caret.  A statement that fails changes nothing; in the REPL an error\n"
-     "never ends the session; in a script the first error stops the run.\n"},
+     "never ends the session; in a script the first error stops the run.\n"
+     "In the REPL (<repl>) LINE counts the lines typed since the session\n"
+     "began, so a place named in a message can be found again.  An empty\n"
+     "line ends a statement left open (an unclosed bracket), which is then\n"
+     "reported at the bracket.\n"},
     {"notebook",
      "nh in Jupyter: `nh --install-kernel` (or --user) registers the kernel\n"
      "`nh` (`make install` installs it too); pick it in Jupyter.  One\n"

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "interp/cli/kernelspec.h"
 #include "interp/cli/protocol.h"
+#include "interp/base/outfile.h"
 #include "interp/cli/repl.h"
 #include "interp/cli/session.h"
 #include "interp/base/util.h"
@@ -113,6 +114,20 @@ static int install_kernel(bool user)
     return 0;
 }
 
+/* LANGUAGE.md §7: a write error on standard output is an error, never
+ * silent — also for what nh writes outside statements (the usage, the
+ * version, the banner).  The session reports the statements' own. */
+static int finish_output(int status)
+{
+    int e = outfile_flush_error(stdout);
+    if (e) {
+        fprintf(stderr, "nh: error: cannot write to standard output: %s\n",
+                strerror(e));
+        return status ? status : 1;
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     bool quiet = false, interactive = false;
@@ -206,6 +221,5 @@ int main(int argc, char **argv)
 out:
     free(files);
     free(stmts);
-    fflush(stdout);
-    return status;
+    return finish_output(status);
 }

@@ -237,18 +237,22 @@ static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
     }
     plot_columns_t pc = {c.n, s->samples.n, (const char *const *)c.titles,
                          (const double *const *)c.col};
-    const char *file = st->u.output.file;
-    int rc;
+    /* `table > "file"` is the session's redirection of s->out, as for
+     * every printing statement; `plot` names its own file, whose
+     * extension chooses the image; without one, a notebook gets SVG. */
+    const char *file = st->to_file.name;
+    int rc = 0;
     if (plot && !file && s->svg_plots) {
         s->out_kind = CTX_OUT_SVG;
         rc = plot_draw_svg(&pc, s->out, err);
+    } else if (plot) {
+        rc = plot_draw(&pc, file, s->out, err);
     } else {
-        rc = plot ? plot_draw(&pc, file, s->out, err)
-                  : plot_table(&pc, file, s->out, err);
+        plot_table(&pc, s->out);
     }
     columns_free(&c);
     if (rc != 0 && err->set && err->span.file == SRC_NO_FILE)
-        err->span = file ? st->u.output.file_span : st->span;
+        err->span = file ? st->to_file.span : st->span;
     return rc;
 }
 

@@ -16,6 +16,14 @@
  * echoes "^C" and re-raises the signal to our handler; our getc function
  * then ends the line so that readline returns.
  *
+ * The statements typed go to a session reader (session.h) on the stream
+ * "<repl>", which numbers the lines from the session's start and ends an
+ * open statement at an empty line; without a terminal the session reads
+ * standard input itself (session_run_stream).  A line longer than
+ * PARSE_MAX_LINE is cut where it passes the limit (so the parse reports
+ * it) and the rest of it is skipped: one endless line cannot fill the
+ * memory.
+ *
  * Must not: interpret statements (the session does).
  */
 #include "interp/cli/repl.h"
@@ -32,12 +40,15 @@
 
 #include "config.h"
 #include "interp/base/util.h"
+#include "lang/parse.h"
 
 #define PROMPT "nh> "
 #define PROMPT_MORE "...> "
 #define HISTORY_LINES 1000
 
 static session_t *active; /* see the file comment */
+static size_t line_bytes;  /* bytes typed on the line so far */
+static bool skipping;      /* the rest of a line too long, being dropped */
 
 static char *complete_word(const char *text, int state)
 {
@@ -86,10 +97,23 @@ static int repl_getc(FILE *in)
             return '\n';
         unsigned char c;
         ssize_t n = read(fileno(in), &c, 1);
-        if (n == 1)
-            return c;
-        if (n == 0 || errno != EINTR)
+        if (n == 0 || (n < 0 && errno != EINTR))
             return EOF;
+        if (n < 0)
+            continue;
+        bool end = c == '\n' || c == '\r';
+        if (skipping) {
+            skipping = !end;
+            continue;
+        }
+        if (end) {
+            line_bytes = 0;
+        } else if (++line_bytes > PARSE_MAX_LINE + 1) {
+            skipping = true; /* the line ends here; what follows is lost */
+            line_bytes = 0;
+            return '\n';
+        }
+        return c;
     }
 }
 
@@ -104,53 +128,13 @@ static char *history_path(void)
     return p;
 }
 
-/* Feeds one line into BUF; runs BUF when it holds complete statements.
- * Returns whether what ran failed. */
-static bool feed(session_t *s, strbuf_t *buf, const char *line, bool tty,
-                 bool *more)
-{
-    strbuf_add(buf, line);
-    strbuf_add(buf, "\n");
-    run_status_t rc =
-        session_run_text(s, "<repl>", buf->data, buf->len, true);
-    if (rc == RUN_INCOMPLETE) {
-        *more = true;
-        return false;
-    }
-    if (tty && buf->len > 1) {
-        buf->data[buf->len - 1] = '\0'; /* history without the newline */
-        add_history(buf->data);
-    }
-    strbuf_free(buf);
-    *more = false;
-    return rc == RUN_ERROR;
-}
-
 int repl_run(session_t *s, bool banner)
 {
     bool tty = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
-    strbuf_t buf;
-    strbuf_init(&buf);
-    bool more = false;
     if (!tty) {
         /* Errors do not end the session, but the exit status says
          * whether any statement failed (doc/language.md). */
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        bool failed = false;
-        while (!session_quit_requested(s) &&
-               (n = getline(&line, &cap, stdin)) >= 0) {
-            if (n > 0 && line[n - 1] == '\n')
-                line[n - 1] = '\0';
-            failed |= feed(s, &buf, line, false, &more);
-        }
-        free(line);
-        if (more) /* input ended inside a statement: say so */
-            failed |= session_run_text(s, "<repl>", buf.data, buf.len,
-                                       false) != RUN_OK;
-        strbuf_free(&buf);
-        return failed ? 1 : 0;
+        return session_run_stream(s, stdin, "<repl>", true) == RUN_ERROR;
     }
 
     if (banner)
@@ -172,28 +156,44 @@ int repl_run(session_t *s, bool banner)
     if (hist)
         read_history(hist);
     stifle_history(HISTORY_LINES);
+    session_reader_t *r = session_reader_new(s, "<repl>", true);
+    strbuf_t entry; /* the lines of the statement, one history entry */
+    strbuf_init(&entry);
     while (!session_quit_requested(s)) {
-        char *line = readline(more ? PROMPT_MORE : PROMPT);
+        char *line = readline(session_reader_open(r) ? PROMPT_MORE : PROMPT);
         if (!line) {
             putchar('\n');
+            session_reader_end(r); /* reports a statement left open */
             break;
         }
         if (session_interrupted(s)) { /* Ctrl-C at the prompt */
             session_clear_interrupt(s);
-            strbuf_free(&buf);
-            more = false;
+            session_reader_drop(r);
+            strbuf_free(&entry);
+            line_bytes = 0;
         } else {
-            feed(s, &buf, line, true, &more);
+            if (*line) { /* an empty line ending a statement: not kept */
+                if (entry.len)
+                    strbuf_add(&entry, "\n");
+                strbuf_add(&entry, line);
+            }
+            run_status_t rc = session_reader_line(r, line, strlen(line));
             session_clear_interrupt(s); /* a Ctrl-C nothing looked at */
+            if (rc != RUN_INCOMPLETE) {
+                if (entry.len)
+                    add_history(entry.data);
+                strbuf_free(&entry);
+            }
         }
         free(line);
     }
+    session_reader_free(r);
+    strbuf_free(&entry);
     sigaction(SIGINT, &old_sa, NULL);
     if (hist) {
         write_history(hist);
         free(hist);
     }
     active = NULL;
-    strbuf_free(&buf);
     return 0;
 }

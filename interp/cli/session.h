@@ -5,10 +5,15 @@
  *
  * A session runs a text as a unit: the whole text is parsed first (a
  * syntax error runs nothing), then its statements run in order and the
- * first error stops the text.  Every statement either succeeds or changes
- * nothing.  Output goes to the session's OUT stream, errors (formatted by
- * diag_print) to its ERR stream.  No global state: any number of sessions
- * may coexist.
+ * first error stops the text.  Statements that come a line at a time (the
+ * REPL, `nh -`) go through a reader, which runs each statement as soon as
+ * it is complete; their texts form a stream whose lines are numbered on
+ * from text to text.  Every statement either succeeds or changes nothing.
+ * Output goes to the session's OUT stream (or the file of a statement's
+ * `> "file"`), errors (formatted by diag_print) to its ERR stream; a
+ * write to OUT that fails is an error of the statement that wrote.  The
+ * texts and parses the model no longer refers to are freed as the session
+ * goes on.  No global state: any number of sessions may coexist.
  *
  * Ownership: session_new returns a session freed by session_free; the
  * streams are borrowed.
@@ -38,8 +43,56 @@ typedef enum run_status {
 run_status_t session_run_text(session_t *s, const char *name,
                               const char *text, size_t len,
                               bool allow_incomplete);
-/* Reads and runs the file PATH ("-": standard input). */
+/* Runs TEXT as the next lines of the stream NAME ("<repl>", a notebook's
+ * cells): its lines are numbered on from those of the texts run before
+ * under NAME (LANGUAGE.md §9: `<repl>:12:7` is the 12th line typed), so
+ * that a place a message names can be found again.  With
+ * ALLOW_INCOMPLETE, an unfinished last statement returns RUN_INCOMPLETE,
+ * runs nothing and numbers nothing: the same lines, and more, come
+ * again. */
+run_status_t session_run_lines(session_t *s, const char *name,
+                               const char *text, size_t len,
+                               bool allow_incomplete);
+/* Counts N lines of the stream NAME that will not run (dropped by
+ * Ctrl-C), so that the numbers go on as the user counts. */
+void session_skip_lines(session_t *s, const char *name, unsigned n);
+
+/* Reads and runs the file PATH; "-": standard input, a statement at a
+ * time as it comes (session_run_stream), stopping at the first error. */
 run_status_t session_run_file(session_t *s, const char *path);
+
+/* A reader of statements that come a line at a time, in the stream NAME
+ * (session_run_lines): each line is scanned once, and the text is run as
+ * soon as it holds complete statements.  REPL: an empty line ends a
+ * statement left open (which is then reported: doc/language.md).  Limits
+ * (doc/limits.md): a line of PARSE_MAX_LINE bytes, a statement of 1 MiB.
+ * Ownership: session_reader_free frees it; the session is borrowed. */
+typedef struct session_reader session_reader_t;
+session_reader_t *session_reader_new(session_t *s, const char *name,
+                                     bool repl);
+void session_reader_free(session_reader_t *r); /* accepts NULL */
+/* Takes one line (LEN bytes, without its newline).  Returns
+ * RUN_INCOMPLETE while a statement is open (the REPL's "...> "), else
+ * what running the statements it completed gave (RUN_OK when none). */
+run_status_t session_reader_line(session_reader_t *r, const char *line,
+                                 size_t len);
+/* The input ended: runs (and so reports) a statement left open. */
+run_status_t session_reader_end(session_reader_t *r);
+/* Whether a statement is open, and dropping it (Ctrl-C at the prompt). */
+bool session_reader_open(const session_reader_t *r);
+void session_reader_drop(session_reader_t *r);
+
+/* Reads IN to its end a line at a time through a reader on stream NAME,
+ * running statements as they come; a line longer than PARSE_MAX_LINE is
+ * reported as soon as it is that long and the rest of it skipped.  REPL:
+ * errors do not stop it; else the first one does.  Returns RUN_ERROR
+ * when a statement failed. */
+run_status_t session_run_stream(session_t *s, FILE *in, const char *name,
+                                bool repl);
+
+/* How many texts the session holds, and how many arenas of texts that
+ * ran (for the tests: they follow the model, not the lines run). */
+void session_memory(const session_t *s, size_t *texts, size_t *arenas);
 
 /* True once `quit` or `exit` ran. */
 bool session_quit_requested(const session_t *s);

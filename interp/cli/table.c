@@ -36,6 +36,12 @@ static const stmt_fn stmt_table[] = {
     /* load, import, quit, exit: the session's own (session.c) */
 };
 
+bool stmt_names_own_file(ast_stmt_kind_t kind)
+{
+    /* plot's file is an image, and its extension chooses the format */
+    return kind == STMT_PLOT;
+}
+
 stmt_fn stmt_lookup(ast_stmt_kind_t kind)
 {
     if ((unsigned)kind >= sizeof stmt_table / sizeof stmt_table[0])

@@ -11,4 +11,8 @@
 /* The function for KIND, or NULL when the session runs it itself. */
 stmt_fn stmt_lookup(ast_stmt_kind_t kind);
 
+/* Whether a statement of KIND writes the file of its `> "file"` itself
+ * (plot); for the others the session sends their output there. */
+bool stmt_names_own_file(ast_stmt_kind_t kind);
+
 #endif

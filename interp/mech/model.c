@@ -107,6 +107,36 @@ static long param_index(const model_t *m, const char *name) { FIND(m->params, na
 static long let_index(const model_t *m, const char *name) { FIND(m->lets, name); }
 static long particle_index(const model_t *m, const char *name) { FIND(m->particles, name); }
 
+static void mark(bool *used, size_t n, src_span_t sp)
+{
+    if (sp.file != SRC_NO_FILE && sp.file < n)
+        used[sp.file] = true;
+}
+
+/* A span of each entry lies in the statement that made it, in the same
+ * text as its name and its AST nodes. */
+#define MARK_ARRAY(a, field)                                            \
+    do {                                                                \
+        for (size_t i_ = 0; i_ < (a).n; i_++)                           \
+            mark(used, n, (a).v[i_].field);                             \
+    } while (0)
+
+void model_mark_files(const model_t *m, bool *used, size_t n)
+{
+    MARK_ARRAY(m->params, span);
+    MARK_ARRAY(m->coords, span);
+    MARK_ARRAY(m->speeds, span);
+    MARK_ARRAY(m->lets, span);
+    mark(used, n, m->kinetic.span);
+    mark(used, n, m->potential.span);
+    mark(used, n, m->lagrangian.span);
+    MARK_ARRAY(m->particles, span);
+    MARK_ARRAY(m->forces, span);
+    MARK_ARRAY(m->constraints, span);
+    MARK_ARRAY(m->kinematics, span);
+    mark(used, n, m->method_span);
+}
+
 model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,
                           src_span_t *where)
 {

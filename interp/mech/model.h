@@ -14,7 +14,10 @@
  * succeeded, so a failing statement changes nothing.
  *
  * Ownership: the model owns its arrays; names, spans and AST nodes are
- * borrowed from arenas the session keeps for its whole life.
+ * borrowed from the arenas of the texts they were written in, which the
+ * session keeps for as long as the model refers to them: model_mark_files
+ * names those texts, so every field that holds a span, a name or an AST
+ * node must be visited there (as every array is in model_clone).
  */
 #ifndef NH_MODEL_H
 #define NH_MODEL_H
@@ -126,6 +129,13 @@ void model_init(model_t *m);
 void model_free(model_t *m);
 /* A deep copy of the arrays (AST and names stay shared). */
 void model_clone(model_t *dst, const model_t *src);
+
+/* Sets USED[F] for every text F (a file index of the source set, below
+ * N) that a span of the model points into: its names, AST nodes and
+ * spans are in that text's arena, which must stay (the session frees the
+ * others: a long REPL session keeps the texts of its model, not every
+ * line typed). */
+void model_mark_files(const model_t *m, bool *used, size_t n);
 
 /* What NAME is, and its index within its kind (or 0). */
 model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,

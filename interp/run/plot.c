@@ -7,11 +7,13 @@
  * no pipe to deadlock on and the caller's streams are only written by
  * this process: the dumb terminal's drawing is copied to OUT, gnuplot's
  * error text goes into the diagnostic.  An image is written by gnuplot
- * into the private folder and then moved (or copied) to the user's file
- * by this process — or, for a notebook (plot_draw_svg), copied to OUT as
- * SVG text — so a file name never reaches gnuplot: a name starting
- * with '|' is not a pipe, and a file gnuplot could not open is an error
- * here rather than a gnuplot warning.  The titles (and the data file's
+ * into the private folder and then copied into the user's file by this
+ * process (outfile.h, opened before gnuplot runs: a name that cannot be
+ * written fails at once, and an existing file is replaced only by a whole
+ * image) — or, for a notebook (plot_draw_svg), copied to OUT as SVG text —
+ * so a file name never reaches gnuplot: a name starting with '|' is not a
+ * pipe, and a file gnuplot could not open is an error here rather than a
+ * gnuplot warning.  The titles (and the data file's
  * path) do reach gnuplot, each as a double-quoted string of letters,
  * spaces and octal escapes only (see plot_gp_string), with
  * enhanced text off so that ^ and _ print as written.
@@ -34,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "interp/base/outfile.h"
 #include "interp/expr/expr.h"
 
 extern char **environ; /* the C runtime's; passed on to gnuplot */
@@ -59,16 +62,8 @@ static void plot_csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-int plot_table(const plot_columns_t *data, const char *file, FILE *out,
-               diag_t *err)
+void plot_table(const plot_columns_t *data, FILE *f)
 {
-    FILE *f = out;
-    if (file) {
-        f = fopen(file, "w");
-        if (!f)
-            return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s",
-                              file, strerror(errno));
-    }
     for (size_t c = 0; c < data->ncols; c++) {
         if (c)
             fputc(',', f);
@@ -84,21 +79,6 @@ int plot_table(const plot_columns_t *data, const char *file, FILE *out,
         }
         fputc('\n', f);
     }
-    int bad = ferror(f);
-    int saved = errno;
-    if (file) {
-        if (fclose(f) != 0 && !bad) {
-            bad = 1;
-            saved = errno;
-        }
-    } else {
-        fflush(f);
-    }
-    if (bad)
-        return diag_error(err, SRC_SPAN_NONE, "cannot write %s%s%s: %s",
-                          file ? "'" : "", file ? file : "the table",
-                          file ? "'" : "", strerror(saved));
-    return 0;
 }
 
 /* ---- plot --------------------------------------------------------------- */
@@ -342,41 +322,38 @@ static int plot_no_image(const plot_tmp_t *t, diag_t *err)
                       msg[0] ? ": " : "", msg);
 }
 
-/* Moves the image gnuplot wrote in the private folder to FILE: the
- * user's name is opened here, by fopen, and never reaches gnuplot. */
-static int plot_deliver(const plot_tmp_t *t, const char *file, diag_t *err)
+/* Copies the image gnuplot wrote in the private folder into the user's
+ * file, opened (by outfile_open, before gnuplot ran) by this process: the
+ * user's name never reaches gnuplot, and the file is replaced only when
+ * the whole image is in it.  Ends DST, committed or not. */
+static int plot_deliver(const plot_tmp_t *t, outfile_t *dst, const char *file,
+                        diag_t *err)
 {
-    if (plot_no_image(t, err) != 0)
+    if (plot_no_image(t, err) != 0) {
+        outfile_abort(dst);
         return -1;
-    if (rename(t->img, file) == 0)
-        return 0;
+    }
     FILE *in = fopen(t->img, "rb");
-    if (!in)
-        return diag_error(err, SRC_SPAN_NONE, "cannot read '%s': %s", t->img,
-                          strerror(errno));
-    FILE *f = fopen(file, "wb");
-    if (!f) {
+    if (!in) {
         int e = errno;
-        fclose(in);
-        return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s", file,
+        outfile_abort(dst);
+        return diag_error(err, SRC_SPAN_NONE, "cannot read '%s': %s", t->img,
                           strerror(e));
     }
     char buf[8192];
     size_t n;
-    bool bad = false;
     while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        if (fwrite(buf, 1, n, f) != n) {
-            bad = true;
+        if (fwrite(buf, 1, n, dst->f) != n)
             break;
-        }
-    int e = errno;
-    bad = bad || ferror(in);
+    bool bad = ferror(in);
     fclose(in);
-    if (fclose(f) != 0 && !bad) {
-        bad = true;
-        e = errno;
+    if (bad) {
+        outfile_abort(dst);
+        return diag_error(err, SRC_SPAN_NONE, "cannot read '%s': %s", t->img,
+                          strerror(EIO));
     }
-    if (bad)
+    int e = outfile_commit(dst);
+    if (e)
         return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s", file,
                           strerror(e));
     return 0;
@@ -444,9 +421,20 @@ static int plot_run(const plot_columns_t *data, plot_kind_t kind,
     if (data->nrows == 0)
         return diag_error(err, SRC_SPAN_NONE,
                           "no samples to plot: run `simulate` first");
+    /* The user's file first: a name that cannot be written fails
+     * before gnuplot is needed. */
+    outfile_t dst = {0};
+    if (kind != PLOT_DUMB && file) {
+        int e = outfile_open(&dst, file);
+        if (e)
+            return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s",
+                              file, strerror(e));
+    }
     plot_tmp_t t;
-    if (plot_tmp_make(&t, err) != 0)
+    if (plot_tmp_make(&t, err) != 0) {
+        outfile_abort(&dst);
         return -1;
+    }
     int rc = plot_write_data(data, t.data, err);
     if (rc == 0)
         rc = plot_write_script(data, kind, &t, out, err);
@@ -458,7 +446,9 @@ static int plot_run(const plot_columns_t *data, plot_kind_t kind,
     if (rc == 0 && kind == PLOT_DUMB && out)
         plot_copy(t.out, out);
     if (rc == 0 && kind != PLOT_DUMB && file)
-        rc = plot_deliver(&t, file, err);
+        rc = plot_deliver(&t, &dst, file, err); /* ends dst */
+    else
+        outfile_abort(&dst);
     if (rc == 0 && kind != PLOT_DUMB && !file)
         rc = plot_image_to(&t, out, err);
     plot_tmp_remove(&t);

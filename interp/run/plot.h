@@ -5,8 +5,9 @@
  * The session evaluates the expressions at each recorded sample; this
  * module only writes what it is given.  plot_draw runs gnuplot as a child
  * process on a script and a data file in a private temporary folder
- * (removed afterwards); an image is written there and then moved to the
- * user's file by this module, so file names never reach gnuplot, and
+ * (removed afterwards); an image is written there and then copied into
+ * the user's file by this module (outfile.h: the file is replaced only
+ * when the whole image was written), so file names never reach gnuplot, and
  * titles reach it only as double-quoted gnuplot strings in which
  * everything but letters and spaces is an octal escape.  A file name
  * with a line break is refused.
@@ -33,19 +34,19 @@ typedef struct plot_columns {
 /* `table`: a CSV header of the titles (quoted as RFC 4180 when they hold
  * a comma, a quote or a line break), then one row per sample, numbers in
  * the shortest form that reads back to the same double (nan, inf, -inf
- * for non-finite values).  FILE NULL: to OUT; else the file is created or
- * truncated.  Returns 0, or -1 with *err set (span NONE) when the file
- * cannot be written. */
-int plot_table(const plot_columns_t *data, const char *file, FILE *out,
-               diag_t *err);
+ * for non-finite values), written to OUT.  The caller checks OUT for
+ * write errors (`table > "file"` is the session's redirection, as for
+ * every printing statement). */
+void plot_table(const plot_columns_t *data, FILE *out);
 
 /* `plot`: draws columns 1.. against column 0 with lines.  FILE NULL: a
  * text drawing (gnuplot's dumb terminal) written to OUT, sized to the
  * terminal when OUT is one (else 79×24); FILE "name.png" or "name.svg"
  * (case-insensitive): that image (pngcairo, else png; svg).  Returns 0,
  * or -1 with *err set (span NONE): another extension, a name with a
- * newline, gnuplot missing (the message says how to install it), gnuplot
- * failing (its first error line). */
+ * newline, a file that cannot be written (checked before gnuplot runs),
+ * gnuplot missing (the message says how to install it), gnuplot failing
+ * (its first error line). */
 int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
               diag_t *err);
 
