@@ -29,6 +29,9 @@ typedef struct parse_ctx {
     uint32_t line_start; /* offset of the current line's first byte */
     unsigned depth;      /* open ( and [ */
     int last_tok;        /* the last token handed to the parser, 0: none */
+    int ctx_word;        /* 1 + the index of the contextual keyword the
+                          * statement may have next (lexer.l: from, about,
+                          * by in `frame`, inertia in `body`), or 0 */
     uint32_t last_end;   /* where that token ended */
     bool eof_newline;    /* the implicit end of line at EOF was given */
 

@@ -290,6 +290,39 @@ static void test_interrupt_from_signal(void **state)
     assert_false(session_interrupted(f->s));
 }
 
+static bool has_completion(const char *const *c, const char *word)
+{
+    for (size_t i = 0; c[i]; i++)
+        if (strcmp(c[i], word) == 0)
+            return true;
+    return false;
+}
+
+/* Completion knows the statements of frames and bodies, the functions,
+ * the model's frames and bodies, and each frame's unit vectors. */
+static void test_completions(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, "coord th\nframe N\nframe Arm from N about z "
+                            "by th\nbody rod mass 1 at Arm.x frame Arm "
+                            "inertia [1, 1, 1]\n"),
+                     RUN_OK);
+    const char *const *c = session_completions(f->s);
+    static const char *const want[] = {
+        "frame", "body",  "gravity", "torque", "from",  "about", "by",
+        "inertia", "omega", "on",    "velocity", "Arm", "rod",   "Arm.x",
+        "Arm.y", "Arm.z", "N.x",     "th",     NULL};
+    for (size_t i = 0; want[i]; i++)
+        if (!has_completion(c, want[i]))
+            fail_msg("'%s' is not among the completions", want[i]);
+    /* a frame declared later is there at the next call */
+    assert_int_equal(run(f, "frame Fork from Arm about [0, 1, 1] by 2*th\n"),
+                     RUN_OK);
+    c = session_completions(f->s);
+    assert_true(has_completion(c, "Fork.z"));
+    assert_true(has_completion(c, "Arm.y"));
+}
+
 /* Every keyword, every method name and every topic has a help text that
  * starts by naming its subject, and the overview exists. */
 static void test_help_covers_every_statement(void **state)
@@ -333,6 +366,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_interrupt_from_signal, setup,
                                         teardown),
         cmocka_unit_test(test_help_covers_every_statement),
+        cmocka_unit_test_setup_teardown(test_completions, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
