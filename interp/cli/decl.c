@@ -348,11 +348,7 @@ static int not_a_frame(const ctx_t *s, const ast_ident_t *id, diag_t *err)
     if (k != MODEL_NONE)
         return diag_error(err, id->span, "'%s' is %s, not a frame", id->name,
                           model_kind_name(k));
-    const char *names[m->frames.n + 1];
-    for (size_t i = 0; i < m->frames.n; i++)
-        names[i] = m->frames.v[i].name;
-    names[m->frames.n] = NULL;
-    const char *best = source_closest(id->name, names);
+    const char *best = model_closest(m, MODEL_FRAME, id->name);
     if (best)
         return diag_error(err, id->span,
                           "unknown frame '%s'; did you mean '%s'?", id->name,

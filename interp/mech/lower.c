@@ -563,12 +563,7 @@ static int frame_named(lower_t *lw, const char *name, src_span_t span,
     long i = model_frame_index(&lw->model, name);
     if (i >= 0)
         return frame_value(lw, (size_t)i, span, out, err);
-    const model_t *m = &lw->model;
-    const char *names[m->frames.n + 1];
-    for (size_t k = 0; k < m->frames.n; k++)
-        names[k] = m->frames.v[k].name;
-    names[m->frames.n] = NULL;
-    const char *best = source_closest(name, names);
+    const char *best = model_closest(&lw->model, MODEL_FRAME, name);
     if (best)
         return diag_error(err, span,
                           "'%s' is not a frame (%s); did you mean '%s'?",
@@ -676,12 +671,7 @@ static int call_frames(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
     if (bi < 0) {
         model_kind_t k = model_lookup(&lw->model, name, NULL, NULL);
         if (k == MODEL_NONE) {
-            const model_t *m = &lw->model;
-            const char *names[m->bodies.n + 1];
-            for (size_t i = 0; i < m->bodies.n; i++)
-                names[i] = m->bodies.v[i].name;
-            names[m->bodies.n] = NULL;
-            const char *best = source_closest(name, names);
+            const char *best = model_closest(&lw->model, MODEL_BODY, name);
             if (best)
                 return diag_error(err, e->args[1]->span,
                                   "unknown body '%s'; did you mean '%s'?",
@@ -739,11 +729,8 @@ static int lambda_value(lower_t *lw, const ast_expr_t *a, value_t *out,
                           "lambda() takes the name of a constraint");
     long c = model_constraint_index(&lw->model, nm->name);
     if (c < 0) {
-        const char *names[lw->model.constraints.n + 1];
-        for (size_t i = 0; i < lw->model.constraints.n; i++)
-            names[i] = lw->model.constraints.v[i].name;
-        names[lw->model.constraints.n] = NULL;
-        const char *best = source_closest(nm->name, names);
+        const char *best =
+            model_closest(&lw->model, MODEL_CONSTRAINT, nm->name);
         if (best)
             return diag_error(err, nm->span,
                               "'%s' is not a constraint; did you "

@@ -154,6 +154,23 @@ model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,
     return MODEL_NONE;
 }
 
+const char *model_closest(const model_t *m, model_kind_t kind,
+                          const char *name)
+{
+    size_t n = kind == MODEL_CONSTRAINT ? m->constraints.n
+               : kind == MODEL_FRAME    ? m->frames.n
+               : kind == MODEL_BODY     ? m->bodies.n
+                                        : 0;
+    const char **names = xcalloc(n + 1, sizeof *names);
+    for (size_t i = 0; i < n; i++)
+        names[i] = kind == MODEL_CONSTRAINT ? m->constraints.v[i].name
+                   : kind == MODEL_FRAME    ? m->frames.v[i].name
+                                            : m->bodies.v[i].name;
+    const char *best = source_closest(name, names);
+    free(names);
+    return best;
+}
+
 long model_inertial_frame(const model_t *m)
 {
     for (size_t i = 0; i < m->frames.n; i++)

@@ -170,6 +170,10 @@ long model_speed_index(const model_t *m, const char *name);
 long model_constraint_index(const model_t *m, const char *name);
 long model_frame_index(const model_t *m, const char *name);
 long model_body_index(const model_t *m, const char *name);
+/* The name of KIND (MODEL_CONSTRAINT, MODEL_FRAME or MODEL_BODY) closest
+ * to NAME (source_closest), for "did you mean"; NULL when none is. */
+const char *model_closest(const model_t *m, model_kind_t kind,
+                          const char *name);
 /* The inertial frame (the one without a parent), or -1. */
 long model_inertial_frame(const model_t *m);
 
