@@ -57,13 +57,13 @@ struct lower {
     bool *velocity;        /* q', z: what makes a constraint non-holonomic */
 
     memo_t kinetic, potential, lagrangian;
-    const expr_t *Tp; /* the particles' kinetic energy, summed in order */
+    const expr_t *Tp; /* the particles' and bodies' kinetic energy, summed
+                       * in order */
     memo_t *particle_pos, *particle_mass;
 
     /* Frames and bodies (LANGUAGE.md §4.1). */
     frame_memo_t *frame_memo;
     memo_t *body_pos, *body_mass;
-    const expr_t *Tb;     /* the bodies' kinetic energy, summed in order */
     const expr_t *Vg;     /* gravity's potential energy */
     value_t gravity;      /* dim 0: no gravity */
 
@@ -587,12 +587,10 @@ static int body_position(lower_t *lw, ctx_t *cx, size_t i, src_span_t use,
     return 0;
 }
 
-/* velocity(X, B) of body I: G' + omega(F) × (X − G) (LANGUAGE.md §4.1);
- * also the frame F in *FRAME when FRAME is not NULL. */
+/* velocity(X, B) of body I: G' + omega(F) × (X − G) (LANGUAGE.md §4.1). */
 static int body_velocity(lower_t *lw, ctx_t *cx, size_t i,
                          const expr_t *const x[3], src_span_t use,
-                         const expr_t *out[3], const rigid_frame_t **frame,
-                         diag_t *err)
+                         const expr_t *out[3], diag_t *err)
 {
     const model_body_t *b = &lw->model.bodies.v[i];
     value_t G;
@@ -604,10 +602,7 @@ static int body_velocity(lower_t *lw, ctx_t *cx, size_t i,
     const expr_t *Gdot[3];
     for (int k = 0; k < 3; k++)
         Gdot[k] = expr_dt(lw->g, G.c[k], lw->dvar);
-    if (x)
-        rigid_point_velocity(lw->g, f, x, G.c, Gdot, out);
-    if (frame)
-        *frame = f;
+    rigid_point_velocity(lw->g, f, x, G.c, Gdot, out);
     return 0;
 }
 
@@ -696,8 +691,7 @@ static int call_frames(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                           "%s",
                           shape_name(x.dim));
     out->dim = 3;
-    return body_velocity(lw, cx, (size_t)bi, x.c, e->span, out->c, NULL,
-                         err);
+    return body_velocity(lw, cx, (size_t)bi, x.c, e->span, out->c, err);
 }
 
 /* A variable node with one of the roles diff() accepts, or -1. */
@@ -1405,7 +1399,8 @@ static int lower_body(lower_t *lw, size_t i, const expr_t **term,
         lower_memo(lw, &cx, &lw->body_mass[i], b->mass, b->name, b->span,
                    &mass, err) != 0 ||
         want_scalar(&mass, b->mass, "a mass", err) != 0 ||
-        body_velocity(lw, &cx, i, NULL, b->span, NULL, &f, err) != 0)
+        frame_named(lw, b->frame, b->frame_span, "a body is fixed in a frame",
+                    &f, err) != 0)
         return -1;
     /* The inertia: three principal moments or the six entries. */
     const ast_expr_t *in = b->inertia;
@@ -1573,7 +1568,9 @@ static int lower_body_load(lower_t *lw, size_t i, const model_force_t *fo,
     const expr_t *vel[3];
     const expr_t *const *rate = vel;
     if (fo->torque) {
-        if (body_velocity(lw, &cx, i, NULL, fo->span, NULL, &f, err) != 0)
+        const model_body_t *b = &lw->model.bodies.v[i];
+        if (frame_named(lw, b->frame, b->frame_span,
+                        "a body is fixed in a frame", &f, err) != 0)
             return -1;
         rate = f->omega;
     } else {
@@ -1585,7 +1582,7 @@ static int lower_body_load(lower_t *lw, size_t i, const model_force_t *fo,
                               "a force acts at a point, a 3-vector, but this "
                               "is %s",
                               shape_name(x.dim));
-        if (body_velocity(lw, &cx, i, x.c, fo->span, vel, &f, err) != 0)
+        if (body_velocity(lw, &cx, i, x.c, fo->span, vel, err) != 0)
             return -1;
     }
     for (size_t q = 0; q < lw->sys.n; q++) {
@@ -1780,6 +1777,12 @@ static int check_let_names(lower_t *lw, const ast_stmt_t *st,
         frame_t fr = {st->u.let.params, NULL, st->u.let.nparams};
         ctx_t cx = {LOWER_MODEL, &fr, 0, {0}, 0};
         return unknown_name(lw, &cx, e->name, e->span, err);
+    }
+    if (e->kind == AST_MEMBER) {
+        const rigid_frame_t *f;
+        return frame_named(lw, e->name, e->name_span,
+                           "A.x, A.y, A.z are the unit vectors of frame A",
+                           &f, err);
     }
     if (check_let_names(lw, st, e->a, err) || check_let_names(lw, st, e->b, err))
         return -1;
