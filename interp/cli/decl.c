@@ -96,7 +96,6 @@ static int lagrangian_excludes(const ctx_t *s, const ast_stmt_t *st,
                       place, what);
 }
 
-
 /* A number as written (12, -0.5, +3): its value without lowering. */
 static bool literal_number(const ast_expr_t *e, double *x)
 {
