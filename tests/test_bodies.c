@@ -230,11 +230,46 @@ static void test_extension_is_full_lowering(void **state)
     model_close(&m);
 }
 
+/* Frames redeclared so that each turns from one declared after it: the
+ * lowering follows the chain one frame inside another, and a chain longer
+ * than the nesting limit is an error, not a stack overflow. */
+static void test_frame_chain_limit(void **state)
+{
+    (void)state;
+    FILE *out = fopen("/dev/null", "w"), *err;
+    char *etext = NULL;
+    size_t elen = 0;
+    err = open_memstream(&etext, &elen);
+    session_t *s = session_new(true, out, err);
+    enum { K = 260 };
+    size_t cap = 64 * K + 64, len = 0;
+    char *text = malloc(cap);
+    len += (size_t)snprintf(text + len, cap - len, "coord a\nframe N\n");
+    for (int i = 1; i <= K; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "frame G%d from N about z by a\n", i);
+    for (int i = 1; i < K; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "frame G%d from G%d about x by a\n", i,
+                                i + 1);
+    assert_int_equal(session_run_text(s, "<chain>", text, len, false),
+                     RUN_ERROR);
+    fflush(err);
+    assert_non_null(strstr(etext, "error: frames nested too deeply (more "
+                                  "than 200 levels)"));
+    session_free(s);
+    fclose(out);
+    fclose(err);
+    free(etext);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_disk_body_against_hand),
         cmocka_unit_test(test_extension_is_full_lowering),
+        cmocka_unit_test(test_frame_chain_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,7 @@ struct lower {
 
     /* Frames and bodies (LANGUAGE.md §4.1). */
     frame_memo_t *frame_memo;
+    unsigned frame_depth; /* frames being lowered, one inside another */
     memo_t *body_pos, *body_mass;
     const expr_t *Vg;     /* gravity's potential energy */
     value_t gravity;      /* dim 0: no gravity */
@@ -544,8 +545,19 @@ static int frame_value(lower_t *lw, size_t i, src_span_t use,
         return diag_error(err, use, "'%s' is defined in terms of itself",
                           f->name);
     if (fm->state == 0) {
+        /* Frames are lowered in the order declared, so a parent is
+         * usually done; redeclarations can make a chain that recurses
+         * once per frame: bounded, as lets are. */
+        if (lw->frame_depth >= LOWER_MAX_DEPTH)
+            return diag_error(err, use,
+                              "frames nested too deeply (more than %d "
+                              "levels)",
+                              LOWER_MAX_DEPTH);
         fm->state = 1;
-        if (frame_lower(lw, f, &fm->f, err) != 0) {
+        lw->frame_depth++;
+        int rc = frame_lower(lw, f, &fm->f, err);
+        lw->frame_depth--;
+        if (rc != 0) {
             fm->state = 0;
             return -1;
         }
