@@ -274,6 +274,18 @@ ast_expr_t *ast_vector(ast_arena_t *arena, ast_list_t *items, src_span_t span)
     return e;
 }
 
+ast_expr_t *ast_member(ast_arena_t *arena, const char *text, src_span_t span)
+{
+    ast_expr_t *e = ast_expr_new(arena, AST_MEMBER, 1, span);
+    const char *dot = strchr(text, '.');
+    size_t n = (size_t)(dot - text);
+    e->name = ast_strndup(arena, text, n);
+    e->member = dot + 1;
+    e->name_span = span;
+    e->name_span.end = span.begin + (uint32_t)n;
+    return e;
+}
+
 ast_expr_t *ast_paren(ast_expr_t *e, src_span_t span)
 {
     e->span = span;
@@ -387,12 +399,48 @@ ast_stmt_t *ast_stmt_particle(ast_arena_t *arena, ast_ident_t name,
     return s;
 }
 
-ast_stmt_t *ast_stmt_force(ast_arena_t *arena, ast_ident_t target,
+ast_stmt_t *ast_stmt_force(ast_arena_t *arena, ast_stmt_kind_t kind,
+                           ast_ident_t target, ast_expr_t *at,
                            ast_expr_t *value, src_span_t span)
 {
-    ast_stmt_t *s = ast_stmt_new(arena, STMT_FORCE, span);
+    ast_stmt_t *s = ast_stmt_new(arena, kind, span);
     s->u.force.target = target;
+    s->u.force.at = at;
     s->u.force.value = value;
+    return s;
+}
+
+ast_stmt_t *ast_stmt_frame(ast_arena_t *arena, ast_ident_t name,
+                           ast_ident_t parent, ast_expr_t *axis,
+                           ast_expr_t *angle, src_span_t span)
+{
+    ast_stmt_t *s = ast_stmt_new(arena, STMT_FRAME, span);
+    s->u.frame.name = name;
+    s->u.frame.parent = parent;
+    s->u.frame.axis = axis;
+    s->u.frame.angle = angle;
+    return s;
+}
+
+ast_stmt_t *ast_stmt_body(ast_arena_t *arena, ast_ident_t name,
+                          ast_expr_t *mass, ast_expr_t *position,
+                          ast_ident_t frame, ast_expr_t *inertia,
+                          src_span_t span)
+{
+    ast_stmt_t *s = ast_stmt_new(arena, STMT_BODY, span);
+    s->u.body.name = name;
+    s->u.body.mass = mass;
+    s->u.body.position = position;
+    s->u.body.frame = frame;
+    s->u.body.inertia = inertia;
+    return s;
+}
+
+ast_stmt_t *ast_stmt_gravity(ast_arena_t *arena, ast_expr_t *g,
+                             src_span_t span)
+{
+    ast_stmt_t *s = ast_stmt_new(arena, STMT_GRAVITY, span);
+    s->u.gravity = g;
     return s;
 }
 
@@ -524,6 +572,10 @@ const char *ast_stmt_keyword(ast_stmt_kind_t kind)
     case STMT_HELP: return "help";
     case STMT_QUIT: return "quit";
     case STMT_EXIT: return "exit";
+    case STMT_FRAME: return "frame";
+    case STMT_BODY: return "body";
+    case STMT_GRAVITY: return "gravity";
+    case STMT_TORQUE: return "torque";
     }
     return "?";
 }

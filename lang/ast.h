@@ -41,6 +41,7 @@ typedef enum ast_expr_kind {
     AST_POW,    /* a ^ b */
     AST_CALL,   /* name(args...) — functions, let functions, diff, lambda */
     AST_VECTOR, /* [args...] */
+    AST_MEMBER, /* A.x: name the frame, member the axis (LANGUAGE.md §4.1) */
 } ast_expr_kind_t;
 
 typedef struct ast_expr ast_expr_t;
@@ -48,8 +49,10 @@ struct ast_expr {
     ast_expr_kind_t kind;
     src_span_t span;      /* the whole expression */
     double num;           /* AST_NUM */
-    const char *name;     /* AST_NAME, AST_CALL (the callee) */
-    src_span_t name_span; /* AST_CALL: the callee's name */
+    const char *name;     /* AST_NAME, AST_CALL (the callee), AST_MEMBER */
+    src_span_t name_span; /* AST_CALL: the callee's name; AST_MEMBER: the
+                           * frame's */
+    const char *member;   /* AST_MEMBER: the axis, "x" in A.x */
     ast_expr_t *a, *b;    /* operands; AST_PRIME, AST_NEG, AST_POS use a */
     ast_expr_t **args;    /* AST_CALL, AST_VECTOR */
     size_t nargs;
@@ -96,7 +99,7 @@ typedef enum ast_stmt_kind {
     STMT_POTENTIAL,  /* potential V = e                u.energy */
     STMT_LAGRANGIAN, /* lagrangian L = e               u.energy */
     STMT_PARTICLE,   /* particle P mass e at e         u.particle */
-    STMT_FORCE,      /* force x = e                    u.force */
+    STMT_FORCE,      /* force x = e | force B at e = e u.force */
     STMT_CONSTRAINT, /* constraint [NAME:] e = e       u.constraint */
     STMT_KINEMATIC,  /* kinematic e = e (lhs is x')    u.constraint */
     STMT_EQUATIONS,  /* equations NAME                 u.word */
@@ -117,6 +120,10 @@ typedef enum ast_stmt_kind {
     STMT_HELP,       /* help [TOPIC] [> "file"]        u.word (name NULL) */
     STMT_QUIT,       /* quit */
     STMT_EXIT,       /* exit */
+    STMT_FRAME,      /* frame A [from P about e by e]  u.frame */
+    STMT_BODY,       /* body B mass e at e frame F inertia e  u.body */
+    STMT_GRAVITY,    /* gravity e                      u.gravity */
+    STMT_TORQUE,     /* torque B = e                   u.force */
 } ast_stmt_kind_t;
 
 typedef struct ast_stmt ast_stmt_t;
@@ -152,9 +159,24 @@ struct ast_stmt {
             ast_expr_t *position;
         } particle;
         struct {
-            ast_ident_t target; /* a coordinate or a particle */
+            ast_ident_t target; /* a coordinate, a particle or a body */
+            ast_expr_t *at;     /* force B at P = F: P; else NULL */
             ast_expr_t *value;
-        } force;
+        } force;                /* also torque (at NULL) */
+        struct {
+            ast_ident_t name;
+            ast_ident_t parent; /* parent.name NULL: the inertial frame */
+            ast_expr_t *axis;   /* x, y, z (AST_NAME) or a vector; NULL
+                                 * for the inertial frame */
+            ast_expr_t *angle;
+        } frame;
+        struct {
+            ast_ident_t name;
+            ast_expr_t *mass, *position;
+            ast_ident_t frame;
+            ast_expr_t *inertia; /* [I1, I2, I3] or six entries */
+        } body;
+        ast_expr_t *gravity;
         struct {
             ast_ident_t name; /* name.name NULL: auto-named */
             ast_expr_t *lhs, *rhs;

@@ -46,6 +46,8 @@ ast_expr_t *ast_binop(ast_arena_t *arena, ast_expr_kind_t kind,
 ast_expr_t *ast_call(ast_arena_t *arena, ast_ident_t callee, ast_list_t *args,
                      src_span_t span);
 ast_expr_t *ast_vector(ast_arena_t *arena, ast_list_t *items, src_span_t span);
+/* A.x: TEXT is the token as written ("A.x"), split at its dot. */
+ast_expr_t *ast_member(ast_arena_t *arena, const char *text, src_span_t span);
 /* Widens E's span to SPAN (a parenthesized expression covers its
  * parentheses); returns E. */
 ast_expr_t *ast_paren(ast_expr_t *e, src_span_t span);
@@ -82,8 +84,21 @@ ast_stmt_t *ast_stmt_energy(ast_arena_t *arena, ast_stmt_kind_t kind,
 ast_stmt_t *ast_stmt_particle(ast_arena_t *arena, ast_ident_t name,
                               ast_expr_t *mass, ast_expr_t *position,
                               src_span_t span);
-ast_stmt_t *ast_stmt_force(ast_arena_t *arena, ast_ident_t target,
+/* force (AT NULL unless `force B at P = F`), torque (AT NULL). */
+ast_stmt_t *ast_stmt_force(ast_arena_t *arena, ast_stmt_kind_t kind,
+                           ast_ident_t target, ast_expr_t *at,
                            ast_expr_t *value, src_span_t span);
+/* frame A (PARENT.name NULL, AXIS and ANGLE NULL: the inertial frame),
+ * frame A from P about AXIS by ANGLE. */
+ast_stmt_t *ast_stmt_frame(ast_arena_t *arena, ast_ident_t name,
+                           ast_ident_t parent, ast_expr_t *axis,
+                           ast_expr_t *angle, src_span_t span);
+ast_stmt_t *ast_stmt_body(ast_arena_t *arena, ast_ident_t name,
+                          ast_expr_t *mass, ast_expr_t *position,
+                          ast_ident_t frame, ast_expr_t *inertia,
+                          src_span_t span);
+ast_stmt_t *ast_stmt_gravity(ast_arena_t *arena, ast_expr_t *g,
+                             src_span_t span);
 /* constraint (NAME.name NULL when unnamed), kinematic. */
 ast_stmt_t *ast_stmt_constraint(ast_arena_t *arena, ast_stmt_kind_t kind,
                                 ast_ident_t name, ast_expr_t *lhs,

@@ -17,5 +17,7 @@ const char *const parse_keywords[] = {
     "table",     "plot",       "vs",        "show",       "latex",
     "check",     "compare",    "samples",   "worksheet",  "set",
     "load",      "import",     "help",      "quit",       "exit",
+    /* new in v2 */
+    "frame",     "body",       "gravity",   "torque",
     NULL,
 };

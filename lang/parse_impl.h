@@ -32,6 +32,9 @@ typedef struct parse_ctx {
     unsigned depth;      /* open ( and [ */
     uint32_t open_at[PARSE_MAX_DEPTH]; /* where each open one is */
     int last_tok;        /* the last token handed to the parser, 0: none */
+    int ctx_word;        /* 1 + the index of the contextual keyword the
+                          * statement may have next (lexer.l: from, about,
+                          * by in `frame`, inertia in `body`), or 0 */
     uint32_t last_end;   /* where that token ended */
     bool eof_newline;    /* the implicit end of line at EOF was given */
 

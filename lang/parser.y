@@ -102,6 +102,7 @@ static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
 
 %token <num> NUMBER "number"
 %token <str> IDENT "name"
+%token <str> MEMBER "frame's unit vector"
 %token <str> STRING "string"
 %token NEWLINE "end of line"
 
@@ -117,6 +118,8 @@ static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
     ACCEL "accel" TABLE "table" PLOT "plot" VS "vs" SHOW "show"
     LATEX "latex" CHECK "check" COMPARE "compare" SAMPLES "samples"
     WORKSHEET "worksheet" SET "set" LOAD "load" IMPORT "import" HELP "help"
+    FRAME "frame" BODY "body" GRAVITY "gravity" TORQUE "torque"
+    FROM "from" ABOUT "about" BY "by" INERTIA "inertia"
     QUIT "quit" EXIT "exit"
 
 %type <stmt> stmt printing
@@ -166,7 +169,19 @@ stmt:
   | "particle" name "mass" expr "at" expr
         { $$ = ast_stmt_particle(A, $2, $4, $6, @$); }
   | "force" name '=' expr
-        { $$ = ast_stmt_force(A, $2, $4, @$); }
+        { $$ = ast_stmt_force(A, STMT_FORCE, $2, NULL, $4, @$); }
+  | "force" name "at" expr '=' expr
+        { $$ = ast_stmt_force(A, STMT_FORCE, $2, $4, $6, @$); }
+  | "torque" name '=' expr
+        { $$ = ast_stmt_force(A, STMT_TORQUE, $2, NULL, $4, @$); }
+  | "frame" name
+        { $$ = ast_stmt_frame(A, $2, ast_ident(NULL, SRC_SPAN_NONE), NULL,
+                              NULL, @$); }
+  | "frame" name "from" name "about" expr "by" expr
+        { $$ = ast_stmt_frame(A, $2, $4, $6, $8, @$); }
+  | "body" name "mass" expr "at" expr "frame" name "inertia" expr
+        { $$ = ast_stmt_body(A, $2, $4, $6, $8, $10, @$); }
+  | "gravity" expr      { $$ = ast_stmt_gravity(A, $2, @$); }
   | "constraint" name ':' expr '=' expr
         { $$ = ast_stmt_constraint(A, STMT_CONSTRAINT, $2, $4, $6, @$); }
   | "constraint" expr '=' expr
@@ -330,7 +345,7 @@ keyword:
   | "integrator" | "rtol" | "atol" | "project" | "reset" | "print"
   | "accel" | "table" | "plot" | "vs" | "show" | "latex" | "check"
   | "compare" | "samples" | "worksheet" | "set" | "load" | "import"
-  | "help" | "quit" | "exit"
+  | "help" | "quit" | "exit" | "frame" | "body" | "gravity" | "torque"
     ;
 
 /* ---- expressions: LANGUAGE.md §3.1, lowest precedence first ---- */
@@ -382,6 +397,7 @@ postfix:
 primary:
     NUMBER              { $$ = ast_num(A, $1, @$); }
   | IDENT               { $$ = ast_name(A, $1, @$); }
+  | MEMBER              { $$ = ast_member(A, $1, @$); }
   | name '(' ')'
         { $$ = ast_call(A, $1, NULL, @$); DEPTH_OK($$, @$); }
   | name '(' exprs ')'
@@ -405,6 +421,7 @@ static const char *parse_token_desc(yysymbol_kind_t k, char *buf, size_t n)
     case YYSYMBOL_YYEOF: return "end of input";
     case YYSYMBOL_NEWLINE: return "end of line";
     case YYSYMBOL_IDENT: return "a name";
+    case YYSYMBOL_MEMBER: return "a frame's unit vector";
     case YYSYMBOL_NUMBER: return "a number";
     case YYSYMBOL_STRING: return "a file name in quotes";
     default: break;
@@ -427,6 +444,7 @@ static void parse_found_desc(const parse_ctx_t *ctx, yysymbol_kind_t k,
     const char *kind = NULL;
     switch (k) {
     case YYSYMBOL_IDENT: kind = "name"; break;
+    case YYSYMBOL_MEMBER: kind = "name"; break;
     case YYSYMBOL_NUMBER: kind = "number"; break;
     case YYSYMBOL_STRING: kind = "string"; break;
     default: {
@@ -477,6 +495,7 @@ static void parse_expected_desc(const yysymbol_kind_t *exp, int nexp,
         YYSYMBOL_TABLE, YYSYMBOL_PLOT, YYSYMBOL_SHOW, YYSYMBOL_CHECK,
         YYSYMBOL_COMPARE, YYSYMBOL_WORKSHEET, YYSYMBOL_SET, YYSYMBOL_LOAD,
         YYSYMBOL_IMPORT, YYSYMBOL_HELP, YYSYMBOL_QUIT, YYSYMBOL_EXIT,
+        YYSYMBOL_FRAME, YYSYMBOL_BODY, YYSYMBOL_GRAVITY, YYSYMBOL_TORQUE,
     };
     if (parse_sym_in(in, YYSYMBOL_PARAM) && parse_sym_in(in, YYSYMBOL_MASS)) {
         /* after `help`: any name or keyword */
@@ -494,6 +513,7 @@ static void parse_expected_desc(const yysymbol_kind_t *exp, int nexp,
     if (parse_sym_in(in, YYSYMBOL_NUMBER)) {
         items[ni++] = "an expression";
         in[YYSYMBOL_NUMBER] = in[YYSYMBOL_IDENT] = false;
+        in[YYSYMBOL_MEMBER] = false;
         in[SYM('(')] = in[SYM('[')] = false;
         in[SYM('-')] = in[SYM('+')] = false;
     }

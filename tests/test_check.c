@@ -816,9 +816,12 @@ static void test_rank_values(void **state)
     assert_true(fabs(rep.dependency[0] - 2 / sqrt(5)) < 1e-12);
     assert_true(fabs(rep.dependency[1] - 1 / sqrt(5)) < 1e-12);
     assert_true(fabs(rep.dependency[2]) < 1e-12);
-    assert_report_has(b, &rep, "rank B = 2 < 3 at the current state: "
-                               "singular state, the rows of a, b are "
-                               "dependent");
+    /* dependent at every state: not independent (LANGUAGE.md §4) */
+    assert_true(rep.dependent_everywhere);
+    assert_report_has(b, &rep, "rank B = 2 < 3 at the current state and "
+                               "at 8 sample states: the constraints are not "
+                               "independent, the rows of a, b are "
+                               "dependent; remove one of them");
     assert_report_has(b, &rep, "n − rank B = 1 at this state");
     check_report_free(&rep);
     tb_free(b);
@@ -870,6 +873,10 @@ static void test_singular_state(void **state)
     assert_true(rep.singular);
     assert_true(fabs(rep.dependency[0] - sqrt(0.5)) < 1e-12);
     assert_true(fabs(rep.dependency[1] - sqrt(0.5)) < 1e-12);
+    /* at this state only: independent elsewhere */
+    assert_false(rep.dependent_everywhere);
+    assert_report_has(b, &rep, "singular state, the rows of c1, c2 are "
+                               "dependent; choose another state");
     check_report_free(&rep);
     tb_free(b);
 

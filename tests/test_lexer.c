@@ -152,7 +152,8 @@ static void test_keywords(void **state)
         INTEGRATOR, RTOL,   ATOL,       PROJECT,   RESET,   PRINT,
         ACCEL,     TABLE,   PLOT,       VS,        SHOW,    LATEX,
         CHECK,     COMPARE, SAMPLES,    WORKSHEET, SET,     LOAD,
-        IMPORT,    HELP,    QUIT,       EXIT,
+        IMPORT,    HELP,    QUIT,       EXIT,      FRAME,   BODY,
+        GRAVITY,   TORQUE,
     };
     /* LANGUAGE.md §10, typed out again */
     static const char *const spec =
@@ -160,7 +161,7 @@ static void test_keywords(void **state)
         "force constraint kinematic equations initial simulate to step "
         "integrator rtol atol project reset print accel table plot vs show "
         "latex check compare samples worksheet set load import help quit "
-        "exit";
+        "exit frame body gravity torque";
     size_t nk = sizeof kinds / sizeof *kinds;
     size_t i = 0;
     for (; parse_keywords[i]; i++) {
@@ -243,6 +244,57 @@ static void test_operators(void **state)
     L = lex("x''[2]");
     expect_kinds(L, IDENT, '\'', '\'', '[', NUMBER, ']', NEWLINE, NHYYEOF,
                  -1);
+    lexed_free(L);
+}
+
+/* from, about, by are keywords only in `frame`, inertia only in `body`
+ * (LANGUAGE.md §10): a v1 script may use them as names elsewhere. */
+static void test_contextual_keywords(void **state)
+{
+    (void)state;
+    lexed_t *L = lex("frame A from N about z by from");
+    expect_kinds(L, FRAME, IDENT, FROM, IDENT, ABOUT, IDENT, BY, IDENT,
+                 NEWLINE, NHYYEOF, -1);
+    lexed_free(L);
+    L = lex("body B mass m at G frame F inertia [1, 2, 3]");
+    expect_kinds(L, BODY, IDENT, MASS, IDENT, AT, IDENT, FRAME, IDENT,
+                 INERTIA, '[', NUMBER, ',', NUMBER, ',', NUMBER, ']',
+                 NEWLINE, NHYYEOF, -1);
+    lexed_free(L);
+    /* elsewhere they are names, also after a statement that used them */
+    L = lex("frame A from N about x by a; param from = 1, by = 2\n"
+            "print about + inertia");
+    expect_kinds(L, FRAME, IDENT, FROM, IDENT, ABOUT, IDENT, BY, IDENT, ';',
+                 PARAM, IDENT, '=', NUMBER, ',', IDENT, '=', NUMBER, NEWLINE,
+                 PRINT, IDENT, '+', IDENT, NEWLINE, NHYYEOF, -1);
+    lexed_free(L);
+    L = lex("frame A from N about x by inertia");
+    expect_kinds(L, FRAME, IDENT, FROM, IDENT, ABOUT, IDENT, BY, IDENT,
+                 NEWLINE, NHYYEOF, -1);
+    lexed_free(L);
+    /* each only where it can come: the parent may be called from, the
+     * angle may use by */
+    L = lex("frame A from from about x by by + about; from");
+    expect_kinds(L, FRAME, IDENT, FROM, IDENT, ABOUT, IDENT, BY, IDENT, '+',
+                 IDENT, ';', IDENT, NEWLINE, NHYYEOF, -1);
+    lexed_free(L);
+}
+
+/* A.x is one token; .5 stays a number and x.5 is a name and a number. */
+static void test_members(void **state)
+{
+    (void)state;
+    lexed_t *L = lex("A.x+B_2.z' .5 x.5");
+    expect_kinds(L, MEMBER, '+', MEMBER, '\'', NUMBER, IDENT, NUMBER,
+                 NEWLINE, NHYYEOF, -1);
+    assert_string_equal(L->toks[0].str, "A.x");
+    expect_span(&L->toks[0], 0, 3);
+    assert_string_equal(L->toks[2].str, "B_2.z");
+    assert_true(L->toks[4].num == 0.5);
+    assert_true(L->toks[6].num == 0.5);
+    lexed_free(L);
+    L = lex("A .x");
+    expect_error(L, 1, 3, "unexpected character '.'");
     lexed_free(L);
 }
 
@@ -459,6 +511,8 @@ int main(void)
         cmocka_unit_test(test_keywords),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_operators),
+        cmocka_unit_test(test_contextual_keywords),
+        cmocka_unit_test(test_members),
         cmocka_unit_test(test_newlines),
         cmocka_unit_test(test_comments),
         cmocka_unit_test(test_strings),

@@ -112,6 +112,7 @@ static void render_to(char **p, size_t *left, const ast_expr_t *e)
     switch (e->kind) {
     case AST_NUM: PUT("%.17g", e->num); break;
     case AST_NAME: PUT("%s", e->name); break;
+    case AST_MEMBER: PUT("%s.%s", e->name, e->member); break;
     case AST_PRIME:
         render_to(p, left, e->a);
         PUT("'");
@@ -397,6 +398,72 @@ static void test_declarations(void **state)
     ident_is(P, s->u.force.target, "P1");
     assert_int_equal(s->u.force.value->kind, AST_VECTOR);
     parsed_free(P);
+}
+
+static void expect_error_at(const char *text, unsigned line, unsigned col,
+                            const char *msg);
+
+/* LANGUAGE.md §4.1: frames, bodies, loads; A.x in expressions. */
+static void test_frames_and_bodies(void **state)
+{
+    (void)state;
+    parsed_t *P = parse_ok(
+        "frame N\n"
+        "frame K from S about [0, 1, 1] by delta + 1\n"
+        "body wheel mass m at G + r*W.z frame W inertia [A, B, A]\n"
+        "force wheel at Q = [0, 0, F]\n"
+        "torque wheel = [0, tau, 0]\n"
+        "gravity [0, 0, -g]\n",
+        6);
+    const ast_stmt_t *s = P->prog.stmts[0];
+    assert_int_equal(s->kind, STMT_FRAME);
+    ident_is(P, s->u.frame.name, "N");
+    assert_null(s->u.frame.parent.name);
+    assert_null(s->u.frame.axis);
+    assert_null(s->u.frame.angle);
+    s = P->prog.stmts[1];
+    ident_is(P, s->u.frame.name, "K");
+    ident_is(P, s->u.frame.parent, "S");
+    span_is(P, s->u.frame.axis->span, "[0, 1, 1]");
+    span_is(P, s->u.frame.angle->span, "delta + 1");
+    span_is(P, s->span, "frame K from S about [0, 1, 1] by delta + 1");
+    s = P->prog.stmts[2];
+    assert_int_equal(s->kind, STMT_BODY);
+    ident_is(P, s->u.body.name, "wheel");
+    span_is(P, s->u.body.mass->span, "m");
+    span_is(P, s->u.body.position->span, "G + r*W.z");
+    const ast_expr_t *w = s->u.body.position->b->b;
+    assert_int_equal(w->kind, AST_MEMBER);
+    assert_string_equal(w->name, "W");
+    assert_string_equal(w->member, "z");
+    span_is(P, w->span, "W.z");
+    span_is(P, w->name_span, "W");
+    ident_is(P, s->u.body.frame, "W");
+    span_is(P, s->u.body.inertia->span, "[A, B, A]");
+    s = P->prog.stmts[3];
+    assert_int_equal(s->kind, STMT_FORCE);
+    ident_is(P, s->u.force.target, "wheel");
+    span_is(P, s->u.force.at->span, "Q");
+    span_is(P, s->u.force.value->span, "[0, 0, F]");
+    s = P->prog.stmts[4];
+    assert_int_equal(s->kind, STMT_TORQUE);
+    ident_is(P, s->u.force.target, "wheel");
+    assert_null(s->u.force.at);
+    s = P->prog.stmts[5];
+    assert_int_equal(s->kind, STMT_GRAVITY);
+    span_is(P, s->u.gravity->span, "[0, 0, -g]");
+    parsed_free(P);
+
+    /* the words of `frame` and `body` are names elsewhere */
+    P = parse_ok("param from = 1, about = 2, by = 3, inertia = 4\n"
+                 "frame A from N about x by from*by", 2);
+    parsed_free(P);
+    expect_error_at("frame A from N about x", 1, 23,
+                    "unexpected end of line, expected an operator, 'by' or "
+                    "'('");
+    expect_error_at("frame A about x by t", 1, 9,
+                    "unexpected name 'about', expected 'from' or end of "
+                    "line");
 }
 
 static void test_constraints(void **state)
@@ -855,7 +922,8 @@ static void test_error_locations(void **state)
                     "unexpected number '1', expected a name");
     expect_error_at("kinetic = 1", 1, 9, "unexpected '=', expected a name");
     expect_error_at("plot x > out.png", 1, 10,
-                    "unexpected name 'out', expected a file name in quotes");
+                    "unexpected name 'out.png', expected a file name in "
+                    "quotes");
     expect_error_at("initial x' 1", 1, 12,
                     "unexpected number '1', expected '=' or a prime");
     expect_error_at("param a' = 1", 1, 8,
@@ -1114,6 +1182,7 @@ int main(void)
         cmocka_unit_test(test_precedence),
         cmocka_unit_test(test_expr_nodes_and_spans),
         cmocka_unit_test(test_declarations),
+        cmocka_unit_test(test_frames_and_bodies),
         cmocka_unit_test(test_constraints),
         cmocka_unit_test(test_state_and_simulation),
         cmocka_unit_test(test_output_statements),

@@ -290,6 +290,39 @@ static void test_interrupt_from_signal(void **state)
     assert_false(session_interrupted(f->s));
 }
 
+static bool has_completion(const char *const *c, const char *word)
+{
+    for (size_t i = 0; c[i]; i++)
+        if (strcmp(c[i], word) == 0)
+            return true;
+    return false;
+}
+
+/* Completion knows the statements of frames and bodies, the functions,
+ * the model's frames and bodies, and each frame's unit vectors. */
+static void test_completions(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, "coord th\nframe N\nframe Arm from N about z "
+                            "by th\nbody rod mass 1 at Arm.x frame Arm "
+                            "inertia [1, 1, 1]\n"),
+                     RUN_OK);
+    const char *const *c = session_completions(f->s);
+    static const char *const want[] = {
+        "frame", "body",  "gravity", "torque", "from",  "about", "by",
+        "inertia", "omega", "on",    "velocity", "Arm", "rod",   "Arm.x",
+        "Arm.y", "Arm.z", "N.x",     "th",     NULL};
+    for (size_t i = 0; want[i]; i++)
+        if (!has_completion(c, want[i]))
+            fail_msg("'%s' is not among the completions", want[i]);
+    /* a frame declared later is there at the next call */
+    assert_int_equal(run(f, "frame Fork from Arm about [0, 1, 1] by 2*th\n"),
+                     RUN_OK);
+    c = session_completions(f->s);
+    assert_true(has_completion(c, "Fork.z"));
+    assert_true(has_completion(c, "Arm.y"));
+}
+
 /* Every keyword, every method name and every topic has a help text that
  * starts by naming its subject, and the overview exists. */
 static void test_help_covers_every_statement(void **state)
@@ -359,6 +392,49 @@ static void test_memory_follows_the_model(void **state)
     assert_int_equal(f->out_len, 6000 * strlen("1 = 1\n") -
                                      3000 * strlen("1 = 1\n") +
                                      3000 * strlen("(1 + 2) = 3\n"));
+}
+
+/* Every kind of declaration keeps the text it was made in while the
+ * model holds it, however many statements come after (a frame, a body and
+ * gravity were once freed under the model: model_mark_files must name
+ * every kind).  Each declaration is its own text here. */
+static void test_memory_keeps_every_declaration(void **state)
+{
+    fixture_t *f = *state;
+    static const char *const decls[] = {
+        "param m = 1, g = 9.81",
+        "coord th",
+        "speed u",
+        "let h = 1",
+        "frame N",
+        "frame A from N about y by th",
+        "body rod mass m at -h*A.z frame A inertia [0.1, 0.1, 0.1]",
+        "gravity [0, 0, -g]",
+        "torque rod = [0, 0.5, 0]",
+        "force rod at -h*A.z = [1, 0, 0]",
+        "force th = -th'",
+        "kinematic th' = u",
+        "constraint c: u = th'",
+        "equations maggi",
+    };
+    size_t nd = sizeof decls / sizeof decls[0];
+    session_reader_t *r = session_reader_new(f->s, "<repl>", true);
+    for (size_t i = 0; i < nd; i++)
+        assert_int_equal(type_line(r, decls[i]), RUN_OK);
+    /* Right after each collection (the count of arenas falls), every
+     * declaration's text is still there. */
+    size_t texts, arenas, before = 0, collections = 0;
+    for (int i = 0; i < 3000; i++) {
+        assert_int_equal(type_line(r, "print 1"), RUN_OK);
+        session_memory(f->s, &texts, &arenas);
+        if (arenas < before) {
+            collections++;
+            assert_true(arenas >= nd);
+        }
+        before = arenas;
+    }
+    assert_true(collections > 0);
+    session_reader_free(r);
 }
 
 /* LANGUAGE.md §9: in the REPL (and a notebook's cells) LINE counts the
@@ -536,12 +612,15 @@ int main(void)
         cmocka_unit_test(test_help_covers_every_statement),
         cmocka_unit_test_setup_teardown(test_memory_follows_the_model, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_memory_keeps_every_declaration,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_lines_numbered_across_texts,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reader_long_statement, setup,
                                         teardown),
         cmocka_unit_test(test_write_error_is_an_error),
+        cmocka_unit_test_setup_teardown(test_completions, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

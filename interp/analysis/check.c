@@ -1,9 +1,9 @@
 /*
  * check.c — the `check` analysis (see check.h).
  *
- * Structure: a value-and-magnitude evaluator over the graph (so that "zero"
- * can mean "small next to the terms it was computed from"), pseudo-random
- * sample points near the current state, then one pass per question: kind
+ * Structure: values with magnitudes (interp/expr/mag.h: "zero" means
+ * small next to the terms it was computed from) at pseudo-random sample
+ * points near the current state, then one pass per question: kind
  * and homogeneity of each constraint, the Pfaffian forms and Frobenius'
  * test, the rank of B, and Benenti's Theorem 11.6.
  *
@@ -22,180 +22,16 @@
 #include <gsl/gsl_vector.h>
 
 #include "interp/base/util.h"
+#include "interp/expr/mag.h"
 
 enum {
-    CHK_POINTS = 8,      /* sample points per numeric verdict */
-    CHK_TRIES = 400,     /* attempts to find them */
+    CHK_POINTS = EXPR_MAG_POINTS, /* sample points per numeric verdict */
     CHK_SYM_MAX_N = 40,  /* build dω∧ω symbolically up to this many dims */
 };
-#define CHK_ZERO 1e-8    /* |v| <= CHK_ZERO * magnitude: zero */
-#define CHK_NONZERO 1e-5 /* |v| >  CHK_NONZERO * magnitude: clearly not */
 #define CHK_RANK_TOL 1e-10 /* singular value below this * the largest: 0 */
 /* Above this many products the wedge's components are not enumerated: the
  * test is evaluated in its equivalent restricted form (chk_restricted). */
 #define CHK_WEDGE_MAX 2e6
-
-/* ---- pseudo-random numbers (splitmix64, fixed seed) ----------------- */
-
-typedef struct chk_rng {
-    uint64_t s;
-} chk_rng_t;
-
-/* Uniform in [-1, 1). */
-static double rng_signed(chk_rng_t *r)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
-}
-
-/* ---- value and magnitude ---------------------------------------------
- * mag(e) bounds the size of the terms e is computed from: the sum of the
- * magnitudes for +, their product for *, mag(base)^p for a positive power,
- * |value| for the other ops.  A quantity that is zero in exact arithmetic
- * comes out as rounding noise of order DBL_EPSILON * mag. */
-
-typedef struct chk_eval {
-    const expr_graph_t *g;
-    const double *vars;
-    double *val, *mag;
-    uint32_t *stamp;
-    uint32_t cur;
-    size_t cap;
-    const expr_t **stack;
-    size_t sn, scap;
-    double *argv;
-    size_t acap;
-} chk_eval_t;
-
-static void ev_free(chk_eval_t *ev)
-{
-    free(ev->val);
-    free(ev->mag);
-    free(ev->stamp);
-    free(ev->stack);
-    free(ev->argv);
-}
-
-/* Makes room for every node of the graph so far (nodes built after
- * ev_begin are new, hence not stamped). */
-static void ev_reserve(chk_eval_t *ev)
-{
-    size_t count = expr_graph_count(ev->g);
-    if (count > ev->cap) {
-        size_t old = ev->cap;
-        ev->val = xrealloc(ev->val, count * sizeof *ev->val);
-        ev->mag = xrealloc(ev->mag, count * sizeof *ev->mag);
-        ev->stamp = xrealloc(ev->stamp, count * sizeof *ev->stamp);
-        memset(ev->stamp + old, 0, (count - old) * sizeof *ev->stamp);
-        ev->cap = count;
-    }
-}
-
-/* Starts evaluating at VARS: forgets every value computed before. */
-static void ev_begin(chk_eval_t *ev, const double *vars)
-{
-    ev_reserve(ev);
-    if (++ev->cur == 0) {
-        memset(ev->stamp, 0, ev->cap * sizeof *ev->stamp);
-        ev->cur = 1;
-    }
-    ev->vars = vars;
-}
-
-static void ev_node(chk_eval_t *ev, const expr_t *x)
-{
-    double v, m;
-    size_t n = x->nargs;
-    xgrow(&ev->argv, &ev->acap, n, sizeof *ev->argv);
-    for (size_t i = 0; i < n; i++)
-        ev->argv[i] = ev->val[x->args[i]->id];
-    switch (x->op) {
-    case EXPR_CONST:
-        v = x->value;
-        m = fabs(v);
-        break;
-    case EXPR_VAR:
-        v = ev->vars[x->var];
-        m = fabs(v);
-        break;
-    case EXPR_ADD:
-        v = expr_apply(x->op, ev->argv, n);
-        m = 0;
-        for (size_t i = 0; i < n; i++)
-            m += ev->mag[x->args[i]->id];
-        break;
-    case EXPR_MUL:
-        v = expr_apply(x->op, ev->argv, n);
-        m = 1;
-        for (size_t i = 0; i < n; i++)
-            m *= ev->mag[x->args[i]->id];
-        break;
-    case EXPR_POW:
-        v = expr_apply(x->op, ev->argv, n);
-        m = ev->argv[1] > 0 ? pow(ev->mag[x->args[0]->id], ev->argv[1])
-                            : fabs(v);
-        break;
-    default:
-        v = expr_apply(x->op, ev->argv, n);
-        m = fabs(v);
-        break;
-    }
-    if (!(m >= fabs(v))) /* also when m is NaN */
-        m = fabs(v);
-    ev->val[x->id] = v;
-    ev->mag[x->id] = m;
-    ev->stamp[x->id] = ev->cur;
-}
-
-/* The value of E at the vars of ev_begin; its magnitude in *MAG.  An
- * explicit stack, not recursion: derivatives can make deep graphs. */
-static double ev_get(chk_eval_t *ev, const expr_t *e, double *mag)
-{
-    if (e->id >= ev->cap)
-        ev_reserve(ev);
-    if (ev->stamp[e->id] != ev->cur) {
-        ev->sn = 0;
-        xgrow(&ev->stack, &ev->scap, 1, sizeof *ev->stack);
-        ev->stack[ev->sn++] = e;
-        while (ev->sn) {
-            const expr_t *x = ev->stack[ev->sn - 1];
-            if (ev->stamp[x->id] == ev->cur) {
-                ev->sn--;
-                continue;
-            }
-            bool ready = true;
-            for (uint32_t i = 0; i < x->nargs; i++) {
-                const expr_t *a = x->args[i];
-                if (ev->stamp[a->id] != ev->cur) {
-                    xgrow(&ev->stack, &ev->scap, ev->sn + 1,
-                          sizeof *ev->stack);
-                    ev->stack[ev->sn++] = a;
-                    ready = false;
-                }
-            }
-            if (ready) {
-                ev_node(ev, x);
-                ev->sn--;
-            }
-        }
-    }
-    if (mag)
-        *mag = ev->mag[e->id];
-    return ev->val[e->id];
-}
-
-/* 0: zero; 2: clearly not zero; 1: in between (or not finite). */
-static int zero_class(double v, double m)
-{
-    if (!isfinite(v) || !isfinite(m))
-        return 1;
-    if (fabs(v) <= CHK_ZERO * m)
-        return 0;
-    return fabs(v) > CHK_NONZERO * m ? 2 : 1;
-}
 
 /* Folds the classes of many quantities (all must vanish for YES). */
 typedef struct chk_verdict {
@@ -204,7 +40,7 @@ typedef struct chk_verdict {
 
 static void verdict_add(chk_verdict_t *vd, double v, double m)
 {
-    int c = zero_class(v, m);
+    int c = expr_mag_class(v, m);
     if (c == 2)
         vd->any_nonzero = true;
     else if (c == 1)
@@ -230,8 +66,9 @@ typedef struct chk {
     size_t N;          /* n + 1: the coordinates and t */
     bool *vmask;       /* the velocities q' */
     const double *base;
-    chk_rng_t rng;
-    chk_eval_t ev;
+    uint64_t seed;     /* the sample points' random numbers */
+    bool *move;        /* what sample points move: q, q', parameters, t */
+    expr_mag_t ev;
     double *pts;       /* CHK_POINTS * nv: the last chk_sample */
     double *scratch;   /* nv */
 } chk_t;
@@ -242,46 +79,13 @@ static uint32_t xvar(const chk_t *k, size_t i)
     return i < k->sys->n ? k->sys->q[i] : k->sys->t;
 }
 
-static void perturb(chk_t *k, double *pt, uint32_t v, double spread)
-{
-    double b = k->base[v];
-    if (!isfinite(b))
-        b = 0;
-    pt[v] = b + spread * (1 + fabs(b)) * rng_signed(&k->rng);
-}
-
-/* Collects up to CHK_POINTS points near the current state at which every
- * one of the NE expressions is finite: coordinates, velocities, t and
- * parameters move by up to SPREAD * (1 + |value|), with SPREAD shrinking
- * from 1 to 0.05 over the attempts so that a narrow domain (sqrt(l^2 -
- * x^2)) is still found.  Returns how many (in k->pts). */
+/* Up to CHK_POINTS points near the current state at which every one of
+ * the NE expressions is finite (expr_mag_sample; coordinates,
+ * velocities, t and parameters move).  Returns how many (in k->pts). */
 static size_t chk_sample(chk_t *k, const expr_t *const *e, size_t ne)
 {
-    static const double spreads[] = {1.0, 0.5, 0.2, 0.05};
-    const nh_system_t *s = k->sys;
-    size_t got = 0;
-    for (int tries = 0; tries < CHK_TRIES && got < CHK_POINTS; tries++) {
-        double *pt = k->pts + got * k->nv;
-        double spread = spreads[tries % 4];
-        memcpy(pt, k->base, k->nv * sizeof *pt);
-        for (size_t i = 0; i < s->n; i++) {
-            perturb(k, pt, s->q[i], spread);
-            perturb(k, pt, s->qd[i], spread);
-        }
-        for (size_t i = 0; i < s->np; i++)
-            perturb(k, pt, s->p[i], spread);
-        perturb(k, pt, s->t, spread);
-        ev_begin(&k->ev, pt);
-        bool ok = true;
-        for (size_t j = 0; j < ne && ok; j++) {
-            double m;
-            double v = ev_get(&k->ev, e[j], &m);
-            ok = isfinite(v) && isfinite(m);
-        }
-        if (ok)
-            got++;
-    }
-    return got;
+    return expr_mag_sample(&k->ev, &k->seed, k->base, k->move, k->nv, e, ne,
+                           k->pts);
 }
 
 /* Whether all NE expressions vanish identically: YES symbolically when
@@ -289,26 +93,17 @@ static size_t chk_sample(chk_t *k, const expr_t *const *e, size_t ne)
 static check_tri_t chk_zero(chk_t *k, const expr_t *const *e, size_t ne,
                             check_how_t *how, size_t *npts)
 {
-    bool all_const0 = true;
-    for (size_t j = 0; j < ne && all_const0; j++)
-        all_const0 = expr_is_const(e[j], 0);
-    if (all_const0) {
+    size_t np;
+    int z = expr_mag_zero(&k->ev, &k->seed, k->base, k->move, k->nv, e, ne,
+                          k->pts, &np);
+    if (z == 1 && np == 0) {
         *how = CHECK_BY_SYMBOLIC;
         return CHECK_YES;
-    }
-    size_t np = chk_sample(k, e, ne);
-    chk_verdict_t vd = {false, false};
-    for (size_t p = 0; p < np; p++) {
-        ev_begin(&k->ev, k->pts + p * k->nv);
-        for (size_t j = 0; j < ne; j++) {
-            double m, v = ev_get(&k->ev, e[j], &m);
-            verdict_add(&vd, v, m);
-        }
     }
     *how = CHECK_BY_NUMERIC;
     if (npts && np > *npts)
         *npts = np;
-    return verdict_zero(&vd, np);
+    return z == 1 ? CHECK_YES : z == 0 ? CHECK_NO : CHECK_UNKNOWN;
 }
 
 /* ---- kind, degree, homogeneity, time -------------------------------- */
@@ -345,22 +140,22 @@ static check_tri_t homog_numeric(chk_t *k, const expr_t *c, double *K,
     for (size_t p = 0; p < np; p++) {
         const double *pt = k->pts + p * k->nv;
         double m0, c0, v1[3], m1[3];
-        ev_begin(&k->ev, pt);
-        c0 = ev_get(&k->ev, c, &m0);
+        expr_mag_begin(&k->ev, pt);
+        c0 = expr_mag_get(&k->ev, c, &m0);
         memcpy(sc, pt, k->nv * sizeof *sc);
         bool ok = true;
         for (size_t j = 0; j < 3 && ok; j++) {
             for (size_t i = 0; i < s->n; i++)
                 sc[s->qd[i]] = scales[j] * pt[s->qd[i]];
-            ev_begin(&k->ev, sc);
-            v1[j] = ev_get(&k->ev, c, &m1[j]);
+            expr_mag_begin(&k->ev, sc);
+            v1[j] = expr_mag_get(&k->ev, c, &m1[j]);
             ok = isfinite(v1[j]) && isfinite(m1[j]);
         }
         if (!ok)
             continue;
         if (isnan(*K)) {
             /* C(2q') / C(q') = 2^K. */
-            if (zero_class(c0, m0) != 2 || zero_class(v1[0], m1[0]) != 2 ||
+            if (expr_mag_class(c0, m0) != 2 || expr_mag_class(v1[0], m1[0]) != 2 ||
                 (c0 > 0) != (v1[0] > 0))
                 continue;
             double est = log2(v1[0] / c0);
@@ -563,11 +358,11 @@ static void form_eval(chk_t *k, const chk_form_t *f, double *a, double *am,
 {
     size_t N = k->N;
     for (size_t i = 0; i < N; i++)
-        a[i] = ev_get(&k->ev, f->a[i], &am[i]);
+        a[i] = expr_mag_get(&k->ev, f->a[i], &am[i]);
     for (size_t i = 0; i < N; i++) {
         w[i * N + i] = wm[i * N + i] = 0;
         for (size_t j = i + 1; j < N; j++) {
-            double m, v = ev_get(&k->ev, f->w[i * N + j], &m);
+            double m, v = expr_mag_get(&k->ev, f->w[i * N + j], &m);
             w[i * N + j] = v;
             w[j * N + i] = -v;
             wm[i * N + j] = wm[j * N + i] = m;
@@ -612,7 +407,7 @@ static void form_alone(chk_t *k, const chk_form_t *f, check_constraint_t *c)
     size_t *nzw = xmalloc(N * (N - 1) * sizeof *nzw + 1);
     chk_verdict_t ex = {false, false}, in = {false, false};
     for (size_t p = 0; p < np; p++) {
-        ev_begin(&k->ev, k->pts + p * k->nv);
+        expr_mag_begin(&k->ev, k->pts + p * k->nv);
         form_eval(k, f, a, am, w, wm);
         /* dω ∧ ω on dx_i dx_j dx_l (i < j < l) is
          * w_ij a_l − w_il a_j + w_jl a_i; a component none of whose three
@@ -903,7 +698,7 @@ static void chk_system(chk_t *k, chk_form_t *f, size_t R,
     size_t *keep = xmalloc(R * sizeof *keep), *rows = xmalloc(N * sizeof *rows);
     chk_verdict_t *vd = xcalloc(R, sizeof *vd);
     for (size_t p = 0; p < np; p++) {
-        ev_begin(&k->ev, k->pts + p * k->nv);
+        expr_mag_begin(&k->ev, k->pts + p * k->nv);
         for (size_t q = 0; q < R; q++)
             form_eval(k, &f[q], A + q * N, Am + q * N, w + q * N * N,
                       wm + q * N * N);
@@ -980,6 +775,31 @@ static void chk_system(chk_t *k, chk_form_t *f, size_t R,
 
 /* ---- rank of B at the current state --------------------------------- */
 
+/* The rank of B (its entries E, r×n) at the point of expr_mag_begin,
+ * with Bᵀ padded to ROWS × r in BT and the singular values in SV and V
+ * (chk_svd); SIZE_MAX when an entry is not finite (its row in *CULPRIT). */
+static size_t rank_here(chk_t *k, const expr_t *const *e, size_t rows,
+                        double *bt, double *sv, double *V, size_t *culprit)
+{
+    size_t n = k->sys->n, r = k->sys->r;
+    memset(bt, 0, rows * r * sizeof *bt);
+    for (size_t a = 0; a < r; a++)
+        for (size_t i = 0; i < n; i++) {
+            double v = expr_mag_get(&k->ev, e[a * n + i], NULL);
+            if (!isfinite(v)) {
+                *culprit = a;
+                return SIZE_MAX;
+            }
+            bt[i * r + a] = v;
+        }
+    chk_svd(bt, rows, r, sv, V);
+    size_t rank = 0;
+    for (size_t j = 0; j < r; j++)
+        if (sv[j] > CHK_RANK_TOL * sv[0])
+            rank++;
+    return rank;
+}
+
 static void chk_rank(chk_t *k, check_report_t *rep)
 {
     const nh_system_t *s = k->sys;
@@ -1001,29 +821,17 @@ static void chk_rank(chk_t *k, check_report_t *rep)
         for (size_t i = 0; i < n; i++)
             e[a * n + i] = expr_diff(k->g, s->C[a], hol ? s->q[i] : s->qd[i]);
     }
-    ev_begin(&k->ev, k->base);
-    for (size_t a = 0; a < r; a++)
-        for (size_t i = 0; i < n; i++) {
-            double v = ev_get(&k->ev, e[a * n + i], NULL);
-            if (!isfinite(v) && rep->b_finite) {
-                rep->b_finite = false;
-                rep->b_culprit = a;
-            }
-            bt[i * r + a] = v;
-        }
-    free(e);
-    if (!rep->b_finite) {
-        free(bt);
-        return;
-    }
     double *sv = xmalloc(r * sizeof *sv), *V = xmalloc(r * r * sizeof *V);
-    chk_svd(bt, rows, r, sv, V);
-    rep->sigma_max = sv[0];
-    rep->sigma_min = sv[r - 1];
-    for (size_t j = 0; j < r; j++)
-        if (sv[j] > CHK_RANK_TOL * sv[0])
-            rep->rank++;
-    rep->singular = rep->rank < r;
+    expr_mag_begin(&k->ev, k->base);
+    size_t rank = rank_here(k, e, rows, bt, sv, V, &rep->b_culprit);
+    if (rank == SIZE_MAX) {
+        rep->b_finite = false;
+    } else {
+        rep->sigma_max = sv[0];
+        rep->sigma_min = sv[r - 1];
+        rep->rank = rank;
+        rep->singular = rank < r;
+    }
     if (rep->singular) {
         /* weight of row a in the dependencies: the norm of e_a's
          * component in the left null space of B (columns rank..r-1 of V) */
@@ -1034,9 +842,20 @@ static void chk_rank(chk_t *k, check_report_t *rep)
                 w += V[a * r + j] * V[a * r + j];
             rep->dependency[a] = sqrt(w);
         }
+        /* Dependent at this state only, or at every state: then the
+         * constraints are not independent (LANGUAGE.md §4). */
+        size_t np = chk_sample(k, e, r * n), low = 0, culprit;
+        for (size_t p = 0; p < np; p++) {
+            expr_mag_begin(&k->ev, k->pts + p * k->nv);
+            size_t rk = rank_here(k, e, rows, bt, sv, V, &culprit);
+            low += rk != SIZE_MAX && rk < r;
+        }
+        rep->dependent_everywhere = np > 0 && low == np;
+        rep->dependent_points = np;
     }
     free(V);
     free(sv);
+    free(e);
     free(bt);
 }
 
@@ -1132,7 +951,13 @@ static int check_analyse_derived(const nh_system_t *sys, const double *vars,
     for (size_t i = 0; i < sys->n; i++)
         k.vmask[sys->qd[i]] = true;
     k.base = vars;
-    k.rng.s = 0x6e68636865636bULL; /* "nhcheck": a fixed seed */
+    k.seed = 0x6e68636865636bULL; /* "nhcheck": a fixed seed */
+    k.move = xcalloc(k.nv ? k.nv : 1, sizeof *k.move);
+    for (size_t i = 0; i < sys->n; i++)
+        k.move[sys->q[i]] = k.move[sys->qd[i]] = true;
+    for (size_t i = 0; i < sys->np; i++)
+        k.move[sys->p[i]] = true;
+    k.move[sys->t] = true;
     k.ev.g = sys->g;
     k.pts = xmalloc(CHK_POINTS * (k.nv ? k.nv : 1) * sizeof *k.pts);
     k.scratch = xmalloc((k.nv ? k.nv : 1) * sizeof *k.scratch);
@@ -1176,7 +1001,8 @@ static int check_analyse_derived(const nh_system_t *sys, const double *vars,
     free(k.scratch);
     free(k.pts);
     free(k.vmask);
-    ev_free(&k.ev);
+    free(k.move);
+    expr_mag_free(&k.ev);
     return 0;
 }
 
@@ -1366,9 +1192,15 @@ static void format_rank(strbuf_t *b, const nh_system_t *sys,
                 involved++;
                 last = a;
             }
-        strbuf_addf(b, "rank B = %zu < %zu at the current state: singular "
-                       "state, ",
-                    rep->rank, rep->r);
+        if (rep->dependent_everywhere)
+            strbuf_addf(b, "rank B = %zu < %zu at the current state and at "
+                           "%zu sample states: the constraints are not "
+                           "independent, ",
+                        rep->rank, rep->r, rep->dependent_points);
+        else
+            strbuf_addf(b, "rank B = %zu < %zu at the current state: "
+                           "singular state, ",
+                        rep->rank, rep->r);
         if (involved == 1) {
             strbuf_addf(b, "the row of %s is zero", cname(sys, last));
         } else {
@@ -1381,7 +1213,10 @@ static void format_rank(strbuf_t *b, const nh_system_t *sys,
                 }
             strbuf_add(b, " are dependent");
         }
-        strbuf_add(b, "; choose another state to integrate from\n");
+        strbuf_add(b, rep->dependent_everywhere
+                          ? "; remove one of them, or write them so that "
+                            "they are independent\n"
+                          : "; choose another state to integrate from\n");
     }
     if (rep->dof < 0)
         strbuf_addf(b, "degrees of freedom: n − r = %ld: more constraints "

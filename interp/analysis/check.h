@@ -106,6 +106,10 @@ typedef struct check_report {
                               * row of B in the dependencies among the
                               * rows (norm of its component in the left
                               * null space of B; > 0: involved), else NULL */
+    bool dependent_everywhere; /* singular, and so at every sample state
+                              * (dependent_points of them): the constraints
+                              * are not independent (LANGUAGE.md §4) */
+    size_t dependent_points;
     long dof;                /* n − r */
 
     /* Energy E = Σ q_i' ∂L/∂q_i' − L (Benenti Thm 11.6). */

@@ -84,6 +84,18 @@ static int commit_model(ctx_t *s, model_t *cand, bool declarations,
 
 /* ---- declarations ---------------------------------------------------- */
 
+/* The error when the model has a lagrangian, which excludes WHAT. */
+static int lagrangian_excludes(const ctx_t *s, const ast_stmt_t *st,
+                               const char *what, diag_t *err)
+{
+    char place[256];
+    ctx_where_text(s, s->model.lagrangian.span, place, sizeof place);
+    return diag_error(err, st->span,
+                      "the model has a lagrangian (at %s), which excludes "
+                      "%s declarations",
+                      place, what);
+}
+
 /* A number as written (12, -0.5, +3): its value without lowering. */
 static bool literal_number(const ast_expr_t *e, double *x)
 {
@@ -219,21 +231,24 @@ int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (kind == MODEL_LAGRANGIAN) {
         const model_energy_t *other =
             cand.kinetic.name ? &cand.kinetic : cand.potential.name ? &cand.potential : NULL;
-        if (other || cand.particles.n) {
-            ctx_where_text(s, other ? other->span : cand.particles.v[0].span, place,
-                       sizeof place);
+        src_span_t at = other            ? other->span
+                        : cand.particles.n ? cand.particles.v[0].span
+                        : cand.bodies.n    ? cand.bodies.v[0].span
+                        : cand.gravity     ? cand.gravity_span
+                                           : SRC_SPAN_NONE;
+        if (at.file != SRC_NO_FILE) {
+            ctx_where_text(s, at, place, sizeof place);
             diag_error(err, st->span,
-                       "a lagrangian excludes kinetic, potential and "
-                       "particle declarations, and the model has one at %s",
+                       "a lagrangian excludes kinetic, potential, particle, "
+                       "body and gravity declarations, and the model has one "
+                       "at %s",
                        place);
             goto fail;
         }
     } else if (cand.lagrangian.name) {
-        ctx_where_text(s, cand.lagrangian.span, place, sizeof place);
-        diag_error(err, st->span,
-                   "the model has a lagrangian (at %s), which excludes "
-                   "%s declarations",
-                   place, kind == MODEL_KINETIC ? "kinetic" : "potential");
+        lagrangian_excludes(s, st,
+                            kind == MODEL_KINETIC ? "kinetic" : "potential",
+                            err);
         goto fail;
     }
     (void)old;
@@ -251,14 +266,8 @@ int decl_particle(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     const ast_ident_t *id = &st->u.particle.name;
     if (check_free_name(s, &s->model, id, MODEL_PARTICLE, err))
         return -1;
-    if (s->model.lagrangian.name) {
-        char place[256];
-        ctx_where_text(s, s->model.lagrangian.span, place, sizeof place);
-        return diag_error(err, st->span,
-                          "the model has a lagrangian (at %s), which "
-                          "excludes particle declarations",
-                          place);
-    }
+    if (s->model.lagrangian.name)
+        return lagrangian_excludes(s, st, "particle", err);
     model_t cand;
     model_clone(&cand, &s->model);
     model_particle_t p = {id->name, id->span, st->u.particle.mass,
@@ -271,31 +280,179 @@ int decl_particle(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     return commit_model(s, &cand, true, err);
 }
 
+/* "unknown name 'X'; did you mean 'Y'? (WHAT)", or without the
+ * suggestion when none is close. */
+static int unknown_target(ctx_t *s, const ast_ident_t *id, const char *what,
+                          diag_t *err)
+{
+    diag_t tmp = {0};
+    lower_t *lw = ctx_lowered(s, &tmp);
+    const char *best = lw ? lower_suggest(lw, id->name) : NULL;
+    if (best)
+        return diag_error(err, id->span,
+                          "unknown name '%s'; did you mean '%s'? (%s)",
+                          id->name, best, what);
+    return diag_error(err, id->span, "unknown name '%s' (%s)", id->name,
+                      what);
+}
+
+/* force x = F, force P = F, force B at X = F (LANGUAGE.md §4, §4.1), and
+ * torque B = M. */
 int decl_force(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     const ast_ident_t *id = &st->u.force.target;
+    bool torque = st->kind == STMT_TORQUE;
+    const ast_expr_t *at = st->u.force.at;
     model_kind_t k = model_lookup(&s->model, id->name, NULL, NULL);
-    if (k != MODEL_COORD && k != MODEL_PARTICLE) {
-        if (k == MODEL_NONE) {
-            diag_t tmp = {0};
-            lower_t *lw = ctx_lowered(s, &tmp);
-            const char *best = lw ? lower_suggest(lw, id->name) : NULL;
-            if (best)
-                return diag_error(err, id->span,
-                                  "unknown name '%s'; did you mean '%s'? "
-                                  "(a force acts on a coordinate or a "
-                                  "particle)",
-                                  id->name, best);
-        }
+    if (torque) {
+        if (k == MODEL_NONE)
+            return unknown_target(s, id, "a torque acts on a body", err);
+        if (k != MODEL_BODY)
+            return diag_error(err, id->span,
+                              "a torque acts on a body, and '%s' is %s",
+                              id->name, model_kind_name(k));
+    } else if (k != MODEL_COORD && k != MODEL_PARTICLE && k != MODEL_BODY) {
+        if (k == MODEL_NONE)
+            return unknown_target(s, id,
+                                  "a force acts on a coordinate, a particle "
+                                  "or a body",
+                                  err);
         return diag_error(err, id->span,
-                          "a force acts on a coordinate or a particle, and "
+                          "a force acts on a coordinate, a particle or a "
+                          "body, and '%s' is %s",
+                          id->name, model_kind_name(k));
+    } else if (k == MODEL_BODY && !at) {
+        return diag_error(err, st->span,
+                          "a force on a body acts at a point: write force "
+                          "%s at POINT = [Fx, Fy, Fz]",
+                          id->name);
+    } else if (k != MODEL_BODY && at) {
+        return diag_error(err, at->span,
+                          "only a force on a body is applied at a point, and "
                           "'%s' is %s",
                           id->name, model_kind_name(k));
     }
     model_t cand;
     model_clone(&cand, &s->model);
-    model_force_t f = {id->name, id->span, st->u.force.value};
+    model_force_t f = {id->name, id->span, st->u.force.value, at, torque};
     model_push_force(&cand, f);
+    return commit_model(s, &cand, true, err);
+}
+
+/* The error for a name that should be a frame and is not. */
+static int not_a_frame(const ctx_t *s, const ast_ident_t *id, diag_t *err)
+{
+    const model_t *m = &s->model;
+    model_kind_t k = model_lookup(m, id->name, NULL, NULL);
+    if (k != MODEL_NONE)
+        return diag_error(err, id->span, "'%s' is %s, not a frame", id->name,
+                          model_kind_name(k));
+    const char *best = model_closest(m, MODEL_FRAME, id->name);
+    if (best)
+        return diag_error(err, id->span,
+                          "unknown frame '%s'; did you mean '%s'?", id->name,
+                          best);
+    if (m->frames.n == 0)
+        return diag_error(err, id->span,
+                          "unknown frame '%s': declare the inertial frame "
+                          "first (frame %s)",
+                          id->name, id->name);
+    return diag_error(err, id->span, "unknown frame '%s'", id->name);
+}
+
+/* frame A  |  frame A from P about AXIS by ANGLE (LANGUAGE.md §4.1).  The
+ * frames form a tree under the one inertial frame: a parent is declared
+ * before its children, so only a redeclaration can make a cycle. */
+int decl_frame(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    const ast_ident_t *id = &st->u.frame.name;
+    const ast_ident_t *parent = &st->u.frame.parent;
+    const model_t *m = &s->model;
+    if (check_free_name(s, m, id, MODEL_FRAME, err))
+        return -1;
+    long self = model_frame_index(m, id->name);
+    char place[256];
+    if (!parent->name) {
+        long in = model_inertial_frame(m);
+        if (in >= 0 && in != self) {
+            ctx_where_text(s, m->frames.v[in].span, place, sizeof place);
+            return diag_error(err, id->span,
+                              "the model has an inertial frame already, %s "
+                              "(at %s): every other frame turns from one, "
+                              "as in frame %s from %s about z by ANGLE",
+                              m->frames.v[in].name, place, id->name,
+                              m->frames.v[in].name);
+        }
+    } else {
+        long p = model_frame_index(m, parent->name);
+        if (p < 0)
+            return not_a_frame(s, parent, err);
+        /* The chain from the parent up to the inertial frame must not pass
+         * through this frame (only a redeclaration can make it do so). */
+        char chain[512];
+        int len = snprintf(chain, sizeof chain, "%s", id->name);
+        for (long f = p; f >= 0;) {
+            const model_frame_t *fr = &m->frames.v[f];
+            if (len >= 0 && (size_t)len < sizeof chain)
+                len += snprintf(chain + len, sizeof chain - (size_t)len,
+                                " -> %s", fr->name);
+            if (f == self)
+                return diag_error(err, parent->span,
+                                  "frames cannot turn from each other in a "
+                                  "cycle: %s",
+                                  chain);
+            f = fr->parent ? model_frame_index(m, fr->parent) : -1;
+        }
+    }
+    model_t cand;
+    model_clone(&cand, m);
+    model_frame_t f = {id->name,          id->span,          parent->name,
+                       parent->span,      st->u.frame.axis,  st->u.frame.angle,
+                       st->span};
+    if (self >= 0)
+        cand.frames.v[self] = f;
+    else
+        model_push_frame(&cand, f);
+    return commit_model(s, &cand, true, err);
+}
+
+/* body B mass M at G frame F inertia I (LANGUAGE.md §4.1). */
+int decl_body(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    const ast_ident_t *id = &st->u.body.name;
+    if (check_free_name(s, &s->model, id, MODEL_BODY, err))
+        return -1;
+    if (s->model.lagrangian.name)
+        return lagrangian_excludes(s, st, "body", err);
+    if (model_frame_index(&s->model, st->u.body.frame.name) < 0)
+        return not_a_frame(s, &st->u.body.frame, err);
+    model_t cand;
+    model_clone(&cand, &s->model);
+    model_body_t b = {id->name,
+                      id->span,
+                      st->u.body.mass,
+                      st->u.body.position,
+                      st->u.body.inertia,
+                      st->u.body.frame.name,
+                      st->u.body.frame.span,
+                      st->span};
+    long idx = model_body_index(&cand, id->name);
+    if (idx >= 0)
+        cand.bodies.v[idx] = b;
+    else
+        model_push_body(&cand, b);
+    return commit_model(s, &cand, true, err);
+}
+
+/* gravity G: replaces an earlier one (LANGUAGE.md §4.1). */
+int decl_gravity(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    if (s->model.lagrangian.name)
+        return lagrangian_excludes(s, st, "gravity", err);
+    model_t cand;
+    model_clone(&cand, &s->model);
+    cand.gravity = st->u.gravity;
+    cand.gravity_span = st->span;
     return commit_model(s, &cand, true, err);
 }
 
@@ -336,7 +493,22 @@ int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     } else {
         model_push_constraint(&cand, c);
     }
-    return commit_model(s, &cand, true, err);
+    const char *name = c.name;
+    if (commit_model(s, &cand, true, err) != 0)
+        return -1;
+    /* The components of a vector constraint that vanish identically are
+     * dropped, with a note (LANGUAGE.md §4). */
+    int dropped[3];
+    unsigned dim = lower_dropped(s->lw, name, dropped);
+    for (unsigned k = 0; k < dim && !s->quiet; k++)
+        if (dropped[k])
+            fprintf(s->out,
+                    "note: %s[%u] is dropped: it vanishes identically (%s)\n",
+                    name, k + 1,
+                    dropped[k] == 1 ? "it simplifies to 0 = 0"
+                                    : "zero at every sample state, as check "
+                                      "tests a quantity");
+    return 0;
 }
 
 int decl_kinematic(ctx_t *s, const ast_stmt_t *st, diag_t *err)

@@ -22,13 +22,14 @@ static const help_entry_t entries[] = {
      "\n"
      "Declarations: param coord speed let kinetic potential lagrangian\n"
      "              particle force constraint kinematic\n"
+     "Bodies:       frame body gravity torque\n"
      "Equations:    equations accel compare check show\n"
      "Motion:       initial simulate reset table plot\n"
      "Teaching:     worksheet\n"
      "Session:      set load import help quit exit\n"
      "Methods:      lagrange multipliers second_kind voronec naive maggi\n"
      "              gibbs_appell\n"
-     "Language:     expressions functions vectors prime errors\n"
+     "Language:     expressions functions vectors prime errors frames\n"
      "Notebooks:    notebook\n"
      "\n"
      "Every statement that prints (print accel show check compare\n"
@@ -74,20 +75,68 @@ static const help_entry_t entries[] = {
      "  A point mass: adds m/2*dot(NAME', NAME') to the kinetic energy.  NAME\n"
      "  is its position vector in expressions, NAME' its velocity.\n"
      "  Example: particle P1 mass m1 at [x1, y1]\n"},
-    {"mass", "mass: part of `particle NAME mass EXPR at VECTOR` (help particle).\n"},
-    {"at", "at: part of `particle NAME mass EXPR at VECTOR` (help particle).\n"},
+    {"mass", "mass: part of `particle NAME mass EXPR at VECTOR` (help particle)\n"
+             "and of `body NAME mass EXPR at VECTOR ...` (help body).\n"},
+    {"at", "at: part of `particle NAME mass EXPR at VECTOR` (help particle),\n"
+           "`body NAME mass EXPR at VECTOR ...` (help body) and\n"
+           "`force BODY at POINT = VECTOR` (help force).\n"},
     {"force",
-     "force COORD = EXPR     a generalized force on a coordinate\n"
-     "force PARTICLE = VEC   a force on a particle: Q_i += dot(F, diff(P, q_i))\n"
-     "  Forces add up.  Potential forces belong in `potential`.\n"
+     "force COORD = EXPR             a generalized force on a coordinate\n"
+     "force PARTICLE = VEC           a force on a particle:\n"
+     "                               Q_i += dot(F, diff(P, q_i))\n"
+     "force BODY at POINT = VEC      a force on a body applied at POINT:\n"
+     "                               Q_i += dot(F, diff(velocity(POINT, BODY), q_i'))\n"
+     "  Forces add up.  Potential forces belong in `potential` (or\n"
+     "  `gravity`).  Equal and opposite loads between two bodies are written\n"
+     "  on each.\n"
      "  Example: force x = -c*x'\n"},
+    {"torque",
+     "torque BODY = VEC\n"
+     "  A torque on a body (components on the inertial axes):\n"
+     "  Q_i += dot(M, diff(omega(F), q_i')) with F the body's frame.\n"
+     "  Example: torque wheel = [0, 0, tau]\n"},
+    {"frame",
+     "frame NAME                               the inertial frame\n"
+     "frame NAME from PARENT about AXIS by ANGLE\n"
+     "  A frame whose axes are PARENT's turned by ANGLE (right-handed)\n"
+     "  about AXIS: x, y or z (PARENT's axis, which is also the new frame's),\n"
+     "  or a constant vector of components on PARENT's axes, like [0, 1, 1]\n"
+     "  (normalised; numbers and parameters only).  ANGLE may use\n"
+     "  coordinates, parameters and t.  Exactly one frame is inertial; a\n"
+     "  parent is declared before its children.  NAME.x, NAME.y, NAME.z are\n"
+     "  the unit vectors (on the inertial axes); omega(NAME) is the angular\n"
+     "  velocity, composed along the chain; on(NAME, v) the components of v\n"
+     "  on NAME's axes.  `from`, `about`, `by` are keywords only here.\n"
+     "  Example: frame N; frame A from N about z by psi\n"},
+    {"body",
+     "body NAME mass M at G frame F inertia [I1, I2, I3]\n"
+     "body NAME mass M at G frame F inertia [Ixx, Iyy, Izz, Ixy, Iyz, Izx]\n"
+     "  A rigid body of mass M with its centre of mass at G (a 3-vector),\n"
+     "  fixed in frame F, with its inertia matrix about G on F's axes: the\n"
+     "  principal moments, or the six entries of the symmetric matrix\n"
+     "  (entries, not products of inertia with a sign).  Adds\n"
+     "  M/2*dot(G', G') + 1/2*w.I.w, w = on(F, omega(F)), to the kinetic\n"
+     "  energy.  velocity(P, NAME) is the velocity of the body's material\n"
+     "  point at P: G' + cross(omega(F), P - G).  `inertia` is a keyword\n"
+     "  only here.\n"
+     "  Example: body disk mass m at G frame C inertia [m*r^2/4, m*r^2/4, m*r^2/2]\n"},
+    {"gravity",
+     "gravity VECTOR\n"
+     "  A uniform field: adds -m*dot(g, P) to the potential energy for every\n"
+     "  particle and -M*dot(g, G) for every body, whenever declared.  A\n"
+     "  second `gravity` replaces the first; it excludes `lagrangian`.\n"
+     "  Example: gravity [0, 0, -g]\n"},
     {"constraint",
      "constraint [NAME:] LHS = RHS\n"
      "  A constraint C = LHS - RHS = 0 on the coordinates, velocities and t:\n"
      "  linear, affine or nonlinear in the velocities.  Without velocities\n"
      "  it is holonomic, f(q, t) = 0, and the equations use f' = 0.\n"
-     "  Unnamed constraints are called c1, c2, ...\n"
-     "  Example: constraint roll_x: x' = R*theta'*sin(phi)\n"},
+     "  Unnamed constraints are called c1, c2, ...  Vector sides make one\n"
+     "  constraint per component, NAME[1], NAME[2], NAME[3] (lambda(NAME[k])\n"
+     "  is its multiplier); a component that vanishes identically is\n"
+     "  dropped, with a note.\n"
+     "  Example: constraint roll_x: x' = R*theta'*sin(phi)\n"
+     "           constraint roll: velocity(Q, wheel) = [0, 0, 0]\n"},
     {"kinematic",
      "kinematic COORD' = EXPR\n"
      "  The kinematic equation q' = psi(q, z, t) of a coordinate in terms of\n"
@@ -142,7 +191,8 @@ static const help_entry_t entries[] = {
     {"show",
      "show EXPR         the expression simplified, as text\n"
      "show latex EXPR   the same as LaTeX\n"
-     "show model        coordinates, parameters, energies, forces, constraints\n"
+     "show model        coordinates, parameters, frames, bodies, energies,\n"
+     "                  forces, constraints\n"
      "show eom          the chosen equations, symbolically\n"
      "show mass         the mass matrix M_ij = d2L/dq_i'dq_j'\n"
      "show reduced      the reduced Lagrangian (voronec, naive)\n"
@@ -225,15 +275,27 @@ static const help_entry_t entries[] = {
      "Expressions: numbers, names, + - * / ^ (right-associative; -x^2 is\n"
      "-(x^2)), the prime ' (total time derivative), v[i] (1-based), calls,\n"
      "and vectors [a, b] or [a, b, c].  Names: t, pi, coordinates,\n"
-     "parameters, speeds, lets, energies, particles.\n"},
+     "parameters, speeds, lets, energies, particles, frames' unit vectors\n"
+     "A.x, A.y, A.z.\n"},
     {"functions",
      "Functions: sin cos tan asin acos atan atan2(y, x) sinh cosh tanh exp\n"
      "log sqrt abs sign min(a, b) max(a, b); dot(u, v) cross(u, v) norm(u);\n"
      "diff(e, v) with v a coordinate, a velocity x', a speed, a parameter\n"
-     "or t; lambda(NAME) and reaction(x) in print, table and show.\n"},
+     "or t; lambda(NAME), lambda(NAME[k]) and reaction(x) in print, table\n"
+     "and show; omega(A), on(A, v) and velocity(P, B) (help frames).\n"},
+    {"frames",
+     "Frames and bodies: A.x, A.y, A.z are the unit vectors of frame A, with\n"
+     "components on the inertial axes; a*A.x + b*A.y is an ordinary vector.\n"
+     "omega(A) is A's angular velocity (inertial components), composed\n"
+     "along the chain of frames: omega(A) = omega(P) + ANGLE'*axis.\n"
+     "on(A, v) = [dot(v, A.x), dot(v, A.y), dot(v, A.z)].  velocity(P, B)\n"
+     "is the velocity of the point of body B at P.  stdlib/contact.nh\n"
+     "(import \"contact\") gives contact points of wheels, spheres and\n"
+     "ellipsoids on a plane.  See help frame, body, gravity, torque.\n"},
     {"vectors",
      "Vectors: [e1, e2] or [e1, e2, e3]; + - componentwise, * and / by a\n"
-     "scalar, u[i], dot, cross, norm.\n"},
+     "scalar, u[i], dot, cross, norm.  Components are on the inertial\n"
+     "frame's axes; A.x, A.y, A.z are a frame's unit vectors.\n"},
     {"prime",
      "The prime: e' is the total time derivative of e,\n"
      "sum de/dq_i q_i' + sum de/dz_a z_a' + de/dt.  So (x^2)' is 2*x*x'.\n"
@@ -264,10 +326,11 @@ const char *const help_topics[] = {
     "initial", "simulate", "to", "step", "integrator", "rtol", "atol",
     "project", "reset", "print", "accel", "table", "plot", "vs", "show",
     "latex", "check", "compare", "samples", "worksheet", "set", "load",
-    "import", "help", "quit", "exit", "lagrange", "multipliers",
+    "import", "help", "quit", "exit", "frame", "body", "gravity", "torque",
+    "lagrange", "multipliers",
     "second_kind", "voronec", "naive", "maggi", "first_kind", "kane",
     "gibbs_appell", "expressions", "functions", "vectors", "prime", "errors",
-    "notebook", NULL};
+    "frames", "notebook", NULL};
 
 const char *help_text(const char *topic)
 {

@@ -191,6 +191,25 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
                     num(m->params.v[i].value, buf, sizeof buf));
         fputc('\n', o);
     }
+    /* Frames, bodies and gravity as declared (LANGUAGE.md §4.1); in LaTeX
+     * as comments, since they are statements, not formulas. */
+    const char *lead = latex ? "% " : "";
+    for (size_t i = 0; i < m->frames.n; i++) {
+        char *t = ctx_span_text(s, m->frames.v[i].decl);
+        fprintf(o, "%s%s%s\n", lead, t,
+                m->frames.v[i].parent ? "" : " (inertial)");
+        free(t);
+    }
+    for (size_t i = 0; i < m->bodies.n; i++) {
+        char *t = ctx_span_text(s, m->bodies.v[i].decl);
+        fprintf(o, "%s%s\n", lead, t);
+        free(t);
+    }
+    if (m->gravity) {
+        char *t = ctx_span_text(s, m->gravity_span);
+        fprintf(o, "%s%s\n", lead, t);
+        free(t);
+    }
     if (m->lagrangian.name) {
         fprintf(o, "lagrangian %s = ", m->lagrangian.name);
         put_expr(s, g, sys->L, latex);
@@ -201,8 +220,9 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
             put_expr(s, g, sys->T, latex);
             fputc('\n', o);
         }
-        if (sys->V && m->potential.name) {
-            fprintf(o, "potential %s = ", m->potential.name);
+        if (sys->V && (m->potential.name || m->gravity)) {
+            fprintf(o, "potential %s = ",
+                    m->potential.name ? m->potential.name : "V");
             put_expr(s, g, sys->V, latex);
             fputc('\n', o);
         }

@@ -86,6 +86,7 @@ struct session {
     const char **completions;
     session_observer_fn observer;
     void *observer_data;
+    char *members; /* "A.x", "A.y", ... of the completions, NUL-separated */
 };
 
 /* ---- life cycle ------------------------------------------------------ */
@@ -117,6 +118,7 @@ void session_free(session_t *s)
         free(s->libdirs[i]);
     free(s->libdirs);
     free(s->completions);
+    free(s->members);
     source_set_free(s->src);
     free(s);
 }
@@ -785,9 +787,30 @@ const char *const *session_completions(session_t *s)
         nn++;
     while (eom_method_names[nm])
         nm++;
+    /* A frame's unit vectors A.x, A.y, A.z, and the words that are
+     * keywords only in `frame` and `body`. */
+    const model_t *model = &s->ctx.model;
+    size_t nf = model->frames.n;
+    free(s->members);
+    s->members = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < nf; i++)
+        len += 3 * (strlen(model->frames.v[i].name) + 3);
+    s->members = xmalloc(len + 1);
     free(s->completions);
-    s->completions = xcalloc(nk + nn + nm + 8, sizeof *s->completions);
+    s->completions = xcalloc(nk + nn + nm + 3 * nf + 12,
+                             sizeof *s->completions);
     size_t k = 0;
+    char *p = s->members;
+    for (size_t i = 0; i < nf; i++)
+        for (const char *ax = "xyz"; *ax; ax++) {
+            s->completions[k++] = p;
+            p += sprintf(p, "%s.%c", model->frames.v[i].name, *ax) + 1;
+        }
+    static const char *const contextual[] = {"from", "about", "by",
+                                             "inertia", NULL};
+    for (size_t i = 0; contextual[i]; i++)
+        s->completions[k++] = contextual[i];
     for (size_t i = 0; i < nk; i++)
         s->completions[k++] = parse_keywords[i];
     for (size_t i = 0; i < nn; i++)

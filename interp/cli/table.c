@@ -33,6 +33,10 @@ static const stmt_fn stmt_table[] = {
     [STMT_WORKSHEET] = output_worksheet,
     [STMT_SET] = decl_set,
     [STMT_HELP] = help_stmt,
+    [STMT_FRAME] = decl_frame,
+    [STMT_BODY] = decl_body,
+    [STMT_GRAVITY] = decl_gravity,
+    [STMT_TORQUE] = decl_force,
     /* load, import, quit, exit: the session's own (session.c) */
 };
 

@@ -775,6 +775,51 @@ size_t eom_rank(double *a, size_t rows, size_t cols)
     return linalg_rank(a, rows, cols, LINALG_RTOL);
 }
 
+/* The rank of B without row SKIP (SIZE_MAX: all rows), in BUF. */
+static size_t rank_without(const double *B, size_t r, size_t n, size_t skip,
+                           double *buf)
+{
+    size_t k = 0;
+    for (size_t a = 0; a < r; a++)
+        if (a != skip)
+            memcpy(buf + n * k++, B + n * a, n * sizeof *buf);
+    return eom_rank(buf, k, n);
+}
+
+int eom_check_independent(const nh_system_t *sys, const double *B,
+                          double *buf, diag_t *err)
+{
+    size_t n = sys->n, r = sys->r;
+    size_t rank = rank_without(B, r, n, SIZE_MAX, buf);
+    if (rank == r)
+        return 0;
+    /* Row a is in a dependency when the others span it. */
+    char names[DIAG_MSG_MAX / 2];
+    size_t len = 0, count = 0, last = 0;
+    names[0] = '\0';
+    for (size_t a = 0; a < r; a++) {
+        if (rank_without(B, r, n, a, buf) < rank)
+            continue;
+        if (count++ && len < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, ", ");
+        if (len < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s",
+                                    sys->cname[a]);
+        last = a;
+    }
+    if (count == 1)
+        return diag_error(err, SRC_SPAN_NONE,
+                          "the constraint %s has a zero row in B = dC/dq' "
+                          "(rank %zu of %zu): it constrains no velocity",
+                          sys->cname[last], rank, r);
+    return diag_error(err, SRC_SPAN_NONE,
+                      "the constraints %s are not independent: their rows "
+                      "of B = dC/dq' are linearly dependent (rank %zu of "
+                      "%zu; a holonomic constraint's row is its "
+                      "derivative's)",
+                      names, rank, r);
+}
+
 bool eom_schur_negligible(double hmax, double mmax)
 {
     return !(hmax * mmax >= LINALG_RTOL);

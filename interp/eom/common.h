@@ -208,6 +208,14 @@ int eom_singular(diag_t *err, const char *name, double *a, size_t rows,
                  size_t cols, size_t full);
 /* Rank of the rows×cols matrix A (destroyed). */
 size_t eom_rank(double *a, size_t rows, size_t cols);
+/* Whether the constraints of SYS are independent at the state: the r×n
+ * matrix B (the rows of holonomic constraints are those of their
+ * derivatives) has rank r.  When not, sets *err naming the constraints
+ * whose rows are dependent — those whose row lies in the span of the
+ * others, so that leaving it out keeps the rank (LANGUAGE.md §4) — and
+ * returns -1.  BUF has room for r*n doubles. */
+int eom_check_independent(const nh_system_t *sys, const double *B,
+                          double *buf, diag_t *err);
 /* True when the Schur complement H = B M⁻¹ Bᵀ, whose largest entry is
  * HMAX, is negligible against the mass matrix, whose largest entry is
  * MMAX: H·M scales as B², so this is |B| below √LINALG_RTOL against M's

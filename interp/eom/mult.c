@@ -37,21 +37,6 @@ static int mult_singular_M(eom_t *e, double *buf, diag_t *err)
     return eom_singular(err, "mass matrix M", buf, n, n, n);
 }
 
-/* Whether B (r×n, from the tape outputs) has full row rank; when not,
- * sets *err. */
-static int mult_check_B(eom_t *e, const double *B, double *buf, diag_t *err)
-{
-    size_t n = e->sys->n, r = e->sys->r;
-    memcpy(buf, B, r * n * sizeof *buf);
-    size_t rank = eom_rank(buf, r, n);
-    if (rank < r)
-        return diag_error(err, SRC_SPAN_NONE,
-                          "the constraint matrix B is rank-deficient "
-                          "(rank %zu of %zu)",
-                          rank, r);
-    return 0;
-}
-
 /* ---- lagrange ----------------------------------------------------------- */
 
 static int lagrange_compute(eom_t *e, double *vars, diag_t *err)
@@ -168,7 +153,7 @@ static int multipliers_compute(eom_t *e, double *vars, diag_t *err)
     }
     if (linalg_lu(K, N, e->perm, LINALG_RTOL) != 0) {
         /* Name the culprit: B short of rank, else M, else the whole. */
-        if (mult_check_B(e, B, K, err))
+        if (eom_check_independent(e->sys, B, K, err))
             return -1;
         eom_unpack_symmetric(e->out, n, K, n);
         if (eom_rank(K, n, n) < n)
@@ -255,7 +240,7 @@ static int second_kind_compute(eom_t *e, double *vars, diag_t *err)
         mmax = fmax(mmax, fabs(e->out[k]));
     if (r > 0 && (eom_schur_negligible(hmax, mmax) ||
                   linalg_lu(H, r, permH, LINALG_RTOL) != 0)) {
-        if (mult_check_B(e, B, diagbuf, err))
+        if (eom_check_independent(e->sys, B, diagbuf, err))
             return -1;
         if (eom_schur_negligible(hmax, mmax))
             return diag_error(err, SRC_SPAN_NONE,

@@ -7,7 +7,8 @@
  * and bound by value, so `a'` inside a body is the time derivative of the
  * argument expression (LANGUAGE.md §4).
  *
- * Must not: print; evaluate; change the model it lowers.
+ * Must not: print; evaluate (but for component_vanishes); change the model
+ * it lowers.
  */
 #include "interp/mech/lower.h"
 
@@ -17,6 +18,8 @@
 #include <strings.h>
 
 #include "interp/base/util.h"
+#include "interp/expr/mag.h"
+#include "interp/mech/rigid.h"
 
 #define LOWER_MAX_DEPTH 200 /* let expansions and nested calls */
 
@@ -25,6 +28,20 @@ typedef struct memo {
     int state; /* 0 not yet, 1 in progress, 2 done */
     value_t v;
 } memo_t;
+
+/* A lowered frame (LANGUAGE.md §4.1), computed once on first use. */
+typedef struct frame_memo {
+    int state; /* as memo_t */
+    rigid_frame_t f;
+} frame_memo_t;
+
+/* The rows of the system that a model constraint became: one for a
+ * scalar constraint (dim 0), one per component of a vector one, minus
+ * the components that vanish identically (row -1: dropped). */
+typedef struct con_rows {
+    unsigned dim;
+    long row[3];
+} con_rows_t;
 
 struct lower {
     model_t model; /* private copy of the declarations */
@@ -40,8 +57,22 @@ struct lower {
     bool *velocity;        /* q', z: what makes a constraint non-holonomic */
 
     memo_t kinetic, potential, lagrangian;
-    const expr_t *Tp; /* the particles' kinetic energy, summed in order */
+    const expr_t *Tp; /* the particles' and bodies' kinetic energy, summed
+                       * in order */
     memo_t *particle_pos, *particle_mass;
+
+    /* Frames and bodies (LANGUAGE.md §4.1). */
+    frame_memo_t *frame_memo;
+    unsigned frame_depth; /* frames being lowered, one inside another */
+    memo_t *body_pos, *body_mass;
+    const expr_t *Vg;     /* gravity's potential energy */
+    value_t gravity;      /* dim 0: no gravity */
+
+    /* Constraints: the rows of each model constraint, and the names of
+     * the components' rows ("roll[2]"), owned here. */
+    con_rows_t *cons;
+    char **row_names;
+    size_t nrow_names, cap_row_names;
 
     /* Lets lowered once per lowering: a plain let's value per mode, and a
      * let function's value per mode and argument values (nodes are
@@ -128,13 +159,15 @@ static int want_scalar(const value_t *v, const ast_expr_t *e, const char *what,
 static const char *const builtin_functions[] = {
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
     "tanh", "exp", "log", "sqrt", "abs", "sign", "min", "max", "dot",
-    "cross", "norm", "diff", "lambda", "reaction", NULL};
+    "cross", "norm", "diff", "lambda", "reaction", "omega", "on",
+    "velocity", NULL};
 
 const char *const *lower_known_names(lower_t *lw)
 {
     const model_t *m = &lw->model;
     size_t n = 2 + m->params.n + m->coords.n + m->speeds.n + m->lets.n +
-               m->particles.n + m->constraints.n + 3 +
+               m->particles.n + m->constraints.n + m->frames.n +
+               m->bodies.n + 3 +
                sizeof builtin_functions / sizeof *builtin_functions;
     free(lw->known);
     lw->known = xcalloc(n + 1, sizeof *lw->known);
@@ -150,6 +183,8 @@ const char *const *lower_known_names(lower_t *lw)
     ADD_NAMES(lets)
     ADD_NAMES(particles)
     ADD_NAMES(constraints)
+    ADD_NAMES(frames)
+    ADD_NAMES(bodies)
 #undef ADD_NAMES
     if (m->kinetic.name)
         lw->known[k++] = m->kinetic.name;
@@ -417,6 +452,260 @@ static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
     return 0;
 }
 
+/* ---- frames and bodies (LANGUAGE.md §4.1) ---------------------------- */
+
+/* The axis of frame F's turn as a unit vector U of components on the
+ * parent's axes: x, y, z, or a constant vector, normalised. */
+static int frame_axis(lower_t *lw, ctx_t *cx, const model_frame_t *f,
+                      const expr_t *u[3], diag_t *err)
+{
+    expr_graph_t *g = lw->g;
+    const ast_expr_t *ax = f->axis;
+    if (ax->kind == AST_NAME && ax->name[1] == '\0' && ax->name[0] >= 'x' &&
+        ax->name[0] <= 'z') {
+        for (int k = 0; k < 3; k++)
+            u[k] = expr_num(g, k == ax->name[0] - 'x');
+        return 0;
+    }
+    value_t v;
+    if (lower_rec(lw, cx, ax, &v, err) != 0)
+        return -1;
+    if (v.dim != 3)
+        return diag_error(err, ax->span,
+                          "the axis of a frame is x, y, z or a 3-vector of "
+                          "components on %s's axes, but this is %s",
+                          f->parent, shape_name(v.dim));
+    /* Parameters only: a turning axis would need its own rate in omega. */
+    uint32_t nv = expr_graph_nvars(g);
+    for (uint32_t var = 0; var < nv; var++) {
+        bool is_param = false;
+        for (size_t i = 0; i < lw->sys.np && !is_param; i++)
+            is_param = lw->p[i] == var;
+        for (int k = 0; k < 3 && !is_param; k++)
+            if (expr_depends(g, v.c[k], var))
+                return diag_error(err, ax->span,
+                                  "the axis of a frame must be constant "
+                                  "(numbers and parameters), but this "
+                                  "depends on %s",
+                                  expr_var_name(g, var));
+    }
+    const expr_t *norm =
+        expr_call(g, EXPR_SQRT, rigid_dot(g, v.c, v.c, 3), NULL);
+    if (expr_is_const(norm, 0))
+        return diag_error(err, ax->span,
+                          "the axis of a frame must not be the zero vector");
+    for (int k = 0; k < 3; k++)
+        u[k] = expr_div(g, v.c[k], norm);
+    return 0;
+}
+
+static int frame_value(lower_t *lw, size_t i, src_span_t use,
+                       const rigid_frame_t **out, diag_t *err);
+
+/* Frame F into *OUT: the inertial frame, or its parent turned. */
+static int frame_lower(lower_t *lw, const model_frame_t *f,
+                       rigid_frame_t *out, diag_t *err)
+{
+    expr_graph_t *g = lw->g;
+    if (!f->parent) {
+        rigid_inertial(g, out);
+        return 0;
+    }
+    long pi = model_frame_index(&lw->model, f->parent);
+    if (pi < 0)
+        return diag_error(err, f->parent_span, "unknown frame '%s'",
+                          f->parent);
+    const rigid_frame_t *p;
+    if (frame_value(lw, (size_t)pi, f->parent_span, &p, err) != 0)
+        return -1;
+    ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
+    value_t a;
+    const expr_t *u[3];
+    if (lower_rec(lw, &cx, f->angle, &a, err) != 0 ||
+        want_scalar(&a, f->angle, "the angle of a frame", err) != 0)
+        return -1;
+    if (value_depends_mask(lw, &a, lw->velocity))
+        return diag_error(err, f->angle->span,
+                          "the angle of a frame may use coordinates, "
+                          "parameters and t, but this uses a velocity or a "
+                          "speed");
+    if (frame_axis(lw, &cx, f, u, err) != 0)
+        return -1;
+    rigid_turn(g, p, u, a.c[0], expr_dt(g, a.c[0], lw->dvar), out);
+    return 0;
+}
+
+/* Frame I, lowered once (its angle may not use its own unit vectors). */
+static int frame_value(lower_t *lw, size_t i, src_span_t use,
+                       const rigid_frame_t **out, diag_t *err)
+{
+    frame_memo_t *fm = &lw->frame_memo[i];
+    const model_frame_t *f = &lw->model.frames.v[i];
+    if (fm->state == 1)
+        return diag_error(err, use, "'%s' is defined in terms of itself",
+                          f->name);
+    if (fm->state == 0) {
+        /* Frames are lowered in the order declared, so a parent is
+         * usually done; redeclarations can make a chain that recurses
+         * once per frame: bounded, as lets are. */
+        if (lw->frame_depth >= LOWER_MAX_DEPTH)
+            return diag_error(err, use,
+                              "frames nested too deeply (more than %d "
+                              "levels)",
+                              LOWER_MAX_DEPTH);
+        fm->state = 1;
+        lw->frame_depth++;
+        int rc = frame_lower(lw, f, &fm->f, err);
+        lw->frame_depth--;
+        if (rc != 0) {
+            fm->state = 0;
+            return -1;
+        }
+        fm->state = 2;
+    }
+    *out = &fm->f;
+    return 0;
+}
+
+/* The frame NAME at SPAN (an argument of omega() or on(), the A of A.x). */
+static int frame_named(lower_t *lw, const char *name, src_span_t span,
+                       const char *usage, const rigid_frame_t **out,
+                       diag_t *err)
+{
+    long i = model_frame_index(&lw->model, name);
+    if (i >= 0)
+        return frame_value(lw, (size_t)i, span, out, err);
+    const char *best = model_closest(&lw->model, MODEL_FRAME, name);
+    if (best)
+        return diag_error(err, span,
+                          "'%s' is not a frame (%s); did you mean '%s'?",
+                          name, usage, best);
+    return diag_error(err, span, "'%s' is not a frame (%s)", name, usage);
+}
+
+/* The centre of mass of body I (a 3-vector), lowered once. */
+static int body_position(lower_t *lw, ctx_t *cx, size_t i, src_span_t use,
+                         value_t *out, diag_t *err)
+{
+    const model_body_t *b = &lw->model.bodies.v[i];
+    if (lower_memo(lw, cx, &lw->body_pos[i], b->position, b->name, use, out,
+                   err) != 0)
+        return -1;
+    if (out->dim != 3)
+        return diag_error(err, b->position->span,
+                          "the centre of mass of body %s must be a 3-vector, "
+                          "like [x, y, z], but this is %s",
+                          b->name, shape_name(out->dim));
+    return 0;
+}
+
+/* velocity(X, B) of body I: G' + omega(F) × (X − G) (LANGUAGE.md §4.1). */
+static int body_velocity(lower_t *lw, ctx_t *cx, size_t i,
+                         const expr_t *const x[3], src_span_t use,
+                         const expr_t *out[3], diag_t *err)
+{
+    const model_body_t *b = &lw->model.bodies.v[i];
+    value_t G;
+    const rigid_frame_t *f;
+    if (body_position(lw, cx, i, use, &G, err) != 0 ||
+        frame_named(lw, b->frame, b->frame_span, "a body is fixed in a frame",
+                    &f, err) != 0)
+        return -1;
+    const expr_t *Gdot[3];
+    for (int k = 0; k < 3; k++)
+        Gdot[k] = expr_dt(lw->g, G.c[k], lw->dvar);
+    rigid_point_velocity(lw->g, f, x, G.c, Gdot, out);
+    return 0;
+}
+
+/* The name argument E of omega(A), on(A, v) (a frame) or velocity(P, B)
+ * (a body): its name, or an error. */
+static const char *name_argument(const ast_expr_t *call, const ast_expr_t *e,
+                                 const char *what, diag_t *err)
+{
+    if (e->kind == AST_NAME)
+        return e->name;
+    diag_error(err, e->span, "%s() takes the name of %s", call->name,
+               what);
+    return NULL;
+}
+
+/* omega(A), on(A, v), velocity(P, B). */
+static int call_frames(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
+                       value_t *out, diag_t *err)
+{
+    const char *f = e->name;
+    expr_graph_t *g = lw->g;
+    bool om = strcmp(f, "omega") == 0, on = strcmp(f, "on") == 0;
+    size_t want = om ? 1 : 2;
+    if (e->nargs != want) {
+        char what[32];
+        snprintf(what, sizeof what, "%s()", f);
+        return arity_error(e, what, want, err);
+    }
+    if (om || on) {
+        const char *name = name_argument(e, e->args[0], "a frame", err);
+        const rigid_frame_t *fr;
+        if (!name || frame_named(lw, name, e->args[0]->span,
+                                 om ? "omega(A) is the angular velocity of "
+                                      "frame A"
+                                    : "on(A, v) gives v on frame A's axes",
+                                 &fr, err) != 0)
+            return -1;
+        out->dim = 3;
+        if (om) {
+            for (int k = 0; k < 3; k++)
+                out->c[k] = fr->omega[k];
+            return 0;
+        }
+        value_t v;
+        if (lower_rec(lw, cx, e->args[1], &v, err) != 0)
+            return -1;
+        if (v.dim != 3)
+            return diag_error(err, e->args[1]->span,
+                              "on() needs a 3-vector, but this is %s",
+                              shape_name(v.dim));
+        /* on(A, v) = [dot(v, A.x), dot(v, A.y), dot(v, A.z)] */
+        for (int k = 0; k < 3; k++)
+            out->c[k] = rigid_dot(g, v.c, fr->axis[k], 3);
+        return 0;
+    }
+    /* velocity(P, B) */
+    const char *name = name_argument(e, e->args[1], "a body", err);
+    if (!name)
+        return -1;
+    long bi = model_body_index(&lw->model, name);
+    if (bi < 0) {
+        model_kind_t k = model_lookup(&lw->model, name, NULL, NULL);
+        if (k == MODEL_NONE) {
+            const char *best = model_closest(&lw->model, MODEL_BODY, name);
+            if (best)
+                return diag_error(err, e->args[1]->span,
+                                  "unknown body '%s'; did you mean '%s'?",
+                                  name, best);
+            return diag_error(err, e->args[1]->span, "unknown body '%s'",
+                              name);
+        }
+        return diag_error(err, e->args[1]->span,
+                          "velocity(P, B) is the velocity of the point of "
+                          "body B at P, and '%s' is %s, not a body%s",
+                          name, model_kind_name(k),
+                          k == MODEL_PARTICLE ? " (a particle's velocity is "
+                                                "its position's prime)"
+                                              : "");
+    }
+    value_t x;
+    if (lower_rec(lw, cx, e->args[0], &x, err) != 0)
+        return -1;
+    if (x.dim != 3)
+        return diag_error(err, e->args[0]->span,
+                          "velocity() needs a point, a 3-vector, but this is "
+                          "%s",
+                          shape_name(x.dim));
+    out->dim = 3;
+    return body_velocity(lw, cx, (size_t)bi, x.c, e->span, out->c, err);
+}
+
 /* A variable node with one of the roles diff() accepts, or -1. */
 static long diff_variable(const lower_t *lw, const value_t *v)
 {
@@ -436,6 +725,57 @@ static long diff_variable(const lower_t *lw, const value_t *v)
     return var == lw->t ? (long)var : -1;
 }
 
+/* lambda(NAME), lambda(NAME[k]): the multiplier of a constraint's row. */
+static int lambda_value(lower_t *lw, const ast_expr_t *a, value_t *out,
+                        diag_t *err)
+{
+    const ast_expr_t *nm = a->kind == AST_INDEX ? a->a : a;
+    if (nm->kind != AST_NAME)
+        return diag_error(err, a->span,
+                          "lambda() takes the name of a constraint");
+    long c = model_constraint_index(&lw->model, nm->name);
+    if (c < 0) {
+        const char *best =
+            model_closest(&lw->model, MODEL_CONSTRAINT, nm->name);
+        if (best)
+            return diag_error(err, nm->span,
+                              "'%s' is not a constraint; did you "
+                              "mean '%s'?",
+                              nm->name, best);
+        return diag_error(err, nm->span, "'%s' is not a constraint",
+                          nm->name);
+    }
+    const con_rows_t *cr = &lw->cons[c];
+    long row = cr->row[0];
+    if (cr->dim == 0 && a->kind == AST_INDEX)
+        return diag_error(err, a->span,
+                          "'%s' is a scalar constraint: its multiplier is "
+                          "lambda(%s)",
+                          nm->name, nm->name);
+    if (cr->dim > 0 && a->kind != AST_INDEX)
+        return diag_error(err, a->span,
+                          "'%s' is a vector constraint: its multipliers are "
+                          "lambda(%s[1]) to lambda(%s[%u])",
+                          nm->name, nm->name, nm->name, cr->dim);
+    if (cr->dim > 0) {
+        const ast_expr_t *k = a->b;
+        if (k->kind != AST_NUM || k->num != floor(k->num) || k->num < 1 ||
+            k->num > cr->dim)
+            return diag_error(err, k->span,
+                              "a component index must be a whole number from "
+                              "1 to %u",
+                              cr->dim);
+        row = cr->row[(int)k->num - 1];
+        if (row < 0)
+            return diag_error(err, a->span,
+                              "%s[%d] vanishes identically and was dropped: "
+                              "it has no multiplier",
+                              nm->name, (int)k->num);
+    }
+    *out = scalar(expr_var(lw->g, lw->lam[row]));
+    return 0;
+}
+
 static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                         value_t *out, diag_t *err)
 {
@@ -453,28 +793,11 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
             return arity_error(e, is_lambda ? "lambda()" : "reaction()", 1,
                                err);
         const ast_expr_t *a = e->args[0];
+        if (is_lambda)
+            return lambda_value(lw, a, out, err);
         if (a->kind != AST_NAME)
             return diag_error(err, a->span, "%s() takes the name of %s", f,
-                              is_lambda ? "a constraint" : "a coordinate");
-        if (is_lambda) {
-            long c = model_constraint_index(&lw->model, a->name);
-            if (c < 0) {
-                const char *names[lw->model.constraints.n + 1];
-                for (size_t i = 0; i < lw->model.constraints.n; i++)
-                    names[i] = lw->model.constraints.v[i].name;
-                names[lw->model.constraints.n] = NULL;
-                const char *best = source_closest(a->name, names);
-                if (best)
-                    return diag_error(err, a->span,
-                                      "'%s' is not a constraint; did you "
-                                      "mean '%s'?",
-                                      a->name, best);
-                return diag_error(err, a->span, "'%s' is not a constraint",
-                                  a->name);
-            }
-            *out = scalar(expr_var(g, lw->lam[c]));
-            return 0;
-        }
+                              "a coordinate");
         long qi = model_coord_index(&lw->model, a->name);
         if (qi < 0)
             return diag_error(err, a->span, "'%s' is not a coordinate",
@@ -490,6 +813,9 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
         return 0;
     }
 
+    if (strcmp(f, "omega") == 0 || strcmp(f, "on") == 0 ||
+        strcmp(f, "velocity") == 0)
+        return call_frames(lw, cx, e, out, err);
     value_t args[e->nargs ? e->nargs : 1];
     if (strcmp(f, "diff") == 0) {
         if (e->nargs != 2)
@@ -652,6 +978,16 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
         return diag_error(err, e->span,
                           "'%s' is a constraint, not a value; its multiplier "
                           "is lambda(%s)",
+                          name, name);
+    case MODEL_FRAME:
+        return diag_error(err, e->span,
+                          "'%s' is a frame, not a value; its unit vectors "
+                          "are %s.x, %s.y and %s.z",
+                          name, name, name, name);
+    case MODEL_BODY:
+        return diag_error(err, e->span,
+                          "'%s' is a body, not a value; velocity(P, %s) is "
+                          "the velocity of its point at P",
                           name, name);
     case MODEL_NONE:
         break;
@@ -818,6 +1154,24 @@ static int lower_rec(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
             rc = call_builtin(lw, cx, e, out, err);
         break;
     }
+    case AST_MEMBER: {
+        const rigid_frame_t *fr;
+        const char *mb = e->member;
+        if ((rc = frame_named(lw, e->name, e->name_span,
+                              "A.x, A.y, A.z are the unit vectors of frame A",
+                              &fr, err)) != 0)
+            break;
+        if (mb[1] != '\0' || mb[0] < 'x' || mb[0] > 'z') {
+            rc = diag_error(err, e->span,
+                            "a frame's unit vectors are %s.x, %s.y and %s.z",
+                            e->name, e->name, e->name);
+            break;
+        }
+        out->dim = 3;
+        for (int k = 0; k < 3; k++)
+            out->c[k] = fr->axis[mb[0] - 'x'][k];
+        break;
+    }
     case AST_VECTOR: {
         if (e->nargs != 2 && e->nargs != 3) {
             rc = diag_error(err, e->span,
@@ -832,7 +1186,9 @@ static int lower_rec(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
         for (size_t k = 0; k < e->nargs; k++) {
             if (c[k].dim != 0) {
                 rc = diag_error(err, e->args[k]->span,
-                                "a vector's components must be scalars");
+                                "a vector's components must be scalars, but "
+                                "this is %s",
+                                shape_name(c[k].dim));
                 break;
             }
             out->c[k] = c[k].c[0];
@@ -873,6 +1229,19 @@ int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
     return 0;
 }
 
+unsigned lower_dropped(const lower_t *lw, const char *name, int dropped[3])
+{
+    long c = model_constraint_index(&lw->model, name);
+    for (int k = 0; k < 3; k++)
+        dropped[k] = 0;
+    if (c < 0)
+        return 0;
+    const con_rows_t *cr = &lw->cons[c];
+    for (unsigned k = 0; k < cr->dim; k++)
+        dropped[k] = cr->row[k] < 0 ? (int)-cr->row[k] : 0;
+    return cr->dim;
+}
+
 bool lower_needs_accel(const lower_t *lw, const value_t *v)
 {
     return value_depends_mask(lw, v, lw->second);
@@ -911,19 +1280,16 @@ static void declare_variables(lower_t *lw)
 {
     const model_t *m = &lw->model;
     expr_graph_t *g = lw->g;
-    size_t n = m->coords.n, ns = m->speeds.n, np = m->params.n,
-           r = m->constraints.n;
+    size_t n = m->coords.n, ns = m->speeds.n, np = m->params.n;
     lw->q = xcalloc(n + 1, sizeof *lw->q);
     lw->qd = xcalloc(n + 1, sizeof *lw->qd);
     lw->qdd = xcalloc(n + 1, sizeof *lw->qdd);
     lw->z = xcalloc(ns + 1, sizeof *lw->z);
     lw->zd = xcalloc(ns + 1, sizeof *lw->zd);
     lw->p = xcalloc(np + 1, sizeof *lw->p);
-    lw->lam = xcalloc(r + 1, sizeof *lw->lam);
     lw->qname = xcalloc(n + 1, sizeof *lw->qname);
     lw->zname = xcalloc(ns + 1, sizeof *lw->zname);
     lw->pname = xcalloc(np + 1, sizeof *lw->pname);
-    lw->cname = xcalloc(r + 1, sizeof *lw->cname);
     for (size_t i = 0; i < n; i++) {
         const char *nm = m->coords.v[i].name;
         lw->qname[i] = nm;
@@ -942,11 +1308,6 @@ static void declare_variables(lower_t *lw)
         lw->p[i] = declare(g, m->params.v[i].name, "");
     }
     lw->t = expr_var_declare(g, "t");
-    for (size_t i = 0; i < r; i++) {
-        const char *nm = m->constraints.v[i].name;
-        lw->cname[i] = nm;
-        lw->lam[i] = declare_multiplier(g, nm);
-    }
 
     uint32_t nv = expr_graph_nvars(g);
     lw->dvar = xcalloc(nv, sizeof *lw->dvar);
@@ -964,8 +1325,28 @@ static void declare_variables(lower_t *lw)
         lw->velocity[lw->z[i]] = true;
     }
     lw->dvar[lw->t] = expr_num(g, 1);
-    for (size_t i = 0; i < r; i++)
-        lw->second[lw->lam[i]] = true;
+}
+
+/* The multipliers of the constraints' rows FROM..TO-1 (named in
+ * lw->cname): the last variables, declared once the rows are known (a
+ * vector constraint's rows, after its identically zero components are
+ * dropped). */
+static void declare_multipliers(lower_t *lw, size_t from, size_t to)
+{
+    expr_graph_t *g = lw->g;
+    lw->lam = xrealloc(lw->lam, (to + 1) * sizeof *lw->lam);
+    uint32_t nv0 = expr_graph_nvars(g);
+    for (size_t a = from; a < to; a++)
+        lw->lam[a] = declare_multiplier(g, lw->cname[a]);
+    uint32_t nv = expr_graph_nvars(g);
+    lw->dvar = xrealloc(lw->dvar, (nv + 1) * sizeof *lw->dvar);
+    lw->second = xrealloc(lw->second, (nv + 1) * sizeof *lw->second);
+    lw->velocity = xrealloc(lw->velocity, (nv + 1) * sizeof *lw->velocity);
+    for (uint32_t v = nv0; v < nv; v++) {
+        lw->dvar[v] = NULL;
+        lw->second[v] = true;
+        lw->velocity[v] = false;
+    }
 }
 
 static int lower_scalar_model(lower_t *lw, const ast_expr_t *e,
@@ -1020,17 +1401,96 @@ static int lower_particle(lower_t *lw, size_t i, nh_particle_t *sp,
     return 0;
 }
 
-/* T, V and L of the system from the particles' energy lw->Tp and the
- * energies, which are lowered already (their memos are done). */
+/* Body I: its kinetic energy M/2 dot(G', G') + ½ wᵀ I w (LANGUAGE.md
+ * §4.1) in *TERM. */
+static int lower_body(lower_t *lw, size_t i, const expr_t **term,
+                      diag_t *err)
+{
+    expr_graph_t *g = lw->g;
+    ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
+    const model_body_t *b = &lw->model.bodies.v[i];
+    value_t mass, G;
+    const rigid_frame_t *f;
+    if (body_position(lw, &cx, i, b->span, &G, err) != 0 ||
+        lower_memo(lw, &cx, &lw->body_mass[i], b->mass, b->name, b->span,
+                   &mass, err) != 0 ||
+        want_scalar(&mass, b->mass, "a mass", err) != 0 ||
+        frame_named(lw, b->frame, b->frame_span, "a body is fixed in a frame",
+                    &f, err) != 0)
+        return -1;
+    /* The inertia: three principal moments or the six entries. */
+    const ast_expr_t *in = b->inertia;
+    const expr_t *I[6];
+    if (in->kind == AST_VECTOR && in->nargs != 3 && in->nargs != 6)
+        return diag_error(err, in->span,
+                          "an inertia list has 3 entries (the principal "
+                          "moments [I1, I2, I3]) or 6 ([Ixx, Iyy, Izz, Ixy, "
+                          "Iyz, Izx]), not %zu",
+                          in->nargs);
+    if (in->kind == AST_VECTOR && in->nargs == 6) {
+        for (size_t k = 0; k < 6; k++) {
+            value_t v;
+            if (lower_rec(lw, &cx, in->args[k], &v, err) != 0 ||
+                want_scalar(&v, in->args[k], "an entry of the inertia", err))
+                return -1;
+            I[k] = v.c[0];
+        }
+    } else {
+        value_t v;
+        if (lower_rec(lw, &cx, in, &v, err) != 0)
+            return -1;
+        if (v.dim != 3)
+            return diag_error(err, in->span,
+                              "the inertia of body %s is [I1, I2, I3] or "
+                              "[Ixx, Iyy, Izz, Ixy, Iyz, Izx], but this is "
+                              "%s",
+                              b->name, shape_name(v.dim));
+        for (int k = 0; k < 3; k++) {
+            I[k] = v.c[k];
+            I[3 + k] = expr_num(g, 0);
+        }
+    }
+    const expr_t *Gdot[3];
+    for (int k = 0; k < 3; k++)
+        Gdot[k] = expr_dt(g, G.c[k], lw->dvar);
+    *term = rigid_kinetic(g, f, mass.c[0], Gdot, I);
+    return 0;
+}
+
+/* Gravity's potential −m dot(g, P) of a particle or body of mass MASS at
+ * POS (DIM components), added to lw->Vg (LANGUAGE.md §4.1); an error at
+ * WHERE when the dimensions differ. */
+static int add_gravity(lower_t *lw, const expr_t *mass,
+                       const expr_t *const *pos, size_t dim,
+                       const char *what, const char *name, src_span_t where,
+                       diag_t *err)
+{
+    const value_t *gv = &lw->gravity;
+    if (gv->dim == 0)
+        return 0;
+    if (gv->dim != dim)
+        return diag_error(err, where,
+                          "gravity is a %u-vector, but %s %s moves in %zu "
+                          "dimensions",
+                          gv->dim, what, name, dim);
+    expr_graph_t *g = lw->g;
+    lw->Vg = expr_sub(g, lw->Vg,
+                      expr_mul(g, mass, rigid_dot(g, gv->c, pos, gv->dim)));
+    return 0;
+}
+
+/* T, V and L of the system from the particles' and bodies' energy lw->Tp,
+ * gravity's lw->Vg and the energies, which are lowered already (their
+ * memos are done). */
 static void set_energies(lower_t *lw)
 {
     const model_t *m = &lw->model;
     expr_graph_t *g = lw->g;
-    const expr_t *T = lw->Tp, *V = expr_num(g, 0);
+    const expr_t *T = lw->Tp, *V = lw->Vg;
     if (m->kinetic.name)
         T = expr_add(g, T, lw->kinetic.v.c[0]);
     if (m->potential.name)
-        V = lw->potential.v.c[0];
+        V = expr_add(g, V, lw->potential.v.c[0]);
     if (m->lagrangian.name) {
         lw->sys.L = lw->lagrangian.v.c[0];
         lw->sys.T = lw->sys.V = NULL;
@@ -1040,7 +1500,27 @@ static void set_energies(lower_t *lw)
         lw->sys.L = expr_sub(g, T, V);
     }
     lw->sys.T_only_particles = !m->kinetic.name && m->particles.n > 0 &&
-                               !m->lagrangian.name;
+                               m->bodies.n == 0 && !m->lagrangian.name;
+}
+
+/* Gravity's vector into lw->gravity (dim 0: none); lw->Vg cleared. */
+static int lower_gravity(lower_t *lw, diag_t *err)
+{
+    const model_t *m = &lw->model;
+    lw->Vg = expr_num(lw->g, 0);
+    lw->gravity.dim = 0;
+    if (!m->gravity)
+        return 0;
+    ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
+    value_t v;
+    if (lower_rec(lw, &cx, m->gravity, &v, err) != 0)
+        return -1;
+    if (v.dim == 0)
+        return diag_error(err, m->gravity->span,
+                          "gravity is a vector, like [0, 0, -g], but this is "
+                          "a scalar");
+    lw->gravity = v;
+    return 0;
 }
 
 static int lower_energies(lower_t *lw, diag_t *err)
@@ -1049,10 +1529,26 @@ static int lower_energies(lower_t *lw, diag_t *err)
     expr_graph_t *g = lw->g;
     ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
     value_t v;
+    if (lower_gravity(lw, err) != 0)
+        return -1;
+    src_span_t gspan = m->gravity ? m->gravity->span : SRC_SPAN_NONE;
     lw->Tp = expr_num(g, 0);
     for (size_t i = 0; i < m->particles.n; i++) {
         const expr_t *term;
-        if (lower_particle(lw, i, &lw->particles[i], &term, err) != 0)
+        nh_particle_t *sp = &lw->particles[i];
+        if (lower_particle(lw, i, sp, &term, err) != 0 ||
+            add_gravity(lw, sp->mass, sp->pos, sp->dim, "particle", sp->name,
+                        gspan, err) != 0)
+            return -1;
+        lw->Tp = expr_add(g, lw->Tp, term);
+    }
+    /* The bodies' energies join the particles' (T is the whole kinetic
+     * energy: LANGUAGE.md §4.1). */
+    for (size_t i = 0; i < m->bodies.n; i++) {
+        const expr_t *term;
+        if (lower_body(lw, i, &term, err) != 0 ||
+            add_gravity(lw, lw->body_mass[i].v.c[0], lw->body_pos[i].v.c, 3,
+                        "body", m->bodies.v[i].name, gspan, err) != 0)
             return -1;
         lw->Tp = expr_add(g, lw->Tp, term);
     }
@@ -1066,6 +1562,51 @@ static int lower_energies(lower_t *lw, diag_t *err)
         energy_value(lw, &cx, MODEL_LAGRANGIAN, m->lagrangian.span, &v, err))
         return -1;
     set_energies(lw);
+    return 0;
+}
+
+/* A force or torque FO on body I, of value *V, added into Q (n entries):
+ * Q_i += dot(F, ∂velocity(P, B)/∂q_i') for `force B at P = F`, and
+ * Q_i += dot(M, ∂omega(F)/∂q_i') for `torque B = M` (LANGUAGE.md §4.1).
+ * The speeds-based methods project Q through Ψ as for any force. */
+static int lower_body_load(lower_t *lw, size_t i, const model_force_t *fo,
+                           const value_t *v, const expr_t **Q, diag_t *err)
+{
+    expr_graph_t *g = lw->g;
+    const char *what = fo->torque ? "torque" : "force";
+    if (v->dim != 3)
+        return diag_error(err, fo->value->span,
+                          "the %s on body %s must be a 3-vector, but this is "
+                          "%s",
+                          what, fo->target, shape_name(v->dim));
+    ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
+    const rigid_frame_t *f;
+    const expr_t *vel[3];
+    const expr_t *const *rate = vel;
+    if (fo->torque) {
+        const model_body_t *b = &lw->model.bodies.v[i];
+        if (frame_named(lw, b->frame, b->frame_span,
+                        "a body is fixed in a frame", &f, err) != 0)
+            return -1;
+        rate = f->omega;
+    } else {
+        value_t x;
+        if (lower_expr(lw, fo->at, LOWER_MODEL, &x, err) != 0)
+            return -1;
+        if (x.dim != 3)
+            return diag_error(err, fo->at->span,
+                              "a force acts at a point, a 3-vector, but this "
+                              "is %s",
+                              shape_name(x.dim));
+        if (body_velocity(lw, &cx, i, x.c, fo->span, vel, err) != 0)
+            return -1;
+    }
+    for (size_t q = 0; q < lw->sys.n; q++) {
+        const expr_t *d[3];
+        for (int k = 0; k < 3; k++)
+            d[k] = expr_diff(g, rate[k], lw->qd[q]);
+        Q[q] = expr_add(g, Q[q], rigid_dot(g, v->c, d, 3));
+    }
     return 0;
 }
 
@@ -1088,12 +1629,15 @@ static int lower_force(lower_t *lw, size_t f, const expr_t **Q,
         Q[qi] = expr_add(g, Q[qi], v.c[0]);
         return 0;
     }
+    long bi = model_body_index(m, fo->target);
+    if (bi >= 0)
+        return lower_body_load(lw, (size_t)bi, fo, &v, Q, err);
     long pi = find_particle(m, fo->target);
     if (pi < 0)
         return diag_error(err, fo->span,
-                          "a force acts on a coordinate or a particle, "
-                          "and '%s' is neither",
-                          fo->target);
+                          "a force acts on a coordinate, a particle or a "
+                          "body, and '%s' is %s",
+                          fo->target, "none of them");
     nh_particle_t *sp = &particles[pi];
     if (v.dim != sp->dim)
         return diag_error(err, fo->value->span,
@@ -1112,10 +1656,68 @@ static int lower_force(lower_t *lw, size_t f, const expr_t **Q,
     return 0;
 }
 
-/* Constraint A of the model into C[a], Cv[a], cspan[a]. */
-static int lower_constraint(lower_t *lw, size_t a, const expr_t **C,
-                            const expr_t **Cv, src_span_t *cspan,
-                            diag_t *err)
+/* The rows the constraints become: arrays with room for three per model
+ * constraint, filled in order (lower_model passes the system's own,
+ * lower_extend copies). */
+typedef struct rows {
+    const expr_t **C, **Cv;
+    src_span_t *span;
+    const char **name;
+    size_t n;
+} rows_t;
+
+/* Whether the component C of a vector constraint vanishes identically:
+ * symbolically, or at every one of the sample points near the model's
+ * state that check uses (LANGUAGE.md §4); 0: no, 1: it folds to 0,
+ * 2: it vanished at the points. */
+static int component_vanishes(lower_t *lw, const expr_t *c)
+{
+    if (expr_is_const(c, 0))
+        return 1;
+    const nh_system_t *s = &lw->sys;
+    size_t nv = expr_graph_nvars(lw->g);
+    double *base = xmalloc((nv + 1) * sizeof *base);
+    double *pts = xmalloc((EXPR_MAG_POINTS * nv + 1) * sizeof *pts);
+    bool *move = xcalloc(nv + 1, sizeof *move);
+    lower_fill_vars(lw, &lw->model, base);
+    for (size_t i = 0; i < s->n; i++)
+        move[s->q[i]] = move[s->qd[i]] = true;
+    for (size_t i = 0; i < s->m; i++)
+        move[s->z[i]] = true;
+    for (size_t i = 0; i < s->np; i++)
+        move[s->p[i]] = true;
+    move[s->t] = true;
+    /* the same points for every component: a fixed seed */
+    uint64_t seed = 0x6e68636f6d70ULL;
+    expr_mag_t ev = {0};
+    ev.g = lw->g;
+    size_t np;
+    int z = expr_mag_zero(&ev, &seed, base, move, nv, &c, 1, pts, &np);
+    expr_mag_free(&ev);
+    free(move);
+    free(pts);
+    free(base);
+    return z == 1 ? 2 : 0;
+}
+
+/* The name of component K (from 1) of constraint NAME: "roll[2]", owned
+ * by the lowering. */
+static const char *component_name(lower_t *lw, const char *name, unsigned k)
+{
+    size_t len = strlen(name) + 16;
+    char *s = xmalloc(len);
+    snprintf(s, len, "%s[%u]", name, k);
+    xgrow(&lw->row_names, &lw->cap_row_names, lw->nrow_names + 1,
+          sizeof *lw->row_names);
+    lw->row_names[lw->nrow_names++] = s;
+    return s;
+}
+
+/* Constraint A of the model appended to ROWS, its rows in CONS[a]: one
+ * for scalar sides, one per component for vector sides (NAME[1], ...),
+ * without the components that vanish identically (LANGUAGE.md §4). */
+static int lower_constraint(lower_t *lw, size_t a, rows_t *rows,
+                            con_rows_t *cons, diag_t *err)
 {
     expr_graph_t *g = lw->g;
     const model_constraint_t *c = &lw->model.constraints.v[a];
@@ -1123,15 +1725,30 @@ static int lower_constraint(lower_t *lw, size_t a, const expr_t **C,
     if (lower_expr(lw, c->lhs, LOWER_MODEL, &l, err) != 0 ||
         lower_expr(lw, c->rhs, LOWER_MODEL, &r, err) != 0)
         return -1;
-    if (want_scalar(&l, c->lhs, "a constraint side", err) ||
-        want_scalar(&r, c->rhs, "a constraint side", err))
-        return -1;
-    /* C = LHS − RHS (LANGUAGE.md §4) */
-    C[a] = expr_sub(g, l.c[0], r.c[0]);
-    cspan[a] = c->span;
-    /* A holonomic f(q, t) = 0 acts on the velocities through f'. */
-    Cv[a] = expr_depends_any(g, C[a], lw->velocity) ? C[a]
-                                                    : expr_dt(g, C[a], lw->dvar);
+    if (l.dim != r.dim)
+        return diag_error(err, c->span,
+                          "the sides of a constraint must have the same "
+                          "shape, but the left is %s and the right %s",
+                          shape_name(l.dim), shape_name(r.dim));
+    con_rows_t *cr = &cons[a];
+    cr->dim = l.dim;
+    for (unsigned k = 0; k < (l.dim ? l.dim : 1); k++) {
+        /* C = LHS − RHS (LANGUAGE.md §4) */
+        const expr_t *ck = expr_sub(g, l.c[k], r.c[k]);
+        int drop = l.dim ? component_vanishes(lw, ck) : 0;
+        cr->row[k] = drop ? -(long)drop : (long)rows->n;
+        if (drop)
+            continue;
+        size_t row = rows->n++;
+        rows->C[row] = ck;
+        rows->span[row] = c->span;
+        rows->name[row] = l.dim ? component_name(lw, c->name, k + 1)
+                                : c->name;
+        /* A holonomic f(q, t) = 0 acts on the velocities through f'. */
+        rows->Cv[row] = expr_depends_any(g, ck, lw->velocity)
+                            ? ck
+                            : expr_dt(g, ck, lw->dvar);
+    }
     return 0;
 }
 
@@ -1177,6 +1794,12 @@ static int check_let_names(lower_t *lw, const ast_stmt_t *st,
         ctx_t cx = {LOWER_MODEL, &fr, 0, {0}, 0};
         return unknown_name(lw, &cx, e->name, e->span, err);
     }
+    if (e->kind == AST_MEMBER) {
+        const rigid_frame_t *f;
+        return frame_named(lw, e->name, e->name_span,
+                           "A.x, A.y, A.z are the unit vectors of frame A",
+                           &f, err);
+    }
     if (check_let_names(lw, st, e->a, err) || check_let_names(lw, st, e->b, err))
         return -1;
     if (e->kind == AST_CALL && (strcmp(e->name, "lambda") == 0 ||
@@ -1217,6 +1840,18 @@ static void publish_rows(lower_t *lw, size_t r, size_t np)
     s->psi_span = lw->psi_span;
 }
 
+/* Frames FROM..TO-1 of the model, lowered now so that a fault in one is
+ * reported at its declaration even when nothing uses it yet. */
+static int lower_frames(lower_t *lw, size_t from, size_t to, diag_t *err)
+{
+    for (size_t i = from; i < to; i++) {
+        const rigid_frame_t *f;
+        if (frame_value(lw, i, lw->model.frames.v[i].span, &f, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
 {
     lower_t *lw = xcalloc(1, sizeof *lw);
@@ -1225,14 +1860,21 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     lw->g = expr_graph_new();
     declare_variables(lw);
 
-    size_t n = m->coords.n, r = m->constraints.n, np = m->particles.n;
+    /* A vector constraint has up to three rows. */
+    size_t n = m->coords.n, r = m->constraints.n, np = m->particles.n,
+           nrows = 3 * r;
     lw->Q = xcalloc(n + 1, sizeof *lw->Q);
-    lw->C = xcalloc(r + 1, sizeof *lw->C);
-    lw->Cv = xcalloc(r + 1, sizeof *lw->Cv);
-    lw->cspan = xcalloc(r + 1, sizeof *lw->cspan);
+    lw->C = xcalloc(nrows + 1, sizeof *lw->C);
+    lw->Cv = xcalloc(nrows + 1, sizeof *lw->Cv);
+    lw->cspan = xcalloc(nrows + 1, sizeof *lw->cspan);
+    lw->cname = xcalloc(nrows + 1, sizeof *lw->cname);
+    lw->cons = xcalloc(r + 1, sizeof *lw->cons);
     lw->particles = xcalloc(np + 1, sizeof *lw->particles);
     lw->particle_pos = xcalloc(np + 1, sizeof *lw->particle_pos);
     lw->particle_mass = xcalloc(np + 1, sizeof *lw->particle_mass);
+    lw->frame_memo = xcalloc(m->frames.n + 1, sizeof *lw->frame_memo);
+    lw->body_pos = xcalloc(m->bodies.n + 1, sizeof *lw->body_pos);
+    lw->body_mass = xcalloc(m->bodies.n + 1, sizeof *lw->body_mass);
     for (int k = 0; k < 3; k++)
         lw->let_memo[k] = xcalloc(m->lets.n + 1, sizeof *lw->let_memo[k]);
     if (m->kinematics.n) {
@@ -1257,14 +1899,22 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     s->pname = lw->pname;
     s->p = lw->p;
     s->t = lw->t;
-    publish_rows(lw, r, np);
+    publish_rows(lw, 0, np);
 
-    /* Lets last: a let may use reaction(), which needs the constraints. */
-    int rc = lower_energies(lw, err);
+    /* Lets last: a let may use reaction(), which needs the constraints
+     * and their multipliers. */
+    rows_t rows = {lw->C, lw->Cv, lw->cspan, lw->cname, 0};
+    int rc = lower_frames(lw, 0, m->frames.n, err);
+    if (!rc)
+        rc = lower_energies(lw, err);
     for (size_t f = 0; f < m->forces.n && !rc; f++)
         rc = lower_force(lw, f, lw->Q, lw->particles, err);
     for (size_t a = 0; a < r && !rc; a++)
-        rc = lower_constraint(lw, a, lw->C, lw->Cv, lw->cspan, err);
+        rc = lower_constraint(lw, a, &rows, lw->cons, err);
+    if (!rc) {
+        declare_multipliers(lw, 0, rows.n);
+        publish_rows(lw, rows.n, np);
+    }
     for (size_t k = 0; k < m->kinematics.n && !rc; k++)
         rc = lower_kinematic(lw, k, lw->psi, lw->psi_span, err);
     for (size_t i = 0; i < m->lets.n && !rc; i++)
@@ -1343,12 +1993,20 @@ static bool extends_model(const model_t *old, const model_t *m)
     SAME_PREFIX(lets, a->name == b->name && a->stmt == b->stmt);
     SAME_PREFIX(particles, a->name == b->name && a->mass == b->mass &&
                                a->position == b->position);
-    SAME_PREFIX(forces, a->target == b->target && a->value == b->value);
+    SAME_PREFIX(forces, a->target == b->target && a->value == b->value &&
+                            a->at == b->at && a->torque == b->torque);
+    SAME_PREFIX(frames, a->name == b->name && a->parent == b->parent &&
+                            a->axis == b->axis && a->angle == b->angle);
+    SAME_PREFIX(bodies, a->name == b->name && a->mass == b->mass &&
+                            a->position == b->position &&
+                            a->inertia == b->inertia && a->frame == b->frame);
     SAME_PREFIX(constraints, a->name == b->name && a->lhs == b->lhs &&
                                  a->rhs == b->rhs);
     SAME_PREFIX(kinematics, a->coord == b->coord && a->rhs == b->rhs);
 #undef SAME_PREFIX
     if (m->lets.n > old->lets.n && m->constraints.n > old->constraints.n)
+        return false;
+    if (m->gravity != old->gravity)
         return false;
     for (size_t i = old->lets.n; i < m->lets.n; i++) {
         const char *nm = m->lets.v[i].name;
@@ -1394,11 +2052,18 @@ static void forget_calls(lower_t *lw, size_t first, int mode)
     }
 }
 
+/* Room for N items of ELT bytes at *A, which holds OLD; the new ones
+ * cleared. */
+static void grow_zeroed(void **a, size_t elt, size_t old, size_t n)
+{
+    *a = xrealloc(*a, (n + 1) * elt);
+    memset((char *)*a + old * elt, 0, (n + 1 - old) * elt);
+}
+
 /* Room for N memos at *A, which holds OLD; the new ones cleared. */
 static void grow_memos(memo_t **a, size_t old, size_t n)
 {
-    *a = xrealloc(*a, (n + 1) * sizeof **a);
-    memset(*a + old, 0, (n + 1 - old) * sizeof **a);
+    grow_zeroed((void **)a, sizeof **a, old, n);
 }
 
 int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
@@ -1408,14 +2073,20 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     expr_graph_t *g = lw->g;
     const model_t *o = &lw->model;
     size_t n = m->coords.n;
-    size_t np0 = o->particles.n, nf0 = o->forces.n, r0 = o->constraints.n,
-           nk0 = o->kinematics.n, nl0 = o->lets.n;
-    size_t np = m->particles.n, nf = m->forces.n, r = m->constraints.n,
-           nk = m->kinematics.n, nl = m->lets.n;
+    size_t np0 = o->particles.n, nf0 = o->forces.n, c0 = o->constraints.n,
+           nk0 = o->kinematics.n, nl0 = o->lets.n, nfr0 = o->frames.n,
+           nb0 = o->bodies.n, r0 = lw->sys.r;
+    size_t np = m->particles.n, nf = m->forces.n, nc = m->constraints.n,
+           nk = m->kinematics.n, nl = m->lets.n, nfr = m->frames.n,
+           nb = m->bodies.n;
+    size_t rcap = r0 + 3 * (nc - c0); /* a vector constraint has 3 rows */
 
     /* The memos are the lowering's own: growing them is invisible. */
     grow_memos(&lw->particle_pos, np0, np);
     grow_memos(&lw->particle_mass, np0, np);
+    grow_memos(&lw->body_pos, nb0, nb);
+    grow_memos(&lw->body_mass, nb0, nb);
+    grow_zeroed((void **)&lw->frame_memo, sizeof *lw->frame_memo, nfr0, nfr);
     for (int k = 0; k < 3; k++)
         grow_memos(&lw->let_memo[k], nl0, nl);
 
@@ -1426,9 +2097,12 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     nh_particle_t *parts = dup_items(lw->particles, np0, np + 1,
                                      sizeof *parts);
     const expr_t **Q = dup_items(lw->Q, n, n + 1, sizeof *Q);
-    const expr_t **C = dup_items(lw->C, r0, r + 1, sizeof *C);
-    const expr_t **Cv = dup_items(lw->Cv, r0, r + 1, sizeof *Cv);
-    src_span_t *cspan = dup_items(lw->cspan, r0, r + 1, sizeof *cspan);
+    rows_t rows = {dup_items(lw->C, r0, rcap + 1, sizeof *rows.C),
+                   dup_items(lw->Cv, r0, rcap + 1, sizeof *rows.Cv),
+                   dup_items(lw->cspan, r0, rcap + 1, sizeof *rows.span),
+                   dup_items(lw->cname, r0, rcap + 1, sizeof *rows.name),
+                   r0};
+    con_rows_t *cons = dup_items(lw->cons, c0, nc + 1, sizeof *cons);
     const expr_t **psi = NULL;
     src_span_t *psi_span = NULL;
     if (nk) {
@@ -1436,18 +2110,33 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         psi_span = dup_items(lw->psi_span, lw->psi ? n : 0, n + 1,
                              sizeof *psi_span);
     }
-    const expr_t *Tp = lw->Tp;
-    int rc = 0;
+    const expr_t *Tp = lw->Tp, *Vg = lw->Vg;
+    int rc = lower_frames(lw, nfr0, nfr, err);
     for (size_t i = np0; i < np && !rc; i++) {
         const expr_t *term;
         rc = lower_particle(lw, i, &parts[i], &term, err);
+        if (!rc)
+            rc = add_gravity(lw, parts[i].mass, parts[i].pos, parts[i].dim,
+                             "particle", parts[i].name,
+                             m->particles.v[i].position->span, err);
+        if (!rc)
+            Tp = expr_add(g, Tp, term);
+    }
+    for (size_t i = nb0; i < nb && !rc; i++) {
+        const expr_t *term;
+        rc = lower_body(lw, i, &term, err);
+        if (!rc)
+            rc = add_gravity(lw, lw->body_mass[i].v.c[0],
+                             lw->body_pos[i].v.c, 3, "body",
+                             m->bodies.v[i].name,
+                             m->bodies.v[i].position->span, err);
         if (!rc)
             Tp = expr_add(g, Tp, term);
     }
     for (size_t f = nf0; f < nf && !rc; f++)
         rc = lower_force(lw, f, Q, parts, err);
-    for (size_t a = r0; a < r && !rc; a++)
-        rc = lower_constraint(lw, a, C, Cv, cspan, err);
+    for (size_t a = c0; a < nc && !rc; a++)
+        rc = lower_constraint(lw, a, &rows, cons, err);
     for (size_t k = nk0; k < nk && !rc; k++)
         rc = lower_kinematic(lw, k, psi, psi_span, err);
     for (size_t i = nl0; i < nl && !rc; i++)
@@ -1456,13 +2145,20 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     if (rc) {
         free(parts);
         free(Q);
-        free(C);
-        free(Cv);
-        free(cspan);
+        free(rows.C);
+        free(rows.Cv);
+        free(rows.span);
+        free(rows.name);
+        free(cons);
         free(psi);
         free(psi_span);
+        lw->Vg = Vg;
         grow_memos(&lw->particle_pos, np0, np0);
         grow_memos(&lw->particle_mass, np0, np0);
+        grow_memos(&lw->body_pos, nb0, nb0);
+        grow_memos(&lw->body_mass, nb0, nb0);
+        grow_zeroed((void **)&lw->frame_memo, sizeof *lw->frame_memo, nfr0,
+                    nfr0);
         for (int k = 0; k < 3; k++)
             grow_memos(&lw->let_memo[k], nl0, nl0);
         forget_calls(lw, nl0, -1);
@@ -1475,9 +2171,11 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
 #define INSTALL(field, v) (free((void *)lw->field), lw->field = (v))
     INSTALL(particles, parts);
     INSTALL(Q, Q);
-    INSTALL(C, C);
-    INSTALL(Cv, Cv);
-    INSTALL(cspan, cspan);
+    INSTALL(C, rows.C);
+    INSTALL(Cv, rows.Cv);
+    INSTALL(cspan, rows.span);
+    INSTALL(cname, rows.name);
+    INSTALL(cons, cons);
     if (nk) {
         INSTALL(psi, psi);
         INSTALL(psi_span, psi_span);
@@ -1485,26 +2183,10 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
 #undef INSTALL
     lw->Tp = Tp;
 
-    if (r > r0) {
-        /* The multipliers of the new constraints: the last variables, as
-         * declare_variables() numbers them. */
-        lw->lam = xrealloc(lw->lam, (r + 1) * sizeof *lw->lam);
-        lw->cname = xrealloc(lw->cname, (r + 1) * sizeof *lw->cname);
-        uint32_t nv0 = expr_graph_nvars(g);
-        for (size_t a = r0; a < r; a++) {
-            const char *nm = m->constraints.v[a].name;
-            lw->cname[a] = nm;
-            lw->lam[a] = declare_multiplier(g, nm);
-        }
-        uint32_t nv = expr_graph_nvars(g);
-        lw->dvar = xrealloc(lw->dvar, nv * sizeof *lw->dvar);
-        lw->second = xrealloc(lw->second, nv * sizeof *lw->second);
-        lw->velocity = xrealloc(lw->velocity, nv * sizeof *lw->velocity);
-        for (uint32_t v = nv0; v < nv; v++) {
-            lw->dvar[v] = NULL;
-            lw->second[v] = true;
-            lw->velocity[v] = false;
-        }
+    if (rows.n > r0) {
+        /* The multipliers of the new rows: the last variables, as in
+         * lower_model(). */
+        declare_multipliers(lw, r0, rows.n);
         /* reaction() sums over the constraints: lets lowered as queries
          * are lowered again when used. */
         for (size_t i = 0; i < nl; i++)
@@ -1512,7 +2194,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         forget_calls(lw, nl, LOWER_QUERY);
     }
 
-    publish_rows(lw, r, np);
+    publish_rows(lw, rows.n, np);
     set_energies(lw);
     return 0;
 }
@@ -1546,6 +2228,13 @@ void lower_free(lower_t *lw)
     free(lw->particles);
     free(lw->particle_pos);
     free(lw->particle_mass);
+    free(lw->frame_memo);
+    free(lw->body_pos);
+    free(lw->body_mass);
+    free(lw->cons);
+    for (size_t i = 0; i < lw->nrow_names; i++)
+        free(lw->row_names[i]);
+    free(lw->row_names);
     free(lw->known);
     for (int k = 0; k < 3; k++)
         free(lw->let_memo[k]);

@@ -4,22 +4,29 @@
  *
  * lower_model() declares the graph variables of a model (for every
  * coordinate x: x, x', x''; for every speed u: u, u'; every parameter; t;
- * lambda(NAME) for every constraint), lowers every declaration and fills
- * an nh_system_t.  It fails, with the place of the fault, when a
- * declaration names something unknown, mixes vectors and scalars, or uses
- * a second derivative where LANGUAGE.md §3.3 forbids it.
+ * lambda(NAME) for every constraint, lambda(NAME[k]) for every component
+ * of a vector constraint), lowers every declaration and fills an
+ * nh_system_t.  It fails, with the place of the fault, when a declaration
+ * names something unknown, mixes vectors and scalars, or uses a second
+ * derivative where LANGUAGE.md §3.3 forbids it.  Frames and bodies
+ * (§4.1) become unit vectors, angular velocities and kinetic energies
+ * through rigid.h; a vector constraint becomes one row per component,
+ * without the components that vanish identically — decided as `check`
+ * decides that a quantity is zero, at sample states near the model's
+ * state (interp/expr/mag.h): the one place the lowering evaluates.
  *
  * lower_extend() lowers only what a model adds to a lowered one
  * (doc/architecture.md, "Where the code departs from the sketch").
  *
  * lower_expr() lowers one expression against a lowered model: `let`
  * bodies are substituted where used, `e'` is the total time derivative
- * (§3.3), `diff`, `lambda`, `reaction`, `dot`, `cross`, `norm` are
- * resolved here.  Values are scalars or 2- and 3-vectors of nodes.
+ * (§3.3), `diff`, `lambda`, `reaction`, `dot`, `cross`, `norm`, `omega`,
+ * `on`, `velocity` are resolved here.  Values are scalars or 2- and 3-vectors of nodes.
  *
  * Ownership: a lower_t owns its graph, its nh_system_t and a private copy
  * of the model's declaration arrays; the AST it points into belongs to the
- * session's arenas, which outlive it.  Must not: print; evaluate.
+ * session's arenas, which outlive it.  Must not: print; evaluate, except
+ * to drop the identically zero components of a vector constraint.
  */
 #ifndef NH_LOWER_H
 #define NH_LOWER_H
@@ -52,7 +59,8 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err);
 void lower_free(lower_t *lw); /* accepts NULL */
 
 /* Makes LW, a lowering of some model, the lowering of M when M only adds
- * lets, particles, forces, constraints or kinematic equations to it,
+ * lets, particles, bodies, frames, forces, constraints or kinematic
+ * equations to it,
  * lowering just those (the result is the system lower_model(M) makes,
  * variable numbers included).  0: done; -1: *err set, and LW unchanged;
  * 1: M is not such an extension (LW unchanged): lower it with
@@ -66,6 +74,13 @@ expr_graph_t *lower_graph(const lower_t *lw);
 /* Lowers E in MODE into *out; -1 with *err set on failure. */
 int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
                value_t *out, diag_t *err);
+
+/* How the components of constraint NAME became rows (LANGUAGE.md §4):
+ * returns its dimension (0: a scalar constraint, or no such constraint)
+ * and sets DROPPED[k] for each component: 0 kept, 1 dropped because it
+ * simplifies to 0 = 0, 2 dropped because it vanishes at sample states
+ * near the model's state (as `check` decides that a quantity is zero). */
+unsigned lower_dropped(const lower_t *lw, const char *name, int dropped[3]);
 
 /* Which variables a value depends on, by role. */
 bool lower_needs_accel(const lower_t *lw, const value_t *v); /* q'', z', λ */

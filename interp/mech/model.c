@@ -27,6 +27,8 @@ void model_free(model_t *m)
     FREE_ARRAY(m->forces);
     FREE_ARRAY(m->constraints);
     FREE_ARRAY(m->kinematics);
+    FREE_ARRAY(m->frames);
+    FREE_ARRAY(m->bodies);
     FREE_ARRAY(m->q);
     FREE_ARRAY(m->qd);
     FREE_ARRAY(m->z);
@@ -55,6 +57,8 @@ void model_clone(model_t *dst, const model_t *src)
     CLONE_ARRAY(dst->forces, src->forces);
     CLONE_ARRAY(dst->constraints, src->constraints);
     CLONE_ARRAY(dst->kinematics, src->kinematics);
+    CLONE_ARRAY(dst->frames, src->frames);
+    CLONE_ARRAY(dst->bodies, src->bodies);
     CLONE_ARRAY(dst->q, src->q);
     CLONE_ARRAY(dst->qd, src->qd);
     CLONE_ARRAY(dst->z, src->z);
@@ -75,6 +79,8 @@ void model_push_particle(model_t *m, model_particle_t p) { PUSH(m->particles, p)
 void model_push_force(model_t *m, model_force_t f) { PUSH(m->forces, f); }
 void model_push_constraint(model_t *m, model_constraint_t c) { PUSH(m->constraints, c); }
 void model_push_kinematic(model_t *m, model_kinematic_t k) { PUSH(m->kinematics, k); }
+void model_push_frame(model_t *m, model_frame_t f) { PUSH(m->frames, f); }
+void model_push_body(model_t *m, model_body_t b) { PUSH(m->bodies, b); }
 
 /* A new coordinate or speed starts at rest at 0, in the state and in the
  * remembered initial state alike. */
@@ -103,6 +109,8 @@ void model_push_speed(model_t *m, model_name_t s)
 long model_coord_index(const model_t *m, const char *name) { FIND(m->coords, name); }
 long model_speed_index(const model_t *m, const char *name) { FIND(m->speeds, name); }
 long model_constraint_index(const model_t *m, const char *name) { FIND(m->constraints, name); }
+long model_frame_index(const model_t *m, const char *name) { FIND(m->frames, name); }
+long model_body_index(const model_t *m, const char *name) { FIND(m->bodies, name); }
 static long param_index(const model_t *m, const char *name) { FIND(m->params, name); }
 static long let_index(const model_t *m, const char *name) { FIND(m->lets, name); }
 static long particle_index(const model_t *m, const char *name) { FIND(m->particles, name); }
@@ -134,6 +142,9 @@ void model_mark_files(const model_t *m, bool *used, size_t n)
     MARK_ARRAY(m->forces, span);
     MARK_ARRAY(m->constraints, span);
     MARK_ARRAY(m->kinematics, span);
+    MARK_ARRAY(m->frames, decl);
+    MARK_ARRAY(m->bodies, decl);
+    mark(used, n, m->gravity_span);
     mark(used, n, m->method_span);
 }
 
@@ -163,6 +174,8 @@ model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,
     TRY(let_index, lets, MODEL_LET)
     TRY(particle_index, particles, MODEL_PARTICLE)
     TRY(model_constraint_index, constraints, MODEL_CONSTRAINT)
+    TRY(model_frame_index, frames, MODEL_FRAME)
+    TRY(model_body_index, bodies, MODEL_BODY)
 #undef TRY
     const model_energy_t *e[3] = {&m->kinetic, &m->potential, &m->lagrangian};
     const model_kind_t k[3] = {MODEL_KINETIC, MODEL_POTENTIAL, MODEL_LAGRANGIAN};
@@ -172,6 +185,31 @@ model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,
             return k[j];
         }
     return MODEL_NONE;
+}
+
+const char *model_closest(const model_t *m, model_kind_t kind,
+                          const char *name)
+{
+    size_t n = kind == MODEL_CONSTRAINT ? m->constraints.n
+               : kind == MODEL_FRAME    ? m->frames.n
+               : kind == MODEL_BODY     ? m->bodies.n
+                                        : 0;
+    const char **names = xcalloc(n + 1, sizeof *names);
+    for (size_t i = 0; i < n; i++)
+        names[i] = kind == MODEL_CONSTRAINT ? m->constraints.v[i].name
+                   : kind == MODEL_FRAME    ? m->frames.v[i].name
+                                            : m->bodies.v[i].name;
+    const char *best = source_closest(name, names);
+    free(names);
+    return best;
+}
+
+long model_inertial_frame(const model_t *m)
+{
+    for (size_t i = 0; i < m->frames.n; i++)
+        if (!m->frames.v[i].parent)
+            return (long)i;
+    return -1;
 }
 
 const char *model_kind_name(model_kind_t k)
@@ -188,6 +226,8 @@ const char *model_kind_name(model_kind_t k)
     case MODEL_PARTICLE: return "a particle";
     case MODEL_CONSTRAINT: return "a constraint";
     case MODEL_BUILTIN: return "a built-in name";
+    case MODEL_FRAME: return "a frame";
+    case MODEL_BODY: return "a body";
     }
     return "?";
 }

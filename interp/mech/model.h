@@ -3,8 +3,8 @@
  *
  * The model records what the user declared (parameters with their values,
  * coordinates, speeds, lets, energies, particles, forces, constraints,
- * kinematic equations), the chosen equations, the current and the initial
- * state.  It holds AST pointers, not expression nodes: the mechanical
+ * kinematic equations, frames, bodies, gravity), the chosen equations, the
+ * current and the initial state.  It holds AST pointers, not expression nodes: the mechanical
  * system (system.h) is lowered from it afresh whenever it changes, which is
  * how redeclaring a name re-derives everything that used it (a change that
  * only adds declarations extends the lowering instead: lower_extend).
@@ -40,6 +40,8 @@ typedef enum model_kind {
     MODEL_PARTICLE,
     MODEL_CONSTRAINT,
     MODEL_BUILTIN, /* t, pi */
+    MODEL_FRAME,
+    MODEL_BODY,
 } model_kind_t;
 
 typedef struct model_param {
@@ -71,11 +73,37 @@ typedef struct model_particle {
     const ast_expr_t *mass, *position;
 } model_particle_t;
 
+/* `force x = F`, `force P = F`, `force B at X = F` (at: X) and
+ * `torque B = M` (torque: true). */
 typedef struct model_force {
     const char *target;
     src_span_t span; /* the target name */
     const ast_expr_t *value;
+    const ast_expr_t *at; /* a force on a body: where it acts; else NULL */
+    bool torque;
 } model_force_t;
+
+/* `frame A` (parent NULL: the inertial frame) or `frame A from P about
+ * AXIS by ANGLE` (LANGUAGE.md §4.1).  The parent is declared before its
+ * children and the frames form a tree: the statement checks it. */
+typedef struct model_frame {
+    const char *name;
+    src_span_t span;          /* the name */
+    const char *parent;
+    src_span_t parent_span;
+    const ast_expr_t *axis;   /* AST_NAME x, y or z, or a vector */
+    const ast_expr_t *angle;
+    src_span_t decl;          /* the statement */
+} model_frame_t;
+
+typedef struct model_body {
+    const char *name;
+    src_span_t span;          /* the name */
+    const ast_expr_t *mass, *position, *inertia;
+    const char *frame;
+    src_span_t frame_span;
+    src_span_t decl;          /* the statement */
+} model_body_t;
 
 typedef struct model_constraint {
     const char *name;
@@ -106,6 +134,10 @@ typedef struct model {
     MODEL_ARRAY(model_force_t) forces;
     MODEL_ARRAY(model_constraint_t) constraints;
     MODEL_ARRAY(model_kinematic_t) kinematics;
+    MODEL_ARRAY(model_frame_t) frames;
+    MODEL_ARRAY(model_body_t) bodies;
+    const ast_expr_t *gravity; /* NULL: none */
+    src_span_t gravity_span;   /* the statement */
 
     int method;            /* eom_method_t, or -1: the default */
     src_span_t method_span;
@@ -146,6 +178,14 @@ const char *model_kind_name(model_kind_t k); /* "a parameter", ... */
 long model_coord_index(const model_t *m, const char *name);
 long model_speed_index(const model_t *m, const char *name);
 long model_constraint_index(const model_t *m, const char *name);
+long model_frame_index(const model_t *m, const char *name);
+long model_body_index(const model_t *m, const char *name);
+/* The name of KIND (MODEL_CONSTRAINT, MODEL_FRAME or MODEL_BODY) closest
+ * to NAME (source_closest), for "did you mean"; NULL when none is. */
+const char *model_closest(const model_t *m, model_kind_t kind,
+                          const char *name);
+/* The inertial frame (the one without a parent), or -1. */
+long model_inertial_frame(const model_t *m);
 
 /* Appending helpers (abort on OOM). */
 void model_push_param(model_t *m, model_param_t p);
@@ -156,5 +196,7 @@ void model_push_particle(model_t *m, model_particle_t p);
 void model_push_force(model_t *m, model_force_t f);
 void model_push_constraint(model_t *m, model_constraint_t c);
 void model_push_kinematic(model_t *m, model_kinematic_t k);
+void model_push_frame(model_t *m, model_frame_t f);
+void model_push_body(model_t *m, model_body_t b);
 
 #endif

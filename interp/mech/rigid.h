@@ -1,0 +1,66 @@
+/*
+ * rigid.h — the kinematics of frames and rigid bodies on expression nodes
+ * (LANGUAGE.md §4.1): a frame's unit vectors and angular velocity, a
+ * frame turned from another, the velocity of a body's material point and
+ * a body's kinetic energy.
+ *
+ * A frame is kept as its three unit vectors with components on the
+ * inertial axes, its angular velocity on the inertial axes, and the same
+ * angular velocity on its own axes.  A turned frame is built from its
+ * parent in a few nodes: the unit vectors by the rotation of the parent's
+ * (Rodrigues' formula), the angular velocity by composition along the
+ * chain, omega(A) = omega(P) + ANGLE'·axis — never by differentiating a
+ * rotation matrix — and its components on A's own axes by turning the
+ * parent's, w_A = Rᵀ w_P + ANGLE'·u.  So a chain of N frames costs O(N)
+ * new nodes per frame at most, shared through hash-consing, and a body's
+ * rotational energy reads w_A without a dot product with unit vectors
+ * that grow along the chain.
+ *
+ * Ownership: nodes belong to the caller's graph; the structs are the
+ * caller's values.  Must not: know names, spans or the model; print.
+ */
+#ifndef NH_RIGID_H
+#define NH_RIGID_H
+
+#include "interp/expr/expr.h"
+
+typedef struct rigid_frame {
+    const expr_t *axis[3][3]; /* axis[i][c]: component c (inertial) of the
+                               * unit vector i (x, y, z) */
+    const expr_t *omega[3];   /* angular velocity, inertial components */
+    const expr_t *wloc[3];    /* the same on the frame's own axes */
+} rigid_frame_t;
+
+/* The inertial frame: unit vectors [1,0,0], [0,1,0], [0,0,1], at rest. */
+void rigid_inertial(expr_graph_t *g, rigid_frame_t *out);
+
+/* The frame turned from P by ANGLE (right-handed) about the unit vector
+ * U, given by its components on P's axes (normalised by the caller); RATE
+ * is ANGLE's time derivative.  When U is a coordinate axis (one component
+ * 1, the others 0) the formulas fold to the plane rotation: for z,
+ * A.x = cos·P.x + sin·P.y, A.y = −sin·P.x + cos·P.y, A.z = P.z. */
+void rigid_turn(expr_graph_t *g, const rigid_frame_t *p,
+                const expr_t *const u[3], const expr_t *angle,
+                const expr_t *rate, rigid_frame_t *out);
+
+/* dot(a, b) of two N-vectors; a × b of two 3-vectors into OUT (which may
+ * not alias A or B). */
+const expr_t *rigid_dot(expr_graph_t *g, const expr_t *const *a,
+                        const expr_t *const *b, unsigned n);
+void rigid_cross(expr_graph_t *g, const expr_t *const a[3],
+                 const expr_t *const b[3], const expr_t *out[3]);
+
+/* The velocity of the material point at X of a body whose centre of
+ * mass G moves with GDOT, in frame F: GDOT + omega(F) × (X − G). */
+void rigid_point_velocity(expr_graph_t *g, const rigid_frame_t *f,
+                          const expr_t *const x[3], const expr_t *const G[3],
+                          const expr_t *const Gdot[3], const expr_t *out[3]);
+
+/* A body's kinetic energy M/2·dot(GDOT, GDOT) + ½ wᵀ I w with w = F's
+ * wloc and I the symmetric matrix of the six entries
+ * [Ixx, Iyy, Izz, Ixy, Iyz, Izx] on F's axes (König's theorem). */
+const expr_t *rigid_kinetic(expr_graph_t *g, const rigid_frame_t *f,
+                            const expr_t *mass, const expr_t *const Gdot[3],
+                            const expr_t *const inertia[6]);
+
+#endif

@@ -1,0 +1,275 @@
+/*
+ * test_bodies.c — a model written with frames and a body against the same
+ * model written by hand (LANGUAGE.md §4.1): examples/rolling_disk_body.nh
+ * and examples/rolling_disk.nh, loaded into two sessions, give the same
+ * accelerations to 1e-12 at random states, by every method.  The hand
+ * model's kinetic energy and constraints were derived on paper (its
+ * comments); the body model's come from the frames, the body and the
+ * contact point, so the agreement checks the composition of angular
+ * velocities, the body's energy, velocity(), the vector constraint and the
+ * dropping of its vertical component.  For maggi and gibbs_appell both
+ * sessions get the same speeds and kinematic equations (the hand model's
+ * rolling velocities).
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "interp/cli/session.h"
+
+typedef struct model {
+    session_t *s;
+    char *out, *err;
+    size_t out_len, err_len;
+    FILE *fout, *ferr;
+} model_t;
+
+static void model_open(model_t *m, const char *example)
+{
+    memset(m, 0, sizeof *m);
+    m->fout = open_memstream(&m->out, &m->out_len);
+    m->ferr = open_memstream(&m->err, &m->err_len);
+    m->s = session_new(true, m->fout, m->ferr);
+    const char *dir = getenv("NH_SRCDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/examples/%s", dir ? dir : ".", example);
+    if (session_run_file(m->s, path) != RUN_OK) {
+        fflush(m->ferr);
+        fail_msg("%s: %s", example, m->err);
+    }
+}
+
+static void model_close(model_t *m)
+{
+    session_free(m->s);
+    fclose(m->fout);
+    fclose(m->ferr);
+    free(m->out);
+    free(m->err);
+}
+
+/* Runs TEXT; the numbers it printed ("TEXT = VALUE" lines) into V (at
+ * most N); returns how many. */
+static size_t model_run(model_t *m, const char *text, double *v, size_t n)
+{
+    fflush(m->fout);
+    size_t mark = m->out_len;
+    fflush(m->ferr);
+    size_t emark = m->err_len;
+    if (session_run_text(m->s, "<test>", text, strlen(text), false) !=
+        RUN_OK) {
+        fflush(m->ferr);
+        fail_msg("%s\n%s", text, m->err + emark);
+    }
+    fflush(m->fout);
+    size_t k = 0;
+    for (const char *p = m->out + mark; (p = strstr(p, " = ")) && k < n;
+         p += 3)
+        v[k++] = strtod(p + 3, NULL);
+    return k;
+}
+
+/* Uniform in [lo, hi) from a fixed-seed generator (the same states every
+ * run). */
+static double uniform(uint64_t *s, double lo, double hi)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + (hi - lo) * (double)(*s >> 11) * 0x1.0p-53;
+}
+
+/* The speeds of the first-kind methods: u1, u2, u3 the Euler angles'
+ * rates, and the centre's velocity from the rolling condition (the hand
+ * model's constraints solved for x', y'). */
+static const char speeds[] =
+    "speed u1, u2, u3\n"
+    "kinematic phi' = u1\n"
+    "kinematic theta' = u2\n"
+    "kinematic psi' = u3\n"
+    "kinematic x' = r*(u2*sin(phi)*sin(theta) - cos(phi)*(u1*cos(theta) + "
+    "u3))\n"
+    "kinematic y' = -r*(u2*cos(phi)*sin(theta) + sin(phi)*(u1*cos(theta) + "
+    "u3))\n";
+
+static void test_disk_body_against_hand(void **state)
+{
+    (void)state;
+    model_t hand, body;
+    model_open(&hand, "rolling_disk.nh");
+    model_open(&body, "rolling_disk_body.nh");
+    static const char *const methods[] = {"multipliers", "second_kind",
+                                          "voronec",     "naive",
+                                          "maggi",       "gibbs_appell"};
+    uint64_t seed = 20070718;
+    double worst = 0;
+    size_t compared = 0;
+    for (size_t k = 0; k < sizeof methods / sizeof *methods; k++) {
+        if (strcmp(methods[k], "maggi") == 0) {
+            model_run(&hand, speeds, NULL, 0);
+            model_run(&body, speeds, NULL, 0);
+        }
+        for (int i = 0; i < 25; i++) {
+            char text[1024];
+            snprintf(text, sizeof text,
+                     "equations %s\n"
+                     "initial phi = %.17g, theta = %.17g, psi = %.17g, "
+                     "x = %.17g, y = %.17g, phi' = %.17g, theta' = %.17g, "
+                     "psi' = %.17g\n"
+                     "print phi'', theta'', psi'', x'', y''\n",
+                     methods[k], uniform(&seed, -3, 3),
+                     uniform(&seed, 0.3, 2.8), uniform(&seed, -3, 3),
+                     uniform(&seed, -1, 1), uniform(&seed, -1, 1),
+                     uniform(&seed, -2, 2), uniform(&seed, -2, 2),
+                     uniform(&seed, -5, 5));
+            double a[5], b[5];
+            assert_int_equal(model_run(&hand, text, a, 5), 5);
+            assert_int_equal(model_run(&body, text, b, 5), 5);
+            for (int j = 0; j < 5; j++) {
+                double d = fabs(a[j] - b[j]) /
+                           fmax(1.0, fmax(fabs(a[j]), fabs(b[j])));
+                if (!(d <= 1e-12))
+                    fail_msg("%s, state %d, acceleration %d: hand %.17g, "
+                             "body %.17g",
+                             methods[k], i, j + 1, a[j], b[j]);
+                worst = fmax(worst, d);
+                compared++;
+            }
+        }
+    }
+    assert_int_equal(compared, 6 * 25 * 5);
+    print_message("largest relative difference: %g\n", worst);
+    model_close(&hand);
+    model_close(&body);
+}
+
+/* A model declared one statement at a time extends its lowering with each
+ * frame, body, load and vector constraint (lower_extend); a new parameter
+ * lowers it whole again (lower_model).  The two must be the same system:
+ * the same accelerations and multipliers, to the last bit, by every
+ * method, on the bicycle (nine frames, four bodies, vector constraints
+ * with a dropped component, a Kane form). */
+static void test_extension_is_full_lowering(void **state)
+{
+    (void)state;
+    model_t bike;
+    model_open(&bike, "bicycle.nh");
+    static const char *const methods[] = {"multipliers", "second_kind",
+                                          "maggi", "gibbs_appell"};
+    static const char probe[] =
+        "initial phi = 0.3, x = 0.2, psi = -0.4, phi' = 0.5, delta' = 0.9, "
+        "thR' = -12\n"
+        "print x'', y'', psi'', phi'', theta'', delta'', thR'', thF''\n";
+    static const char lambdas[] =
+        "print lambda(pitch), lambda(rear[1]), lambda(rear[2]), "
+        "lambda(front[1]), lambda(front[2])\n";
+    for (size_t k = 0; k < sizeof methods / sizeof *methods; k++) {
+        bool mult = k < 2; /* the methods with multipliers */
+        char text[64];
+        snprintf(text, sizeof text, "equations %s\n", methods[k]);
+        model_run(&bike, text, NULL, 0);
+        double a[13], b[13];
+        size_t na = model_run(&bike, probe, a, 8);
+        if (mult)
+            na += model_run(&bike, lambdas, a + 8, 5);
+        /* a parameter no expression uses: the whole model is lowered */
+        snprintf(text, sizeof text, "param unused_%zu = 1\n", k);
+        model_run(&bike, text, NULL, 0);
+        size_t nb = model_run(&bike, probe, b, 8);
+        if (mult)
+            nb += model_run(&bike, lambdas, b + 8, 5);
+        assert_int_equal(na, mult ? 13 : 8);
+        assert_int_equal(nb, na);
+        for (size_t j = 0; j < na; j++)
+            if (memcmp(&a[j], &b[j], sizeof a[j]) != 0 &&
+                !(isnan(a[j]) && isnan(b[j])))
+                fail_msg("%s, value %zu: extended %.17g, whole %.17g",
+                         methods[k], j + 1, a[j], b[j]);
+    }
+    model_close(&bike);
+
+    /* Gravity first: the bodies and particles declared after it extend
+     * the lowering with their weights; a let after a vector constraint. */
+    model_t m;
+    memset(&m, 0, sizeof m);
+    m.fout = open_memstream(&m.out, &m.out_len);
+    m.ferr = open_memstream(&m.err, &m.err_len);
+    m.s = session_new(true, m.fout, m.ferr);
+    model_run(&m,
+              "param g = 9.81, r = 0.4\n"
+              "coord a, b, x, y\n"
+              "frame N\n"
+              "gravity [0, 0, -g]\n"
+              "frame A from N about z by a\n"
+              "frame B from A about [1, 1, 0] by b\n"
+              "particle P mass 0.5 at [x, y, r*cos(b)]\n"
+              "body arm mass 2 at [x, y, 0] + r*B.z frame B inertia [0.1, "
+              "0.2, 0.3, 0.01, 0.02, 0.03]\n"
+              "force arm at [x, y, 0] + r*B.x = [1, 2, 3]\n"
+              "torque arm = [0.1, -0.2, 0.3]\n"
+              "constraint c: velocity([x, y, 0], arm) = [0, 0, 0]\n"
+              "let spin = on(B, omega(B))\n",
+              NULL, 0);
+    static const char probe2[] =
+        "initial a = 0.3, b = 0.7, x = 0.2, y = -0.1, a' = 0.4, b' = -0.3\n"
+        "print a'', b'', x'', y'', lambda(c[1]), lambda(c[2]), spin[1]\n";
+    double a[7], b[7];
+    assert_int_equal(model_run(&m, probe2, a, 7), 7);
+    model_run(&m, "param unused = 1\n", NULL, 0);
+    assert_int_equal(model_run(&m, probe2, b, 7), 7);
+    for (size_t j = 0; j < 7; j++)
+        if (memcmp(&a[j], &b[j], sizeof a[j]) != 0)
+            fail_msg("value %zu: extended %.17g, whole %.17g", j + 1, a[j],
+                     b[j]);
+    model_close(&m);
+}
+
+/* Frames redeclared so that each turns from one declared after it: the
+ * lowering follows the chain one frame inside another, and a chain longer
+ * than the nesting limit is an error, not a stack overflow. */
+static void test_frame_chain_limit(void **state)
+{
+    (void)state;
+    FILE *out = fopen("/dev/null", "w"), *err;
+    char *etext = NULL;
+    size_t elen = 0;
+    err = open_memstream(&etext, &elen);
+    session_t *s = session_new(true, out, err);
+    enum { K = 260 };
+    size_t cap = 64 * K + 64, len = 0;
+    char *text = malloc(cap);
+    len += (size_t)snprintf(text + len, cap - len, "coord a\nframe N\n");
+    for (int i = 1; i <= K; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "frame G%d from N about z by a\n", i);
+    for (int i = 1; i < K; i++)
+        len += (size_t)snprintf(text + len, cap - len,
+                                "frame G%d from G%d about x by a\n", i,
+                                i + 1);
+    assert_int_equal(session_run_text(s, "<chain>", text, len, false),
+                     RUN_ERROR);
+    fflush(err);
+    const char *want = "frames nested too deeply (more than 200 levels)";
+    assert_non_null(strstr(etext, want));
+    session_free(s);
+    fclose(out);
+    fclose(err);
+    free(etext);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_disk_body_against_hand),
+        cmocka_unit_test(test_extension_is_full_lowering),
+        cmocka_unit_test(test_frame_chain_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
