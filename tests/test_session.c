@@ -3,6 +3,7 @@
  * statement between good ones changes nothing (model, state, equations),
  * errors carry the right place, continuation, files.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -290,6 +291,67 @@ static void test_interrupt_from_signal(void **state)
     assert_false(session_interrupted(f->s));
 }
 
+/* LANGUAGE.md §6: a simulate that fails keeps its samples and leaves the
+ * state at the last of them, so the next simulate continues the same
+ * trajectory and the samples stay in increasing t.  Here the step limit
+ * stops a harmonic oscillator (x = cos t from x = 1 at rest) part way;
+ * the next run from where it stopped reaches t = 10 and the table holds
+ * t = 0, 0.5, ..., 10 once each, every row on the closed form. */
+static void test_failed_simulate_continues(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, "coord x\nkinetic T = x'^2/2\n"
+                            "potential V = x^2/2\ninitial x = 1\n"
+                            "set max_steps = 20\n"),
+                     RUN_OK);
+    assert_int_equal(run(f, "simulate to 10 step 0.5\n"), RUN_ERROR);
+    fflush(f->fout);
+    size_t mark = f->out_len;
+    assert_int_equal(run(f, "print t, x - cos(t), x' + sin(t)\n"), RUN_OK);
+    fflush(f->fout);
+    double t = -1, dx = 1, dv = 1;
+    assert_int_equal(sscanf(f->out + mark,
+                            "t = %lf\nx - cos(t) = %lf\nx' + sin(t) = %lf",
+                            &t, &dx, &dv),
+                     3);
+    /* Stopped part way, at a sample time, on the trajectory. */
+    assert_true(t > 0 && t < 10 && t == 0.5 * floor(t / 0.5));
+    assert_true(fabs(dx) < 1e-9 && fabs(dv) < 1e-9);
+    assert_int_equal(run(f, "set max_steps = 1e6\nsimulate to 10 step 0.5\n"),
+                     RUN_OK);
+    fflush(f->fout);
+    mark = f->out_len;
+    assert_int_equal(run(f, "table t, x - cos(t)\n"), RUN_OK);
+    fflush(f->fout);
+    const char *p = f->out + mark;
+    assert_true(strncmp(p, "t,x - cos(t)\n", 13) == 0);
+    p += 13;
+    for (int k = 0; k <= 20; k++) {
+        double tk, d;
+        int used = 0;
+        assert_int_equal(sscanf(p, "%lf,%lf\n%n", &tk, &d, &used), 2);
+        assert_true(tk == 0.5 * k);
+        assert_true(fabs(d) < 1e-9);
+        p += used;
+    }
+    assert_int_equal(*p, '\0');
+}
+
+/* An error that describes the state of a model with no coordinates and
+ * no speeds ends at the time: "at t = 0", not "at t = 0; state:". */
+static void test_empty_state_description(void **state)
+{
+    fixture_t *f = *state;
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    assert_int_equal(run(f, "param a = 0\nprint 1/a\n"), RUN_ERROR);
+    const char *e = err_since(f, mark);
+    const char *line_end = strchr(e, '\n');
+    assert_non_null(line_end);
+    assert_null(strstr(e, "state:"));
+    assert_true(line_end - e > 9 && strncmp(line_end - 9, " at t = 0", 9) == 0);
+}
+
 /* Every keyword, every method name and every topic has a help text that
  * starts by naming its subject, and the overview exists. */
 static void test_help_covers_every_statement(void **state)
@@ -331,6 +393,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_time_limit_stops_long_work,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_interrupt_from_signal, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_failed_simulate_continues, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_empty_state_description, setup,
                                         teardown),
         cmocka_unit_test(test_help_covers_every_statement),
     };

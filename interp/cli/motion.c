@@ -82,13 +82,14 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
     }
     double t0 = s->model.t;
+    char num[40];
     if (o.t_end == t0)
         return diag_error(err, st->u.simulate.to->span,
-                          "the motion is already at t = %g: simulate to a "
+                          "the motion is already at t = %s: simulate to a "
                           "later (or earlier) time",
-                          t0);
+                          expr_format_number(t0, num, sizeof num));
     if (o.step == 0)
-        o.step = fabs(o.t_end - t0) / 1000;
+        o.step = sim_default_step(t0, o.t_end);
     o.progress = s->quiet ? NULL : stderr;
 
     eom_t *e = ctx_eom(s, st->span, err);
@@ -104,12 +105,13 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     int rc = sim_run(e, sys, vars, &o, &s->samples, &sum, err);
     s->samples_generation = s->model.generation;
     s->samples_method = eom_method(e);
-    if (rc != 0) {
-        free(vars);
-        return at_statement(err, st->span);
-    }
-    lower_store_state(lw, vars, &s->model);
+    /* A failed run leaves VARS at its last sample (LANGUAGE.md §6), so
+     * that the next simulate continues the same trajectory. */
+    if (rc == 0 || sum.samples > 0)
+        lower_store_state(lw, vars, &s->model);
     free(vars);
+    if (rc != 0)
+        return at_statement(err, st->span);
     if (!s->quiet) {
         char b1[40], b2[40], b3[40];
         fprintf(s->out, "simulated to t = %s: %zu samples, %zu steps, "
