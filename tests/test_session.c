@@ -337,6 +337,38 @@ static void test_failed_simulate_continues(void **state)
     assert_int_equal(*p, '\0');
 }
 
+/* LANGUAGE.md §6: `set` of a parameter that the constraints use warns,
+ * naming the constraint and its residual, when the state then violates
+ * them by more than 1e-9; a parameter they do not use, or a value that
+ * keeps the state on them, says nothing.  The rod x^2 + y^2 = l^2 at
+ * (0.6, -0.8): l = 2 leaves it off by 1 - 4 = -3. */
+static void test_set_warns_off_constraints(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, "param l = 1, k = 2\ncoord x, y\n"
+                            "particle P mass k at [x, y]\n"
+                            "constraint rod: x^2 + y^2 = l^2\n"
+                            "initial x = 0.6, y ~ -1\n"),
+                     RUN_OK);
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    assert_int_equal(run(f, "set k = 3\n"), RUN_OK);
+    assert_int_equal(run(f, "set l = 1\n"), RUN_OK);
+    assert_string_equal(err_since(f, mark), "");
+    assert_int_equal(run(f, "set l = 2\n"), RUN_OK);
+    assert_non_null(strstr(
+        err_since(f, mark),
+        "<repl>:1:1: warning: "
+        "the state now violates rod (residual -3): `reset` solves it again "
+        "from the remembered initial values, `simulate ... project` pulls "
+        "it back first\n"));
+    fflush(f->ferr);
+    mark = f->err_len;
+    assert_int_equal(run(f, "set l = 1\n"), RUN_OK);
+    assert_string_equal(err_since(f, mark), "");
+    assert_int_equal(run(f, "simulate to 0.1\n"), RUN_OK);
+}
+
 /* An error that describes the state of a model with no coordinates and
  * no speeds ends at the time: "at t = 0", not "at t = 0; state:". */
 static void test_empty_state_description(void **state)
@@ -397,6 +429,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_simulate_continues, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_empty_state_description, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_set_warns_off_constraints, setup,
                                         teardown),
         cmocka_unit_test(test_help_covers_every_statement),
     };
