@@ -465,6 +465,58 @@ static void test_sphere_integrators(void **state)
     sb_free(b);
 }
 
+/* Sparse samples do not change the integration (LANGUAGE.md §6): a run
+ * that records only its two ends reaches the closed form x(T) = x0 + x'0 T
+ * as a run sampled every time unit does, and the two agree to the
+ * tolerances, for methods of both state layouts.  The first step used to
+ * be 1e-2 of the sample spacing (10 here, on a motion of time scale 1:
+ * its stages overflowed, "a non-finite value (inf) in M, h, B, c"). */
+static void test_sparse_samples(void **state)
+{
+    (void)state;
+    sb_t *b = sphere();
+    const nh_system_t *sys = sb_system(b);
+    sphere_vars_t v = sphere_lookup(b);
+    const eom_method_t methods[] = {EOM_MULTIPLIERS, EOM_VORONEC, EOM_MAGGI};
+    const double T = 1000.0;
+    for (size_t mi = 0; mi < 3; mi++) {
+        eom_t *e = prep(sys, methods[mi]);
+        double end[2][4];
+        size_t steps[2];
+        for (int dense = 0; dense < 2; dense++) {
+            double *vars = sb_vars(b);
+            sphere_initial(&v, vars);
+            double x0 = vars[v.q[3]], y0 = vars[v.q[4]];
+            double vx = vars[v.qd[3]], vy = vars[v.qd[4]];
+            sim_samples_t s = {0};
+            sim_summary_t sum;
+            sim_options_t o = opts(T, dense ? 1.0 : T, NULL, 1e-10, 1e-12);
+            run_ok(e, sys, vars, &o, &s, &sum);
+            assert_int_equal(s.n, dense ? (size_t)T + 1 : 2);
+            end[dense][0] = vars[v.q[3]];
+            end[dense][1] = vars[v.q[4]];
+            end[dense][2] = vars[v.q[1]];
+            end[dense][3] = vars[v.qd[1]];
+            steps[dense] = sum.steps;
+            double ex = fabs(vars[v.q[3]] - (x0 + vx * T));
+            double ey = fabs(vars[v.q[4]] - (y0 + vy * T));
+            /* Global error: about T·rtol on positions of size T. */
+            assert_true(ex < 1e-6 && ey < 1e-6);
+            assert_true(sum.energy_drift < 1e-9);
+            sim_samples_free(&s);
+        }
+        double d = 0.0;
+        for (int i = 0; i < 4; i++)
+            d = fmax(d, fabs(end[0][i] - end[1][i]));
+        printf("# sphere %-12s to %g: sparse %zu steps, dense %zu steps, "
+               "max |sparse - dense| %.2g\n",
+               eom_method_name(methods[mi]), T, steps[0], steps[1], d);
+        assert_true(d < 1e-7);
+        eom_free(e);
+    }
+    sb_free(b);
+}
+
 /* ---- failures ------------------------------------------------------------------ */
 
 /* M = [[1, t], [t, 1]] is singular at t = 1; at rest the motion is q'' = 0
@@ -921,6 +973,7 @@ int main(void)
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_sphere_methods),
         cmocka_unit_test(test_sphere_integrators),
+        cmocka_unit_test(test_sparse_samples),
         cmocka_unit_test(test_singular_mass_matrix),
         cmocka_unit_test(test_nonfinite_rhs),
         cmocka_unit_test(test_projection_pendulum),
