@@ -719,7 +719,7 @@ static void set_check_constraints(ctx_t *s, lower_t *lw,
     lower_fill_vars(lw, &s->model, vars);
     char names[512];
     double v = eom_constraint_violation(sys, vars, names, sizeof names);
-    if (!(v > fmax(1e-9, s->model.state_drift)))
+    if (!(v > fmax(EOM_STATE_RTOL, s->model.state_drift)))
         return;
     s->model.state_drift = 0;
     diag_t w = {0};

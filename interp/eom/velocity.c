@@ -138,9 +138,6 @@ static double eom_constraint_scale(const nh_system_t *sys, const double *row,
     return s > 1.0 ? s : 1.0;
 }
 
-/* The tolerance of LANGUAGE.md §6: a constraint violated by more than
- * this, relative to its scale, is violated. */
-#define EOM_STATE_RTOL 1e-9
 
 /* Selects up to ROWS unknowns (columns i of the rows×n matrix A with
  * !given[i]) whose columns are independent at the values A was computed

@@ -14,6 +14,10 @@
 
 #include "interp/eom/eom.h"
 
+/* The tolerance of LANGUAGE.md §6: a constraint off by more than this,
+ * relative to its scale (see eom_velsolver_violation), is violated. */
+#define EOM_STATE_RTOL 1e-9
+
 /* Velocities from the constraints (LANGUAGE.md §6 `initial`): VARS holds
  * coordinates, parameters, t and the velocities the user gave (given[i]
  * true for q_i').  The velocities not given that the constraints determine
