@@ -106,7 +106,7 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!o.project) {
         char names[512];
         double v = eom_constraint_violation(sys, vars, names, sizeof names);
-        if (v > fmax(EOM_STATE_RTOL, s->model.state_drift)) {
+        if (!(v <= fmax(EOM_STATE_RTOL, s->model.state_drift))) {
             free(vars);
             return diag_error(err, st->span,
                               "the state violates %s: `reset` or `initial` "

@@ -285,7 +285,8 @@ static void eom_pos_resid(void *ctx, const double *x, double *res,
 }
 
 /* The largest |f_j| relative to its scale at the values of the last
- * evaluation of vs->tpos (at VARS); *worst its index. */
+ * evaluation of vs->tpos (at VARS); *worst its index.  NaN as soon as
+ * one is NaN (a constraint undefined there). */
 static double eom_pos_misfit(const eom_velsolver_t *vs, const double *vars,
                              size_t *worst)
 {
@@ -300,6 +301,8 @@ static double eom_pos_misfit(const eom_velsolver_t *vs, const double *vars,
         if (!(v <= m)) {
             m = v;
             *worst = j;
+            if (isnan(v))
+                break;
         }
     }
     return m;
@@ -384,14 +387,21 @@ int eom_velsolver_positions(eom_velsolver_t *vs, double *vars,
             if (sel[j] == i)
                 vs->solved_q[vs->nsolved_q++] = i;
     int rc = 0;
-    if (eom_pos_misfit(vs, vars, &worst) > EOM_STATE_RTOL) {
+    if (!(eom_pos_misfit(vs, vars, &worst) <= EOM_STATE_RTOL)) {
         size_t a = vs->hol[worst];
         /* The first coordinate solved for that this constraint involves. */
         const char *moved = NULL;
         for (size_t l = 0; l < vs->nsolved_q && !moved; l++)
             if (vs->jdep[worst * n + vs->solved_q[l]])
                 moved = sys->qname[vs->solved_q[l]];
-        if (!moved)
+        if (!isfinite(f[worst]))
+            rc = diag_error(err, sys->cspan[a],
+                            "constraint %s has no finite value at these "
+                            "coordinates%s%s",
+                            sys->cname[a], moved ? ", also after solving for "
+                                                 : "",
+                            moved ? moved : "");
+        else if (!moved)
             rc = diag_error(err, sys->cspan[a],
                             "the coordinates violate constraint %s: "
                             "residual %.6g",
@@ -541,11 +551,16 @@ double eom_velsolver_violation(eom_velsolver_t *vs, const double *vars,
                 res = C[a];
             }
         }
-        if (!(v <= worst))
-            worst = v;
+        if (!(v <= worst) && !isnan(worst))
+            worst = v; /* NaN once one is NaN */
         if (!(v <= EOM_STATE_RTOL) && len + 1 < size) {
-            int w = snprintf(names + len, size - len, "%s%s (residual %.6g)",
-                             len ? ", " : "", sys->cname[a], res);
+            int w = isfinite(res)
+                        ? snprintf(names + len, size - len,
+                                   "%s%s (residual %.6g)", len ? ", " : "",
+                                   sys->cname[a], res)
+                        : snprintf(names + len, size - len,
+                                   "%s%s (not finite)", len ? ", " : "",
+                                   sys->cname[a]);
             len = w < 0 ? len : len + (size_t)w < size ? len + (size_t)w
                                                         : size - 1;
         }
