@@ -384,6 +384,24 @@ static double sphere_deviation(const sphere_vars_t *v, const nh_system_t *sys,
     return dev;
 }
 
+/* Runs the sphere from sphere_initial to O's t_end with E: the final
+ * state in *VARS (sb_vars's), |x(T) − x0 − x'0 T| and |y(T) − ...| in
+ * EXY[0], EXY[1] (the centre's straight line, Lemos). */
+static void sphere_run_line(sb_t *b, const sphere_vars_t *v, eom_t *e,
+                            const sim_options_t *o, sim_samples_t *s,
+                            sim_summary_t *sum, double **vars, double exy[2])
+{
+    const nh_system_t *sys = sb_system(b);
+    *vars = sb_vars(b);
+    sphere_initial(v, *vars);
+    double x0 = (*vars)[v->q[3]], y0 = (*vars)[v->q[4]];
+    double vx = (*vars)[v->qd[3]], vy = (*vars)[v->qd[4]];
+    double T = o->t_end - (*vars)[sys->t];
+    run_ok(e, sys, *vars, o, s, sum);
+    exy[0] = fabs((*vars)[v->q[3]] - (x0 + vx * T));
+    exy[1] = fabs((*vars)[v->q[4]] - (y0 + vy * T));
+}
+
 static void test_sphere_methods(void **state)
 {
     (void)state;
@@ -441,16 +459,12 @@ static void test_sphere_integrators(void **state)
             const char *name = sim_integrators[k];
             bool low = strcmp(name, "rk1imp") == 0;
             double rtol = low ? 1e-6 : 1e-9, tol = low ? 1e-3 : 1e-6;
-            double *vars = sb_vars(b);
-            sphere_initial(&v, vars);
-            double x0 = vars[v.q[3]], y0 = vars[v.q[4]];
-            double vx = vars[v.qd[3]], vy = vars[v.qd[4]];
+            double *vars, exy[2];
             sim_samples_t s = {0};
             sim_summary_t sum;
             sim_options_t o = opts(5.0, 0.5, name, rtol, rtol * 1e-2);
-            run_ok(e, sys, vars, &o, &s, &sum);
-            double ex = fabs(vars[v.q[3]] - (x0 + vx * 5.0));
-            double ey = fabs(vars[v.q[4]] - (y0 + vy * 5.0));
+            sphere_run_line(b, &v, e, &o, &s, &sum, &vars, exy);
+            double ex = exy[0], ey = exy[1];
             double dev = sphere_deviation(&v, sys, &s);
             printf("# sphere %-11s %-8s: %6zu steps, %7zu evaluations, "
                    "|x(T) - closed form| %.2g, |y(T) - ...| %.2g, max "
@@ -484,24 +498,19 @@ static void test_sparse_samples(void **state)
         double end[2][4];
         size_t steps[2];
         for (int dense = 0; dense < 2; dense++) {
-            double *vars = sb_vars(b);
-            sphere_initial(&v, vars);
-            double x0 = vars[v.q[3]], y0 = vars[v.q[4]];
-            double vx = vars[v.qd[3]], vy = vars[v.qd[4]];
+            double *vars, exy[2];
             sim_samples_t s = {0};
             sim_summary_t sum;
             sim_options_t o = opts(T, dense ? 1.0 : T, NULL, 1e-10, 1e-12);
-            run_ok(e, sys, vars, &o, &s, &sum);
+            sphere_run_line(b, &v, e, &o, &s, &sum, &vars, exy);
             assert_int_equal(s.n, dense ? (size_t)T + 1 : 2);
             end[dense][0] = vars[v.q[3]];
             end[dense][1] = vars[v.q[4]];
             end[dense][2] = vars[v.q[1]];
             end[dense][3] = vars[v.qd[1]];
             steps[dense] = sum.steps;
-            double ex = fabs(vars[v.q[3]] - (x0 + vx * T));
-            double ey = fabs(vars[v.q[4]] - (y0 + vy * T));
             /* Global error: about T·rtol on positions of size T. */
-            assert_true(ex < 1e-6 && ey < 1e-6);
+            assert_true(exy[0] < 1e-6 && exy[1] < 1e-6);
             assert_true(sum.energy_drift < 1e-9);
             sim_samples_free(&s);
         }
