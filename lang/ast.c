@@ -301,8 +301,18 @@ ast_binding_t *ast_binding_new(ast_arena_t *arena, ast_ident_t name,
     ast_binding_t *b = ast_alloc(arena, sizeof *b);
     b->name = name;
     b->primes = primes;
+    b->guess = false;
     b->value = value;
     b->span = span;
+    return b;
+}
+
+ast_binding_t *ast_guess_new(ast_arena_t *arena, ast_ident_t name,
+                             unsigned primes, ast_expr_t *value,
+                             src_span_t span)
+{
+    ast_binding_t *b = ast_binding_new(arena, name, primes, value, span);
+    b->guess = true;
     return b;
 }
 

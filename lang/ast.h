@@ -66,10 +66,13 @@ typedef struct ast_ident {
 } ast_ident_t;
 
 /* NAME = value, with NAME' (primes = 1) allowed where the grammar allows it
- * (initial).  Used by param, initial, set. */
+ * (initial).  Used by param, initial, set.  In `initial`, NAME ~ value
+ * (guess) gives a starting value for the constraints to solve from, not
+ * a value (LANGUAGE.md §6). */
 typedef struct ast_binding {
     ast_ident_t name;
     unsigned primes;
+    bool guess;
     ast_expr_t *value;
     src_span_t span; /* the whole binding */
 } ast_binding_t;

@@ -58,6 +58,10 @@ unsigned ast_expr_height(const ast_expr_t *e);
 ast_binding_t *ast_binding_new(ast_arena_t *arena, ast_ident_t name,
                                unsigned primes, ast_expr_t *value,
                                src_span_t span);
+/* NAME ~ value in `initial`: a binding with guess set. */
+ast_binding_t *ast_guess_new(ast_arena_t *arena, ast_ident_t name,
+                             unsigned primes, ast_expr_t *value,
+                             src_span_t span);
 ast_sim_option_t *ast_sim_option_new(ast_arena_t *arena,
                                      ast_sim_option_kind_t kind,
                                      ast_expr_t *value, ast_ident_t ident,

@@ -275,6 +275,7 @@ pbindings:
 
 pbinding:
     name primes '=' expr { $$ = ast_binding_new(A, $1, $2, $4, @$); }
+  | name primes '~' expr { $$ = ast_guess_new(A, $1, $2, $4, @$); }
     ;
 
 primes:

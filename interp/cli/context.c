@@ -96,8 +96,9 @@ void ctx_describe_state(ctx_t *s, const double *vars, char *buf,
         snprintf(buf, size, "%s", "");
         return;
     }
-    strbuf_addf(&b, " at t = %s; state:",
-                expr_format_number(vars[sys->t], num, sizeof num));
+    strbuf_addf(&b, " at t = %s%s",
+                expr_format_number(vars[sys->t], num, sizeof num),
+                sys->n + sys->m ? "; state:" : ""); /* an empty model */
     for (size_t i = 0; i < sys->n; i++)
         strbuf_addf(&b, "%s %s = %s", i ? "," : "", sys->qname[i],
                     expr_format_number(vars[sys->q[i]], num, sizeof num));

@@ -571,27 +571,194 @@ static void copy_doubles(double *dst, const double *src, size_t n)
         memcpy(dst, src, n * sizeof *dst);
 }
 
+/* What `initial` was given (LANGUAGE.md §6): values and how each was
+ * given (model_init_how_t), per coordinate, velocity and speed, and t.
+ * The model remembers it for `reset` (q0, q0_how, ...). */
+typedef struct init_spec {
+    const double *q, *qd, *z;
+    const unsigned char *q_how, *qd_how, *z_how;
+    double t;
+} init_spec_t;
+
+static init_spec_t remembered_spec(const model_t *m)
+{
+    return (init_spec_t){m->q0.v, m->qd0.v, m->z0.v, m->q0_how.v,
+                         m->qd0_how.v, m->z0_how.v, m->t0};
+}
+
+/* Appends "NAME = VALUE" to SAID (", " between). */
+static void say_value(strbuf_t *said, const char *name, const char *prime,
+                      double v)
+{
+    char num[40];
+    strbuf_addf(said, "%s%s%s = %s", said->len ? ", " : "", name, prime,
+                expr_format_number(v, num, sizeof num));
+}
+
+/* Rewrites an error of the solvers (span: the constraint's declaration)
+ * to point at the statement AT, saying where the constraint is. */
+static int at_statement_with_place(ctx_t *s, src_span_t at, diag_t *err)
+{
+    char place[256], msg[DIAG_MSG_MAX];
+    ctx_where_text(s, err->span, place, sizeof place);
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    diag_clear(err);
+    return diag_error(err, at, "%s (the constraint is declared at %s)", msg,
+                      place);
+}
+
+/* The state that SPEC determines (LANGUAGE.md §6), into VARS (which the
+ * caller sized for LW's graph): names given keep their values; the
+ * coordinates the holonomic constraints determine are solved for (from 0,
+ * or from the guess), then the velocities the constraints determine; the
+ * speeds and velocities follow each other through the kinematic
+ * equations as doc/language.md says.  SAID (may be NULL) receives what
+ * was solved for, "y = 0.8, y' = -0.75".  Errors point at AT. */
+static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
+                         src_span_t at, double *vars, strbuf_t *said,
+                         diag_t *err)
+{
+    const nh_system_t *sys = lower_system(lw);
+    expr_graph_t *g = lower_graph(lw);
+    size_t nv = expr_graph_nvars(g), n = sys->n;
+    model_t *m = &s->model;
+    bool given_q[n + 1], guess_q[n + 1], given_v[n + 1], guess_v[n + 1];
+    bool solved_v[n + 1];
+    bool any_z = false, any_v = false;
+    lower_fill_vars(lw, m, vars);
+    for (size_t i = 0; i < n; i++) {
+        vars[sys->q[i]] = spec->q[i];
+        vars[sys->qd[i]] = spec->qd[i];
+        given_q[i] = spec->q_how[i] == MODEL_INIT_GIVEN;
+        guess_q[i] = spec->q_how[i] == MODEL_INIT_GUESS;
+        given_v[i] = spec->qd_how[i] == MODEL_INIT_GIVEN;
+        guess_v[i] = spec->qd_how[i] == MODEL_INIT_GUESS;
+        solved_v[i] = false;
+        any_v |= given_v[i];
+    }
+    for (size_t i = 0; i < sys->m; i++) {
+        vars[sys->z[i]] = spec->z[i];
+        any_z |= spec->z_how[i] == MODEL_INIT_GIVEN;
+    }
+    vars[sys->t] = spec->t;
+
+    eom_velsolver_t *vs = eom_velsolver_new(sys);
+    const size_t *which;
+    int rc = 0;
+    /* Coordinates first: the velocity constraints of a holonomic f are
+     * f' = ∂f/∂q q' + ∂f/∂t, which depend on them. */
+    if (eom_velsolver_positions(vs, vars, given_q, guess_q, err) != 0) {
+        rc = at_statement_with_place(s, at, err);
+        goto done;
+    }
+    size_t nq = eom_velsolver_solved(vs, true, &which);
+    for (size_t j = 0; said && j < nq; j++)
+        say_value(said, sys->qname[which[j]], "", vars[sys->q[which[j]]]);
+
+    /* Velocities: from the kinematic equations when speeds are the state
+     * (maggi, gibbs_appell, or speeds given), else solved from the
+     * constraints; speeds then follow from the velocities when the model
+     * has kinematic equations, so every method finds a complete state. */
+    int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
+    bool speeds_state = method == EOM_MAGGI || method == EOM_GIBBS_APPELL;
+    bool have_psi = sys->psi != NULL;
+    if (have_psi && (speeds_state || any_z)) {
+        for (size_t i = 0; i < n; i++)
+            if (!sys->psi[i] && speeds_state) {
+                rc = diag_error(err, at,
+                                "coordinate %s has no kinematic equation, "
+                                "which %s needs",
+                                sys->qname[i], eom_method_name(method));
+                goto done;
+            }
+        /* Velocities given without speeds: the speeds that produce them
+         * (the velocities not given solved from the constraints first). */
+        if (!any_z && any_v) {
+            if (eom_velsolver_solve(vs, vars, given_v, guess_v, err) != 0 ||
+                eom_speeds_from_velocities(sys, vars, err) != 0) {
+                char msg[DIAG_MSG_MAX];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                diag_clear(err);
+                rc = diag_error(err, at,
+                                "the velocities given do not fit the "
+                                "kinematic equations: %s",
+                                msg);
+                goto done;
+            }
+        }
+        /* The velocities are those of the speeds; a given one that differs
+         * is an error. */
+        for (size_t i = 0; i < n; i++) {
+            if (!sys->psi[i])
+                continue;
+            double v = expr_eval(g, sys->psi[i], vars);
+            if (given_v[i] &&
+                fabs(v - vars[sys->qd[i]]) > 1e-9 * fmax(1.0, fabs(v))) {
+                char b1[40], b2[40];
+                rc = diag_error(err, at,
+                                "%s' = %s is given, but the kinematic "
+                                "equation gives %s' = %s from the speeds",
+                                sys->qname[i],
+                                expr_format_number(vars[sys->qd[i]], b1,
+                                                   sizeof b1),
+                                sys->qname[i],
+                                expr_format_number(v, b2, sizeof b2));
+                goto done;
+            }
+            vars[sys->qd[i]] = v;
+            given_v[i] = true;
+        }
+    }
+    if (eom_velsolver_solve(vs, vars, given_v, guess_v, err) != 0) {
+        /* The fault is in this statement's values: point here, and say
+         * where the constraint they violate was declared. */
+        rc = at_statement_with_place(s, at, err);
+        goto done;
+    }
+    size_t nqd = eom_velsolver_solved(vs, false, &which);
+    for (size_t j = 0; j < nqd; j++)
+        solved_v[which[j]] = true;
+    for (size_t i = 0; said && i < n; i++)
+        if (solved_v[i])
+            say_value(said, sys->qname[i], "'", vars[sys->qd[i]]);
+    if (have_psi && sys->m > 0 && !(speeds_state || any_z)) {
+        diag_t tmp = {0};
+        if (eom_speeds_from_velocities(sys, vars, &tmp) != 0)
+            for (size_t i = 0; i < sys->m; i++)
+                vars[sys->z[i]] = 0; /* the speeds do not fit: unused */
+    }
+    for (uint32_t v = 0; v < nv; v++) {
+        bool state = v == sys->t;
+        for (size_t i = 0; i < n; i++)
+            state |= v == sys->q[i] || v == sys->qd[i];
+        if (state && !isfinite(vars[v])) {
+            rc = diag_error(err, at,
+                            "the initial state is not finite (%s = %g)",
+                            expr_var_name(g, v), vars[v]);
+            goto done;
+        }
+    }
+done:
+    eom_velsolver_free(vs);
+    return rc;
+}
+
 int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     const nh_system_t *sys = lower_system(lw);
-    expr_graph_t *g = lower_graph(lw);
-    size_t nv = expr_graph_nvars(g);
-    double vars[nv ? nv : 1];
-    bool given_v[sys->n + 1], given_z[sys->m + 1], seen_t = false;
-    bool given_q[sys->n + 1];
-    memset(given_v, 0, sizeof given_v);
-    memset(given_q, 0, sizeof given_q);
-    memset(given_z, 0, sizeof given_z);
+    size_t n = sys->n, nz = sys->m;
+    double q[n + 1], qd[n + 1], z[nz + 1], t = 0;
+    unsigned char q_how[n + 1], qd_how[n + 1], z_how[nz + 1], t_how = 0;
+    memset(q, 0, sizeof q);
+    memset(qd, 0, sizeof qd);
+    memset(z, 0, sizeof z);
+    memset(q_how, 0, sizeof q_how);
+    memset(qd_how, 0, sizeof qd_how);
+    memset(z_how, 0, sizeof z_how);
     model_t *m = &s->model;
-    lower_fill_vars(lw, m, vars);
-    for (size_t i = 0; i < sys->n; i++)
-        vars[sys->q[i]] = vars[sys->qd[i]] = 0;
-    for (size_t i = 0; i < sys->m; i++)
-        vars[sys->z[i]] = 0;
-    vars[sys->t] = 0;
 
     for (size_t i = 0; i < st->u.bindings.n; i++) {
         const ast_binding_t *b = &st->u.bindings.items[i];
@@ -600,17 +767,17 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (ctx_eval_const(s, lw, m, b->value, &x, err))
             return -1;
         long qi = model_coord_index(m, name), zi = model_speed_index(m, name);
-        bool *flag = NULL;
-        uint32_t var = 0;
+        unsigned char *how = NULL;
+        double *slot = NULL;
         if (qi >= 0 && b->primes <= 1) {
-            flag = b->primes ? &given_v[qi] : &given_q[qi];
-            var = b->primes ? sys->qd[qi] : sys->q[qi];
+            how = b->primes ? &qd_how[qi] : &q_how[qi];
+            slot = b->primes ? &qd[qi] : &q[qi];
         } else if (zi >= 0 && b->primes == 0) {
-            flag = &given_z[zi];
-            var = sys->z[zi];
+            how = &z_how[zi];
+            slot = &z[zi];
         } else if (strcmp(name, "t") == 0 && b->primes == 0) {
-            flag = &seen_t;
-            var = sys->t;
+            how = &t_how;
+            slot = &t;
         } else if (qi >= 0 || zi >= 0) {
             return diag_error(err, b->name.span,
                               "initial sets positions and velocities; an "
@@ -622,10 +789,10 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                                   "'%s' is a parameter: change it with `set "
                                   "%s = ...`",
                                   name, name);
-            const char *cands[sys->n + sys->m + 1];
-            for (size_t j = 0; j < sys->n + sys->m; j++)
-                cands[j] = j < sys->n ? sys->qname[j] : sys->zname[j - sys->n];
-            cands[sys->n + sys->m] = NULL;
+            const char *cands[n + nz + 1];
+            for (size_t j = 0; j < n + nz; j++)
+                cands[j] = j < n ? sys->qname[j] : sys->zname[j - n];
+            cands[n + nz] = NULL;
             const char *best = source_closest(name, cands);
             if (k == MODEL_NONE && best)
                 return diag_error(err, b->name.span,
@@ -636,113 +803,105 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               "and t; '%s' is %s",
                               name, model_kind_name(k));
         }
-        if (*flag)
+        if (*how)
             return diag_error(err, b->span, "'%s%s' is given twice", name,
                               b->primes ? "'" : "");
-        *flag = true;
-        vars[var] = x;
+        /* A guess is a starting value for what the constraints solve
+         * for: coordinates and velocities, never a speed or t. */
+        if (b->guess && (slot == &t || zi >= 0))
+            return diag_error(err, b->span,
+                              "'%s' cannot take a starting guess: `~` is for "
+                              "coordinates and velocities that the "
+                              "constraints determine; give it with `=`",
+                              name);
+        *how = b->guess ? MODEL_INIT_GUESS : MODEL_INIT_GIVEN;
+        *slot = x;
     }
 
-    /* Velocities: from the kinematic equations when speeds are the state
-     * (maggi, gibbs_appell, or speeds given), else solved from the
-     * constraints; speeds then follow from the velocities when the model
-     * has kinematic equations, so every method finds a complete state. */
-    int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
-    bool speeds_state = method == EOM_MAGGI || method == EOM_GIBBS_APPELL;
-    bool any_z = false;
-    for (size_t i = 0; i < sys->m; i++)
-        any_z |= given_z[i];
-    bool have_psi = sys->psi != NULL, any_v = false;
-    for (size_t i = 0; i < sys->n; i++)
-        any_v |= given_v[i];
-    if (have_psi && (speeds_state || any_z)) {
-        for (size_t i = 0; i < sys->n; i++)
-            if (!sys->psi[i] && speeds_state)
-                return diag_error(err, st->span,
-                                  "coordinate %s has no kinematic equation, "
-                                  "which %s needs",
-                                  sys->qname[i], eom_method_name(method));
-        /* Velocities given without speeds: the speeds that produce them
-         * (the velocities not given solved from the constraints first). */
-        if (!any_z && any_v) {
-            if (eom_solve_velocities(sys, vars, given_v, err) != 0 ||
-                eom_speeds_from_velocities(sys, vars, err) != 0) {
-                char msg[DIAG_MSG_MAX];
-                snprintf(msg, sizeof msg, "%s", err->msg);
-                diag_clear(err);
-                return diag_error(err, st->span,
-                                  "the velocities given do not fit the "
-                                  "kinematic equations: %s",
-                                  msg);
-            }
-        }
-        /* The velocities are those of the speeds; a given one that differs
-         * is an error. */
-        for (size_t i = 0; i < sys->n; i++) {
-            if (!sys->psi[i])
-                continue;
-            double v = expr_eval(g, sys->psi[i], vars);
-            if (given_v[i] &&
-                fabs(v - vars[sys->qd[i]]) > 1e-9 * fmax(1.0, fabs(v))) {
-                char b1[40], b2[40];
-                return diag_error(err, st->span,
-                                  "%s' = %s is given, but the kinematic "
-                                  "equation gives %s' = %s from the speeds",
-                                  sys->qname[i],
-                                  expr_format_number(vars[sys->qd[i]], b1,
-                                                     sizeof b1),
-                                  sys->qname[i],
-                                  expr_format_number(v, b2, sizeof b2));
-            }
-            vars[sys->qd[i]] = v;
-            given_v[i] = true;
-        }
-    }
-    if (eom_solve_velocities(sys, vars, given_v, err) != 0) {
-        /* The fault is in this statement's values: point here, and say
-         * where the constraint they violate was declared. */
-        char place[256], msg[DIAG_MSG_MAX];
-        ctx_where_text(s, err->span, place, sizeof place);
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        diag_clear(err);
-        return diag_error(err, st->span, "%s (the constraint is declared at %s)",
-                          msg, place);
-    }
-    if (have_psi && sys->m > 0 && !(speeds_state || any_z)) {
-        diag_t tmp = {0};
-        if (eom_speeds_from_velocities(sys, vars, &tmp) != 0)
-            for (size_t i = 0; i < sys->m; i++)
-                vars[sys->z[i]] = 0; /* the speeds do not fit: unused */
-    }
-    for (uint32_t v = 0; v < nv; v++) {
-        bool state = v == sys->t;
-        for (size_t i = 0; i < sys->n; i++)
-            state |= v == sys->q[i] || v == sys->qd[i];
-        if (state && !isfinite(vars[v]))
-            return diag_error(err, st->span,
-                              "the initial state is not finite (%s = %g)",
-                              expr_var_name(g, v), vars[v]);
+    init_spec_t spec = {q, qd, z, q_how, qd_how, z_how, t};
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double vars[nv ? nv : 1];
+    strbuf_t said;
+    strbuf_init(&said);
+    if (solve_initial(s, lw, &spec, st->span, vars, &said, err) != 0) {
+        strbuf_free(&said);
+        return -1;
     }
     lower_store_state(lw, vars, m);
-    copy_doubles(m->q0.v, m->q.v, m->q.n);
-    copy_doubles(m->qd0.v, m->qd.v, m->qd.n);
-    copy_doubles(m->z0.v, m->z.v, m->z.n);
-    m->t0 = m->t;
+    copy_doubles(m->q0.v, q, n);
+    copy_doubles(m->qd0.v, qd, n);
+    copy_doubles(m->z0.v, z, nz);
+    if (n) {
+        memcpy(m->q0_how.v, q_how, n);
+        memcpy(m->qd0_how.v, qd_how, n);
+    }
+    if (nz)
+        memcpy(m->z0_how.v, z_how, nz);
+    m->t0 = t;
+    m->state_drift = 0;
+    sim_samples_clear(&s->samples);
+    /* LANGUAGE.md §6: without -q, one line of what was solved for. */
+    if (!s->quiet && said.len)
+        fprintf(s->out, "solved from the constraints: %s\n", said.data);
+    strbuf_free(&said);
+    return 0;
+}
+
+/* LANGUAGE.md §6: reset solves the state again from the remembered
+ * `initial` values — with the parameters as they are now, so that after
+ * `set` of a parameter the constraints use, the state fits them again. */
+int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return -1;
+    init_spec_t spec = remembered_spec(&s->model);
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double vars[nv ? nv : 1];
+    if (solve_initial(s, lw, &spec, st->span, vars, NULL, err) != 0)
+        return -1;
+    lower_store_state(lw, vars, &s->model);
+    s->model.state_drift = 0;
     sim_samples_clear(&s->samples);
     return 0;
 }
 
-int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+/* After `set` of parameter P (LANGUAGE.md §6): when the constraints use
+ * it and the state now violates them by more than 1e-9 (relative), or by
+ * more than the drift the last simulate left it with, a warning names
+ * them, and the next simulate will refuse the state (state_drift 0). */
+static void set_check_constraints(ctx_t *s, lower_t *lw,
+                                  const ast_stmt_t *st, const char *p)
 {
-    (void)st;
-    (void)err;
-    model_t *m = &s->model;
-    copy_doubles(m->q.v, m->q0.v, m->q.n);
-    copy_doubles(m->qd.v, m->qd0.v, m->qd.n);
-    copy_doubles(m->z.v, m->z0.v, m->z.n);
-    m->t = m->t0;
-    sim_samples_clear(&s->samples);
-    return 0;
+    const nh_system_t *sys = lower_system(lw);
+    expr_graph_t *g = lower_graph(lw);
+    size_t nv = expr_graph_nvars(g);
+    bool mask[nv ? nv : 1];
+    memset(mask, 0, sizeof mask);
+    bool found = false;
+    for (size_t j = 0; j < sys->np; j++)
+        if (strcmp(sys->pname[j], p) == 0)
+            found = mask[sys->p[j]] = true;
+    bool used = false;
+    for (size_t a = 0; found && a < sys->r && !used; a++)
+        used = expr_depends_any(g, sys->C[a], mask);
+    if (!used)
+        return;
+    double vars[nv ? nv : 1];
+    lower_fill_vars(lw, &s->model, vars);
+    char names[512];
+    double v = eom_constraint_violation(sys, vars, names, sizeof names);
+    if (!(v > fmax(EOM_STATE_RTOL, s->model.state_drift)))
+        return;
+    s->model.state_drift = 0;
+    diag_t w = {0};
+    diag_error(&w, st->span,
+               "the state now violates %s: `reset` solves it again from the "
+               "remembered initial values, `simulate ... project` pulls it "
+               "back first",
+               names);
+    fflush(s->out);
+    diag_print_warning(s->err, s->src, &w);
 }
 
 int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
@@ -789,6 +948,7 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     model_kind_t k = model_lookup(&s->model, name, &idx, NULL);
     if (k == MODEL_PARAM) {
         s->model.params.v[idx].value = x; /* no new derivation needed */
+        set_check_constraints(s, lw, st, name);
         return 0;
     }
     if (k == MODEL_NONE) {

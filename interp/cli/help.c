@@ -149,25 +149,36 @@ static const help_entry_t entries[] = {
      "  gibbs_appell.  Default: lagrange without constraints, else\n"
      "  multipliers.  `help METHOD` tells what each one is.\n"},
     {"initial",
-     "initial NAME = VALUE, NAME' = VALUE, t = VALUE, ...\n"
-     "  Sets the current state and remembers it for `reset`.  Names not\n"
-     "  given are 0, except the velocities that the constraints determine:\n"
-     "  those are solved from the constraints.  Given values that violate a\n"
-     "  constraint are an error.\n"
-     "  Example: initial theta = 1, phi' = 0.7, theta' = 0.3, psi' = 1.1\n"},
+     "initial NAME = VALUE, NAME' = VALUE, NAME ~ GUESS, t = VALUE, ...\n"
+     "  Sets the current state and remembers what was given for `reset`.\n"
+     "  Names not given are 0, except what the constraints determine: the\n"
+     "  coordinates that holonomic constraints fix (Newton's method from 0,\n"
+     "  or from the starting guess given with `~`), then the velocities\n"
+     "  (linear constraints exactly, nonlinear ones by Newton).  The ones\n"
+     "  solved for are those declared last, guessed ones first; without -q\n"
+     "  a line says which and their values.  Given values that violate a\n"
+     "  constraint by more than 1e-9 (relative) are an error.\n"
+     "  Example: initial theta = 1, phi' = 0.7, theta' = 0.3, psi' = 1.1\n"
+     "  Example: initial th1 = 1, th2 ~ -1, th3 ~ -2   (a linkage)\n"},
     {"simulate",
      "simulate to T [step H] [integrator NAME] [rtol A] [atol B] [project]\n"
      "  Integrates from the current state to time T, recording a sample\n"
      "  every H (default (T - t)/1000).  Integrators: rk2 rk4 rkf45 rkck\n"
      "  rk8pd (default) msadams rk1imp rk2imp rk4imp bsimp msbdf.\n"
-     "  `project` pulls the state back onto the constraints after each step.\n"},
+     "  `project` pulls the state back onto the constraints after each step.\n"
+     "  A state off the constraints (after `set` of a parameter they use)\n"
+     "  is an error unless `project` is given, which pulls it back first.\n"
+     "  A run that fails keeps its samples and stops at the last of them.\n"},
     {"to", "to: part of `simulate to T` (help simulate).\n"},
     {"step", "step: part of `simulate to T step H` (help simulate).\n"},
     {"integrator", "integrator: part of `simulate ... integrator NAME` (help simulate).\n"},
     {"rtol", "rtol: the relative tolerance of `simulate` (default 1e-10).\n"},
     {"atol", "atol: the absolute tolerance of `simulate` (default 1e-12).\n"},
     {"project", "project: an option of `simulate` (help simulate).\n"},
-    {"reset", "reset\n  Returns to the state of the last `initial` and clears the samples.\n"},
+    {"reset",
+     "reset\n"
+     "  Solves the state again from what the last `initial` was given (with\n"
+     "  the parameters as they are now) and clears the samples.\n"},
     {"print",
      "print EXPR, ... [> \"file\"]\n"
      "  Prints `TEXT = VALUE` per expression at the current state.\n"
@@ -222,7 +233,9 @@ static const help_entry_t entries[] = {
      "set NAME = VALUE\n"
      "  Changes a parameter, or a simulation default: rtol, atol, step,\n"
      "  integrator, max_steps (the most integrator steps one simulate may\n"
-     "  take, 1000000 unless set).  Example: set m = 2\n"},
+     "  take, 1000000 unless set).  Example: set m = 2\n"
+     "  When the constraints use the parameter and the state no longer fits\n"
+     "  them, a warning says so: `reset` solves the state again.\n"},
     {"load", "load \"file.nh\"\n  Runs a file; a relative path is taken from the directory of\n  the file that loads it.\n"},
     {"import",
      "import \"name\"\n"

@@ -35,6 +35,9 @@ void model_free(model_t *m)
     FREE_ARRAY(m->q0);
     FREE_ARRAY(m->qd0);
     FREE_ARRAY(m->z0);
+    FREE_ARRAY(m->q0_how);
+    FREE_ARRAY(m->qd0_how);
+    FREE_ARRAY(m->z0_how);
     model_init(m);
 }
 
@@ -65,6 +68,9 @@ void model_clone(model_t *dst, const model_t *src)
     CLONE_ARRAY(dst->q0, src->q0);
     CLONE_ARRAY(dst->qd0, src->qd0);
     CLONE_ARRAY(dst->z0, src->z0);
+    CLONE_ARRAY(dst->q0_how, src->q0_how);
+    CLONE_ARRAY(dst->qd0_how, src->qd0_how);
+    CLONE_ARRAY(dst->z0_how, src->z0_how);
 }
 
 #define PUSH(a, x)                                                      \
@@ -91,6 +97,8 @@ void model_push_coord(model_t *m, model_name_t c)
     PUSH(m->qd, 0.0);
     PUSH(m->q0, 0.0);
     PUSH(m->qd0, 0.0);
+    PUSH(m->q0_how, MODEL_INIT_FREE);
+    PUSH(m->qd0_how, MODEL_INIT_FREE);
 }
 
 void model_push_speed(model_t *m, model_name_t s)
@@ -98,6 +106,7 @@ void model_push_speed(model_t *m, model_name_t s)
     PUSH(m->speeds, s);
     PUSH(m->z, 0.0);
     PUSH(m->z0, 0.0);
+    PUSH(m->z0_how, MODEL_INIT_FREE);
 }
 
 #define FIND(arr, field)                                                \

@@ -142,20 +142,40 @@ typedef struct model {
     int method;            /* eom_method_t, or -1: the default */
     src_span_t method_span;
 
-    /* The state, parallel to coords and speeds, and its copy for reset. */
+    /* The state, parallel to coords and speeds. */
     MODEL_ARRAY(double) q;
     MODEL_ARRAY(double) qd;
     MODEL_ARRAY(double) z;
     double t;
+    /* What the last `initial` was given, remembered for `reset`, which
+     * solves the state again from it (LANGUAGE.md §6): the values (0 for
+     * a name not given), parallel to coords and speeds, and how each was
+     * given (model_init_how_t). */
     MODEL_ARRAY(double) q0;
     MODEL_ARRAY(double) qd0;
     MODEL_ARRAY(double) z0;
     double t0;
+    MODEL_ARRAY(unsigned char) q0_how;
+    MODEL_ARRAY(unsigned char) qd0_how;
+    MODEL_ARRAY(unsigned char) z0_how;
+    /* The constraint residual (relative, eom_constraint_violation) of the
+     * state the last simulate left: its integration drift, which that run
+     * reported as max |C| and which the next simulate accepts.  0 after
+     * initial, reset and a set that moves the constraints. */
+    double state_drift;
 
     /* Bumped by every change of a declaration (not of a value): the
      * session re-lowers the system when it differs from the cached one. */
     unsigned long generation;
 } model_t;
+
+/* How `initial` gave a name: not at all (0, or what the constraints
+ * determine), as its value, or as a starting guess (`~`). */
+typedef enum model_init_how {
+    MODEL_INIT_FREE,
+    MODEL_INIT_GIVEN,
+    MODEL_INIT_GUESS,
+} model_init_how_t;
 
 void model_init(model_t *m);
 void model_free(model_t *m);
