@@ -115,6 +115,7 @@ typedef enum ast_stmt_kind {
     STMT_LOAD,       /* load "file"                    u.path */
     STMT_IMPORT,     /* import "name"                  u.path */
     STMT_HELP,       /* help [TOPIC]                   u.word (name NULL) */
+    STMT_EXPORT,     /* export c "file"                u.export_ */
     STMT_QUIT,       /* quit */
     STMT_EXIT,       /* exit */
 } ast_stmt_kind_t;
@@ -181,6 +182,11 @@ struct ast_stmt {
             const char *path; /* unescaped */
             src_span_t span;
         } path;
+        struct {
+            ast_ident_t format; /* the word after `export`: c */
+            const char *path;   /* unescaped */
+            src_span_t span;    /* the string literal */
+        } export_;
     } u;
 };
 

@@ -16,6 +16,7 @@ const char *const parse_keywords[] = {
     "atol",      "project",    "reset",     "print",      "accel",
     "table",     "plot",       "vs",        "show",       "latex",
     "check",     "compare",    "samples",   "worksheet",  "set",
-    "load",      "import",     "help",      "quit",       "exit",
+    "load",      "import",     "help",      "export",     "quit",
+    "exit",
     NULL,
 };

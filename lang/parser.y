@@ -117,7 +117,7 @@ static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
     ACCEL "accel" TABLE "table" PLOT "plot" VS "vs" SHOW "show"
     LATEX "latex" CHECK "check" COMPARE "compare" SAMPLES "samples"
     WORKSHEET "worksheet" SET "set" LOAD "load" IMPORT "import" HELP "help"
-    QUIT "quit" EXIT "exit"
+    EXPORT "export" QUIT "quit" EXIT "exit"
 
 %type <stmt> stmt
 %type <expr> expr sum term unary power postfix primary opt_vs
@@ -214,6 +214,8 @@ stmt:
         { $$ = ast_stmt_word(A, STMT_HELP, ast_ident(NULL, SRC_SPAN_NONE),
                              @$); }
   | "help" topic        { $$ = ast_stmt_word(A, STMT_HELP, $2, @$); }
+  | "export" name STRING
+        { $$ = ast_stmt_export(A, $2, ast_ident($3, @3), @$); }
   | "quit"              { $$ = ast_stmt_new(A, STMT_QUIT, @$); }
   | "exit"              { $$ = ast_stmt_new(A, STMT_EXIT, @$); }
     ;
@@ -324,7 +326,7 @@ keyword:
   | "integrator" | "rtol" | "atol" | "project" | "reset" | "print"
   | "accel" | "table" | "plot" | "vs" | "show" | "latex" | "check"
   | "compare" | "samples" | "worksheet" | "set" | "load" | "import"
-  | "help" | "quit" | "exit"
+  | "help" | "export" | "quit" | "exit"
     ;
 
 /* ---- expressions: LANGUAGE.md §3.1, lowest precedence first ---- */
@@ -470,7 +472,8 @@ static void parse_expected_desc(const yysymbol_kind_t *exp, int nexp,
         YYSYMBOL_SIMULATE, YYSYMBOL_RESET, YYSYMBOL_PRINT, YYSYMBOL_ACCEL,
         YYSYMBOL_TABLE, YYSYMBOL_PLOT, YYSYMBOL_SHOW, YYSYMBOL_CHECK,
         YYSYMBOL_COMPARE, YYSYMBOL_WORKSHEET, YYSYMBOL_SET, YYSYMBOL_LOAD,
-        YYSYMBOL_IMPORT, YYSYMBOL_HELP, YYSYMBOL_QUIT, YYSYMBOL_EXIT,
+        YYSYMBOL_IMPORT, YYSYMBOL_HELP, YYSYMBOL_EXPORT, YYSYMBOL_QUIT,
+        YYSYMBOL_EXIT,
     };
     if (parse_sym_in(in, YYSYMBOL_PARAM) && parse_sym_in(in, YYSYMBOL_MASS)) {
         /* after `help`: any name or keyword */

@@ -152,15 +152,15 @@ static void test_keywords(void **state)
         INTEGRATOR, RTOL,   ATOL,       PROJECT,   RESET,   PRINT,
         ACCEL,     TABLE,   PLOT,       VS,        SHOW,    LATEX,
         CHECK,     COMPARE, SAMPLES,    WORKSHEET, SET,     LOAD,
-        IMPORT,    HELP,    QUIT,       EXIT,
+        IMPORT,    HELP,    EXPORT,     QUIT,    EXIT,
     };
     /* LANGUAGE.md §10, typed out again */
     static const char *const spec =
         "param coord speed let kinetic potential lagrangian particle mass at "
         "force constraint kinematic equations initial simulate to step "
         "integrator rtol atol project reset print accel table plot vs show "
-        "latex check compare samples worksheet set load import help quit "
-        "exit";
+        "latex check compare samples worksheet set load import help export "
+        "quit exit";
     size_t nk = sizeof kinds / sizeof *kinds;
     size_t i = 0;
     for (; parse_keywords[i]; i++) {

@@ -674,6 +674,7 @@ static void test_every_kind_and_keyword(void **state)
         {STMT_LOAD, "load \"f\""},
         {STMT_IMPORT, "import \"f\""},
         {STMT_HELP, "help"},
+        {STMT_EXPORT, "export c \"f.c\""},
         {STMT_QUIT, "quit"},
         {STMT_EXIT, "exit"},
     };

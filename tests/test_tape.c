@@ -25,6 +25,7 @@
 
 #include "interp/expr/expr.h"
 #include "interp/expr/tape.h"
+#include "tests/cc_load.h"
 
 static uint64_t rng_state;
 static uint64_t rng(void)
@@ -395,6 +396,106 @@ static void test_lagrangian_tape(void **state)
     expr_graph_free(g);
 }
 
+/* tape_write_c: the C text of random tapes over every op, compiled with
+ * -std=c99 -Wall -Wextra -pedantic (no warning), gives tape_eval's bits at
+ * random and special points; and tape_c_literal reads back exactly. */
+typedef void (*tape_c_fn)(int which, const double *v, double *o);
+
+static void test_c_text(void **state)
+{
+    (void)state;
+    rng_state = 1414213562;
+    enum { DAGS = 60, POOL = 80, NOUT = 14 };
+    expr_graph_t *graphs[DAGS];
+    tape_t *tapes[DAGS];
+    const expr_t *outs[DAGS][NOUT];
+    strbuf_t text, body;
+    strbuf_init(&text);
+    strbuf_init(&body);
+    strbuf_add(&text, "#include <math.h>\n");
+    unsigned helpers = 0;
+    for (int d = 0; d < DAGS; d++) {
+        const expr_t *v[NV];
+        expr_graph_t *g = graphs[d] = new_graph(v);
+        const expr_t *pool[POOL];
+        size_t n = 0;
+        for (int i = 0; i < NV; i++)
+            pool[n++] = v[i];
+        pool[n++] = expr_num(g, 0.5);
+        pool[n++] = expr_num(g, -3);
+        pool[n++] = expr_num(g, 2);
+        while (n < POOL)
+            pool[n] = random_node(g, pool, n), n++;
+        size_t k = 0;
+        for (int i = 0; i < 8; i++)
+            outs[d][k++] = pool[POOL - 1 - i];
+        for (int i = 0; i < 3; i++)
+            outs[d][k++] = pool[rng() % POOL];
+        outs[d][k++] = v[rng() % NV];
+        outs[d][k++] = expr_num(g, -1.25);
+        outs[d][k++] = expr_num(g, -0.0);
+        tapes[d] = tape_compile(g, outs[d], NOUT, NV);
+        char name[32];
+        snprintf(name, sizeof name, "tape%d", d);
+        tape_write_c(tapes[d], &body, name, g, &helpers);
+    }
+    tape_write_c_helpers(&text, helpers);
+    strbuf_add(&text, body.data);
+    strbuf_add(&text, "void tape_c(int which, const double *v, double *o);\n"
+                      "void tape_c(int which, const double *v, double *o)\n"
+                      "{\n    switch (which) {\n");
+    for (int d = 0; d < DAGS; d++)
+        strbuf_addf(&text, "    case %d: tape%d(v, o); break;\n", d, d);
+    strbuf_add(&text, "    }\n}\n");
+    void *h = cc_load(text.data, CC_LOAD_STRICT);
+    assert_non_null(h);
+    tape_c_fn fn;
+    *(void **)&fn = cc_sym(h, "tape_c");
+    assert_non_null(fn);
+    for (int d = 0; d < DAGS; d++) {
+        double *work = malloc((tape_work_size(tapes[d]) + 1) * sizeof *work);
+        for (int p = 0; p < 60; p++) {
+            double vals[NV], want[NOUT], got[NOUT];
+            for (int i = 0; i < NV; i++)
+                vals[i] = random_value();
+            tape_eval(tapes[d], vals, want, work);
+            fn(d, vals, got);
+            for (int k = 0; k < NOUT; k++)
+                if (memcmp(&want[k], &got[k], sizeof *got) != 0 &&
+                    !(isnan(want[k]) && isnan(got[k]))) {
+                    char *s = expr_to_text(graphs[d], outs[d][k]);
+                    print_error("tape %d output %d: C %.17g, tape %.17g\n  %s\n",
+                                d, k, got[k], want[k], s);
+                    free(s);
+                    fail();
+                }
+        }
+        free(work);
+        tape_free(tapes[d]);
+        expr_graph_free(graphs[d]);
+    }
+    cc_unload(h);
+    strbuf_free(&text);
+    strbuf_free(&body);
+
+    /* literals: shortest, a double, read back to the same bits */
+    const double lits[] = {2, -3, 0.1, -0.0, 0.0, 1e300, -5e-324, 1e15,
+                           123456789012345678.0, 0.5};
+    for (size_t i = 0; i < sizeof lits / sizeof *lits; i++) {
+        char buf[48];
+        tape_c_literal(lits[i], buf, sizeof buf);
+        assert_true(strpbrk(buf, ".e") != NULL);
+        const char *p = buf[0] == '(' ? buf + 1 : buf;
+        double back = strtod(p, NULL);
+        assert_memory_equal(&back, &lits[i], sizeof back);
+    }
+    char buf[48];
+    tape_c_literal(NAN, buf, sizeof buf);
+    assert_string_equal(buf, "NAN");
+    tape_c_literal(-INFINITY, buf, sizeof buf);
+    assert_string_equal(buf, "(-HUGE_VAL)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_trivial_outputs),
         cmocka_unit_test(test_outlives_graph),
         cmocka_unit_test(test_lagrangian_tape),
+        cmocka_unit_test(test_c_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

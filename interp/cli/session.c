@@ -361,7 +361,7 @@ const char *const *session_completions(session_t *s)
     while (eom_method_names[nm])
         nm++;
     free(s->completions);
-    s->completions = xcalloc(nk + nn + nm + 8, sizeof *s->completions);
+    s->completions = xcalloc(nk + nn + nm + 16, sizeof *s->completions);
     size_t k = 0;
     for (size_t i = 0; i < nk; i++)
         s->completions[k++] = parse_keywords[i];
@@ -369,8 +369,10 @@ const char *const *session_completions(session_t *s)
         s->completions[k++] = names[i];
     for (size_t i = 0; i < nm; i++)
         s->completions[k++] = eom_method_names[i];
-    static const char *const topics[] = {"model", "eom", "mass", "reduced",
-                                         "voronec", NULL};
+    /* show's reports; `set compile = on | off` */
+    static const char *const topics[] = {"model", "eom",     "mass", "reduced",
+                                         "voronec", "compile", "on", "off",
+                                         NULL};
     for (size_t i = 0; topics[i]; i++)
         s->completions[k++] = topics[i];
     s->completions[k] = NULL;

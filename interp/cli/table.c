@@ -33,6 +33,7 @@ static const stmt_fn stmt_table[] = {
     [STMT_WORKSHEET] = output_worksheet,
     [STMT_SET] = decl_set,
     [STMT_HELP] = help_stmt,
+    [STMT_EXPORT] = export_stmt,
     /* load, import, quit, exit: the session's own (session.c) */
 };
 

@@ -673,10 +673,26 @@ void eom_set_state(eom_t *e, const uint32_t *vel, const uint32_t *dvel,
 }
 
 
+void eom_set_native(eom_t *e, eom_native_fn fn, void *handle,
+                    void (*release)(void *handle))
+{
+    if (e->native_release)
+        e->native_release(e->native_handle);
+    e->native = fn;
+    e->native_handle = handle;
+    e->native_release = release;
+}
+
+bool eom_has_native(const eom_t *e)
+{
+    return e->native != NULL;
+}
+
 void eom_free(eom_t *e)
 {
     if (!e)
         return;
+    eom_set_native(e, NULL, NULL, NULL);
     eom_derived_free(&e->d);
     free(e->state);
     free(e->deriv);
@@ -796,6 +812,8 @@ void eom_clear_lambda(const eom_t *e, double *vars)
 
 int eom_accel(eom_t *e, double *vars, diag_t *err)
 {
+    if (e->native && e->native(vars) == 0)
+        return 0;
     return e->compute(e, vars, err);
 }
 
@@ -807,7 +825,7 @@ int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
     for (size_t k = 0; k < ns; k++)
         vars[state[k]] = y[k];
     vars[e->sys->t] = t;
-    if (e->compute(e, vars, err) != 0)
+    if (eom_accel(e, vars, err) != 0)
         return -1;
     for (size_t k = 0; k < ns; k++)
         dydt[k] = vars[deriv[k]];

@@ -97,6 +97,11 @@ struct eom {
     uint32_t *pre_var;
     size_t npre;
 
+    /* Native code (eom_set_native): called before compute. */
+    eom_native_fn native;
+    void *native_handle;
+    void (*native_release)(void *handle);
+
     /* maggi, gibbs_appell */
     const expr_t **Psi;  /* ∂ψ_i/∂z_a                            (n×m) */
     const expr_t **beta; /* maggi: β at the velocities q'          (n)  */

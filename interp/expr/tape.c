@@ -68,8 +68,11 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "interp/base/util.h"
 
 /* An output operand read from the caller's vector (a bare variable). */
 #define TAPE_VAR 0x80000000u
@@ -82,20 +85,77 @@
 #define TAPE_FUSE_MIXED 1
 #endif
 
-/* X(NAME): the opcodes; the fused ones are named outer-first by shape:
- * L_AB is (a A b) B c, R_AB is a A (b B c). */
+/* X(NAME, VALUE, SECOND): the opcodes, and the C text of the value each
+ * computes, for the generated C of `export c` (tape_write_c): %a, %b, %c
+ * stand for the operands, SECOND is the value written to slot c (SINCOS
+ * only).  The text is the handler's arithmetic in tape_eval below,
+ * operation for operation and in the same order: C's + - * / associate
+ * to the left, so "%a + %b + %c" is (a + b) + c with two roundings, as
+ * the handler computes it.  A change to a handler changes its text here.
+ * The fused ones are named outer-first by shape: L_AB is (a A b) B c,
+ * R_AB is a A (b B c). */
 #define TAPE_OPS(X)                                                           \
-    X(ADD) X(SUB) X(MUL) X(NEG)                                               \
-    X(L_ADD_ADD) X(L_ADD_SUB) X(L_SUB_ADD) X(L_SUB_SUB) X(L_MUL_MUL)          \
-    X(L_MUL_ADD) X(L_MUL_SUB) X(L_ADD_MUL) X(L_SUB_MUL)                       \
-    X(R_ADD_MUL) X(R_SUB_MUL)                                                 \
-    X(SQR) X(CUBE) X(RECIP) X(RSQR) X(POWK) X(POW)                            \
-    X(SIN) X(COS) X(SINCOS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH)    \
-    X(TANH) X(EXP) X(LOG) X(SQRT) X(ABS) X(SIGN) X(ATAN2) X(MIN) X(MAX)       \
-    X(END)
+    X(ADD, "%a + %b", 0) X(SUB, "%a - %b", 0) X(MUL, "%a * %b", 0)            \
+    X(NEG, "-%a", 0)                                                          \
+    X(L_ADD_ADD, "%a + %b + %c", 0) X(L_ADD_SUB, "%a + %b - %c", 0)           \
+    X(L_SUB_ADD, "%a - %b + %c", 0) X(L_SUB_SUB, "%a - %b - %c", 0)           \
+    X(L_MUL_MUL, "%a * %b * %c", 0) X(L_MUL_ADD, "%a * %b + %c", 0)           \
+    X(L_MUL_SUB, "%a * %b - %c", 0) X(L_ADD_MUL, "(%a + %b) * %c", 0)         \
+    X(L_SUB_MUL, "(%a - %b) * %c", 0)                                         \
+    X(R_ADD_MUL, "%a + %b * %c", 0) X(R_SUB_MUL, "%a - %b * %c", 0)           \
+    X(SQR, "%a * %a", 0) X(CUBE, "%a * %a * %a", 0) X(RECIP, "1.0 / %a", 0)   \
+    X(RSQR, "1.0 / (%a * %a)", 0) X(POWK, "pow(%a, %b)", 0)                   \
+    X(POW, "nh_pow(%a, %b)", 0)                                               \
+    X(SIN, "sin(%a)", 0) X(COS, "cos(%a)", 0)                                 \
+    X(SINCOS, "sin(%a)", "cos(%a)")                                           \
+    X(TAN, "tan(%a)", 0) X(ASIN, "asin(%a)", 0) X(ACOS, "acos(%a)", 0)        \
+    X(ATAN, "atan(%a)", 0) X(SINH, "sinh(%a)", 0) X(COSH, "cosh(%a)", 0)      \
+    X(TANH, "tanh(%a)", 0) X(EXP, "exp(%a)", 0) X(LOG, "log(%a)", 0)          \
+    X(SQRT, "sqrt(%a)", 0) X(ABS, "fabs(%a)", 0)                              \
+    X(SIGN, "nh_sign(%a)", 0) X(ATAN2, "atan2(%a, %b)", 0)                    \
+    X(MIN, "nh_min(%a, %b)", 0) X(MAX, "nh_max(%a, %b)", 0)                   \
+    X(END, 0, 0)
+
+/* X(NAME, TEXT): the functions the C text calls where a handler calls
+ * expr_apply (POW, SIGN, MIN, MAX): expr_apply's arithmetic for that op
+ * (expr.c: apply_pow, apply_sign, the MIN and MAX cases), as C99 text
+ * written once into a generated file that uses it. */
+#define TAPE_HELPERS(X)                                                       \
+    X(POW, "static double nh_pow(double a, double b)\n"                       \
+           "{\n"                                                              \
+           "    if (b == 2)\n"                                                \
+           "        return a * a;\n"                                          \
+           "    if (b == 3)\n"                                                \
+           "        return a * a * a;\n"                                      \
+           "    if (b == -1)\n"                                               \
+           "        return 1 / a;\n"                                          \
+           "    if (b == -2)\n"                                               \
+           "        return 1 / (a * a);\n"                                    \
+           "    return pow(a, b);\n"                                          \
+           "}\n")                                                             \
+    X(SIGN, "static double nh_sign(double x)\n"                               \
+            "{\n"                                                             \
+            "    return x > 0 ? 1.0 : x < 0 ? -1.0 : x;\n"                    \
+            "}\n")                                                            \
+    X(MIN, "static double nh_min(double a, double b)\n"                       \
+           "{\n"                                                              \
+           "    if (isnan(a))\n"                                              \
+           "        return a;\n"                                              \
+           "    if (isnan(b))\n"                                              \
+           "        return b;\n"                                              \
+           "    return b < a ? b : a;\n"                                      \
+           "}\n")                                                             \
+    X(MAX, "static double nh_max(double a, double b)\n"                       \
+           "{\n"                                                              \
+           "    if (isnan(a))\n"                                              \
+           "        return a;\n"                                              \
+           "    if (isnan(b))\n"                                              \
+           "        return b;\n"                                              \
+           "    return b > a ? b : a;\n"                                      \
+           "}\n")
 
 typedef enum tape_op {
-#define TAPE_ENUM(NAME) T_##NAME,
+#define TAPE_ENUM(NAME, VALUE, SECOND) T_##NAME,
     TAPE_OPS(TAPE_ENUM)
 #undef TAPE_ENUM
     T_COUNT
@@ -118,30 +178,6 @@ struct tape {
     uint32_t *outs; /* slot of each output, or TAPE_VAR | variable */
     size_t nout;
 };
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
 
 /* ---- the IR -------------------------------------------------------------- */
 
@@ -868,6 +904,12 @@ size_t tape_nout(const tape_t *t)
     return t->nout;
 }
 
+const uint32_t *tape_inputs(const tape_t *t, size_t *n)
+{
+    *n = t->nin;
+    return t->in_var;
+}
+
 /* ---- evaluation -------------------------------------------------------- */
 
 /* Dispatch by computed goto where the compiler has it, a plain switch
@@ -900,7 +942,7 @@ void tape_eval(const tape_t *t, const double *vars, double *out,
 {
 #if defined(__GNUC__) && !defined(NH_TAPE_SWITCH)
     static const void *const jump[] = {
-#define TAPE_LABEL(NAME) &&L_T_##NAME,
+#define TAPE_LABEL(NAME, VALUE, SECOND) &&L_T_##NAME,
         TAPE_OPS(TAPE_LABEL)
 #undef TAPE_LABEL
     };
@@ -1042,4 +1084,181 @@ done:
 #undef B
 #undef C
 #undef W
+}
+
+/* ---- C text --------------------------------------------------------------- */
+
+/* The C text of each opcode (TAPE_OPS), its second value, and the
+ * helpers (TAPE_HELPERS) with the opcode that calls each. */
+static const char *const tape_value_text[] = {
+#define TAPE_VALUE(NAME, VALUE, SECOND) VALUE,
+    TAPE_OPS(TAPE_VALUE)
+#undef TAPE_VALUE
+};
+static const char *const tape_second_text[] = {
+#define TAPE_SECOND(NAME, VALUE, SECOND) SECOND,
+    TAPE_OPS(TAPE_SECOND)
+#undef TAPE_SECOND
+};
+static const char *const tape_helper_text[] = {
+#define TAPE_HELPER_TEXT(NAME, TEXT) TEXT,
+    TAPE_HELPERS(TAPE_HELPER_TEXT)
+#undef TAPE_HELPER_TEXT
+};
+static const tape_op_t tape_helper_op[] = {
+#define TAPE_HELPER_OP(NAME, TEXT) T_##NAME,
+    TAPE_HELPERS(TAPE_HELPER_OP)
+#undef TAPE_HELPER_OP
+};
+enum { TAPE_NHELPERS = sizeof tape_helper_op / sizeof *tape_helper_op };
+
+void tape_c_literal(double v, char *buf, size_t size)
+{
+    if (isnan(v)) {
+        snprintf(buf, size, "NAN");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, size, v > 0 ? "HUGE_VAL" : "(-HUGE_VAL)");
+        return;
+    }
+    char num[48];
+    expr_format_number(v, num, sizeof num);
+    /* a double literal: "2" would be an int (1 / 2 is 0) */
+    const char *dot = strpbrk(num, ".e") ? "" : ".0";
+    snprintf(buf, size, signbit(v) ? "(%s%s)" : "%s%s", num, dot);
+}
+
+/* What a work slot holds at a point of the tape, for the C text. */
+typedef struct tape_c_slot {
+    enum { SLOT_CONST, SLOT_INPUT, SLOT_VALUE, SLOT_SECOND } kind;
+    size_t index; /* the constant, input or instruction */
+} tape_c_slot_t;
+
+/* Appends the C operand held by SLOT (declaring an input at its first
+ * read: the function's value vector does not change while it runs, so a
+ * read there is the gather of tape_eval). */
+static void tape_c_operand(const tape_t *t, const tape_c_slot_t *slot,
+                           char (*lit)[48], bool *declared,
+                           const expr_graph_t *g, strbuf_t *decl,
+                           strbuf_t *b)
+{
+    switch (slot->kind) {
+    case SLOT_CONST:
+        strbuf_add(b, lit[slot->index]);
+        return;
+    case SLOT_INPUT: {
+        uint32_t var = t->in_var[slot->index];
+        if (!declared[slot->index]) {
+            declared[slot->index] = true;
+            strbuf_addf(decl, "    const double x%u = v[%u];", var, var);
+            if (g)
+                strbuf_addf(decl, " /* %s */", expr_var_name(g, var));
+            strbuf_add(decl, "\n");
+        }
+        strbuf_addf(b, "x%u", var);
+        return;
+    }
+    case SLOT_VALUE:
+        strbuf_addf(b, "w%zu", slot->index);
+        return;
+    case SLOT_SECOND:
+        strbuf_addf(b, "w%zuc", slot->index);
+        return;
+    }
+}
+
+/* Appends TEXT with %a, %b, %c replaced by the operands of INS. */
+static void tape_c_expand(const tape_t *t, const char *text,
+                          const tape_ins_t *ins, const tape_c_slot_t *cur,
+                          char (*lit)[48], bool *declared,
+                          const expr_graph_t *g, strbuf_t *decl, strbuf_t *b)
+{
+    for (const char *p = text; *p; p++) {
+        if (*p == '%' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'c')) {
+            uint32_t s = p[1] == 'a' ? ins->a : p[1] == 'b' ? ins->b : ins->c;
+            tape_c_operand(t, &cur[s], lit, declared, g, decl, b);
+            p++;
+        } else {
+            strbuf_addn(b, p, 1);
+        }
+    }
+}
+
+void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
+                  const expr_graph_t *g, unsigned *helpers)
+{
+    tape_c_slot_t *cur = xcalloc(t->work + 1, sizeof *cur);
+    char (*lit)[48] = xcalloc(t->nconst + 1, sizeof *lit);
+    bool *declared = xcalloc(t->nin + 1, sizeof *declared);
+    for (size_t k = 0; k < t->nconst; k++) {
+        tape_c_literal(t->consts[k], lit[k], sizeof lit[k]);
+        cur[k] = (tape_c_slot_t){SLOT_CONST, k};
+    }
+    for (size_t j = 0; j < t->nin; j++)
+        cur[t->nconst + j] = (tape_c_slot_t){SLOT_INPUT, j};
+    strbuf_t body;
+    strbuf_init(&body);
+    strbuf_addf(b, "static void %s(const double *v, double *o)\n{\n", name);
+    for (size_t i = 0; i < t->len; i++) {
+        const tape_ins_t *ins = &t->code[i];
+        for (size_t h = 0; h < TAPE_NHELPERS; h++)
+            if (tape_helper_op[h] == ins->op)
+                *helpers |= 1u << h;
+        /* the operands are read before the results are named, as the
+         * handlers read every operand before writing */
+        strbuf_addf(&body, "    const double w%zu = ", i);
+        tape_c_expand(t, tape_value_text[ins->op], ins, cur, lit, declared,
+                      g, b, &body);
+        strbuf_add(&body, ";\n");
+        if (tape_second_text[ins->op]) {
+            strbuf_addf(&body, "    const double w%zuc = ", i);
+            tape_c_expand(t, tape_second_text[ins->op], ins, cur, lit,
+                          declared, g, b, &body);
+            strbuf_add(&body, ";\n");
+            cur[ins->c] = (tape_c_slot_t){SLOT_SECOND, i};
+        }
+        cur[ins->dst] = (tape_c_slot_t){SLOT_VALUE, i};
+        /* the inputs an instruction declares come before it */
+        strbuf_add(b, body.data ? body.data : "");
+        body.len = 0;
+        if (body.data)
+            body.data[0] = '\0';
+    }
+    for (size_t k = 0; k < t->nout; k++) {
+        uint32_t o = t->outs[k];
+        strbuf_addf(&body, "    o[%zu] = ", k);
+        if (o & TAPE_VAR)
+            strbuf_addf(&body, "v[%u]", o & ~TAPE_VAR);
+        else
+            tape_c_operand(t, &cur[o], lit, declared, g, b, &body);
+        strbuf_add(&body, ";\n");
+        strbuf_add(b, body.data);
+        body.len = 0;
+        body.data[0] = '\0';
+    }
+    bool any_input = false;
+    for (size_t j = 0; j < t->nin; j++)
+        any_input = any_input || declared[j];
+    bool reads_v = any_input;
+    for (size_t k = 0; k < t->nout; k++)
+        reads_v = reads_v || (t->outs[k] & TAPE_VAR);
+    if (!reads_v)
+        strbuf_add(b, "    (void)v;\n");
+    if (t->nout == 0)
+        strbuf_add(b, "    (void)o;\n");
+    strbuf_add(b, "}\n");
+    strbuf_free(&body);
+    free(cur);
+    free(lit);
+    free(declared);
+}
+
+void tape_write_c_helpers(strbuf_t *b, unsigned helpers)
+{
+    for (size_t h = 0; h < TAPE_NHELPERS; h++)
+        if (helpers & (1u << h)) {
+            strbuf_add(b, tape_helper_text[h]);
+            strbuf_add(b, "\n");
+        }
 }
