@@ -398,14 +398,16 @@ static void test_lagrangian_tape(void **state)
 
 /* tape_write_c: the C text of random tapes over every op, compiled with
  * -std=c99 -Wall -Wextra -pedantic (no warning), gives tape_eval's bits at
- * random and special points; and tape_c_literal reads back exactly. */
+ * random and special points — the last tapes long enough to be written in
+ * pieces, with values, inputs and sincos pairs read across them; and
+ * tape_c_literal reads back exactly. */
 typedef void (*tape_c_fn)(int which, const double *v, double *o);
 
 static void test_c_text(void **state)
 {
     (void)state;
     rng_state = 1414213562;
-    enum { DAGS = 60, POOL = 80, NOUT = 14 };
+    enum { DAGS = 62, POOL = 80, BIG = 2400, NOUT = 14 };
     expr_graph_t *graphs[DAGS];
     tape_t *tapes[DAGS];
     const expr_t *outs[DAGS][NOUT];
@@ -417,24 +419,32 @@ static void test_c_text(void **state)
     for (int d = 0; d < DAGS; d++) {
         const expr_t *v[NV];
         expr_graph_t *g = graphs[d] = new_graph(v);
-        const expr_t *pool[POOL];
+        size_t size = d < DAGS - 2 ? POOL : BIG;
+        const expr_t **pool = malloc(size * sizeof *pool);
         size_t n = 0;
         for (int i = 0; i < NV; i++)
             pool[n++] = v[i];
         pool[n++] = expr_num(g, 0.5);
         pool[n++] = expr_num(g, -3);
         pool[n++] = expr_num(g, 2);
-        while (n < POOL)
-            pool[n] = random_node(g, pool, n), n++;
+        while (n < size) {
+            /* a long tape: mostly recent operands, so that it stays finite
+             * at many points, with some from anywhere before */
+            size_t from = size == BIG && rng() % 4 ? n - (n < 40 ? n : 40) : 0;
+            pool[n] = random_node(g, pool + from, n - from), n++;
+        }
         size_t k = 0;
         for (int i = 0; i < 8; i++)
-            outs[d][k++] = pool[POOL - 1 - i];
+            outs[d][k++] = pool[size - 1 - i];
         for (int i = 0; i < 3; i++)
-            outs[d][k++] = pool[rng() % POOL];
+            outs[d][k++] = pool[rng() % size];
+        free(pool);
         outs[d][k++] = v[rng() % NV];
         outs[d][k++] = expr_num(g, -1.25);
         outs[d][k++] = expr_num(g, -0.0);
         tapes[d] = tape_compile(g, outs[d], NOUT, NV);
+        if (size == BIG)
+            assert_true(tape_length(tapes[d]) > 1600); /* in pieces */
         char name[32];
         snprintf(name, sizeof name, "tape%d", d);
         tape_write_c(tapes[d], &body, name, g, &helpers);

@@ -1129,55 +1129,104 @@ void tape_c_literal(double v, char *buf, size_t size)
     snprintf(buf, size, signbit(v) ? "(%s%s)" : "%s%s", num, dot);
 }
 
-/* What a work slot holds at a point of the tape, for the C text. */
+/* A long tape is written as pieces of at most this many instructions,
+ * each a function of its own, called in turn: C compilers spend time
+ * superlinear in the size of a function (GCC -O2 took 26 s and 1.4 GB on
+ * the 22 000 instructions of the 64-trailer's multipliers as one
+ * function; doc/performance.md). */
+#define TAPE_C_PIECE 800
+
+/* The helper bit of the NH_NOINLINE macro that keeps the pieces apart. */
+#define TAPE_C_PIECES_BIT (1u << TAPE_NHELPERS)
+
+/* What a work slot holds at a point of the tape: a constant, an input,
+ * or the value (or the second value, SINCOS's) of an instruction. */
 typedef struct tape_c_slot {
-    enum { SLOT_CONST, SLOT_INPUT, SLOT_VALUE, SLOT_SECOND } kind;
-    size_t index; /* the constant, input or instruction */
+    enum { SLOT_CONST, SLOT_INPUT, SLOT_VALUE } kind;
+    size_t index; /* the constant, the input, or the value: 2i, 2i + 1 */
 } tape_c_slot_t;
 
-/* Appends the C operand held by SLOT (declaring an input at its first
- * read: the function's value vector does not change while it runs, so a
- * read there is the gather of tape_eval). */
-static void tape_c_operand(const tape_t *t, const tape_c_slot_t *slot,
-                           char (*lit)[48], bool *declared,
-                           const expr_graph_t *g, strbuf_t *decl,
-                           strbuf_t *b)
+/* The state of tape_write_c. */
+typedef struct tape_c {
+    const tape_t *t;
+    const expr_graph_t *g;
+    tape_c_slot_t *cur;   /* by slot */
+    char (*lit)[48];      /* the constants as C */
+    size_t *last_write;   /* by slot: the last instruction writing it */
+    size_t *first, *next; /* the outputs of each slot, as lists */
+    size_t *last_read;    /* by value: the last instruction reading it */
+    size_t *seen;         /* by input and value: the piece + 1 that named
+                             it last (an input is read, an older value
+                             loaded, once per piece) */
+    size_t piece, begin;  /* the piece being written, its first instruction */
+    bool pieces;
+    bool used_v, used_o, used_w;
+    strbuf_t *decl;       /* where declarations go: before the statement */
+} tape_c_t;
+
+/* Which operand fields op OP's text reads: bits 1 a, 2 b, 4 c. */
+static unsigned tape_c_reads(unsigned op)
 {
-    switch (slot->kind) {
+    unsigned m = 0;
+    for (int k = 0; k < 2; k++) {
+        const char *p = k ? tape_second_text[op] : tape_value_text[op];
+        for (; p && *p; p++)
+            if (p[0] == '%' && p[1] >= 'a' && p[1] <= 'c')
+                m |= 1u << (p[1] - 'a');
+    }
+    return m;
+}
+
+/* Appends the C operand held by SLOT: a literal, an input (declared at
+ * its first read in the piece: the value vector does not change while
+ * the tape runs, so this is tape_eval's gather), or a value (loaded from
+ * the pieces' array w at its first read in a later piece). */
+static void tape_c_operand(tape_c_t *c, uint32_t slot, strbuf_t *b)
+{
+    const tape_c_slot_t *s = &c->cur[slot];
+    size_t mark = c->piece + 1;
+    switch (s->kind) {
     case SLOT_CONST:
-        strbuf_add(b, lit[slot->index]);
+        strbuf_add(b, c->lit[s->index]);
         return;
     case SLOT_INPUT: {
-        uint32_t var = t->in_var[slot->index];
-        if (!declared[slot->index]) {
-            declared[slot->index] = true;
-            strbuf_addf(decl, "    const double x%u = v[%u];", var, var);
-            if (g)
-                strbuf_addf(decl, " /* %s */", expr_var_name(g, var));
-            strbuf_add(decl, "\n");
+        uint32_t var = c->t->in_var[s->index];
+        if (c->seen[s->index] != mark) {
+            c->seen[s->index] = mark;
+            strbuf_addf(c->decl, "    const double x%u = v[%u];", var, var);
+            if (c->g)
+                strbuf_addf(c->decl, " /* %s */", expr_var_name(c->g, var));
+            strbuf_add(c->decl, "\n");
+            c->used_v = true;
         }
         strbuf_addf(b, "x%u", var);
         return;
     }
-    case SLOT_VALUE:
-        strbuf_addf(b, "w%zu", slot->index);
+    case SLOT_VALUE: {
+        size_t i = s->index / 2;
+        const char *suffix = s->index % 2 ? "c" : "";
+        size_t *seen = &c->seen[c->t->nin + s->index];
+        if (i < c->begin && *seen != mark) {
+            *seen = mark;
+            strbuf_addf(c->decl, "    const double w%zu%s = w[%u];\n", i,
+                        suffix, slot);
+            c->used_w = true;
+        }
+        strbuf_addf(b, "w%zu%s", i, suffix);
         return;
-    case SLOT_SECOND:
-        strbuf_addf(b, "w%zuc", slot->index);
-        return;
+    }
     }
 }
 
 /* Appends TEXT with %a, %b, %c replaced by the operands of INS. */
-static void tape_c_expand(const tape_t *t, const char *text,
-                          const tape_ins_t *ins, const tape_c_slot_t *cur,
-                          char (*lit)[48], bool *declared,
-                          const expr_graph_t *g, strbuf_t *decl, strbuf_t *b)
+static void tape_c_expand(tape_c_t *c, const char *text,
+                          const tape_ins_t *ins, strbuf_t *b)
 {
     for (const char *p = text; *p; p++) {
         if (*p == '%' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'c')) {
-            uint32_t s = p[1] == 'a' ? ins->a : p[1] == 'b' ? ins->b : ins->c;
-            tape_c_operand(t, &cur[s], lit, declared, g, decl, b);
+            tape_c_operand(c, p[1] == 'a' ? ins->a : p[1] == 'b' ? ins->b
+                                                              : ins->c,
+                           b);
             p++;
         } else {
             strbuf_addn(b, p, 1);
@@ -1185,77 +1234,215 @@ static void tape_c_expand(const tape_t *t, const char *text,
     }
 }
 
+/* "o[k] = NAME;" for the outputs K held in slot S. */
+static void tape_c_outputs(tape_c_t *c, uint32_t s, const char *name,
+                           strbuf_t *b)
+{
+    for (size_t k = c->first[s]; k != SIZE_MAX; k = c->next[k]) {
+        strbuf_addf(b, "    o[%zu] = %s;\n", k, name);
+        c->used_o = true;
+    }
+}
+
+/* Liveness: the last write of each slot, the outputs by slot, the last
+ * read of each value. */
+static void tape_c_liveness(tape_c_t *c)
+{
+    const tape_t *t = c->t;
+    for (size_t s = 0; s <= t->work; s++)
+        c->last_write[s] = c->first[s] = SIZE_MAX;
+    for (size_t i = 0; i < t->len; i++) {
+        c->last_write[t->code[i].dst] = i;
+        if (tape_second_text[t->code[i].op])
+            c->last_write[t->code[i].c] = i;
+    }
+    for (size_t k = t->nout; k-- > 0;) {
+        uint32_t o = t->outs[k];
+        c->next[k] = SIZE_MAX;
+        if (!(o & TAPE_VAR) && c->last_write[o] != SIZE_MAX) {
+            c->next[k] = c->first[o];
+            c->first[o] = k;
+        }
+    }
+    /* which value each slot holds as the tape runs */
+    size_t *holds = xmalloc((t->work + 1) * sizeof *holds);
+    for (size_t s = 0; s <= t->work; s++)
+        holds[s] = SIZE_MAX;
+    for (size_t i = 0; i < t->len; i++) {
+        const tape_ins_t *ins = &t->code[i];
+        unsigned reads = tape_c_reads(ins->op);
+        uint32_t f[3] = {ins->a, ins->b, ins->c};
+        for (int k = 0; k < 3; k++)
+            if ((reads & (1u << k)) && holds[f[k]] != SIZE_MAX)
+                c->last_read[holds[f[k]]] = i;
+        holds[ins->dst] = 2 * i;
+        if (tape_second_text[ins->op])
+            holds[ins->c] = 2 * i + 1;
+    }
+    free(holds);
+}
+
+/* Closes the piece that ends before instruction END: the values it made
+ * that a later piece reads go into w. */
+static void tape_c_end_piece(tape_c_t *c, strbuf_t *b, size_t end)
+{
+    const tape_t *t = c->t;
+    if (c->pieces)
+        for (size_t i = c->begin; i < end; i++)
+            for (int k = 0; k < (tape_second_text[t->code[i].op] ? 2 : 1);
+                 k++) {
+                size_t v = 2 * i + (size_t)k;
+                if (c->last_read[v] != SIZE_MAX && c->last_read[v] >= end) {
+                    strbuf_addf(b, "    w[%u] = w%zu%s;\n",
+                                k ? t->code[i].c : t->code[i].dst, i,
+                                k ? "c" : "");
+                    c->used_w = true;
+                }
+            }
+    if (!c->used_v)
+        strbuf_add(b, "    (void)v;\n");
+    if (!c->used_o)
+        strbuf_add(b, "    (void)o;\n");
+    if (c->pieces && !c->used_w)
+        strbuf_add(b, "    (void)w;\n");
+    strbuf_add(b, "}\n");
+}
+
+/* Opens piece P (of the instructions from BEGIN). */
+static void tape_c_begin_piece(tape_c_t *c, strbuf_t *b, const char *name,
+                               size_t p, size_t begin)
+{
+    c->piece = p;
+    c->begin = begin;
+    c->used_v = c->used_o = c->used_w = false;
+    if (c->pieces)
+        strbuf_addf(b,
+                    "static NH_NOINLINE void %s_%zu(const double *restrict v, "
+                    "double *restrict o,\n"
+                    "                               double *restrict w)\n{\n",
+                    name, p);
+    else
+        strbuf_addf(b,
+                    "static void %s(const double *restrict v, "
+                    "double *restrict o)\n{\n",
+                    name);
+}
+
 void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
                   const expr_graph_t *g, unsigned *helpers)
 {
-    tape_c_slot_t *cur = xcalloc(t->work + 1, sizeof *cur);
-    char (*lit)[48] = xcalloc(t->nconst + 1, sizeof *lit);
-    bool *declared = xcalloc(t->nin + 1, sizeof *declared);
+    tape_c_t c = {.t = t, .g = g, .pieces = t->len > TAPE_C_PIECE};
+    c.cur = xcalloc(t->work + 1, sizeof *c.cur);
+    c.lit = xcalloc(t->nconst + 1, sizeof *c.lit);
+    c.last_write = xmalloc((t->work + 1) * sizeof *c.last_write);
+    c.first = xmalloc((t->work + 1) * sizeof *c.first);
+    c.next = xmalloc((t->nout + 1) * sizeof *c.next);
+    c.last_read = xmalloc((2 * t->len + 1) * sizeof *c.last_read);
+    for (size_t v = 0; v <= 2 * t->len; v++)
+        c.last_read[v] = SIZE_MAX;
+    c.seen = xcalloc(t->nin + 2 * t->len + 1, sizeof *c.seen);
+    tape_c_liveness(&c);
     for (size_t k = 0; k < t->nconst; k++) {
-        tape_c_literal(t->consts[k], lit[k], sizeof lit[k]);
-        cur[k] = (tape_c_slot_t){SLOT_CONST, k};
+        tape_c_literal(t->consts[k], c.lit[k], sizeof c.lit[k]);
+        c.cur[k] = (tape_c_slot_t){SLOT_CONST, k};
     }
     for (size_t j = 0; j < t->nin; j++)
-        cur[t->nconst + j] = (tape_c_slot_t){SLOT_INPUT, j};
+        c.cur[t->nconst + j] = (tape_c_slot_t){SLOT_INPUT, j};
+    if (c.pieces)
+        *helpers |= TAPE_C_PIECES_BIT;
+
     strbuf_t body;
     strbuf_init(&body);
-    strbuf_addf(b, "static void %s(const double *v, double *o)\n{\n", name);
+    c.decl = b;
+    size_t npieces = 0;
+    tape_c_begin_piece(&c, b, name, npieces++, 0);
     for (size_t i = 0; i < t->len; i++) {
+        if (c.pieces && i > 0 && i % TAPE_C_PIECE == 0) {
+            tape_c_end_piece(&c, b, i);
+            tape_c_begin_piece(&c, b, name, npieces++, i);
+        }
         const tape_ins_t *ins = &t->code[i];
         for (size_t h = 0; h < TAPE_NHELPERS; h++)
             if (tape_helper_op[h] == ins->op)
                 *helpers |= 1u << h;
         /* the operands are read before the results are named, as the
-         * handlers read every operand before writing */
+         * handlers read every operand before writing; the declarations
+         * an operand needs go before the statement */
+        body.len = 0;
         strbuf_addf(&body, "    const double w%zu = ", i);
-        tape_c_expand(t, tape_value_text[ins->op], ins, cur, lit, declared,
-                      g, b, &body);
+        tape_c_expand(&c, tape_value_text[ins->op], ins, &body);
         strbuf_add(&body, ";\n");
         if (tape_second_text[ins->op]) {
             strbuf_addf(&body, "    const double w%zuc = ", i);
-            tape_c_expand(t, tape_second_text[ins->op], ins, cur, lit,
-                          declared, g, b, &body);
+            tape_c_expand(&c, tape_second_text[ins->op], ins, &body);
             strbuf_add(&body, ";\n");
-            cur[ins->c] = (tape_c_slot_t){SLOT_SECOND, i};
         }
-        cur[ins->dst] = (tape_c_slot_t){SLOT_VALUE, i};
-        /* the inputs an instruction declares come before it */
-        strbuf_add(b, body.data ? body.data : "");
-        body.len = 0;
-        if (body.data)
-            body.data[0] = '\0';
+        /* an output is written where it is computed (the last write of
+         * its slot, which is never reused): a value kept for the end of a
+         * long function would be alive all along it */
+        char vname[32];
+        if (tape_second_text[ins->op]) {
+            c.cur[ins->c] = (tape_c_slot_t){SLOT_VALUE, 2 * i + 1};
+            snprintf(vname, sizeof vname, "w%zuc", i);
+            if (c.last_write[ins->c] == i)
+                tape_c_outputs(&c, ins->c, vname, &body);
+        }
+        c.cur[ins->dst] = (tape_c_slot_t){SLOT_VALUE, 2 * i};
+        snprintf(vname, sizeof vname, "w%zu", i);
+        if (c.last_write[ins->dst] == i)
+            tape_c_outputs(&c, ins->dst, vname, &body);
+        strbuf_add(b, body.data);
     }
+    /* the outputs no instruction writes: constants, inputs, variables */
     for (size_t k = 0; k < t->nout; k++) {
         uint32_t o = t->outs[k];
+        if (!(o & TAPE_VAR) && c.last_write[o] != SIZE_MAX)
+            continue;
+        body.len = 0;
         strbuf_addf(&body, "    o[%zu] = ", k);
-        if (o & TAPE_VAR)
+        if (o & TAPE_VAR) {
             strbuf_addf(&body, "v[%u]", o & ~TAPE_VAR);
-        else
-            tape_c_operand(t, &cur[o], lit, declared, g, b, &body);
+            c.used_v = true;
+        } else {
+            tape_c_operand(&c, o, &body);
+        }
         strbuf_add(&body, ";\n");
         strbuf_add(b, body.data);
-        body.len = 0;
-        body.data[0] = '\0';
+        c.used_o = true;
     }
-    bool any_input = false;
-    for (size_t j = 0; j < t->nin; j++)
-        any_input = any_input || declared[j];
-    bool reads_v = any_input;
-    for (size_t k = 0; k < t->nout; k++)
-        reads_v = reads_v || (t->outs[k] & TAPE_VAR);
-    if (!reads_v)
-        strbuf_add(b, "    (void)v;\n");
-    if (t->nout == 0)
-        strbuf_add(b, "    (void)o;\n");
-    strbuf_add(b, "}\n");
+    tape_c_end_piece(&c, b, t->len);
+    if (c.pieces) {
+        strbuf_addf(b,
+                    "static void %s(const double *restrict v, double "
+                    "*restrict o)\n"
+                    "{\n"
+                    "    double w[%zu];\n",
+                    name, t->work ? t->work : 1);
+        for (size_t p = 0; p < npieces; p++)
+            strbuf_addf(b, "    %s_%zu(v, o, w);\n", name, p);
+        strbuf_add(b, "}\n");
+    }
     strbuf_free(&body);
-    free(cur);
-    free(lit);
-    free(declared);
+    free(c.cur);
+    free(c.lit);
+    free(c.last_write);
+    free(c.first);
+    free(c.next);
+    free(c.last_read);
+    free(c.seen);
 }
 
 void tape_write_c_helpers(strbuf_t *b, unsigned helpers)
 {
+    if (helpers & TAPE_C_PIECES_BIT)
+        strbuf_add(b, "/* The pieces of a long tape stay functions of their "
+                      "own: compilers are\n"
+                      " * slow on one huge function. */\n"
+                      "#if defined(__GNUC__)\n"
+                      "#define NH_NOINLINE __attribute__((noinline))\n"
+                      "#else\n"
+                      "#define NH_NOINLINE\n"
+                      "#endif\n\n");
     for (size_t h = 0; h < TAPE_NHELPERS; h++)
         if (helpers & (1u << h)) {
             strbuf_add(b, tape_helper_text[h]);
