@@ -39,6 +39,7 @@ typedef int (*rhs_fn)(double t, const double *y, const double *p,
                       double *dydt);
 typedef void (*res_fn)(double t, const double *y, const double *p,
                        double *res);
+typedef int (*rhsv_fn)(double t, const double *y, double *v, double *dydt);
 
 static uint64_t rng_state = 0x853c49e6748fea9bULL;
 static double uniform(double lo, double hi)
@@ -110,10 +111,13 @@ static void check_method(session_t *s, eom_t *e, const char *what,
     values_fn values;
     rhs_fn rhs, mult;
     res_fn res;
+    rhsv_fn rhsv;
     *(void **)&values = cc_sym(h, "m_values");
     *(void **)&rhs = cc_sym(h, "m_rhs_status");
     *(void **)&res = cc_sym(h, "m_residuals");
     *(void **)&mult = cc_sym(h, "m_multipliers");
+    *(void **)&rhsv = cc_sym(h, "m_rhs_vector");
+    assert_non_null(rhsv);
     assert_non_null(values);
     assert_non_null(rhs);
     assert_non_null(res);
@@ -164,7 +168,6 @@ static void check_method(session_t *s, eom_t *e, const char *what,
         diag_clear(&err);
         int r1 = eom_rhs(e, t, y, d1, scratch, &err);
         int r2 = rhs(t, y, params, d2);
-        free(scratch);
         assert_true((r1 != 0) == (r2 != 0));
         for (size_t k = 0; k < ns && r1 == 0; k++)
             if (!same_bits(d1[k], d2[k]))
@@ -172,6 +175,14 @@ static void check_method(session_t *s, eom_t *e, const char *what,
                          what, pt, k, d1[k], d2[k]);
         for (size_t k = 0; k < ns && r1 != 0; k++)
             assert_true(isnan(d2[k]));
+        /* on a value vector that holds the parameters (nh's own path) */
+        memcpy(scratch, base, nv * sizeof *scratch);
+        if (sys->np > 0)
+            scratch[sys->p[0]] = params[0];
+        assert_true((rhsv(t, y, scratch, d2) != 0) == (r1 != 0));
+        for (size_t k = 0; k < ns && r1 == 0; k++)
+            assert_true(same_bits(d1[k], d2[k]));
+        free(scratch);
         if (rc_nh == 0) {
             /* the constraints at the velocities nh completed */
             res(t, y, params, r);
@@ -266,12 +277,60 @@ static session_t *sphere_session(const char *method, eom_t **e)
     return s;
 }
 
+static void fresh_cache(void);
+static void remove_cache(void);
+
+/* The compile cache's code (its own flags: -march=native) on nh's path,
+ * eom_rhs and eom_accel, against the tapes at random states. */
+static void check_native(session_t *s, eom_t *e, const char *what)
+{
+    ctx_t *ctx = session_ctx(s);
+    const nh_system_t *sys = lower_system(ctx->lw);
+    size_t nv = expr_graph_nvars(sys->g), ns = eom_state_size(e);
+    const uint32_t *sv = eom_state_vars(e);
+    diag_t err = {0};
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), 0);
+    eom_native_fn values = e->native;
+    eom_native_rhs_fn rhs = e->native_rhs;
+    double *a = calloc(nv, sizeof *a), *b = calloc(nv, sizeof *b);
+    double *y = calloc(ns, sizeof *y), *d1 = calloc(ns, sizeof *d1);
+    double *d2 = calloc(ns, sizeof *d2);
+    for (int pt = 0; pt < 100; pt++) {
+        lower_fill_vars(ctx->lw, &ctx->model, a);
+        for (size_t k = 0; k < ns; k++)
+            a[sv[k]] = y[k] = uniform(-1.6, 1.6);
+        memcpy(b, a, nv * sizeof *a);
+        int r1 = values(a);
+        int r2 = e->compute(e, b, &err);
+        assert_true((r1 != 0) == (r2 != 0));
+        for (size_t k = 0; k < nv && r1 == 0; k++)
+            if (!same_bits(a[k], b[k]))
+                fail_msg("%s (cached): %s differs", what,
+                         expr_var_name(sys->g, (uint32_t)k));
+        lower_fill_vars(ctx->lw, &ctx->model, a);
+        memcpy(b, a, nv * sizeof *a);
+        r1 = rhs(0.5, y, a, d1);
+        e->native_rhs = NULL; /* the tapes */
+        r2 = eom_rhs(e, 0.5, y, d2, b, &err);
+        e->native_rhs = rhs;
+        assert_true((r1 != 0) == (r2 != 0));
+        for (size_t k = 0; k < ns && r1 == 0; k++)
+            assert_true(same_bits(d1[k], d2[k]));
+    }
+    free(a);
+    free(b);
+    free(y);
+    free(d1);
+    free(d2);
+}
+
 /* Every method on the sphere (all apply), with and without the fast
  * path, at the sphere's singular states too (theta = 0: the reduced mass
- * matrix is singular). */
+ * matrix is singular); and as the compile cache builds it. */
 static void test_sphere_every_method(void **state)
 {
     (void)state;
+    fresh_cache();
     for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
         eom_t *e;
         if (strcmp(methods[m], "lagrange") == 0)
@@ -279,8 +338,10 @@ static void test_sphere_every_method(void **state)
         session_t *s = sphere_session(methods[m], &e);
         check_method(s, e, methods[m], false);
         check_method(s, e, methods[m], true);
+        check_native(s, e, methods[m]);
         session_free(s);
     }
+    remove_cache();
 }
 
 /* The limits, the name, a model without coordinates. */
@@ -365,7 +426,7 @@ static void check_attached(eom_t *e, session_t *s)
     diag_t err = {0};
     assert_true(eom_has_native(e));
     assert_int_equal(eom_accel(e, a, &err), 0);
-    eom_set_native(e, NULL, NULL, NULL);
+    eom_set_native(e, NULL, NULL, NULL, NULL);
     assert_false(eom_has_native(e));
     assert_int_equal(eom_accel(e, b, &err), 0);
     assert_memory_equal(a, b, nv * sizeof *a);

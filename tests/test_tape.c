@@ -447,7 +447,7 @@ static void test_c_text(void **state)
             assert_true(tape_length(tapes[d]) > 1600); /* in pieces */
         char name[32];
         snprintf(name, sizeof name, "tape%d", d);
-        tape_write_c(tapes[d], &body, name, g, &helpers);
+        tape_write_c(tapes[d], &body, name, g, NULL, &helpers);
     }
     tape_write_c_helpers(&text, helpers);
     strbuf_add(&text, body.data);

@@ -91,7 +91,7 @@ int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err)
         return diag_error(err, value->span, "compile is on or off");
     s->compile = strcmp(v, "on") == 0;
     if (!s->compile && s->eom)
-        eom_set_native(s->eom, NULL, NULL, NULL);
+        eom_set_native(s->eom, NULL, NULL, NULL, NULL);
     char cc[NATIVE_PATH];
     if (s->compile && !native_compiler(cc, sizeof cc) && !s->quiet) {
         diag_t note = {0};
@@ -107,7 +107,7 @@ int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err)
 int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err)
 {
     if (!s->compile) {
-        eom_set_native(e, NULL, NULL, NULL);
+        eom_set_native(e, NULL, NULL, NULL, NULL);
         return 0;
     }
     unsigned bit = 1u << eom_method(e);

@@ -66,16 +66,16 @@ static const struct {
     unsigned needs; /* the helpers it calls */
     const char *text;
 } cgen_helpers[H_COUNT] = {
-    /* eom_check_finite, without the message: a value times 0 is NaN
-     * exactly when the value is not finite, and a sum of zeros is 0 */
+    /* eom_check_finite, without the message (independent tests: a
+     * reduction would be one long chain of dependent additions) */
     [H_FINITE] = {0,
                   "static int nh_finite(const double *v, int count)\n"
                   "{\n"
-                  "    double z = 0.0;\n"
                   "    int k;\n"
                   "    for (k = 0; k < count; k++)\n"
-                  "        z += v[k] * 0.0;\n"
-                  "    return z == 0.0;\n"
+                  "        if (!isfinite(v[k]))\n"
+                  "            return 0;\n"
+                  "    return 1;\n"
                   "}\n"},
     /* eom_unpack_lower */
     [H_UNPACK_LOWER] = {0,
@@ -276,6 +276,7 @@ typedef struct cgen {
     unsigned tape_helpers; /* tape_write_c's helpers */
     unsigned helpers;      /* H_* bits */
     size_t stack;          /* doubles kept on the stack, at most */
+    bool fast_rhs;         /* nh_fast_rhs was written */
     tape_t *vel;           /* voronec, naive: the dependent velocities */
     tape_t *res;           /* the constraints as declared */
 } cgen_t;
@@ -316,10 +317,12 @@ static void cgen_clear_lambda(cgen_t *c, strbuf_t *b)
         strbuf_addf(b, "    v[%u] = NAN;\n", c->sys->lam[a]);
 }
 
-/* A tape function NAME, counted on the stack by its work slots. */
-static void cgen_tape(cgen_t *c, const tape_t *t, const char *name)
+/* A tape function NAME (INPUT: tape_write_c's), counted on the stack by
+ * its work slots. */
+static void cgen_tape(cgen_t *c, const tape_t *t, const char *name,
+                      const char *const *input)
 {
-    tape_write_c(t, &c->tapes, name, c->sys->g, &c->tape_helpers);
+    tape_write_c(t, &c->tapes, name, c->sys->g, input, &c->tape_helpers);
     strbuf_add(&c->tapes, "\n");
     cgen_stack(c, tape_work_size(t) + tape_nout(t));
 }
@@ -332,64 +335,181 @@ static size_t cgen_len(size_t n)
 
 /* ---- the fast path: common.c eom_fast_compute --------------------------- */
 
-static void cgen_fast(cgen_t *c)
+/* "if (!isfinite(ARR[0]) || ... ARR[COUNT - 1]) return RC;" written out
+ * (the counts of a fast path are small and known), or through nh_finite
+ * past 32 values.  Unrolled tests are independent: a loop with an early
+ * exit costs a branch and a counter per value. */
+static void cgen_finite(cgen_t *c, strbuf_t *b, const char *arr, size_t off,
+                        size_t count, const char *rc)
+{
+    if (count == 0)
+        return;
+    if (count > 32) {
+        cgen_need(c, H_FINITE);
+        strbuf_addf(b, "    if (!nh_finite(%s + %zu, %zu))\n        return %s;\n",
+                    arr, off, count, rc);
+        return;
+    }
+    strbuf_add(b, "    if (");
+    for (size_t k = 0; k < count; k++)
+        strbuf_addf(b, "%s!isfinite(%s[%zu])", k ? k % 3 ? " || " : " ||\n        " : "",
+                    arr, off + k);
+    strbuf_addf(b, ")\n        return %s;\n", rc);
+}
+
+/* The fast path's function: nh_fast(v) writes the values into the value
+ * vector as eom_fast_compute does; with DYDT (by state entry: the C text
+ * of its derivative, the fast tape's outputs or the state), it is
+ * nh_fast_rhs(t, y, v, dydt), which reads the state from y and writes
+ * dy/dt alone, for the right-hand side. */
+static void cgen_fast_fn(cgen_t *c, char **dydt)
 {
     const eom_t *e = c->e;
     strbuf_t *b = &c->code;
     size_t nout = tape_nout(e->fast);
-    cgen_need(c, H_FINITE);
-    strbuf_addf(b,
-                "/* The fast path (nh: common.c, eom_fast_compute): the "
-                "fast tape, its\n"
-                " * pivots, then the values; -1 sends the call to the "
-                "numeric path. */\n"
-                "static int nh_fast(double *v)\n"
-                "{\n"
-                "    double o[%zu];\n"
-                "    const double *q = o;\n",
-                cgen_len(nout));
+    if (dydt)
+        strbuf_addf(b,
+                    "/* The fast path for the right-hand side: the same, "
+                    "on the state y,\n"
+                    " * writing dy/dt. */\n"
+                    "static int nh_fast_rhs(double t, const double *y, "
+                    "const double *v, double *dydt)\n"
+                    "{\n"
+                    "    double o[%zu], dmax, tol;\n",
+                    cgen_len(nout));
+    else
+        strbuf_addf(b,
+                    "/* The fast path (nh: common.c, eom_fast_compute): the "
+                    "fast tape, its\n"
+                    " * pivots, then the values; -1 sends the call to the "
+                    "numeric path.  The\n"
+                    " * checks are written out: dmax = fmax(dmax, fabs(d)) as "
+                    "a comparison (the\n"
+                    " * same value: fmax keeps dmax when fabs(d) is NaN, and "
+                    "fabs is never -0). */\n"
+                    "static int nh_fast(double *v)\n"
+                    "{\n"
+                    "    double o[%zu], dmax, tol;\n",
+                    cgen_len(nout));
     if (e->fast_ngroup > 1)
-        strbuf_add(b, "    double dmax0 = 0.0;\n");
-    strbuf_add(b, "    nh_tape_fast(v, o);\n");
+        strbuf_add(b, "    double dmax0;\n");
+    strbuf_add(b, dydt ? "    nh_tape_fast_rhs(t, y, v, o);\n"
+                       : "    nh_tape_fast(v, o);\n");
+    size_t at = 0;
     for (size_t gi = 0; gi < e->fast_ngroup; gi++) {
         size_t p = e->fast_group[gi];
-        strbuf_addf(b, "    { /* matrix %zu: %zu pivots */\n", gi + 1, p);
-        strbuf_add(b, "        double dmax = 0.0, tol;\n");
-        if (p > 0)
-            strbuf_addf(b,
-                        "        double first;\n"
-                        "        int i;\n"
-                        "        for (i = 0; i < %zu; i++)\n"
-                        "            dmax = fmax(dmax, fabs(q[i]));\n",
-                        p);
+        strbuf_addf(b, "    /* matrix %zu: the largest of its %zu diagonal "
+                       "entries, then the pivots */\n"
+                       "    dmax = 0.0;\n",
+                    gi + 1, p);
+        for (size_t i = 0; i < p; i++)
+            strbuf_addf(b, "    if (fabs(o[%zu]) > dmax)\n"
+                           "        dmax = fabs(o[%zu]);\n",
+                        at + i, at + i);
         if (gi == 0 && e->fast_ngroup > 1)
-            strbuf_add(b, "        dmax0 = dmax;\n");
+            strbuf_add(b, "    dmax0 = dmax;\n");
         else if (gi > 0)
             /* eom_schur_negligible */
-            strbuf_add(b, "        if (!(dmax * dmax0 >= NH_RTOL))\n"
-                          "            return -1;\n");
-        strbuf_add(b, "        tol = NH_RTOL * dmax;\n");
-        if (p > 0)
-            strbuf_addf(b,
-                        "        first = q[%zu];\n"
-                        "        for (i = 0; i < %zu; i++) {\n"
-                        "            double d = q[%zu + i];\n"
-                        "            if (!(fabs(d) > tol) || (d > 0) != "
-                        "(first > 0))\n"
-                        "                return -1;\n"
-                        "        }\n",
-                        p, p, p);
-        else
-            strbuf_add(b, "        (void)tol;\n");
-        strbuf_addf(b, "        q += %zu;\n    }\n", 2 * p);
+            strbuf_add(b, "    if (!(dmax * dmax0 >= NH_RTOL))\n"
+                          "        return -1;\n");
+        strbuf_add(b, "    tol = NH_RTOL * dmax;\n");
+        if (p > 0) {
+            strbuf_add(b, "    if (");
+            for (size_t i = 0; i < p; i++)
+                strbuf_addf(b, "%s!(fabs(o[%zu]) > tol)",
+                            i ? " ||\n        " : "", at + p + i);
+            for (size_t i = 1; i < p; i++)
+                strbuf_addf(b, " ||\n        (o[%zu] > 0) != (o[%zu] > 0)",
+                            at + p + i, at + p);
+            strbuf_add(b, ")\n        return -1;\n");
+        } else {
+            strbuf_add(b, "    (void)tol;\n");
+        }
+        at += 2 * p;
     }
-    strbuf_addf(b, "    if (!nh_finite(q, %zu))\n        return -1;\n",
-                e->fast_nval);
-    cgen_scatter(b, e->fast_var, e->fast_nval, "q", 0);
-    if (e->fast_clear_lambda)
-        cgen_clear_lambda(c, b);
+    cgen_finite(c, b, "o", at, e->fast_nval, "-1");
+    if (dydt) {
+        for (size_t k = 0; k < e->nstate; k++)
+            strbuf_addf(b, "    dydt[%zu] = %s;\n", k, dydt[k]);
+    } else {
+        for (size_t i = 0; i < e->fast_nval; i++)
+            strbuf_addf(b, "    v[%u] = o[%zu];\n", e->fast_var[i], at + i);
+        if (e->fast_clear_lambda)
+            cgen_clear_lambda(c, b);
+    }
     strbuf_add(b, "    return 0;\n}\n\n");
     cgen_stack(c, nout);
+}
+
+/* The derivative of each state entry as the fast path gives it: a value
+ * of the fast tape (o[K]) or an entry of the state (y[K]); NULL when one
+ * is neither (the right-hand side then takes the value vector's path). */
+static char **cgen_fast_dydt(const cgen_t *c)
+{
+    const eom_t *e = c->e;
+    size_t at = 0;
+    for (size_t gi = 0; gi < e->fast_ngroup; gi++)
+        at += 2 * e->fast_group[gi];
+    char **dydt = xcalloc(e->nstate + 1, sizeof *dydt);
+    for (size_t k = 0; k < e->nstate; k++) {
+        char buf[48] = "";
+        for (size_t i = 0; i < e->fast_nval && !buf[0]; i++)
+            if (e->fast_var[i] == e->deriv[k])
+                snprintf(buf, sizeof buf, "o[%zu]", at + i);
+        for (size_t j = 0; j < e->nstate && !buf[0]; j++)
+            if (e->state[j] == e->deriv[k])
+                snprintf(buf, sizeof buf, "y[%zu]", j);
+        if (!buf[0]) {
+            for (size_t j = 0; j < k; j++)
+                free(dydt[j]);
+            free(dydt);
+            return NULL;
+        }
+        dydt[k] = xstrdup(buf);
+    }
+    return dydt;
+}
+
+/* The variables as the right-hand side's functions read them: the state
+ * from y, t from t (NULL: from the value vector). */
+static char **cgen_rhs_inputs(const cgen_t *c)
+{
+    const eom_t *e = c->e;
+    char **in = xcalloc(e->nvars + 1, sizeof *in);
+    char buf[48];
+    for (size_t k = 0; k < e->nstate; k++) {
+        snprintf(buf, sizeof buf, "y[%zu]", k);
+        in[e->state[k]] = xstrdup(buf);
+    }
+    in[c->sys->t] = xstrdup("t");
+    return in;
+}
+
+static void cgen_free_strings(char **s, size_t n)
+{
+    if (!s)
+        return;
+    for (size_t k = 0; k < n; k++)
+        free(s[k]);
+    free(s);
+}
+
+/* The fast path: nh_fast, and nh_fast_rhs when the fast path gives every
+ * derivative of the state. */
+static void cgen_fast(cgen_t *c)
+{
+    const eom_t *e = c->e;
+    cgen_tape(c, e->fast, "nh_tape_fast", NULL);
+    cgen_fast_fn(c, NULL);
+    char **dydt = cgen_fast_dydt(c);
+    if (dydt) {
+        char **in = cgen_rhs_inputs(c);
+        cgen_tape(c, e->fast, "nh_tape_fast_rhs", (const char *const *)in);
+        cgen_free_strings(in, e->nvars);
+        cgen_fast_fn(c, dydt);
+        cgen_free_strings(dydt, e->nstate);
+        c->fast_rhs = true;
+    }
 }
 
 /* ---- the numeric paths ----------------------------------------------------- */
@@ -925,23 +1045,50 @@ static void cgen_api(cgen_t *c)
     cgen_load(c);
     strbuf_addf(b, "int %s_values(double *v)\n{\n    return nh_values(v);\n}\n\n",
                 name);
+    /* the right-hand side on a value vector that holds the parameters:
+     * the fast path on the state itself when it gives every derivative,
+     * else (or when it falls back) the value vector's path */
+    strbuf_add(b, "/* dy/dt at (t, y), with the parameters in v (scratch "
+                  "otherwise). */\n"
+                  "static int nh_rhs(double t, const double *y, double *v, "
+                  "double *dydt)\n"
+                  "{\n"
+                  "    int rc, k;\n");
+    if (c->fast_rhs)
+        strbuf_add(b, "    if (nh_fast_rhs(t, y, v, dydt) == 0)\n"
+                      "        return 0;\n");
+    for (size_t k = 0; k < e->nstate; k++)
+        strbuf_addf(b, "    v[%u] = y[%zu];\n", e->state[k], k);
     strbuf_addf(b,
-                "int %s_rhs_status(double t, const double *y, const double *p, "
-                "double *dydt)\n"
-                "{\n"
-                "    double v[%zu];\n"
-                "    int rc, k;\n"
-                "    nh_load(v, t, y, p);\n"
-                "    rc = nh_values(v);\n"
+                "    v[%u] = t;\n"
+                "    rc = %s(v);\n"
                 "    if (rc != 0) {\n"
                 "        for (k = 0; k < %zu; k++)\n"
                 "            dydt[k] = NAN;\n"
                 "        return rc;\n"
                 "    }\n",
-                name, nv, e->nstate);
+                sys->t, c->fast_rhs ? "nh_full" : "nh_values", e->nstate);
     for (size_t k = 0; k < e->nstate; k++)
         strbuf_addf(b, "    dydt[%zu] = v[%u];\n", k, e->deriv[k]);
     strbuf_add(b, "    return 0;\n}\n\n");
+    strbuf_addf(b,
+                "int %s_rhs_vector(double t, const double *y, double *v, "
+                "double *dydt)\n"
+                "{\n"
+                "    return nh_rhs(t, y, v, dydt);\n"
+                "}\n\n",
+                name);
+    strbuf_addf(b,
+                "int %s_rhs_status(double t, const double *y, const double *p, "
+                "double *dydt)\n"
+                "{\n"
+                "    double v[%zu];\n",
+                name, nv);
+    for (size_t k = 0; k < sys->np; k++)
+        strbuf_addf(b, "    v[%u] = p[%zu];\n", sys->p[k], k);
+    if (sys->np == 0)
+        strbuf_add(b, "    (void)p;\n");
+    strbuf_add(b, "    return nh_rhs(t, y, v, dydt);\n}\n\n");
     strbuf_addf(b,
                 "void %s_rhs(double t, const double *y, const double *p, double "
                 "*dydt)\n"
@@ -1143,7 +1290,8 @@ char *cgen_text(const eom_t *e, const cgen_options_t *opt, diag_t *err)
     const tape_t *vel = c.vel ? c.vel : e->pre;
     bool pre = e->method == EOM_MAGGI;
     size_t len = tape_length(e->tape) + tape_length(c.res) +
-                 (e->fast && !opt->numeric_only ? tape_length(e->fast) : 0) +
+                 (e->fast && !opt->numeric_only ? 2 * tape_length(e->fast)
+                                                 : 0) +
                  (pre ? tape_length(e->pre) : 0) +
                  (vel ? tape_length(vel) : 0);
     size_t max_ops = opt->max_ops ? opt->max_ops : CGEN_MAX_INSTRUCTIONS;
@@ -1161,14 +1309,12 @@ char *cgen_text(const eom_t *e, const cgen_options_t *opt, diag_t *err)
     }
 
     bool fast = e->fast && !opt->numeric_only;
-    if (fast)
-        cgen_tape(&c, e->fast, "nh_tape_fast");
     if (pre)
-        cgen_tape(&c, e->pre, "nh_tape_pre");
-    cgen_tape(&c, e->tape, "nh_tape_main");
+        cgen_tape(&c, e->pre, "nh_tape_pre", NULL);
+    cgen_tape(&c, e->tape, "nh_tape_main", NULL);
     if (vel)
-        cgen_tape(&c, vel, "nh_tape_vel");
-    cgen_tape(&c, c.res, "nh_tape_res");
+        cgen_tape(&c, vel, "nh_tape_vel", NULL);
+    cgen_tape(&c, c.res, "nh_tape_res", NULL);
     if (fast)
         cgen_fast(&c);
     switch (e->method) {

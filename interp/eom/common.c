@@ -673,12 +673,13 @@ void eom_set_state(eom_t *e, const uint32_t *vel, const uint32_t *dvel,
 }
 
 
-void eom_set_native(eom_t *e, eom_native_fn fn, void *handle,
-                    void (*release)(void *handle))
+void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
+                    void *handle, void (*release)(void *handle))
 {
     if (e->native_release)
         e->native_release(e->native_handle);
-    e->native = fn;
+    e->native = values;
+    e->native_rhs = rhs;
     e->native_handle = handle;
     e->native_release = release;
 }
@@ -692,7 +693,7 @@ void eom_free(eom_t *e)
 {
     if (!e)
         return;
-    eom_set_native(e, NULL, NULL, NULL);
+    eom_set_native(e, NULL, NULL, NULL, NULL);
     eom_derived_free(&e->d);
     free(e->state);
     free(e->deriv);
@@ -820,6 +821,8 @@ int eom_accel(eom_t *e, double *vars, diag_t *err)
 int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
             diag_t *err)
 {
+    if (e->native_rhs && e->native_rhs(t, y, vars, dydt) == 0)
+        return 0;
     const uint32_t *state = e->state, *deriv = e->deriv;
     size_t ns = e->nstate;
     for (size_t k = 0; k < ns; k++)

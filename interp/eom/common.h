@@ -99,6 +99,7 @@ struct eom {
 
     /* Native code (eom_set_native): called before compute. */
     eom_native_fn native;
+    eom_native_rhs_fn native_rhs;
     void *native_handle;
     void (*native_release)(void *handle);
 

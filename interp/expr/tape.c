@@ -1158,11 +1158,33 @@ typedef struct tape_c {
     size_t *seen;         /* by input and value: the piece + 1 that named
                              it last (an input is read, an older value
                              loaded, once per piece) */
+    size_t *ready;        /* by instruction: where its statement goes (the
+                             instruction before which it is written) */
+    size_t *hoist_first, *hoist_next; /* the calls written before each */
     size_t piece, begin;  /* the piece being written, its first instruction */
     bool pieces;
+    const char *const *input; /* by variable: its C text (NULL: v[VAR]) */
     bool used_v, used_o, used_w;
     strbuf_t *decl;       /* where declarations go: before the statement */
 } tape_c_t;
+
+/* Whether op OP calls libm: its statement is written as soon as its
+ * operands are computed (within its piece), so that fewer values are
+ * alive across the call, which saves every register that a call does
+ * not preserve.  The order of the arithmetic of each value, and so its
+ * bits, is unchanged: only independent statements change places. */
+static bool tape_c_call(unsigned op)
+{
+    switch (op) {
+    case T_POWK: case T_POW: case T_SIN: case T_COS: case T_SINCOS:
+    case T_TAN: case T_ASIN: case T_ACOS: case T_ATAN: case T_SINH:
+    case T_COSH: case T_TANH: case T_EXP: case T_LOG: case T_SQRT:
+    case T_ATAN2:
+        return true;
+    default:
+        return false;
+    }
+}
 
 /* Which operand fields op OP's text reads: bits 1 a, 2 b, 4 c. */
 static unsigned tape_c_reads(unsigned op)
@@ -1193,7 +1215,11 @@ static void tape_c_operand(tape_c_t *c, uint32_t slot, strbuf_t *b)
         uint32_t var = c->t->in_var[s->index];
         if (c->seen[s->index] != mark) {
             c->seen[s->index] = mark;
-            strbuf_addf(c->decl, "    const double x%u = v[%u];", var, var);
+            if (c->input && c->input[var])
+                strbuf_addf(c->decl, "    const double x%u = %s;", var,
+                            c->input[var]);
+            else
+                strbuf_addf(c->decl, "    const double x%u = v[%u];", var, var);
             if (c->g)
                 strbuf_addf(c->decl, " /* %s */", expr_var_name(c->g, var));
             strbuf_add(c->decl, "\n");
@@ -1264,22 +1290,56 @@ static void tape_c_liveness(tape_c_t *c)
             c->first[o] = k;
         }
     }
-    /* which value each slot holds as the tape runs */
+    /* which value each slot holds as the tape runs; where each call's
+     * statement can go: after its operands, in its piece */
     size_t *holds = xmalloc((t->work + 1) * sizeof *holds);
     for (size_t s = 0; s <= t->work; s++)
         holds[s] = SIZE_MAX;
+    for (size_t i = 0; i <= t->len; i++)
+        c->hoist_first[i] = c->hoist_next[i] = SIZE_MAX;
     for (size_t i = 0; i < t->len; i++) {
         const tape_ins_t *ins = &t->code[i];
         unsigned reads = tape_c_reads(ins->op);
         uint32_t f[3] = {ins->a, ins->b, ins->c};
+        size_t ready = c->pieces ? i / TAPE_C_PIECE * TAPE_C_PIECE : 0;
         for (int k = 0; k < 3; k++)
-            if ((reads & (1u << k)) && holds[f[k]] != SIZE_MAX)
+            if ((reads & (1u << k)) && holds[f[k]] != SIZE_MAX) {
                 c->last_read[holds[f[k]]] = i;
+                if (holds[f[k]] / 2 + 1 > ready)
+                    ready = holds[f[k]] / 2 + 1;
+            }
+        c->ready[i] = tape_c_call(ins->op) ? ready : i;
         holds[ins->dst] = 2 * i;
         if (tape_second_text[ins->op])
             holds[ins->c] = 2 * i + 1;
     }
+    /* the lists of calls by place, in the tape's order */
+    for (size_t i = t->len; i-- > 0;)
+        if (c->ready[i] != i) {
+            c->hoist_next[i] = c->hoist_first[c->ready[i]];
+            c->hoist_first[c->ready[i]] = i;
+        }
     free(holds);
+}
+
+/* Writes the statement of instruction I: its value (and second value)
+ * from its operands, which are read before the results are named, as
+ * the handlers read every operand before writing; the declarations an
+ * operand needs go to B before it. */
+static void tape_c_statement(tape_c_t *c, size_t i, strbuf_t *b,
+                             strbuf_t *body)
+{
+    const tape_ins_t *ins = &c->t->code[i];
+    body->len = 0;
+    strbuf_addf(body, "    const double w%zu = ", i);
+    tape_c_expand(c, tape_value_text[ins->op], ins, body);
+    strbuf_add(body, ";\n");
+    if (tape_second_text[ins->op]) {
+        strbuf_addf(body, "    const double w%zuc = ", i);
+        tape_c_expand(c, tape_second_text[ins->op], ins, body);
+        strbuf_add(body, ";\n");
+    }
+    strbuf_add(b, body->data);
 }
 
 /* Closes the piece that ends before instruction END: the values it made
@@ -1299,13 +1359,24 @@ static void tape_c_end_piece(tape_c_t *c, strbuf_t *b, size_t end)
                     c->used_w = true;
                 }
             }
-    if (!c->used_v)
+    if (c->input)
+        strbuf_add(b, "    (void)t;\n    (void)y;\n    (void)v;\n");
+    else if (!c->used_v)
         strbuf_add(b, "    (void)v;\n");
     if (!c->used_o)
         strbuf_add(b, "    (void)o;\n");
     if (c->pieces && !c->used_w)
         strbuf_add(b, "    (void)w;\n");
     strbuf_add(b, "}\n");
+}
+
+/* The parameters of the function: the value vector V and the outputs O,
+ * with time T and the state Y before them when inputs are given. */
+static const char *tape_c_params(const tape_c_t *c)
+{
+    return c->input ? "double t, const double *restrict y, const double "
+                      "*restrict v,\n        double *restrict o"
+                    : "const double *restrict v, double *restrict o";
 }
 
 /* Opens piece P (of the instructions from BEGIN). */
@@ -1317,21 +1388,19 @@ static void tape_c_begin_piece(tape_c_t *c, strbuf_t *b, const char *name,
     c->used_v = c->used_o = c->used_w = false;
     if (c->pieces)
         strbuf_addf(b,
-                    "static NH_NOINLINE void %s_%zu(const double *restrict v, "
-                    "double *restrict o,\n"
-                    "                               double *restrict w)\n{\n",
-                    name, p);
+                    "static NH_NOINLINE void %s_%zu(%s,\n"
+                    "        double *restrict w)\n{\n",
+                    name, p, tape_c_params(c));
     else
-        strbuf_addf(b,
-                    "static void %s(const double *restrict v, "
-                    "double *restrict o)\n{\n",
-                    name);
+        strbuf_addf(b, "static void %s(%s)\n{\n", name, tape_c_params(c));
 }
 
 void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
-                  const expr_graph_t *g, unsigned *helpers)
+                  const expr_graph_t *g, const char *const *input,
+                  unsigned *helpers)
 {
-    tape_c_t c = {.t = t, .g = g, .pieces = t->len > TAPE_C_PIECE};
+    tape_c_t c = {.t = t, .g = g, .pieces = t->len > TAPE_C_PIECE,
+                  .input = input};
     c.cur = xcalloc(t->work + 1, sizeof *c.cur);
     c.lit = xcalloc(t->nconst + 1, sizeof *c.lit);
     c.last_write = xmalloc((t->work + 1) * sizeof *c.last_write);
@@ -1341,6 +1410,9 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
     for (size_t v = 0; v <= 2 * t->len; v++)
         c.last_read[v] = SIZE_MAX;
     c.seen = xcalloc(t->nin + 2 * t->len + 1, sizeof *c.seen);
+    c.ready = xmalloc((t->len + 1) * sizeof *c.ready);
+    c.hoist_first = xmalloc((t->len + 1) * sizeof *c.hoist_first);
+    c.hoist_next = xmalloc((t->len + 1) * sizeof *c.hoist_next);
     tape_c_liveness(&c);
     for (size_t k = 0; k < t->nconst; k++) {
         tape_c_literal(t->consts[k], c.lit[k], sizeof c.lit[k]);
@@ -1353,6 +1425,7 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
 
     strbuf_t body;
     strbuf_init(&body);
+    strbuf_add(&body, ""); /* allocated: reset by writing a NUL */
     c.decl = b;
     size_t npieces = 0;
     tape_c_begin_piece(&c, b, name, npieces++, 0);
@@ -1365,21 +1438,18 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
         for (size_t h = 0; h < TAPE_NHELPERS; h++)
             if (tape_helper_op[h] == ins->op)
                 *helpers |= 1u << h;
-        /* the operands are read before the results are named, as the
-         * handlers read every operand before writing; the declarations
-         * an operand needs go before the statement */
+        /* the calls that are ready here, then this instruction unless it
+         * was one of them */
+        for (size_t h = c.hoist_first[i]; h != SIZE_MAX; h = c.hoist_next[h])
+            tape_c_statement(&c, h, b, &body);
+        if (c.ready[i] == i)
+            tape_c_statement(&c, i, b, &body);
+        /* its value takes its slot here, in the tape's order; an output
+         * is written where it is computed (the last write of its slot,
+         * which is never reused): a value kept for the end of a long
+         * function would be alive all along it */
         body.len = 0;
-        strbuf_addf(&body, "    const double w%zu = ", i);
-        tape_c_expand(&c, tape_value_text[ins->op], ins, &body);
-        strbuf_add(&body, ";\n");
-        if (tape_second_text[ins->op]) {
-            strbuf_addf(&body, "    const double w%zuc = ", i);
-            tape_c_expand(&c, tape_second_text[ins->op], ins, &body);
-            strbuf_add(&body, ";\n");
-        }
-        /* an output is written where it is computed (the last write of
-         * its slot, which is never reused): a value kept for the end of a
-         * long function would be alive all along it */
+        body.data[0] = '\0';
         char vname[32];
         if (tape_second_text[ins->op]) {
             c.cur[ins->c] = (tape_c_slot_t){SLOT_VALUE, 2 * i + 1};
@@ -1401,7 +1471,11 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
         body.len = 0;
         strbuf_addf(&body, "    o[%zu] = ", k);
         if (o & TAPE_VAR) {
-            strbuf_addf(&body, "v[%u]", o & ~TAPE_VAR);
+            uint32_t var = o & ~TAPE_VAR;
+            if (input && input[var])
+                strbuf_add(&body, input[var]);
+            else
+                strbuf_addf(&body, "v[%u]", var);
             c.used_v = true;
         } else {
             tape_c_operand(&c, o, &body);
@@ -1413,13 +1487,13 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
     tape_c_end_piece(&c, b, t->len);
     if (c.pieces) {
         strbuf_addf(b,
-                    "static void %s(const double *restrict v, double "
-                    "*restrict o)\n"
+                    "static void %s(%s)\n"
                     "{\n"
                     "    double w[%zu];\n",
-                    name, t->work ? t->work : 1);
+                    name, tape_c_params(&c), t->work ? t->work : 1);
         for (size_t p = 0; p < npieces; p++)
-            strbuf_addf(b, "    %s_%zu(v, o, w);\n", name, p);
+            strbuf_addf(b, "    %s_%zu(%s, o, w);\n", name, p,
+                        input ? "t, y, v" : "v");
         strbuf_add(b, "}\n");
     }
     strbuf_free(&body);
@@ -1430,6 +1504,9 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
     free(c.next);
     free(c.last_read);
     free(c.seen);
+    free(c.ready);
+    free(c.hoist_first);
+    free(c.hoist_next);
 }
 
 void tape_write_c_helpers(strbuf_t *b, unsigned helpers)

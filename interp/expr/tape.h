@@ -48,12 +48,19 @@ void tape_eval(const tape_t *tape, const double *vars, double *out,
 /* Appends to B the C99 text of
  *     static void NAME(const double *v, double *o)
  * which sets o[k] to output k of the tape at the value vector v, by the
- * operations of tape_eval in its order, from libm and <math.h> only.
- * G (may be NULL) names the variables in comments.  *HELPERS collects
- * the helper functions the text calls: write them once, before the
- * functions, with tape_write_c_helpers. */
+ * operations of tape_eval (in its order, but for calls of libm, which
+ * come as soon as their operands are known), from libm and <math.h>
+ * only.  With INPUT (by variable: the C text of its value, NULL entries
+ * read v) it is
+ *     static void NAME(double t, const double *y, const double *v,
+ *                      double *o)
+ * reading each variable from its text (say "y[3]", "t").  G (may be
+ * NULL) names the variables in comments.  *HELPERS collects the helper
+ * functions the text calls: write them once, before the functions, with
+ * tape_write_c_helpers. */
 void tape_write_c(const tape_t *tape, strbuf_t *b, const char *name,
-                  const expr_graph_t *g, unsigned *helpers);
+                  const expr_graph_t *g, const char *const *input,
+                  unsigned *helpers);
 void tape_write_c_helpers(strbuf_t *b, unsigned helpers);
 
 /* V as a C99 double literal that reads back to the same bits: the
