@@ -38,48 +38,13 @@ extern char **environ;
 
 /* The compiler's flags: ISO C99 (GCC then contracts nothing), the same
  * operations as written (-ffp-contract=off says it to any compiler), a
- * shared object; and, where the machine is known (native_cpu), code for
- * it: its instruction set changes no result (without contraction and
- * without -ffast-math every operation is the same IEEE operation), only
- * the instructions (three-operand AVX forms save a copy in three; the
- * sphere's right-hand side is 10% faster, doc/performance.md). */
+ * shared object.  Not -march=native: on the development machine it
+ * gained 2 ns of 35 on the sphere, with AVX-512 instructions that
+ * valgrind cannot run, and an object built for one machine could not be
+ * loaded on another with a home folder shared between them. */
 static const char *const native_flags[] = {
     "-std=c99", "-O2", "-ffp-contract=off", "-fPIC", "-shared",
 };
-#define NATIVE_MARCH "-march=native"
-
-/* The machine's identity for the cache (a digest of the first
- * processor's model and features in /proc/cpuinfo) into OUT (17 bytes),
- * or "" where it cannot be read: code built for one machine must not be
- * loaded on another that lacks its instructions (a home folder shared
- * by a cluster), so the identity is part of the cached text, and
- * without one the code is built for any machine of the architecture. */
-static void native_cpu(char *out, size_t size)
-{
-    out[0] = '\0';
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    static const char *const keys[] = {"vendor_id", "cpu family", "model",
-                                       "model name", "flags", "Features",
-                                       "CPU implementer", "CPU part"};
-    strbuf_t id;
-    strbuf_init(&id);
-    char line[8192];
-    while (fgets(line, sizeof line, f) && line[0] != '\n') {
-        size_t klen = strcspn(line, "\t:");
-        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
-            if (klen == strlen(keys[k]) && strncmp(line, keys[k], klen) == 0)
-                strbuf_add(&id, line);
-    }
-    fclose(f);
-    if (id.len > 0 && size >= 17) {
-        char hex[65];
-        sha256_hex(id.data, id.len, hex);
-        snprintf(out, size, "%.16s", hex);
-    }
-    strbuf_free(&id);
-}
 
 /* ---- the compiler ------------------------------------------------------- */
 
@@ -285,19 +250,17 @@ static void native_first_message(const char *log, const char *dir,
 
 /* Compiles the C file SRC into SO with the compiler's words CC; output
  * into LOG. */
-static int native_compile(char **cc, size_t ncc, bool march,
-                          const char *src, const char *so, const char *log,
-                          const char *dir, const nh_stop_t *stop, diag_t *err)
+static int native_compile(char **cc, size_t ncc, const char *src,
+                          const char *so, const char *log, const char *dir,
+                          const nh_stop_t *stop, diag_t *err)
 {
     size_t nflags = sizeof native_flags / sizeof *native_flags;
-    const char **argv = xcalloc(ncc + nflags + 7, sizeof *argv);
+    const char **argv = xcalloc(ncc + nflags + 6, sizeof *argv);
     size_t k = 0;
     for (size_t i = 0; i < ncc; i++)
         argv[k++] = cc[i];
     for (size_t i = 0; i < nflags; i++)
         argv[k++] = native_flags[i];
-    if (march)
-        argv[k++] = NATIVE_MARCH;
     argv[k++] = "-o";
     argv[k++] = so;
     argv[k++] = src;
@@ -355,7 +318,7 @@ static int native_compile(char **cc, size_t ncc, bool march,
 /* Writes TEXT under temporary names in DIR, compiles it, and renames
  * the source and the object to C and SO. */
 static int native_build(const char *dir, const char *text, size_t len,
-                        bool march, const char *c, const char *so,
+                        const char *c, const char *so,
                         const nh_stop_t *stop, diag_t *err)
 {
     char tmp_c[NATIVE_PATH], tmp_so[NATIVE_PATH], tmp_log[NATIVE_PATH];
@@ -377,8 +340,8 @@ static int native_build(const char *dir, const char *text, size_t len,
     char *words[32];
     size_t nw = native_cc_words(words, 32, &store);
     if (rc == 0)
-        rc = native_compile(words, nw, march, tmp_c, tmp_so, tmp_log, dir,
-                            stop, err);
+        rc = native_compile(words, nw, tmp_c, tmp_so, tmp_log, dir, stop,
+                            err);
     free(store);
     /* the object first: a HASH.c without its HASH.so is compiled again */
     if (rc == 0 && (rename(tmp_so, so) != 0 || rename(tmp_c, c) != 0))
@@ -417,9 +380,7 @@ int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
     if (!gen)
         return -1;
     /* the cached text: the generated one and how it is built, so that
-     * another compiler or machine does not take this one's object */
-    char cpu[32];
-    native_cpu(cpu, sizeof cpu);
+     * another compiler does not take this one's object */
     strbuf_t key;
     strbuf_init(&key);
     strbuf_add(&key, gen);
@@ -432,8 +393,6 @@ int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
     free(store);
     for (size_t i = 0; i < sizeof native_flags / sizeof *native_flags; i++)
         strbuf_addf(&key, " %s", native_flags[i]);
-    if (cpu[0])
-        strbuf_addf(&key, " %s; machine %s", NATIVE_MARCH, cpu);
     strbuf_add(&key, " */\n");
     size_t len = key.len;
     char *text = strbuf_take(&key);
@@ -454,7 +413,7 @@ int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
     if (info->cached && !(h = dlopen(so, RTLD_NOW | RTLD_LOCAL)))
         info->cached = false; /* damaged: compiled again */
     if (!h) {
-        rc = native_build(dir, text, len, cpu[0] != '\0', c, so, stop, err);
+        rc = native_build(dir, text, len, c, so, stop, err);
         if (rc == 0 && !(h = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
             const char *msg = dlerror();
             rc = diag_error(err, SRC_SPAN_NONE,

@@ -5,6 +5,8 @@
  * folder private to the user, loaded with dlopen and attached to the
  * eom_t (eom_set_native), so that every eom_rhs and eom_accel — the
  * ones of `simulate`, `compare`, and whatever calls them — runs it.
+ * The cached text is the generated one with a last comment naming the
+ * compile command, so that another compiler never takes its object.
  *
  * The cache: $XDG_CACHE_HOME/nh, else $HOME/.cache/nh, created with mode
  * 0700 and refused when it is not a folder of the user's own that no one
