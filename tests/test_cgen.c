@@ -99,8 +99,11 @@ static void check_method(session_t *s, eom_t *e, const char *what,
     cgen_options_t opt = {.name = "m", .params = params,
                           .numeric_only = numeric};
     eom_compute_fn compute = e->compute;
-    if (numeric && e->fast)
+    int32_t *fast_dydt = e->fast_dydt;
+    if (numeric && e->fast) {
         e->compute = e->full_compute;
+        e->fast_dydt = NULL;
+    }
     diag_t err = {0};
     char *text = cgen_text(e, &opt, &err);
     if (!text)
@@ -214,6 +217,7 @@ static void check_method(session_t *s, eom_t *e, const char *what,
     cc_unload(h);
     free(text);
     e->compute = compute;
+    e->fast_dydt = fast_dydt;
 }
 
 /* Every example, every method that applies. */

@@ -9,7 +9,8 @@
  * solves — is written out below as C text, a port of the function named
  * above each piece, statement for statement and in the same order:
  *
- *   the fast path        common.c  eom_fast_compute
+ *   the fast path        common.c  eom_fast_compute, eom_fast_values,
+ *                                  and for the right-hand side eom_rhs
  *   lagrange             mult.c    lagrange_compute
  *   multipliers          mult.c    multipliers_compute, multipliers_blocks
  *   second_kind          mult.c    second_kind_compute
@@ -427,11 +428,17 @@ static void cgen_fast_fn(cgen_t *c, char **dydt)
         }
         at += 2 * p;
     }
-    cgen_finite(c, b, "o", at, e->fast_nval, "-1");
     if (dydt) {
+        /* eom_rhs: the derivatives alone must be finite */
+        strbuf_add(b, "    if (");
+        for (size_t k = 0; k < e->nstate; k++)
+            strbuf_addf(b, "%s!isfinite(%s)",
+                        k ? k % 3 ? " || " : " ||\n        " : "", dydt[k]);
+        strbuf_add(b, ")\n        return -1;\n");
         for (size_t k = 0; k < e->nstate; k++)
             strbuf_addf(b, "    dydt[%zu] = %s;\n", k, dydt[k]);
     } else {
+        cgen_finite(c, b, "o", at, e->fast_nval, "-1");
         for (size_t i = 0; i < e->fast_nval; i++)
             strbuf_addf(b, "    v[%u] = o[%zu];\n", e->fast_var[i], at + i);
         if (e->fast_clear_lambda)
@@ -441,30 +448,26 @@ static void cgen_fast_fn(cgen_t *c, char **dydt)
     cgen_stack(c, nout);
 }
 
-/* The derivative of each state entry as the fast path gives it: a value
- * of the fast tape (o[K]) or an entry of the state (y[K]); NULL when one
- * is neither (the right-hand side then takes the value vector's path). */
+/* The derivative of each state entry as eom_rhs's fast path takes it
+ * (e->fast_dydt): a value of the fast tape (o[K]) or an entry of the
+ * state (y[K]); NULL when the fast path does not give them all (the
+ * right-hand side then takes the value vector's path). */
 static char **cgen_fast_dydt(const cgen_t *c)
 {
     const eom_t *e = c->e;
+    if (!e->fast_dydt)
+        return NULL;
     size_t at = 0;
     for (size_t gi = 0; gi < e->fast_ngroup; gi++)
         at += 2 * e->fast_group[gi];
     char **dydt = xcalloc(e->nstate + 1, sizeof *dydt);
     for (size_t k = 0; k < e->nstate; k++) {
-        char buf[48] = "";
-        for (size_t i = 0; i < e->fast_nval && !buf[0]; i++)
-            if (e->fast_var[i] == e->deriv[k])
-                snprintf(buf, sizeof buf, "o[%zu]", at + i);
-        for (size_t j = 0; j < e->nstate && !buf[0]; j++)
-            if (e->state[j] == e->deriv[k])
-                snprintf(buf, sizeof buf, "y[%zu]", j);
-        if (!buf[0]) {
-            for (size_t j = 0; j < k; j++)
-                free(dydt[j]);
-            free(dydt);
-            return NULL;
-        }
+        char buf[48];
+        int32_t j = e->fast_dydt[k];
+        if (j >= 0)
+            snprintf(buf, sizeof buf, "o[%zu]", at + (size_t)j);
+        else
+            snprintf(buf, sizeof buf, "y[%d]", -1 - j);
         dydt[k] = xstrdup(buf);
     }
     return dydt;

@@ -47,10 +47,11 @@
 #define CGEN_NONFINITE 2 /* a value is not finite */
 
 /* The largest model written as C: the tape instructions of the text, and
- * the working memory (bytes) that one call keeps on the stack.  C
- * compilers take minutes on a straight-line function of a million
- * statements, and a thread's stack may be 1 MiB (doc/limits.md). */
-#define CGEN_MAX_INSTRUCTIONS ((size_t)500000)
+ * the working memory (bytes) that one call keeps on the stack.  GCC -O2
+ * takes about 0.3 ms per instruction (the 64-trailer's 22 000 in 7 s), so
+ * the limit is about a minute of compiling; a thread's stack may be
+ * 1 MiB (doc/limits.md). */
+#define CGEN_MAX_INSTRUCTIONS ((size_t)200000)
 #define CGEN_MAX_STACK ((size_t)512 << 10)
 
 typedef struct cgen_options {
