@@ -128,6 +128,24 @@ static double random_value(void)
     }
 }
 
+/* POOL[0..size): the variables V, three constants, then random nodes
+ * over what comes before; with RECENT, mostly over the last 40 (a long
+ * tape that stays finite at many points), some over anything before. */
+static void random_pool(expr_graph_t *g, const expr_t *const *v,
+                        const expr_t **pool, size_t size, bool recent)
+{
+    size_t n = 0;
+    for (int i = 0; i < NV; i++)
+        pool[n++] = v[i];
+    pool[n++] = expr_num(g, 0.5);
+    pool[n++] = expr_num(g, -3);
+    pool[n++] = expr_num(g, 2);
+    while (n < size) {
+        size_t from = recent && rng() % 4 ? n - (n < 40 ? n : 40) : 0;
+        pool[n] = random_node(g, pool + from, n - from), n++;
+    }
+}
+
 static void test_random_dags(void **state)
 {
     (void)state;
@@ -137,14 +155,7 @@ static void test_random_dags(void **state)
         expr_graph_t *g = new_graph(v);
         enum { POOL = 80 };
         const expr_t *pool[POOL];
-        size_t n = 0;
-        for (int i = 0; i < NV; i++)
-            pool[n++] = v[i];
-        pool[n++] = expr_num(g, 0.5);
-        pool[n++] = expr_num(g, -3);
-        pool[n++] = expr_num(g, 2);
-        while (n < POOL)
-            pool[n] = random_node(g, pool, n), n++;
+        random_pool(g, v, pool, POOL, false);
         /* outputs: the last nodes, some random ones, a bare variable, a
          * bare constant, and one output twice */
         const expr_t *outs[16];
@@ -421,18 +432,7 @@ static void test_c_text(void **state)
         expr_graph_t *g = graphs[d] = new_graph(v);
         size_t size = d < DAGS - 2 ? POOL : BIG;
         const expr_t **pool = malloc(size * sizeof *pool);
-        size_t n = 0;
-        for (int i = 0; i < NV; i++)
-            pool[n++] = v[i];
-        pool[n++] = expr_num(g, 0.5);
-        pool[n++] = expr_num(g, -3);
-        pool[n++] = expr_num(g, 2);
-        while (n < size) {
-            /* a long tape: mostly recent operands, so that it stays finite
-             * at many points, with some from anywhere before */
-            size_t from = size == BIG && rng() % 4 ? n - (n < 40 ? n : 40) : 0;
-            pool[n] = random_node(g, pool + from, n - from), n++;
-        }
+        random_pool(g, v, pool, size, size == BIG);
         size_t k = 0;
         for (int i = 0; i < 8; i++)
             outs[d][k++] = pool[size - 1 - i];

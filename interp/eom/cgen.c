@@ -37,6 +37,7 @@
  */
 #include "interp/eom/cgen.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,17 +523,25 @@ static size_t cgen_upper(size_t n)
     return n * (n + 1) / 2;
 }
 
-/* The head of nh_full: its comment, the sizes as enum constants, the
- * tape outputs o[NOUT]. */
-static void cgen_full_head(cgen_t *c, const char *port, const char *sizes)
+/* The head of nh_full: its comment (the function PORT ports), the sizes
+ * as enum constants (SIZES, printf-style), the tape outputs o[NOUT]. */
+static void cgen_full_head(cgen_t *c, const char *port, const char *sizes,
+                           ...) __attribute__((format(printf, 3, 4)));
+static void cgen_full_head(cgen_t *c, const char *port, const char *sizes,
+                           ...)
 {
     strbuf_addf(&c->code,
                 "/* The numeric path (nh: %s). */\n"
                 "static int nh_full(double *v)\n"
                 "{\n"
-                "    enum { %s };\n"
-                "    double o[%zu];\n",
-                port, sizes, cgen_len(tape_nout(c->e->tape)));
+                "    enum { ",
+                port);
+    va_list ap;
+    va_start(ap, sizes);
+    strbuf_vaddf(&c->code, sizes, ap);
+    va_end(ap);
+    strbuf_addf(&c->code, " };\n    double o[%zu];\n",
+                cgen_len(tape_nout(c->e->tape)));
 }
 
 /* mult.c lagrange_compute */
@@ -540,9 +549,8 @@ static void cgen_lagrange(cgen_t *c)
 {
     const nh_system_t *sys = c->sys;
     size_t n = sys->n;
-    char sizes[96];
-    snprintf(sizes, sizeof sizes, "NQ = %zu, NU = %zu", n, cgen_upper(n));
-    cgen_full_head(c, "mult.c, lagrange_compute", sizes);
+    cgen_full_head(c, "mult.c, lagrange_compute", "NQ = %zu, NU = %zu", n,
+                   cgen_upper(n));
     cgen_need(c, H_FINITE);
     cgen_need(c, H_SOLVE_SYMMETRIC);
     strbuf_t *b = &c->code;
@@ -638,9 +646,9 @@ static void cgen_multipliers(cgen_t *c)
                "    }\n"
                "    return 0;\n"
                "}\n\n");
-    snprintf(sizes, sizeof sizes, "NQ = %zu, NR = %zu, NT = %zu, NU = %zu", n,
-             r, n + r, cgen_upper(n));
-    cgen_full_head(c, "mult.c, multipliers_compute", sizes);
+    cgen_full_head(c, "mult.c, multipliers_compute",
+                   "NQ = %zu, NR = %zu, NT = %zu, NU = %zu", n, r, n + r,
+                   cgen_upper(n));
     strbuf_add(b,
                "    double K[NT * NT], x[NT], w[NT], sol[NT];\n"
                "    int perm[NT], i, a, b;\n"
@@ -691,10 +699,8 @@ static void cgen_second_kind(cgen_t *c)
     const nh_system_t *sys = c->sys;
     size_t n = sys->n, r = sys->r;
     strbuf_t *b = &c->code;
-    char sizes[128];
-    snprintf(sizes, sizeof sizes, "NQ = %zu, NR = %zu, NU = %zu", n, r,
-             cgen_upper(n));
-    cgen_full_head(c, "mult.c, second_kind_compute", sizes);
+    cgen_full_head(c, "mult.c, second_kind_compute",
+                   "NQ = %zu, NR = %zu, NU = %zu", n, r, cgen_upper(n));
     cgen_need(c, H_FINITE);
     cgen_need(c, H_UNPACK_SYMMETRIC);
     cgen_need(c, H_LU);
@@ -763,10 +769,8 @@ static void cgen_voronec(cgen_t *c)
     const nh_system_t *sys = c->sys;
     size_t k = e->k, mi = e->mi;
     strbuf_t *b = &c->code;
-    char sizes[128];
-    snprintf(sizes, sizeof sizes, "NK = %zu, NI = %zu, NU = %zu", k, mi,
-             cgen_upper(mi));
-    cgen_full_head(c, "voronec.c, voronec_compute", sizes);
+    cgen_full_head(c, "voronec.c, voronec_compute",
+                   "NK = %zu, NI = %zu, NU = %zu", k, mi, cgen_upper(mi));
     cgen_need(c, H_FINITE);
     cgen_need(c, H_SOLVE_SYMMETRIC);
     strbuf_add(b, "    double Mf[NI * NI + 1], x[NI + 1], wk[NI + 1];\n"
@@ -805,6 +809,34 @@ static void cgen_voronec(cgen_t *c)
     cgen_stack(c, tape_nout(e->tape) + mi * mi + 3 * mi + 3);
 }
 
+/* The end both of maggi.c's compute functions share: G z' = x solved
+ * (Gu packed, x the right side), z' = x, q'' = beta + Psi z' (Benenti eq.
+ * 22), each q'' checked; the multipliers NaN. */
+static void cgen_first_kind_end(cgen_t *c)
+{
+    const nh_system_t *sys = c->sys;
+    strbuf_t *b = &c->code;
+    strbuf_add(b, "    if (nh_solve_symmetric(Gu, NM, x, Gf, wk, perm) != 0)\n"
+                  "        return 1;\n"
+                  "    if (!nh_finite(x, NM))\n"
+                  "        return 2;\n");
+    cgen_scatter(b, sys->zd, sys->m, "x", 0);
+    strbuf_add(b, "    for (i = 0; i < NQ; i++) {\n"
+                  "        static const int qdd[NQ] = {");
+    for (size_t i = 0; i < sys->n; i++)
+        strbuf_addf(b, "%s%u", i ? ", " : "", sys->qdd[i]);
+    strbuf_add(b, "};\n"
+                  "        double t = beta[i];\n"
+                  "        for (a = 0; a < NM; a++)\n"
+                  "            t += Psi[i * NM + a] * x[a];\n"
+                  "        if (!isfinite(t))\n"
+                  "            return 2;\n"
+                  "        v[qdd[i]] = t;\n"
+                  "    }\n");
+    cgen_clear_lambda(c, b);
+    strbuf_add(b, "    return 0;\n}\n\n");
+}
+
 /* maggi.c maggi_compute_matrix (maggi) */
 static void cgen_maggi(cgen_t *c)
 {
@@ -812,10 +844,9 @@ static void cgen_maggi(cgen_t *c)
     const nh_system_t *sys = c->sys;
     size_t n = sys->n, m = sys->m;
     strbuf_t *b = &c->code;
-    char sizes[128];
-    snprintf(sizes, sizeof sizes, "NQ = %zu, NM = %zu, NUN = %zu, NUM = %zu",
-             n, m, cgen_upper(n), cgen_upper(m));
-    cgen_full_head(c, "maggi.c, maggi_compute_matrix", sizes);
+    cgen_full_head(c, "maggi.c, maggi_compute_matrix",
+                   "NQ = %zu, NM = %zu, NUN = %zu, NUM = %zu", n, m,
+                   cgen_upper(n), cgen_upper(m));
     cgen_need(c, H_FINITE);
     cgen_need(c, H_UNPACK_SYMMETRIC);
     cgen_need(c, H_SOLVE_SYMMETRIC);
@@ -861,25 +892,7 @@ static void cgen_maggi(cgen_t *c)
                "        x[a] = t;\n"
                "    }\n");
     cgen_scatter(b, sys->qd, n, "psi", 0);
-    strbuf_add(b, "    if (nh_solve_symmetric(Gu, NM, x, Gf, wk, perm) != 0)\n"
-                  "        return 1;\n"
-                  "    if (!nh_finite(x, NM))\n"
-                  "        return 2;\n");
-    cgen_scatter(b, sys->zd, m, "x", 0);
-    strbuf_add(b, "    for (i = 0; i < NQ; i++) {\n"
-                  "        static const int qdd[NQ] = {");
-    for (size_t i = 0; i < n; i++)
-        strbuf_addf(b, "%s%u", i ? ", " : "", sys->qdd[i]);
-    strbuf_add(b, "};\n"
-                  "        double t = beta[i];\n"
-                  "        for (a = 0; a < NM; a++)\n"
-                  "            t += Psi[i * NM + a] * x[a];\n"
-                  "        if (!isfinite(t))\n"
-                  "            return 2;\n"
-                  "        v[qdd[i]] = t;\n"
-                  "    }\n");
-    cgen_clear_lambda(c, b);
-    strbuf_add(b, "    return 0;\n}\n\n");
+    cgen_first_kind_end(c);
     cgen_stack(c, tape_nout(e->pre) + tape_nout(e->tape) + n * n + n +
                       n * m + cgen_upper(m) + m * m + 2 * m);
 }
@@ -890,10 +903,8 @@ static void cgen_gibbs(cgen_t *c)
     const nh_system_t *sys = c->sys;
     size_t n = sys->n, m = sys->m;
     strbuf_t *b = &c->code;
-    char sizes[128];
-    snprintf(sizes, sizeof sizes, "NQ = %zu, NM = %zu, NU = %zu", n, m,
-             cgen_upper(m));
-    cgen_full_head(c, "maggi.c, maggi_compute", sizes);
+    cgen_full_head(c, "maggi.c, maggi_compute", "NQ = %zu, NM = %zu, NU = %zu",
+                   n, m, cgen_upper(m));
     cgen_need(c, H_FINITE);
     cgen_need(c, H_SOLVE_SYMMETRIC);
     strbuf_add(b, "    double Gf[NM * NM], x[NM], wk[NM];\n"
@@ -905,26 +916,8 @@ static void cgen_gibbs(cgen_t *c)
                   "        return 2;\n");
     cgen_scatter(b, sys->qd, n, "psi", 0);
     strbuf_add(b, "    for (a = 0; a < NM; a++)\n"
-                  "        x[a] = rhs[a];\n"
-                  "    if (nh_solve_symmetric(Gu, NM, x, Gf, wk, perm) != 0)\n"
-                  "        return 1;\n"
-                  "    if (!nh_finite(x, NM))\n"
-                  "        return 2;\n");
-    cgen_scatter(b, sys->zd, m, "x", 0);
-    strbuf_add(b, "    for (i = 0; i < NQ; i++) {\n"
-                  "        static const int qdd[NQ] = {");
-    for (size_t i = 0; i < n; i++)
-        strbuf_addf(b, "%s%u", i ? ", " : "", sys->qdd[i]);
-    strbuf_add(b, "};\n"
-                  "        double s = beta[i];\n"
-                  "        for (a = 0; a < NM; a++)\n"
-                  "            s += Psi[i * NM + a] * x[a];\n"
-                  "        if (!isfinite(s))\n"
-                  "            return 2;\n"
-                  "        v[qdd[i]] = s;\n"
-                  "    }\n");
-    cgen_clear_lambda(c, b);
-    strbuf_add(b, "    return 0;\n}\n\n");
+                  "        x[a] = rhs[a];\n");
+    cgen_first_kind_end(c);
     cgen_stack(c, tape_nout(c->e->tape) + m * m + 2 * m);
 }
 
