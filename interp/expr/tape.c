@@ -116,12 +116,14 @@
     X(MIN, "nh_min(%a, %b)", 0) X(MAX, "nh_max(%a, %b)", 0)                   \
     X(END, 0, 0)
 
-/* X(NAME, TEXT): the functions the C text calls where a handler calls
- * expr_apply (POW, SIGN, MIN, MAX): expr_apply's arithmetic for that op
- * (expr.c: apply_pow, apply_sign, the MIN and MAX cases), as C99 text
- * written once into a generated file that uses it. */
+/* X(NAME, TEXT): the functions the C text of an op may call, where its
+ * handler calls more than libm (expr_apply for POW, SIGN, MIN and MAX:
+ * expr.c's apply_pow, apply_sign, the MIN and MAX cases), as C99 text.
+ * A generated file gets the ones its ops' texts name (tape_write_c
+ * looks for "NAME(" in them), and the ones those call: a helper comes
+ * after the helpers it calls. */
 #define TAPE_HELPERS(X)                                                       \
-    X(POW, "static double nh_pow(double a, double b)\n"                       \
+    X("nh_pow", "static double nh_pow(double a, double b)\n"                  \
            "{\n"                                                              \
            "    if (b == 2)\n"                                                \
            "        return a * a;\n"                                          \
@@ -133,11 +135,11 @@
            "        return 1 / (a * a);\n"                                    \
            "    return pow(a, b);\n"                                          \
            "}\n")                                                             \
-    X(SIGN, "static double nh_sign(double x)\n"                               \
+    X("nh_sign", "static double nh_sign(double x)\n"                          \
             "{\n"                                                             \
             "    return x > 0 ? 1.0 : x < 0 ? -1.0 : x;\n"                    \
             "}\n")                                                            \
-    X(MIN, "static double nh_min(double a, double b)\n"                       \
+    X("nh_min", "static double nh_min(double a, double b)\n"                  \
            "{\n"                                                              \
            "    if (isnan(a))\n"                                              \
            "        return a;\n"                                              \
@@ -145,7 +147,7 @@
            "        return b;\n"                                              \
            "    return b < a ? b : a;\n"                                      \
            "}\n")                                                             \
-    X(MAX, "static double nh_max(double a, double b)\n"                       \
+    X("nh_max", "static double nh_max(double a, double b)\n"                  \
            "{\n"                                                              \
            "    if (isnan(a))\n"                                              \
            "        return a;\n"                                              \
@@ -1089,7 +1091,7 @@ done:
 /* ---- C text --------------------------------------------------------------- */
 
 /* The C text of each opcode (TAPE_OPS), its second value, and the
- * helpers (TAPE_HELPERS) with the opcode that calls each. */
+ * helpers (TAPE_HELPERS) by name. */
 static const char *const tape_value_text[] = {
 #define TAPE_VALUE(NAME, VALUE, SECOND) VALUE,
     TAPE_OPS(TAPE_VALUE)
@@ -1105,12 +1107,25 @@ static const char *const tape_helper_text[] = {
     TAPE_HELPERS(TAPE_HELPER_TEXT)
 #undef TAPE_HELPER_TEXT
 };
-static const tape_op_t tape_helper_op[] = {
-#define TAPE_HELPER_OP(NAME, TEXT) T_##NAME,
-    TAPE_HELPERS(TAPE_HELPER_OP)
-#undef TAPE_HELPER_OP
+static const char *const tape_helper_name[] = {
+#define TAPE_HELPER_NAME(NAME, TEXT) NAME,
+    TAPE_HELPERS(TAPE_HELPER_NAME)
+#undef TAPE_HELPER_NAME
 };
-enum { TAPE_NHELPERS = sizeof tape_helper_op / sizeof *tape_helper_op };
+enum { TAPE_NHELPERS = sizeof tape_helper_name / sizeof *tape_helper_name };
+
+/* The helpers TEXT calls (bits by index in TAPE_HELPERS). */
+static unsigned tape_c_calls(const char *text)
+{
+    unsigned set = 0;
+    for (size_t h = 0; text && h < TAPE_NHELPERS; h++) {
+        char call[64];
+        snprintf(call, sizeof call, "%s(", tape_helper_name[h]);
+        if (strstr(text, call))
+            set |= 1u << h;
+    }
+    return set;
+}
 
 void tape_c_literal(double v, char *buf, size_t size)
 {
@@ -1422,6 +1437,10 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
         c.cur[t->nconst + j] = (tape_c_slot_t){SLOT_INPUT, j};
     if (c.pieces)
         *helpers |= TAPE_C_PIECES_BIT;
+    unsigned op_calls[T_COUNT];
+    for (unsigned op = 0; op < T_COUNT; op++)
+        op_calls[op] = tape_c_calls(tape_value_text[op]) |
+                       tape_c_calls(tape_second_text[op]);
 
     strbuf_t body;
     strbuf_init(&body);
@@ -1435,9 +1454,7 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
             tape_c_begin_piece(&c, b, name, npieces++, i);
         }
         const tape_ins_t *ins = &t->code[i];
-        for (size_t h = 0; h < TAPE_NHELPERS; h++)
-            if (tape_helper_op[h] == ins->op)
-                *helpers |= 1u << h;
+        *helpers |= op_calls[ins->op];
         /* the calls that are ready here, then this instruction unless it
          * was one of them */
         for (size_t h = c.hoist_first[i]; h != SIZE_MAX; h = c.hoist_next[h])
@@ -1520,6 +1537,10 @@ void tape_write_c_helpers(strbuf_t *b, unsigned helpers)
                       "#else\n"
                       "#define NH_NOINLINE\n"
                       "#endif\n\n");
+    /* with the helpers they call, which come earlier in the list */
+    for (size_t h = TAPE_NHELPERS; h-- > 0;)
+        if (helpers & (1u << h))
+            helpers |= tape_c_calls(tape_helper_text[h]) & ((1u << h) - 1);
     for (size_t h = 0; h < TAPE_NHELPERS; h++)
         if (helpers & (1u << h)) {
             strbuf_add(b, tape_helper_text[h]);
