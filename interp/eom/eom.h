@@ -77,7 +77,10 @@ int eom_accel(eom_t *e, double *vars, diag_t *err);
 
 /* The ODE right-hand side on the state layout above: VARS is a full value
  * vector used as scratch (parameters set by the caller).  Returns 0, or -1
- * with *err set as for eom_accel. */
+ * with *err set as for eom_accel.  A value it does not return (the
+ * acceleration of a dependent coordinate, a multiplier) need not be
+ * finite for it to succeed on a small system's fast path, as it does not
+ * enter the integration; eom_accel checks every value. */
 int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
             diag_t *err);
 
