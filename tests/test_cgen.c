@@ -688,6 +688,24 @@ static void test_session_compile(void **state)
     free(errs);
     unsetenv("CC");
 
+    /* a compile stopped by the time limit (or Ctrl-C) is tried again */
+    char cc[160];
+    fake_cc("sleep 5", cc, sizeof cc);
+    s = session_new(true, sink, sink);
+    session_run_text(s, "<t>", sphere, strlen(sphere), false);
+    assert_int_equal(session_run_text(s, "<t>", set, strlen(set), false),
+                     RUN_OK);
+    session_set_time_limit(s, 0.05);
+    assert_int_equal(session_run_text(s, "<t>", run, strlen(run), false),
+                     RUN_ERROR);
+    assert_false(eom_has_native(session_ctx(s)->eom));
+    unsetenv("CC");
+    session_set_time_limit(s, 0);
+    assert_int_equal(session_run_text(s, "<t>", run, strlen(run), false),
+                     RUN_OK);
+    assert_true(eom_has_native(session_ctx(s)->eom));
+    session_free(s);
+
     /* no compiler: a note at `set`, and the tapes */
     char *old_path = strdup(getenv("PATH"));
     setenv("PATH", "/nonexistent", 1);

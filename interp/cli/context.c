@@ -118,8 +118,10 @@ int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err)
     int rc = native_attach(e, PACKAGE_VERSION, &s->stop, NULL, err);
     if (rc >= 0)
         return 0; /* compiled, or no compiler (the note was at `set`) */
-    s->compile_failed_generation = s->model.generation;
-    s->compile_failed |= bit;
+    if (!nh_stop_due(&s->stop)) { /* an interrupted compile is tried again */
+        s->compile_failed_generation = s->model.generation;
+        s->compile_failed |= bit;
+    }
     if (err->span.file == SRC_NO_FILE)
         err->span = where;
     return -1;
