@@ -13,6 +13,13 @@
  *             takes, against the hand-written closed form (ref_sphere.c).
  *   simulate  sim_run to t = 100 (rk8pd, rtol 1e-10, atol 1e-12, 1000
  *             samples) against the hand-written C + GSL rk8pd loop.
+ *   compiled  the same right-hand sides and runs with `set compile = on`
+ *             (run/native.c: the generated C compiled by cc, loaded),
+ *             against the same references; the time to the first
+ *             compiled run (generate, compile, load, one rhs) with an
+ *             empty compile cache and with a warm one, on the sphere and
+ *             the N-trailer (and the bicycle, examples/bicycle.nh, once
+ *             the bodies issue brings it).
  *   memory    the largest resident set of a run of 10⁶ steps against one
  *             of 10⁵ steps, with a sample every 1000 steps (each run in
  *             a child process, measured by wait4).
@@ -42,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -52,6 +60,7 @@
 #include "interp/eom/common.h"
 #include "interp/cli/context.h"
 #include "interp/cli/session.h"
+#include "interp/run/native.h"
 #include "interp/run/sim.h"
 #include "interp/expr/tape.h"
 
@@ -246,8 +255,11 @@ typedef struct rhs_ctx {
 static void rhs_work(void *p, long reps)
 {
     rhs_ctx_t *c = p;
+    /* one error record for all the calls, as simulate's callback keeps
+     * one (zeroing its kilobyte in each call cost more than a compiled
+     * right-hand side) */
+    diag_t err = {0};
     for (long i = 0; i < reps; i++) {
-        diag_t err = {0};
         c->y[0] += 1e-13; /* a new state each time: nothing is reused */
         eom_rhs(c->e, 0.0, c->y, c->dy, c->vars, &err);
     }
@@ -306,6 +318,77 @@ static size_t tape_len(const eom_t *e)
     return e->fast ? tape_length(e->fast) : tape_length(e->tape);
 }
 
+/* ---- compiled --------------------------------------------------------------- */
+
+/* The compile cache of the benchmark: a fresh folder for each cold
+ * start (XDG_CACHE_HOME), removed at the end. */
+static char cache_root[64];
+static int cache_count;
+
+static void cache_fresh(void)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/%d", cache_root, cache_count++);
+    mkdir(dir, 0700);
+    setenv("XDG_CACHE_HOME", dir, 1);
+}
+
+/* Attaches the compiled equations to P; false when there is no compiler
+ * or the compile fails (said on stderr). */
+static bool compile_prepared(prepared_t *p, native_info_t *info)
+{
+    diag_t err = {0};
+    int rc = native_attach(p->e, "bench", NULL, info, &err);
+    if (rc != 0)
+        fprintf(stderr, "bench: %s\n", rc > 0 ? "no C compiler" : err.msg);
+    return rc == 0;
+}
+
+/* Seconds to the first compiled rhs of MODEL + STATE with METHOD: prepare
+ * (not timed), generate, compile or find in the cache, load, one rhs. */
+static double first_compiled_run(const char *model, const char *state,
+                                 const char *method, FILE *sink,
+                                 bool *cached)
+{
+    prepared_t p = prepare(model, state, method, sink);
+    native_info_t info;
+    double t0 = now();
+    bool ok = compile_prepared(&p, &info);
+    size_t ns = eom_state_size(p.e);
+    double *y = calloc(ns, sizeof *y), *dy = calloc(ns, sizeof *dy);
+    const uint32_t *sv = eom_state_vars(p.e);
+    for (size_t i = 0; i < ns; i++)
+        y[i] = p.vars[sv[i]];
+    diag_t err = {0};
+    eom_rhs(p.e, 0.0, y, dy, p.vars, &err);
+    double dt = now() - t0;
+    *cached = info.cached;
+    free(y);
+    free(dy);
+    prepared_free(&p);
+    return ok ? dt : -1;
+}
+
+/* The time-to-first-run rows of one model: cold and warm. */
+static void first_run_rows(const char *what, const char *model,
+                           const char *state, const char *method, FILE *sink,
+                           const char *target, double limit)
+{
+    char b1[32], b2[32], label[96];
+    bool cached;
+    cache_fresh();
+    double cold = first_compiled_run(model, state, method, sink, &cached);
+    bool cold_ok = cold >= 0 && !cached;
+    double warm = first_compiled_run(model, state, method, sink, &cached);
+    bool warm_ok = warm >= 0 && cached;
+    snprintf(label, sizeof label, "first compiled run, %s (cold)", what);
+    row(label, cold_ok ? fmt_time(cold, b1, sizeof b1) : "failed", "-", -1,
+        target, cold_ok && (limit <= 0 || cold < limit));
+    snprintf(label, sizeof label, "first compiled run, %s (warm)", what);
+    row(label, warm_ok ? fmt_time(warm, b2, sizeof b2) : "failed", "-", -1,
+        "(cache hit)", warm_ok);
+}
+
 /* ---- simulate ---------------------------------------------------------------- */
 
 typedef struct sim_ctx {
@@ -345,6 +428,80 @@ static void gsl_work(void *q, long reps)
     for (long i = 0; i < reps; i++) {
         double y[8] = {0.1, 1, 0.2, 0, 0, 0.7, 0.3, 1.1};
         c->evals = ref_sphere_integrate(y, 100, 0.1, 1e-10, 1e-12);
+    }
+}
+
+/* ---- the rows of the sphere --------------------------------------------- */
+
+/* One right-hand side per method against the closed form: on the tapes
+ * (issue 6's targets) or COMPILED (issue 17: 1.5 for the three it
+ * names). */
+static void rhs_rows(FILE *sink, bool compiled)
+{
+    static const struct {
+        const char *method;
+        double target;
+        bool graded;
+    } rmeth[] = {{"voronec", 10, true},     {"maggi", 10, true},
+                 {"multipliers", 15, true}, {"naive", 10, false},
+                 {"second_kind", 15, false}, {"gibbs_appell", 10, false}};
+    ref_ctx_t refc = {{0.1, 1, 0.2, 0, 0, 0.7, 0.3, 1.1}, {0}};
+    char b1[32], b2[32];
+    for (size_t k = 0; k < sizeof rmeth / sizeof *rmeth; k++) {
+        prepared_t p = prepare(sphere_model, sphere_state, rmeth[k].method,
+                               sink);
+        native_info_t info;
+        bool ok = !compiled || compile_prepared(&p, &info);
+        rhs_ctx_t rc = {.e = p.e, .vars = p.vars};
+        size_t ns = eom_state_size(p.e);
+        const uint32_t *sv = eom_state_vars(p.e);
+        for (size_t i = 0; i < ns; i++)
+            rc.y[i] = p.vars[sv[i]];
+        double t, tr;
+        measure(rhs_work, &rc, ref_work, &refc, &t, &tr);
+        char what[64], target[32];
+        double limit = compiled ? 1.5 : rmeth[k].target;
+        if (compiled)
+            snprintf(what, sizeof what, "rhs %s, compiled", rmeth[k].method);
+        else
+            snprintf(what, sizeof what, "rhs %s (tape %zu)", rmeth[k].method,
+                     tape_len(p.e));
+        snprintf(target, sizeof target, rmeth[k].graded ? "<= %gx" : "(%gx)",
+                 limit);
+        row(what, ok ? fmt_time(t, b1, sizeof b1) : "failed",
+            fmt_time(tr, b2, sizeof b2), t / tr, target,
+            ok && (!rmeth[k].graded || t / tr <= limit));
+        prepared_free(&p);
+    }
+}
+
+/* simulate to 100 against the hand-written C + GSL: on the tapes (10x)
+ * or COMPILED (1.5x). */
+static void sim_rows(FILE *sink, bool compiled)
+{
+    static const char *smeth[] = {"voronec", "maggi", "multipliers"};
+    char b1[32], b2[32];
+    for (size_t k = 0; k < sizeof smeth / sizeof *smeth; k++) {
+        prepared_t p = prepare(sphere_model, sphere_state, smeth[k], sink);
+        native_info_t info;
+        bool ok = !compiled || compile_prepared(&p, &info);
+        sim_ctx_t sc = {&p, calloc(expr_graph_nvars(p.sys->g), sizeof(double)),
+                        0, 0};
+        gsl_ctx_t gc = {0};
+        double t, tr, limit = compiled ? 1.5 : 10;
+        measure(sim_work, &sc, gsl_work, &gc, &t, &tr);
+        char what[80], target[32];
+        if (compiled)
+            snprintf(what, sizeof what, "simulate to 100, %s, compiled",
+                     smeth[k]);
+        else
+            snprintf(what, sizeof what, "simulate to 100, %s (%zu rhs)",
+                     smeth[k], sc.evals);
+        snprintf(target, sizeof target, "<= %gx", limit);
+        row(what, ok ? fmt_time(t, b1, sizeof b1) : "failed",
+            fmt_time(tr, b2, sizeof b2), t / tr, target, ok && t / tr <= limit);
+        free(sc.v);
+        prepared_free(&p);
     }
 }
 
@@ -661,55 +818,60 @@ int main(int argc, char **argv)
         free(text);
     }
 
-    /* right-hand sides */
-    static const struct {
-        const char *method;
-        double target;
-        bool graded;
-    } rmeth[] = {{"voronec", 10, true},     {"maggi", 10, true},
-                 {"multipliers", 15, true}, {"naive", 10, false},
-                 {"second_kind", 15, false}, {"gibbs_appell", 10, false}};
-    ref_ctx_t refc = {{0.1, 1, 0.2, 0, 0, 0.7, 0.3, 1.1}, {0}};
-    for (size_t k = 0; k < sizeof rmeth / sizeof *rmeth; k++) {
-        prepared_t p = prepare(sphere_model, sphere_state, rmeth[k].method,
-                               sink);
-        rhs_ctx_t rc = {.e = p.e, .vars = p.vars};
-        size_t ns = eom_state_size(p.e);
-        const uint32_t *sv = eom_state_vars(p.e);
-        for (size_t i = 0; i < ns; i++)
-            rc.y[i] = p.vars[sv[i]];
-        double t, tr;
-        measure(rhs_work, &rc, ref_work, &refc, &t, &tr);
-        char what[64], target[32];
-        snprintf(what, sizeof what, "rhs %s (tape %zu)", rmeth[k].method,
-                 tape_len(p.e));
-        snprintf(target, sizeof target, rmeth[k].graded ? "<= %gx" : "(%gx)",
-                 rmeth[k].target);
-        row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
-            t / tr, target, !rmeth[k].graded || t / tr <= rmeth[k].target);
-        prepared_free(&p);
-    }
+    rhs_rows(sink, false);
     if (have_sympy) {
         row("rhs multipliers, SymPy lambdified", fmt_time(sy_rhs, b1, sizeof b1),
             "-", -1, "(peer)", true);
     }
 
+    /* compiled right-hand sides (set compile = on) */
+    snprintf(cache_root, sizeof cache_root, "/tmp/nh-bench-XXXXXX");
+    if (!mkdtemp(cache_root)) {
+        fprintf(stderr, "bench: no temporary folder\n");
+        return 2;
+    }
+    cache_fresh();
+    rhs_rows(sink, true);
+
     /* simulate to 100 */
-    static const char *smeth[] = {"voronec", "maggi", "multipliers"};
-    for (size_t k = 0; k < sizeof smeth / sizeof *smeth; k++) {
-        prepared_t p = prepare(sphere_model, sphere_state, smeth[k], sink);
-        sim_ctx_t sc = {&p, calloc(expr_graph_nvars(p.sys->g), sizeof(double)),
-                        0, 0};
-        gsl_ctx_t gc = {0};
-        double t, tr;
-        measure(sim_work, &sc, gsl_work, &gc, &t, &tr);
-        char what[80];
-        snprintf(what, sizeof what, "simulate to 100, %s (%zu rhs)", smeth[k],
-                 sc.evals);
-        row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
-            t / tr, "<= 10x", t / tr <= 10);
-        free(sc.v);
-        prepared_free(&p);
+    sim_rows(sink, false);
+    sim_rows(sink, true);
+
+    /* time to the first compiled run */
+    first_run_rows("sphere voronec", sphere_model, sphere_state, "voronec",
+                   sink, "(report)", 0);
+    if (dir) {
+        for (int n = 16; n <= 64; n *= 4) {
+            char path[512], what[64];
+            snprintf(path, sizeof path, "%s/ntrailer-%d.nh", dir, n);
+            char *file = read_file(path);
+            if (!file)
+                continue;
+            snprintf(what, sizeof what, "%d-trailer multipliers", n);
+            first_run_rows(what, file, "", "multipliers", sink, "(report)", 0);
+            free(file);
+        }
+    }
+    {
+        /* The benchmark bicycle (Meijaard et al.) comes with the bodies
+         * issue as examples/bicycle.nh: its rows run once it is there. */
+        char path[512];
+        snprintf(path, sizeof path, "%s/examples/bicycle.nh", srcdir);
+        char *file = read_file(path);
+        if (file) {
+            first_run_rows("bicycle", file, "", "multipliers", sink,
+                           "(report)", 0);
+            free(file);
+        } else {
+            row("first compiled run, bicycle", "-", "-", -1,
+                "(no example)", true);
+        }
+    }
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", cache_root);
+        if (system(cmd) != 0)
+            fprintf(stderr, "bench: could not remove %s\n", cache_root);
     }
 
     /* memory: steps per unit of time from a short run, then 1e5 and 1e6 */

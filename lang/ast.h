@@ -127,6 +127,7 @@ typedef enum ast_stmt_kind {
     STMT_BODY,       /* body B mass e at e frame F inertia e  u.body */
     STMT_GRAVITY,    /* gravity e                      u.gravity */
     STMT_TORQUE,     /* torque B = e                   u.force */
+    STMT_EXPORT,     /* export c "file"                u.export_ */
 } ast_stmt_kind_t;
 
 typedef struct ast_stmt ast_stmt_t;
@@ -207,6 +208,11 @@ struct ast_stmt {
             const char *path; /* unescaped */
             src_span_t span;
         } path;
+        struct {
+            ast_ident_t format; /* the word after `export`: c */
+            const char *path;   /* unescaped */
+            src_span_t span;    /* the string literal */
+        } export_;
     } u;
 };
 

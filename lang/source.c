@@ -409,6 +409,11 @@ void diag_print_warning(FILE *out, const source_set_t *set, const diag_t *d)
     diag_print_kind(out, set, d, "warning");
 }
 
+void diag_print_note(FILE *out, const source_set_t *set, const diag_t *d)
+{
+    diag_print_kind(out, set, d, "note");
+}
+
 size_t source_edit_distance(const char *a, const char *b)
 {
     size_t na = strlen(a), nb = strlen(b);

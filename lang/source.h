@@ -88,8 +88,9 @@ void diag_clear(diag_t *d);
 /* Prints "FILE:LINE:COL: error: MSG", the source line and a caret line
  * (tildes under the rest of the span when it stays on that line). */
 void diag_print(FILE *out, const source_set_t *set, const diag_t *d);
-/* The same with "warning" in place of "error". */
+/* The same with "warning" or "note" in place of "error". */
 void diag_print_warning(FILE *out, const source_set_t *set, const diag_t *d);
+void diag_print_note(FILE *out, const source_set_t *set, const diag_t *d);
 
 /* Levenshtein distance between two names (SIZE_MAX past 64 bytes), for
  * "did you mean" suggestions. */

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "interp/run/native.h"
+
 void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
               FILE *err)
 {
@@ -83,6 +86,49 @@ eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
     s->eom_generation = s->model.generation;
     s->eom_method = method;
     return e;
+}
+
+int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err)
+{
+    const char *v = value->kind == AST_NAME ? value->name : NULL;
+    if (!v || (strcmp(v, "on") != 0 && strcmp(v, "off") != 0))
+        return diag_error(err, value->span, "compile is on or off");
+    s->compile = strcmp(v, "on") == 0;
+    if (!s->compile && s->eom)
+        eom_set_native(s->eom, NULL, NULL, NULL, NULL);
+    char cc[NATIVE_PATH];
+    if (s->compile && !native_compiler(cc, sizeof cc) && !s->quiet) {
+        diag_t note = {0};
+        diag_error(&note, value->span,
+                   "no C compiler found (cc on the PATH, or $CC): simulate "
+                   "and compare run on the tapes");
+        fflush(s->out);
+        diag_print_note(s->err, s->src, &note);
+    }
+    return 0;
+}
+
+int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err)
+{
+    if (!s->compile) {
+        eom_set_native(e, NULL, NULL, NULL, NULL);
+        return 0;
+    }
+    unsigned bit = 1u << eom_method(e);
+    if (s->compile_failed_generation != s->model.generation)
+        s->compile_failed = 0;
+    if (eom_has_native(e) || (s->compile_failed & bit))
+        return 0;
+    int rc = native_attach(e, PACKAGE_VERSION, &s->stop, NULL, err);
+    if (rc >= 0)
+        return 0; /* compiled, or no compiler (the note was at `set`) */
+    if (!nh_stop_due(&s->stop)) { /* an interrupted compile is tried again */
+        s->compile_failed_generation = s->model.generation;
+        s->compile_failed |= bit;
+    }
+    if (err->span.file == SRC_NO_FILE)
+        err->span = where;
+    return -1;
 }
 
 void ctx_describe_state(ctx_t *s, const double *vars, char *buf,

@@ -69,6 +69,14 @@ typedef struct ctx {
     size_t max_steps; /* 0: sim's default */
     char integrator[32];
 
+    /* `set compile = on` (LANGUAGE.md §8.1): the equations of simulate
+     * and compare run compiled (run/native.h).  A method whose compile
+     * failed for the model of compile_failed_generation (bit METHOD of
+     * compile_failed) runs on the tapes without trying again. */
+    bool compile;
+    unsigned long compile_failed_generation;
+    unsigned compile_failed;
+
     bool quiet;
     FILE *out, *err;
     ctx_output_t out_kind; /* what the statement running now prints */
@@ -96,6 +104,16 @@ void ctx_drop_lowering(ctx_t *s);
 /* The same when a failed statement left the graph larger than
  * SESSION_REBUILD_NODES. */
 void ctx_drop_large_lowering(ctx_t *s);
+
+/* `set compile = on | off` with VALUE (a name) at its span; a note when
+ * no compiler is found (not under -q).  0, or -1 with *err set. */
+int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err);
+/* E (prepared for the current model) compiled when compile is on, and on
+ * its tapes when off.  Returns 0 (also when no compiler is found, or the
+ * method's compile failed before: the tapes then run), or -1 with *err
+ * set at WHERE when the compile fails (remembered: the next statement
+ * runs on the tapes). */
+int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err);
 
 /* The method ID names (with "did you mean"); -1 with *err set. */
 int ctx_lookup_method(const ast_ident_t *id, diag_t *err);

@@ -908,6 +908,8 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     const ast_binding_t *b = &st->u.bindings.items[0];
     const char *name = b->name.name;
+    if (strcmp(name, "compile") == 0)
+        return ctx_set_compile(s, b->value, err);
     if (strcmp(name, "integrator") == 0) {
         if (b->value->kind == AST_NAME &&
             sim_integrator_known(b->value->name)) {

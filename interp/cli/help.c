@@ -26,7 +26,7 @@ static const help_entry_t entries[] = {
      "Equations:    equations accel compare check show\n"
      "Motion:       initial simulate reset table plot\n"
      "Teaching:     worksheet\n"
-     "Session:      set load import help quit exit\n"
+     "Session:      set load import export help quit exit\n"
      "Methods:      lagrange multipliers second_kind voronec naive maggi\n"
      "              gibbs_appell\n"
      "Language:     expressions functions vectors prime errors frames\n"
@@ -235,13 +235,30 @@ static const help_entry_t entries[] = {
      "  integrator, max_steps (the most integrator steps one simulate may\n"
      "  take, 1000000 unless set).  Example: set m = 2\n"
      "  When the constraints use the parameter and the state no longer fits\n"
-     "  them, a warning says so: `reset` solves the state again.\n"},
+     "  them, a warning says so: `reset` solves the state again.\n"
+     "set compile = on | off\n"
+     "  on: simulate and compare run the equations as C, compiled with the\n"
+     "  system's compiler ($CC, else cc) and cached by content in\n"
+     "  $XDG_CACHE_HOME/nh (or ~/.cache/nh); same results as the tapes.\n"
+     "  Without a compiler, a note, and the tapes run.  Default off.\n"},
     {"load", "load \"file.nh\"\n  Runs a file; a relative path is taken from the directory of\n  the file that loads it.\n"},
     {"import",
      "import \"name\"\n"
      "  Runs name.nh from the standard library (NH_PATH first, then the\n"
      "  installed library).  A module runs once per session.\n"},
     {"help", "help [TOPIC] [> \"file\"]\n  This help.\n"},
+    {"export",
+     "export c \"FILE.c\"\n"
+     "  Writes the chosen equations' right-hand side as one self-contained\n"
+     "  C99 file that needs only <math.h>: for \"sphere.c\",\n"
+     "    void sphere_rhs(double t, const double *y, const double *p,\n"
+     "                    double *dydt);\n"
+     "  with the state layout (sphere_state_names), the parameters\n"
+     "  (sphere_param_names, sphere_param_defaults: their current values),\n"
+     "  the constraint residuals, the multipliers where the method has\n"
+     "  them, and the dense solve, written into the file.  Same numbers\n"
+     "  as nh, bit for bit when compiled without FP contraction (-std=c99).\n"
+     "  Needs `equations NAME` first.  Example: export c \"sphere.c\"\n"},
     {"quit", "quit\n  Ends the session (also exit, or Ctrl-D in the REPL).\n"},
     {"exit", "exit\n  Ends the session (also quit, or Ctrl-D in the REPL).\n"},
     {"lagrange",
@@ -340,7 +357,7 @@ const char *const help_topics[] = {
     "project", "reset", "print", "accel", "table", "plot", "vs", "show",
     "latex", "check", "compare", "samples", "worksheet", "set", "load",
     "import", "help", "quit", "exit", "frame", "body", "gravity", "torque",
-    "lagrange", "multipliers",
+    "export", "lagrange", "multipliers",
     "second_kind", "voronec", "naive", "maggi", "first_kind", "kane",
     "gibbs_appell", "expressions", "functions", "vectors", "prime", "errors",
     "frames", "notebook", NULL};

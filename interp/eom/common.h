@@ -78,7 +78,9 @@ struct eom {
      * shared product is computed once), and writes its values straight
      * into the variables.  Its pivots are checked at run time; when a
      * matrix is not definite or a value not finite, full_compute (the
-     * numeric path on e->tape, with the errors) takes over. */
+     * numeric path on e->tape, with the errors) takes over.  For the
+     * right-hand side (eom_rhs) only the derivatives of the state need
+     * be finite. */
     tape_t *fast;
     double *fast_out, *fast_work;
     uint32_t *fast_var;  /* the variable each value output goes to */
@@ -86,6 +88,10 @@ struct eom {
     size_t fast_ngroup, fast_group[2]; /* sizes of the factored matrices */
     bool fast_clear_lambda;
     eom_compute_fn full_compute;
+    /* By state entry: the fast value that is its derivative (>= 0), or
+     * -1 - j for the state entry j; NULL when the fast path does not give
+     * every derivative (eom_rhs then runs compute). */
+    int32_t *fast_dydt;
 
     /* A first tape, run before e->tape by the compute functions that
      * use it (eom_run_pre): its NPRE outputs are written into the
@@ -96,6 +102,12 @@ struct eom {
     double *pre_out, *pre_work;
     uint32_t *pre_var;
     size_t npre;
+
+    /* Native code (eom_set_native): called before compute. */
+    eom_native_fn native;
+    eom_native_rhs_fn native_rhs;
+    void *native_handle;
+    void (*native_release)(void *handle);
 
     /* maggi, gibbs_appell */
     const expr_t **Psi;  /* ∂ψ_i/∂z_a                            (n×m) */
