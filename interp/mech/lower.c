@@ -41,7 +41,15 @@ struct lower {
 
     memo_t kinetic, potential, lagrangian;
     const expr_t *Tp; /* the particles' kinetic energy, summed in order */
+    int Tp_state;     /* 0: not summed, 1: summing, 2: done */
+    bool kinetic_read; /* the kinetic energy's name was lowered (T whole) */
     memo_t *particle_pos, *particle_mass;
+
+    /* What the model's own expressions read (lowered in LOWER_MODEL):
+     * a parameter or let read nowhere else is an analysis name, and
+     * declaring it again keeps the samples (LANGUAGE.md §6). */
+    bool *param_read, *let_read;
+    size_t particle_forces; /* forces on particles lowered */
 
     /* Lets lowered once per lowering: a plain let's value per mode, and a
      * let function's value per mode and argument values (nodes are
@@ -61,6 +69,13 @@ struct lower {
 
     const char **known; /* for lower_known_names */
     size_t count_base;  /* graph size when the current lowering began */
+
+    /* Room in the arrays above that grow with the variables: coordinates
+     * (q, qd, qdd, qname), speeds (z, zd, zname), parameters (p, pname,
+     * param_read), lets (let_read, let memos), multipliers (lam, cname),
+     * variables (dvar, second, velocity, not_const). */
+    size_t cap_q, cap_z, cap_p, cap_let, cap_lam, cap_var;
+    bool *not_const; /* variables a LOWER_CONST value may not read */
 };
 
 /* One memoised let-function call. */
@@ -130,6 +145,23 @@ static const char *const builtin_functions[] = {
     "tanh", "exp", "log", "sqrt", "abs", "sign", "min", "max", "dot",
     "cross", "norm", "diff", "lambda", "reaction", NULL};
 
+/* The functions of v2's frames and bodies (LANGUAGE.md §3.4, §4.1): their
+ * names are taken before the functions exist, so no model can hold a
+ * declaration the functions would later shadow. */
+static const char *const reserved_functions[] = {"omega", "on", "velocity",
+                                                  NULL};
+
+bool lower_is_builtin_function(const char *name)
+{
+    for (size_t i = 0; builtin_functions[i]; i++)
+        if (strcmp(name, builtin_functions[i]) == 0)
+            return true;
+    for (size_t i = 0; reserved_functions[i]; i++)
+        if (strcmp(name, reserved_functions[i]) == 0)
+            return true;
+    return expr_op_lookup(name) >= 0;
+}
+
 const char *const *lower_known_names(lower_t *lw)
 {
     const model_t *m = &lw->model;
@@ -168,6 +200,24 @@ const char *lower_suggest(lower_t *lw, const char *name)
     return source_closest(name, lower_known_names(lw));
 }
 
+/* How built-in function NAME is called, for messages (in BUF when it
+ * takes one argument). */
+static const char *builtin_usage(const char *name, char *buf, size_t size)
+{
+    static const char *const usage[][2] = {
+        {"atan2", "atan2(y, x)"},    {"min", "min(a, b)"},
+        {"max", "max(a, b)"},        {"dot", "dot(u, v)"},
+        {"cross", "cross(u, v)"},    {"norm", "norm(v)"},
+        {"diff", "diff(e, x)"},      {"lambda", "lambda(NAME)"},
+        {"reaction", "reaction(x)"}, {"omega", "omega(A)"},
+        {"on", "on(A, v)"},          {"velocity", "velocity(P, B)"}};
+    for (size_t i = 0; i < sizeof usage / sizeof *usage; i++)
+        if (strcmp(usage[i][0], name) == 0)
+            return usage[i][1];
+    snprintf(buf, size, "%s(x)", name);
+    return buf;
+}
+
 static int unknown_name(lower_t *lw, const ctx_t *cx, const char *name,
                         src_span_t span, diag_t *err)
 {
@@ -176,31 +226,36 @@ static int unknown_name(lower_t *lw, const ctx_t *cx, const char *name,
     const char *best = source_closest(name, known);
     if (cx->frame) {
         for (size_t i = 0; i < cx->frame->n; i++) {
-            size_t d = source_edit_distance(name, cx->frame->names[i].name);
-            if (d <= 2 && (!best || d < source_edit_distance(name, best)))
+            size_t d = source_slip_distance(name, cx->frame->names[i].name);
+            if (d != SIZE_MAX &&
+                (!best || d < source_slip_distance(name, best)))
                 best = cx->frame->names[i].name;
         }
     }
+    char usage[64];
+    if (lower_is_builtin_function(name))
+        return diag_error(err, span,
+                          "'%s' is a built-in function: call it with its "
+                          "arguments, like %s",
+                          name, builtin_usage(name, usage, sizeof usage));
     if (best)
         return diag_error(err, span, "unknown name '%s'; did you mean '%s'?",
                           name, best);
-    return diag_error(err, span, "unknown name '%s'", name);
+    return diag_error(err, span,
+                      "unknown name '%s': declare it first, with param, "
+                      "coord, speed, let, particle, kinetic, potential or "
+                      "lagrangian",
+                      name);
 }
 
 static long find_let(const model_t *m, const char *name)
 {
-    for (size_t i = 0; i < m->lets.n; i++)
-        if (strcmp(m->lets.v[i].name, name) == 0)
-            return (long)i;
-    return -1;
+    return model_find(m, MODEL_LET, name);
 }
 
 static long find_particle(const model_t *m, const char *name)
 {
-    for (size_t i = 0; i < m->particles.n; i++)
-        if (strcmp(m->particles.v[i].name, name) == 0)
-            return (long)i;
-    return -1;
+    return model_find(m, MODEL_PARTICLE, name);
 }
 
 /* ---- energies and particles, lowered once on first use ------------- */
@@ -260,6 +315,27 @@ static int particle_position(lower_t *lw, ctx_t *cx, size_t i,
                           "the position of particle %s must be a 2- or "
                           "3-vector, like [x, y]",
                           pt->name);
+    return 0;
+}
+
+/* The kinetic energy by its name: the whole T, the declared `kinetic`
+ * and the particles' energies (LANGUAGE.md §4, §4.1: `print T` and `show
+ * T` read the T the equations use).  The particles' part is summed once
+ * per lowering (lower_energies, lower_extend); a particle that reads T is
+ * a cycle. */
+static int kinetic_whole(lower_t *lw, ctx_t *cx, src_span_t use,
+                         value_t *out, diag_t *err)
+{
+    const model_energy_t *en = &lw->model.kinetic;
+    if (lw->Tp_state == 1)
+        return diag_error(err, use,
+                          "'%s' is defined in terms of itself (the "
+                          "particles' energies are part of it)",
+                          en->name);
+    if (energy_value(lw, cx, MODEL_KINETIC, use, out, err) != 0)
+        return -1;
+    lw->kinetic_read = true;
+    out->c[0] = expr_add(lw->g, lw->Tp, out->c[0]);
     return 0;
 }
 
@@ -398,6 +474,8 @@ static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
         return diag_error(err, e->span,
                           "lets nested too deeply (more than %d levels)",
                           LOWER_MAX_DEPTH);
+    if (cx->mode == LOWER_MODEL)
+        lw->let_read[li] = true;
     uint64_t h = call_hash(li, cx->mode, args, e->nargs);
     const call_memo_t *hit = call_find(lw, li, cx->mode, args, e->nargs, h);
     if (hit) {
@@ -415,6 +493,27 @@ static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
         return -1;
     call_insert(lw, li, cx->mode, args, e->nargs, h, *out);
     return 0;
+}
+
+/* Whether V holds an acceleration, a speed's derivative or a multiplier,
+ * and the first such variable in the canonical order in *VAR. */
+static bool first_second(const lower_t *lw, const value_t *v, uint32_t *var)
+{
+    if (!value_depends_mask(lw, v, lw->second))
+        return false;
+    const nh_system_t *s = &lw->sys;
+    unsigned nc = v->dim ? v->dim : 1;
+    for (size_t i = 0; i < s->n + s->m + s->r; i++) {
+        uint32_t x = i < s->n         ? lw->qdd[i]
+                     : i < s->n + s->m ? lw->zd[i - s->n]
+                                       : lw->lam[i - s->n - s->m];
+        for (unsigned k = 0; k < nc; k++)
+            if (expr_depends(lw->g, v->c[k], x)) {
+                *var = x;
+                return true;
+            }
+    }
+    return false;
 }
 
 /* A variable node with one of the roles diff() accepts, or -1. */
@@ -496,6 +595,18 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
             return arity_error(e, "diff()", 2, err);
         if (lower_args(lw, cx, e, args, err) != 0)
             return -1;
+        /* LANGUAGE.md §3.3: x'' (and z', lambda) is the value the
+         * equations give at the state, not a symbol: ∂x''/∂x is not 0
+         * (for a pendulum it is -g/l cos x), so no answer is right. */
+        uint32_t held;
+        if (first_second(lw, &args[0], &held))
+            return diag_error(err, e->args[0]->span,
+                              "diff() of an expression that holds %s: an "
+                              "acceleration or a multiplier is the value "
+                              "the equations give at the state, not a "
+                              "symbol of its own, so it has no partial "
+                              "derivatives",
+                              expr_var_name(g, held));
         long var = diff_variable(lw, &args[1]);
         if (var < 0)
             return diag_error(err, e->args[1]->span,
@@ -554,12 +665,35 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
     int op = expr_op_lookup(f);
     if (op < 0 || op == EXPR_CONST || op == EXPR_VAR || op == EXPR_ADD ||
         op == EXPR_MUL || op == EXPR_POW) {
-        const char *best = source_closest(f, lower_known_names(lw));
+        size_t idx;
+        model_kind_t k = model_lookup(&lw->model, f, &idx, NULL);
+        if (k == MODEL_BUILTIN)
+            return diag_error(err, e->name_span,
+                              "'%s' is %s, not a function: write it "
+                              "without arguments",
+                              f, strcmp(f, "t") == 0 ? "time" : "the number pi");
+        if (k != MODEL_NONE)
+            return diag_error(err, e->name_span,
+                              "'%s' is %s, not a function: write it "
+                              "without arguments",
+                              f, model_kind_name(k));
+        if (lower_is_builtin_function(f))
+            return diag_error(err, e->name_span,
+                              "%s() is a function of frames and bodies "
+                              "(LANGUAGE.md §4.1), which this version of "
+                              "nh does not have yet",
+                              f);
+        const char *const *known = lower_known_names(lw);
+        const char *best = source_closest(f, known);
         if (best)
             return diag_error(err, e->name_span,
                               "unknown function '%s'; did you mean '%s'?", f,
                               best);
-        return diag_error(err, e->name_span, "unknown function '%s'", f);
+        return diag_error(err, e->name_span,
+                          "unknown function '%s': `help functions` lists "
+                          "the built-in ones, and `let %s(a) = ...` "
+                          "declares one",
+                          f, f);
     }
     size_t want = (size_t)expr_op_arity((expr_op_t)op);
     if (e->nargs != want) {
@@ -600,6 +734,8 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                                              : expr_num(g, M_PI));
         return 0;
     case MODEL_PARAM:
+        if (cx->mode == LOWER_MODEL)
+            lw->param_read[idx] = true;
         *out = scalar(expr_var(g, lw->p[idx]));
         return 0;
     case MODEL_COORD:
@@ -624,6 +760,8 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
             return diag_error(err, e->span,
                               "lets nested too deeply (more than %d levels)",
                               LOWER_MAX_DEPTH);
+        if (cx->mode == LOWER_MODEL)
+            lw->let_read[idx] = true;
         memo_t *memo = &lw->let_memo[cx->mode][idx];
         if (memo->state == 2) {
             *out = memo->v;
@@ -640,6 +778,7 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
         return 0;
     }
     case MODEL_KINETIC:
+        return kinetic_whole(lw, cx, e->span, out, err);
     case MODEL_POTENTIAL:
     case MODEL_LAGRANGIAN:
         return energy_value(lw, cx, kind, e->span, out, err);
@@ -847,24 +986,33 @@ int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
     ctx_t cx = {mode, NULL, 0, {0}, 0};
     if (lower_rec(lw, &cx, e, out, err) != 0)
         return -1;
-    if (mode == LOWER_CONST) {
-        /* Only parameters and numbers: nothing of the state. */
+    if (mode == LOWER_CONST && value_depends_mask(lw, out, lw->not_const)) {
+        /* Only parameters and numbers: nothing of the state.  The
+         * variable named is the first in the canonical order. */
         const nh_system_t *s = &lw->sys;
         unsigned n = out->dim ? out->dim : 1;
-        for (unsigned k = 0; k < n; k++) {
-            bool param_only = true;
-            for (uint32_t v = 0; v < expr_graph_nvars(lw->g) && param_only;
-                 v++) {
-                bool is_param = false;
-                for (size_t i = 0; i < s->np; i++)
-                    is_param |= lw->p[i] == v;
-                if (!is_param && expr_depends(lw->g, out->c[k], v))
-                    return diag_error(err, e->span,
-                                      "this value must be a number or made "
-                                      "of parameters, but it depends on %s",
-                                      expr_var_name(lw->g, v));
-            }
+        uint32_t bad = lw->t;
+        bool found = false;
+        for (size_t i = 0; i < 3 * s->n + 2 * s->m + 1 + s->r && !found;
+             i++) {
+            size_t j = i;
+            uint32_t v = j < 3 * s->n   ? (j % 3 == 0   ? lw->q[j / 3]
+                                           : j % 3 == 1 ? lw->qd[j / 3]
+                                                        : lw->qdd[j / 3])
+                         : (j -= 3 * s->n) < 2 * s->m
+                             ? (j % 2 == 0 ? lw->z[j / 2] : lw->zd[j / 2])
+                         : (j -= 2 * s->m) == 0 ? lw->t
+                                                : lw->lam[j - 1];
+            for (unsigned k = 0; k < n && !found; k++)
+                if (expr_depends(lw->g, out->c[k], v)) {
+                    bad = v;
+                    found = true;
+                }
         }
+        return diag_error(err, e->span,
+                          "this value must be a number or made of "
+                          "parameters, but it depends on %s",
+                          expr_var_name(lw->g, bad));
     }
     return 0;
 }
@@ -886,82 +1034,149 @@ bool lower_needs_lambda(const lower_t *lw, const value_t *v)
 
 /* ---- the model ------------------------------------------------------- */
 
-static uint32_t declare(expr_graph_t *g, const char *base, const char *suffix)
+/* Variables are numbered as they are declared, and placed in the
+ * canonical order (expr_var_set_order) by role: every coordinate's x, x',
+ * x'' in declaration order, then the speeds' z, z', the parameters, t,
+ * the multipliers.  A fresh lowering declares them in that order, so
+ * number and place agree; lower_extend() declares a new parameter,
+ * coordinate, speed or multiplier after all the others, with the place
+ * a fresh lowering would give it, so the nodes are the same either way. */
+enum { ROLE_COORD, ROLE_SPEED, ROLE_PARAM, ROLE_TIME, ROLE_LAMBDA };
+
+/* Variable PRE NAME POST (x'' is "", "x", "''"; lambda(c) is "lambda(",
+ * "c", ")") with ROLE and POS in its role. */
+static uint32_t declare(lower_t *lw, const char *pre, const char *name,
+                        const char *post, int role, size_t pos)
 {
-    size_t n = strlen(base) + strlen(suffix) + 16;
+    size_t n = strlen(pre) + strlen(name) + strlen(post) + 1;
     char buf[n];
-    snprintf(buf, n, "%s%s", base, suffix);
-    return expr_var_declare(g, buf);
+    snprintf(buf, n, "%s%s%s", pre, name, post);
+    uint32_t v = expr_var_declare(lw->g, buf);
+    expr_var_set_order(lw->g, v, (uint64_t)role << 48 | pos);
+    if (v >= lw->cap_var) {
+        size_t cap = 2 * lw->cap_var + 64;
+        lw->dvar = xrealloc(lw->dvar, cap * sizeof *lw->dvar);
+        lw->second = xrealloc(lw->second, cap * sizeof *lw->second);
+        lw->velocity = xrealloc(lw->velocity, cap * sizeof *lw->velocity);
+        lw->not_const = xrealloc(lw->not_const, cap * sizeof *lw->not_const);
+        lw->cap_var = cap;
+    }
+    lw->dvar[v] = NULL;
+    lw->second[v] = lw->velocity[v] = false;
+    lw->not_const[v] = role != ROLE_PARAM;
+    return v;
 }
 
-/* The multiplier of the constraint NAME: lambda(NAME). */
-static uint32_t declare_multiplier(expr_graph_t *g, const char *name)
+/* Room for N entries in each of the arrays of one role, all of capacity
+ * *CAP, given as pointers to the array pointers and their element sizes
+ * (NULL-terminated). */
+static void grow_role(size_t *cap, size_t n, void **arrays[],
+                      const size_t *elt)
 {
-    size_t len = strlen(name) + 16;
-    char buf[len];
-    snprintf(buf, len, "lambda(%s)", name);
-    return expr_var_declare(g, buf);
+    if (n < *cap)
+        return;
+    size_t c = 2 * *cap + 8;
+    while (c <= n)
+        c *= 2;
+    for (size_t k = 0; arrays[k]; k++)
+        *arrays[k] = xrealloc(*arrays[k], c * elt[k]);
+    *cap = c;
+}
+
+/* Coordinate I of lw->model: x, x', x''. */
+static void declare_coord(lower_t *lw, size_t i)
+{
+    void **arr[] = {(void **)&lw->q, (void **)&lw->qd, (void **)&lw->qdd,
+                    (void **)&lw->qname, NULL};
+    const size_t elt[] = {sizeof *lw->q, sizeof *lw->qd, sizeof *lw->qdd,
+                          sizeof *lw->qname};
+    grow_role(&lw->cap_q, i + 1, arr, elt);
+    expr_graph_t *g = lw->g;
+    const char *nm = lw->model.coords.v[i].name;
+    lw->qname[i] = nm;
+    lw->q[i] = declare(lw, "", nm, "", ROLE_COORD, 3 * i);
+    lw->qd[i] = declare(lw, "", nm, "'", ROLE_COORD, 3 * i + 1);
+    lw->qdd[i] = declare(lw, "", nm, "''", ROLE_COORD, 3 * i + 2);
+    lw->dvar[lw->q[i]] = expr_var(g, lw->qd[i]);
+    lw->dvar[lw->qd[i]] = expr_var(g, lw->qdd[i]);
+    lw->second[lw->qdd[i]] = true;
+    lw->velocity[lw->qd[i]] = true;
+}
+
+/* Speed I: z, z'. */
+static void declare_speed(lower_t *lw, size_t i)
+{
+    void **arr[] = {(void **)&lw->z, (void **)&lw->zd, (void **)&lw->zname,
+                    NULL};
+    const size_t elt[] = {sizeof *lw->z, sizeof *lw->zd, sizeof *lw->zname};
+    grow_role(&lw->cap_z, i + 1, arr, elt);
+    const char *nm = lw->model.speeds.v[i].name;
+    lw->zname[i] = nm;
+    lw->z[i] = declare(lw, "", nm, "", ROLE_SPEED, 2 * i);
+    lw->zd[i] = declare(lw, "", nm, "'", ROLE_SPEED, 2 * i + 1);
+    lw->dvar[lw->z[i]] = expr_var(lw->g, lw->zd[i]);
+    lw->second[lw->zd[i]] = true;
+    lw->velocity[lw->z[i]] = true;
+}
+
+/* Parameter I (its derivative is 0: dvar stays NULL). */
+static void declare_param(lower_t *lw, size_t i)
+{
+    void **arr[] = {(void **)&lw->p, (void **)&lw->pname,
+                    (void **)&lw->param_read, NULL};
+    const size_t elt[] = {sizeof *lw->p, sizeof *lw->pname,
+                          sizeof *lw->param_read};
+    grow_role(&lw->cap_p, i + 1, arr, elt);
+    const char *nm = lw->model.params.v[i].name;
+    lw->pname[i] = nm;
+    lw->p[i] = declare(lw, "", nm, "", ROLE_PARAM, i);
+    lw->param_read[i] = false;
+}
+
+/* The multiplier of constraint A: lambda(NAME). */
+static void declare_multiplier(lower_t *lw, size_t a)
+{
+    void **arr[] = {(void **)&lw->lam, (void **)&lw->cname, NULL};
+    const size_t elt[] = {sizeof *lw->lam, sizeof *lw->cname};
+    grow_role(&lw->cap_lam, a + 1, arr, elt);
+    const char *nm = lw->model.constraints.v[a].name;
+    lw->cname[a] = nm;
+    lw->lam[a] = declare(lw, "lambda(", nm, ")", ROLE_LAMBDA, a);
+    lw->second[lw->lam[a]] = true;
+}
+
+/* Room for the memos and marks of N lets; the new ones cleared. */
+static void grow_lets(lower_t *lw, size_t old, size_t n)
+{
+    if (n + 1 > lw->cap_let) {
+        size_t c = 2 * lw->cap_let + 8;
+        while (c < n + 1)
+            c *= 2;
+        for (int k = 0; k < 3; k++)
+            lw->let_memo[k] = xrealloc(lw->let_memo[k],
+                                       c * sizeof *lw->let_memo[k]);
+        lw->let_read = xrealloc(lw->let_read, c * sizeof *lw->let_read);
+        lw->cap_let = c;
+    }
+    for (int k = 0; k < 3; k++)
+        memset(lw->let_memo[k] + old, 0,
+               (n + 1 - old) * sizeof *lw->let_memo[k]);
+    memset(lw->let_read + old, 0, (n + 1 - old) * sizeof *lw->let_read);
 }
 
 static void declare_variables(lower_t *lw)
 {
     const model_t *m = &lw->model;
-    expr_graph_t *g = lw->g;
-    size_t n = m->coords.n, ns = m->speeds.n, np = m->params.n,
-           r = m->constraints.n;
-    lw->q = xcalloc(n + 1, sizeof *lw->q);
-    lw->qd = xcalloc(n + 1, sizeof *lw->qd);
-    lw->qdd = xcalloc(n + 1, sizeof *lw->qdd);
-    lw->z = xcalloc(ns + 1, sizeof *lw->z);
-    lw->zd = xcalloc(ns + 1, sizeof *lw->zd);
-    lw->p = xcalloc(np + 1, sizeof *lw->p);
-    lw->lam = xcalloc(r + 1, sizeof *lw->lam);
-    lw->qname = xcalloc(n + 1, sizeof *lw->qname);
-    lw->zname = xcalloc(ns + 1, sizeof *lw->zname);
-    lw->pname = xcalloc(np + 1, sizeof *lw->pname);
-    lw->cname = xcalloc(r + 1, sizeof *lw->cname);
-    for (size_t i = 0; i < n; i++) {
-        const char *nm = m->coords.v[i].name;
-        lw->qname[i] = nm;
-        lw->q[i] = declare(g, nm, "");
-        lw->qd[i] = declare(g, nm, "'");
-        lw->qdd[i] = declare(g, nm, "''");
-    }
-    for (size_t i = 0; i < ns; i++) {
-        const char *nm = m->speeds.v[i].name;
-        lw->zname[i] = nm;
-        lw->z[i] = declare(g, nm, "");
-        lw->zd[i] = declare(g, nm, "'");
-    }
-    for (size_t i = 0; i < np; i++) {
-        lw->pname[i] = m->params.v[i].name;
-        lw->p[i] = declare(g, m->params.v[i].name, "");
-    }
-    lw->t = expr_var_declare(g, "t");
-    for (size_t i = 0; i < r; i++) {
-        const char *nm = m->constraints.v[i].name;
-        lw->cname[i] = nm;
-        lw->lam[i] = declare_multiplier(g, nm);
-    }
-
-    uint32_t nv = expr_graph_nvars(g);
-    lw->dvar = xcalloc(nv, sizeof *lw->dvar);
-    lw->second = xcalloc(nv, sizeof *lw->second);
-    lw->velocity = xcalloc(nv, sizeof *lw->velocity);
-    for (size_t i = 0; i < n; i++) {
-        lw->dvar[lw->q[i]] = expr_var(g, lw->qd[i]);
-        lw->dvar[lw->qd[i]] = expr_var(g, lw->qdd[i]);
-        lw->second[lw->qdd[i]] = true;
-        lw->velocity[lw->qd[i]] = true;
-    }
-    for (size_t i = 0; i < ns; i++) {
-        lw->dvar[lw->z[i]] = expr_var(g, lw->zd[i]);
-        lw->second[lw->zd[i]] = true;
-        lw->velocity[lw->z[i]] = true;
-    }
-    lw->dvar[lw->t] = expr_num(g, 1);
-    for (size_t i = 0; i < r; i++)
-        lw->second[lw->lam[i]] = true;
+    for (size_t i = 0; i < m->coords.n; i++)
+        declare_coord(lw, i);
+    for (size_t i = 0; i < m->speeds.n; i++)
+        declare_speed(lw, i);
+    for (size_t i = 0; i < m->params.n; i++)
+        declare_param(lw, i);
+    lw->t = declare(lw, "", "t", "", ROLE_TIME, 0);
+    lw->dvar[lw->t] = expr_num(lw->g, 1);
+    for (size_t a = 0; a < m->constraints.n; a++)
+        declare_multiplier(lw, a);
 }
 
 static int lower_scalar_model(lower_t *lw, const ast_expr_t *e,
@@ -1046,12 +1261,14 @@ static int lower_energies(lower_t *lw, diag_t *err)
     ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
     value_t v;
     lw->Tp = expr_num(g, 0);
+    lw->Tp_state = 1;
     for (size_t i = 0; i < m->particles.n; i++) {
         const expr_t *term;
         if (lower_particle(lw, i, &lw->particles[i], &term, err) != 0)
             return -1;
         lw->Tp = expr_add(g, lw->Tp, term);
     }
+    lw->Tp_state = 2;
     if (m->kinetic.name &&
         energy_value(lw, &cx, MODEL_KINETIC, m->kinetic.span, &v, err))
         return -1;
@@ -1090,6 +1307,7 @@ static int lower_force(lower_t *lw, size_t f, const expr_t **Q,
                           "a force acts on a coordinate or a particle, "
                           "and '%s' is neither",
                           fo->target);
+    lw->particle_forces++;
     nh_particle_t *sp = &particles[pi];
     if (v.dim != sp->dim)
         return diag_error(err, fo->value->span,
@@ -1196,6 +1414,27 @@ static int lower_let(lower_t *lw, size_t i, diag_t *err)
     return lower_expr(lw, st->u.let.body, LOWER_QUERY, &v, err);
 }
 
+/* The system's view of the variables: coordinates, speeds, parameters,
+ * t (the arrays move as they grow). */
+static void publish_vars(lower_t *lw)
+{
+    const model_t *m = &lw->model;
+    nh_system_t *s = &lw->sys;
+    s->n = m->coords.n;
+    s->qname = lw->qname;
+    s->q = lw->q;
+    s->qd = lw->qd;
+    s->qdd = lw->qdd;
+    s->m = m->speeds.n;
+    s->zname = lw->zname;
+    s->z = lw->z;
+    s->zd = lw->zd;
+    s->np = m->params.n;
+    s->pname = lw->pname;
+    s->p = lw->p;
+    s->t = lw->t;
+}
+
 /* The system's view of what a declaration can grow or replace: forces,
  * constraints and their multipliers, particles, kinematic equations. */
 static void publish_rows(lower_t *lw, size_t r, size_t np)
@@ -1229,8 +1468,7 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     lw->particles = xcalloc(np + 1, sizeof *lw->particles);
     lw->particle_pos = xcalloc(np + 1, sizeof *lw->particle_pos);
     lw->particle_mass = xcalloc(np + 1, sizeof *lw->particle_mass);
-    for (int k = 0; k < 3; k++)
-        lw->let_memo[k] = xcalloc(m->lets.n + 1, sizeof *lw->let_memo[k]);
+    grow_lets(lw, 0, m->lets.n);
     if (m->kinematics.n) {
         lw->psi = xcalloc(n + 1, sizeof *lw->psi);
         lw->psi_span = xcalloc(n + 1, sizeof *lw->psi_span);
@@ -1238,21 +1476,8 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     for (size_t i = 0; i < n; i++)
         lw->Q[i] = expr_num(lw->g, 0);
 
-    nh_system_t *s = &lw->sys;
-    s->g = lw->g;
-    s->n = n;
-    s->qname = lw->qname;
-    s->q = lw->q;
-    s->qd = lw->qd;
-    s->qdd = lw->qdd;
-    s->m = m->speeds.n;
-    s->zname = lw->zname;
-    s->z = lw->z;
-    s->zd = lw->zd;
-    s->np = m->params.n;
-    s->pname = lw->pname;
-    s->p = lw->p;
-    s->t = lw->t;
+    lw->sys.g = lw->g;
+    publish_vars(lw);
     publish_rows(lw, r, np);
 
     /* Lets last: a let may use reaction(), which needs the constraints. */
@@ -1278,21 +1503,27 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
  * validates each by lowering the model it would make (a failing statement
  * changes nothing).  Lowering the whole model again for every statement
  * costs O(statements × model): cubic in N for the N-trailer, whose model
- * is N² nodes.  Most statements only add a declaration, and an added
- * declaration cannot change the meaning of the earlier ones (they name
- * nothing it declares: they were checked when they were made), so
- * lowering only the new declarations against the existing graph gives the
- * same system as lowering everything afresh: the same variables with the
- * same numbers (a new constraint's multiplier is the last variable in
- * either case), and the same nodes (they are hash-consed and canonical;
- * T, Q, ... are summed in the same order).
+ * is N² nodes, and quadratic for 10⁵ parameters.  Most statements only
+ * add a declaration, and an added declaration cannot change the meaning
+ * of the earlier ones (they name nothing it declares: they were checked
+ * when they were made), so lowering only the new declarations against the
+ * existing graph gives the same system as lowering everything afresh: the
+ * same variables in the same canonical order (a new variable is declared
+ * last, with the place a fresh lowering gives it: declare()), and the
+ * same nodes (they are hash-consed and canonical; T, Q, ... are summed in
+ * the same order).  Only the variables' numbers may differ from a fresh
+ * lowering's; everything that reads a value vector finds its variables
+ * through the system's arrays or by name.
  *
- * What extends: new lets, particles, forces, constraints and kinematic
- * equations.  What does not (lower_model() instead): a new parameter,
- * coordinate or speed (its variables would come before the multipliers,
- * renumbering them), an energy, anything replaced, a let that takes the
- * name of a built-in function (earlier calls would change meaning), and
- * new constraints together with new lets (a let may read them).
+ * What extends: new parameters, coordinates and speeds (variables; they
+ * lower nothing, so they cannot fail), and new lets, particles, forces,
+ * constraints and kinematic equations.  What does not (lower_model()
+ * instead): an energy, anything replaced, variables together with other
+ * declarations, new constraints together with new lets (a let may read
+ * them through reaction()), a new particle once the kinetic energy has
+ * been read by name (its value, the whole T, changes), and a new
+ * coordinate when forces act on particles (each of them adds a term to
+ * every Q_i).
  *
  * A failure leaves the lowering as it was: the new declarations are
  * lowered into copies of the arrays the system points into, which are
@@ -1302,22 +1533,12 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
  */
 
 /* Whether M is the model of LW with declarations appended that
- * lower_extend() handles (AST nodes identify a declaration). */
-static bool extends_model(const model_t *old, const model_t *m)
+ * lower_extend() handles (AST nodes identify a declaration).  Arrays
+ * that share a buffer agree on their common prefix (model.h): then
+ * nothing needs comparing, and a statement costs O(1), not O(model). */
+static bool extends_model(const lower_t *lw, const model_t *m)
 {
-    if (m->params.n != old->params.n || m->coords.n != old->coords.n ||
-        m->speeds.n != old->speeds.n)
-        return false;
-    /* Parameter values may differ: values are not lowered. */
-    for (size_t i = 0; i < m->params.n; i++)
-        if (m->params.v[i].name != old->params.v[i].name)
-            return false;
-    for (size_t i = 0; i < m->coords.n; i++)
-        if (m->coords.v[i].name != old->coords.v[i].name)
-            return false;
-    for (size_t i = 0; i < m->speeds.n; i++)
-        if (m->speeds.v[i].name != old->speeds.v[i].name)
-            return false;
+    const model_t *old = &lw->model;
     const model_energy_t *eo[3] = {&old->kinetic, &old->potential,
                                    &old->lagrangian};
     const model_energy_t *em[3] = {&m->kinetic, &m->potential,
@@ -1329,6 +1550,8 @@ static bool extends_model(const model_t *old, const model_t *m)
     do {                                                                \
         if (m->arr.n < old->arr.n)                                      \
             return false;                                               \
+        if (MODEL_SHARED_PREFIX(old->arr, m->arr))                      \
+            break;                                                      \
         for (size_t i = 0; i < old->arr.n; i++) {                       \
             const __typeof__(*m->arr.v) *a = &old->arr.v[i],            \
                                         *b = &m->arr.v[i];              \
@@ -1336,6 +1559,10 @@ static bool extends_model(const model_t *old, const model_t *m)
                 return false;                                           \
         }                                                               \
     } while (0)
+    /* Parameter values may differ: values are not lowered. */
+    SAME_PREFIX(params, a->name == b->name);
+    SAME_PREFIX(coords, a->name == b->name);
+    SAME_PREFIX(speeds, a->name == b->name);
     SAME_PREFIX(lets, a->name == b->name && a->stmt == b->stmt);
     SAME_PREFIX(particles, a->name == b->name && a->mass == b->mass &&
                                a->position == b->position);
@@ -1344,16 +1571,22 @@ static bool extends_model(const model_t *old, const model_t *m)
                                  a->rhs == b->rhs);
     SAME_PREFIX(kinematics, a->coord == b->coord && a->rhs == b->rhs);
 #undef SAME_PREFIX
-    if (m->lets.n > old->lets.n && m->constraints.n > old->constraints.n)
+    bool vars = m->params.n > old->params.n || m->coords.n > old->coords.n ||
+                m->speeds.n > old->speeds.n;
+    bool lets = m->lets.n > old->lets.n,
+         constraints = m->constraints.n > old->constraints.n,
+         particles = m->particles.n > old->particles.n;
+    bool decls = lets || constraints || particles ||
+                 m->forces.n > old->forces.n ||
+                 m->kinematics.n > old->kinematics.n;
+    if (vars && decls)
         return false;
-    for (size_t i = old->lets.n; i < m->lets.n; i++) {
-        const char *nm = m->lets.v[i].name;
-        if (expr_op_lookup(nm) >= 0)
-            return false;
-        for (size_t k = 0; builtin_functions[k]; k++)
-            if (strcmp(nm, builtin_functions[k]) == 0)
-                return false;
-    }
+    if (lets && constraints)
+        return false;
+    if (particles && lw->kinetic_read)
+        return false;
+    if (m->coords.n > old->coords.n && lw->particle_forces)
+        return false;
     return true;
 }
 
@@ -1397,12 +1630,58 @@ static void grow_memos(memo_t **a, size_t old, size_t n)
     memset(*a + old, 0, (n + 1 - old) * sizeof **a);
 }
 
+/* Takes M as LW's model (its new declarations are looked up by name). */
+static void adopt_model(lower_t *lw, const model_t *m)
+{
+    model_t old = lw->model;
+    model_clone(&lw->model, m);
+    model_free(&old);
+}
+
+/* The new variables of M: they lower nothing, so this cannot fail. */
+static void extend_variables(lower_t *lw, const model_t *m)
+{
+    const model_t *o = &lw->model;
+    size_t n0 = o->coords.n, ns0 = o->speeds.n, np0 = o->params.n;
+    size_t n = m->coords.n;
+    adopt_model(lw, m);
+    for (size_t i = n0; i < n; i++)
+        declare_coord(lw, i);
+    for (size_t i = ns0; i < m->speeds.n; i++)
+        declare_speed(lw, i);
+    for (size_t i = np0; i < m->params.n; i++)
+        declare_param(lw, i);
+    if (n > n0) {
+        /* Q_i of a new coordinate is 0: no force names it yet, and none
+         * acts on a particle (extends_model). */
+        lw->Q = xrealloc(lw->Q, (n + 1) * sizeof *lw->Q);
+        for (size_t i = n0; i < n; i++)
+            lw->Q[i] = expr_num(lw->g, 0);
+        if (lw->psi) {
+            lw->psi = xrealloc(lw->psi, (n + 1) * sizeof *lw->psi);
+            lw->psi_span =
+                xrealloc(lw->psi_span, (n + 1) * sizeof *lw->psi_span);
+            for (size_t i = n0; i < n; i++) {
+                lw->psi[i] = NULL;
+                lw->psi_span[i] = SRC_SPAN_NONE;
+            }
+        }
+    }
+    publish_vars(lw);
+    publish_rows(lw, m->constraints.n, m->particles.n);
+}
+
 int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
 {
-    if (!extends_model(&lw->model, m))
+    if (!extends_model(lw, m))
         return 1;
-    expr_graph_t *g = lw->g;
     const model_t *o = &lw->model;
+    if (m->params.n > o->params.n || m->coords.n > o->coords.n ||
+        m->speeds.n > o->speeds.n) {
+        extend_variables(lw, m);
+        return 0;
+    }
+    expr_graph_t *g = lw->g;
     size_t n = m->coords.n;
     size_t np0 = o->particles.n, nf0 = o->forces.n, r0 = o->constraints.n,
            nk0 = o->kinematics.n, nl0 = o->lets.n;
@@ -1412,34 +1691,44 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     /* The memos are the lowering's own: growing them is invisible. */
     grow_memos(&lw->particle_pos, np0, np);
     grow_memos(&lw->particle_mass, np0, np);
-    for (int k = 0; k < 3; k++)
-        grow_memos(&lw->let_memo[k], nl0, nl);
+    grow_lets(lw, nl0, nl);
 
     /* The new declarations are looked up by name: lower against M. */
     model_t old = lw->model;
     model_clone(&lw->model, m);
 
-    nh_particle_t *parts = dup_items(lw->particles, np0, np + 1,
-                                     sizeof *parts);
-    const expr_t **Q = dup_items(lw->Q, n, n + 1, sizeof *Q);
-    const expr_t **C = dup_items(lw->C, r0, r + 1, sizeof *C);
-    const expr_t **Cv = dup_items(lw->Cv, r0, r + 1, sizeof *Cv);
-    src_span_t *cspan = dup_items(lw->cspan, r0, r + 1, sizeof *cspan);
-    const expr_t **psi = NULL;
-    src_span_t *psi_span = NULL;
-    if (nk) {
+    /* Copies of only the arrays that grow: a statement that adds a let
+     * copies nothing (a copy per statement would be O(model)). */
+    bool grow_p = np > np0, grow_q = nf > nf0 || np > np0,
+         grow_c = r > r0, grow_k = nk > nk0;
+    nh_particle_t *parts =
+        grow_p || nf > nf0
+            ? dup_items(lw->particles, np0, np + 1, sizeof *parts)
+            : lw->particles;
+    const expr_t **Q = grow_q ? dup_items(lw->Q, n, n + 1, sizeof *Q) : lw->Q;
+    const expr_t **C = grow_c ? dup_items(lw->C, r0, r + 1, sizeof *C) : lw->C;
+    const expr_t **Cv =
+        grow_c ? dup_items(lw->Cv, r0, r + 1, sizeof *Cv) : lw->Cv;
+    src_span_t *cspan =
+        grow_c ? dup_items(lw->cspan, r0, r + 1, sizeof *cspan) : lw->cspan;
+    const expr_t **psi = lw->psi;
+    src_span_t *psi_span = lw->psi_span;
+    if (grow_k) {
         psi = dup_items(lw->psi, lw->psi ? n : 0, n + 1, sizeof *psi);
         psi_span = dup_items(lw->psi_span, lw->psi ? n : 0, n + 1,
                              sizeof *psi_span);
     }
     const expr_t *Tp = lw->Tp;
+    size_t particle_forces = lw->particle_forces;
     int rc = 0;
+    lw->Tp_state = 1;
     for (size_t i = np0; i < np && !rc; i++) {
         const expr_t *term;
         rc = lower_particle(lw, i, &parts[i], &term, err);
         if (!rc)
             Tp = expr_add(g, Tp, term);
     }
+    lw->Tp_state = 2;
     for (size_t f = nf0; f < nf && !rc; f++)
         rc = lower_force(lw, f, Q, parts, err);
     for (size_t a = r0; a < r && !rc; a++)
@@ -1449,18 +1738,18 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     for (size_t i = nl0; i < nl && !rc; i++)
         rc = lower_let(lw, i, err);
 
+#define DROP(mine, field) ((mine) != lw->field ? free((void *)(mine)) : (void)0)
     if (rc) {
-        free(parts);
-        free(Q);
-        free(C);
-        free(Cv);
-        free(cspan);
-        free(psi);
-        free(psi_span);
+        DROP(parts, particles);
+        DROP(Q, Q);
+        DROP(C, C);
+        DROP(Cv, Cv);
+        DROP(cspan, cspan);
+        DROP(psi, psi);
+        DROP(psi_span, psi_span);
+        lw->particle_forces = particle_forces;
         grow_memos(&lw->particle_pos, np0, np0);
         grow_memos(&lw->particle_mass, np0, np0);
-        for (int k = 0; k < 3; k++)
-            grow_memos(&lw->let_memo[k], nl0, nl0);
         forget_calls(lw, nl0, -1);
         model_free(&lw->model);
         lw->model = old;
@@ -1468,39 +1757,29 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     }
     model_free(&old);
 
-#define INSTALL(field, v) (free((void *)lw->field), lw->field = (v))
+#define INSTALL(field, v)                                               \
+    do {                                                                \
+        if ((v) != lw->field) {                                         \
+            free((void *)lw->field);                                    \
+            lw->field = (v);                                            \
+        }                                                               \
+    } while (0)
     INSTALL(particles, parts);
     INSTALL(Q, Q);
     INSTALL(C, C);
     INSTALL(Cv, Cv);
     INSTALL(cspan, cspan);
-    if (nk) {
-        INSTALL(psi, psi);
-        INSTALL(psi_span, psi_span);
-    }
+    INSTALL(psi, psi);
+    INSTALL(psi_span, psi_span);
 #undef INSTALL
+#undef DROP
     lw->Tp = Tp;
 
     if (r > r0) {
-        /* The multipliers of the new constraints: the last variables, as
-         * declare_variables() numbers them. */
-        lw->lam = xrealloc(lw->lam, (r + 1) * sizeof *lw->lam);
-        lw->cname = xrealloc(lw->cname, (r + 1) * sizeof *lw->cname);
-        uint32_t nv0 = expr_graph_nvars(g);
-        for (size_t a = r0; a < r; a++) {
-            const char *nm = m->constraints.v[a].name;
-            lw->cname[a] = nm;
-            lw->lam[a] = declare_multiplier(g, nm);
-        }
-        uint32_t nv = expr_graph_nvars(g);
-        lw->dvar = xrealloc(lw->dvar, nv * sizeof *lw->dvar);
-        lw->second = xrealloc(lw->second, nv * sizeof *lw->second);
-        lw->velocity = xrealloc(lw->velocity, nv * sizeof *lw->velocity);
-        for (uint32_t v = nv0; v < nv; v++) {
-            lw->dvar[v] = NULL;
-            lw->second[v] = true;
-            lw->velocity[v] = false;
-        }
+        /* The multipliers of the new constraints: the last variables, in
+         * the place declare_variables() gives them. */
+        for (size_t a = r0; a < r; a++)
+            declare_multiplier(lw, a);
         /* reaction() sums over the constraints: lets lowered as queries
          * are lowered again when used. */
         for (size_t i = 0; i < nl; i++)
@@ -1542,6 +1821,9 @@ void lower_free(lower_t *lw)
     free(lw->particles);
     free(lw->particle_pos);
     free(lw->particle_mass);
+    free(lw->param_read);
+    free(lw->let_read);
+    free(lw->not_const);
     free(lw->known);
     for (int k = 0; k < 3; k++)
         free(lw->let_memo[k]);
@@ -1550,6 +1832,15 @@ void lower_free(lower_t *lw)
     free(lw->calls);
     free(lw->call_table);
     free(lw);
+}
+
+bool lower_model_reads(const lower_t *lw, model_kind_t kind, size_t idx)
+{
+    if (kind == MODEL_PARAM)
+        return idx >= lw->model.params.n || lw->param_read[idx];
+    if (kind == MODEL_LET)
+        return idx >= lw->model.lets.n || lw->let_read[idx];
+    return true;
 }
 
 const nh_system_t *lower_system(const lower_t *lw) { return &lw->sys; }

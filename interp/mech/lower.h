@@ -78,6 +78,18 @@ void lower_fill_vars(const lower_t *lw, const model_t *m, double *vars);
 /* The reverse: copies q, q', z, t from VARS into M's state. */
 void lower_store_state(const lower_t *lw, const double *vars, model_t *m);
 
+/* Whether parameter or let IDX (KIND MODEL_PARAM or MODEL_LET) is read
+ * by the model's own expressions — energies, particles, forces,
+ * constraints, kinematic equations, directly or through lets — rather
+ * than only by queries and other lets (LANGUAGE.md §6: declaring an
+ * analysis name keeps the samples).  Other kinds are the model: true. */
+bool lower_model_reads(const lower_t *lw, model_kind_t kind, size_t idx);
+
+/* Whether NAME is the name of a built-in function (sin … max, dot,
+ * cross, norm, diff, lambda, reaction, and v2's omega, on, velocity):
+ * such a name cannot be declared (LANGUAGE.md §3.4). */
+bool lower_is_builtin_function(const char *name);
+
 /* The names a user may write in expressions (for suggestions and
  * completion): NULL-terminated array, borrowed until the next call. */
 const char *const *lower_known_names(lower_t *lw);
