@@ -129,6 +129,15 @@ static int commit_model(ctx_t *s, const ast_stmt_t *st, model_t *cand,
     return commit(s, st, cand, true, false, err);
 }
 
+/* The candidate model of a declaration: a clone of the session's that
+ * shares its state (O(1), where a copy of the state would make n
+ * coordinate statements cost n^2).  Nothing writes the state until the
+ * candidate is committed or freed (model_clone_sharing_state). */
+static void begin(const ctx_t *s, model_t *cand)
+{
+    model_clone_sharing_state(cand, &s->model);
+}
+
 /* ---- declarations ---------------------------------------------------- */
 
 /* A number as written (12, -0.5, +3): its value without lowering. */
@@ -178,7 +187,7 @@ static lower_t *lowered_candidate(ctx_t *s, const model_t *cand,
 int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     bool added = false, keep = true, current = false;
     lower_t *lw = NULL;
     for (size_t i = 0; i < st->u.bindings.n; i++) {
@@ -231,7 +240,7 @@ int decl_names(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     bool coord = st->kind == STMT_COORD;
     model_kind_t kind = coord ? MODEL_COORD : MODEL_SPEED;
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     for (size_t i = 0; i < st->u.names.n; i++) {
         const ast_ident_t *id = &st->u.names.items[i];
         if (check_free_name(s, &cand, id, kind, err)) {
@@ -270,7 +279,7 @@ int decl_let(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     /* A let is an analysis name unless the model reads it: declaring
      * one keeps the samples (LANGUAGE.md §6). */
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     size_t idx;
     bool keep = true;
     model_let_t l = {id->name, id->span, st};
@@ -290,7 +299,7 @@ int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                                                      : MODEL_LAGRANGIAN;
     const ast_ident_t *id = &st->u.energy.name;
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_energy_t *slot = kind == MODEL_KINETIC     ? &cand.kinetic
                            : kind == MODEL_POTENTIAL ? &cand.potential
                                                      : &cand.lagrangian;
@@ -345,7 +354,7 @@ int decl_particle(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           place);
     }
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_particle_t p = {id->name, id->span, st->u.particle.mass,
                           st->u.particle.position};
     size_t idx;
@@ -383,7 +392,7 @@ int decl_force(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           id->name, model_kind_name(k));
     }
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_force_t f = {id->name, id->span, st->u.force.value};
     model_push_force(&cand, f);
     return commit_model(s, st, &cand, err);
@@ -392,7 +401,7 @@ int decl_force(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     const ast_ident_t *id = &st->u.constraint.name;
     model_constraint_t c = {NULL, false, st->span, st->u.constraint.lhs,
                             st->u.constraint.rhs};
@@ -438,7 +447,7 @@ int decl_kinematic(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           "the left side of a kinematic equation is the "
                           "velocity of a coordinate, like x'");
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_kinematic_t k = {lhs->a->name, st->span, st->u.constraint.rhs};
     size_t i;
     for (i = 0; i < cand.kinematics.n; i++)

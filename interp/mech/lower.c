@@ -1455,7 +1455,7 @@ static void publish_rows(lower_t *lw, size_t r, size_t np)
 lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
 {
     lower_t *lw = xcalloc(1, sizeof *lw);
-    model_clone(&lw->model, m);
+    model_clone_declarations(&lw->model, m);
     lw->src = src;
     lw->g = expr_graph_new();
     declare_variables(lw);
@@ -1634,7 +1634,7 @@ static void grow_memos(memo_t **a, size_t old, size_t n)
 static void adopt_model(lower_t *lw, const model_t *m)
 {
     model_t old = lw->model;
-    model_clone(&lw->model, m);
+    model_clone_declarations(&lw->model, m);
     model_free(&old);
 }
 
@@ -1695,7 +1695,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
 
     /* The new declarations are looked up by name: lower against M. */
     model_t old = lw->model;
-    model_clone(&lw->model, m);
+    model_clone_declarations(&lw->model, m);
 
     /* Copies of only the arrays that grow: a statement that adds a let
      * copies nothing (a copy per statement would be O(model)). */

@@ -280,7 +280,9 @@ void model_free(model_t *m)
     model_init(m);
 }
 
-void model_clone(model_t *dst, const model_t *src)
+/* The declarations of SRC shared; the state arrays as STATE says:
+ * 0 empty, 1 copied, 2 shared. */
+static void clone(model_t *dst, const model_t *src, int state)
 {
     *dst = *src;
     SHARE_ARRAY(dst->params, src->params);
@@ -291,14 +293,36 @@ void model_clone(model_t *dst, const model_t *src)
     SHARE_ARRAY(dst->forces, src->forces);
     SHARE_ARRAY(dst->constraints, src->constraints);
     SHARE_ARRAY(dst->kinematics, src->kinematics);
-    COPY_ARRAY(dst->q, src->q);
-    COPY_ARRAY(dst->qd, src->qd);
-    COPY_ARRAY(dst->z, src->z);
-    COPY_ARRAY(dst->q0, src->q0);
-    COPY_ARRAY(dst->qd0, src->qd0);
-    COPY_ARRAY(dst->z0, src->z0);
+#define STATE_ARRAY(a)                                                  \
+    do {                                                                \
+        if (state == 2)                                                 \
+            SHARE_ARRAY(dst->a, src->a);                                \
+        else if (state == 1)                                            \
+            COPY_ARRAY(dst->a, src->a);                                 \
+        else                                                            \
+            memset(&dst->a, 0, sizeof dst->a);                          \
+    } while (0)
+    STATE_ARRAY(q);
+    STATE_ARRAY(qd);
+    STATE_ARRAY(z);
+    STATE_ARRAY(q0);
+    STATE_ARRAY(qd0);
+    STATE_ARRAY(z0);
+#undef STATE_ARRAY
     if (src->index)
         src->index->refs++;
+}
+
+void model_clone(model_t *dst, const model_t *src) { clone(dst, src, 1); }
+
+void model_clone_declarations(model_t *dst, const model_t *src)
+{
+    clone(dst, src, 0);
+}
+
+void model_clone_sharing_state(model_t *dst, const model_t *src)
+{
+    clone(dst, src, 2);
 }
 
 /* ---- changes -------------------------------------------------------------- */

@@ -155,6 +155,15 @@ void model_free(model_t *m);
 /* A copy of SRC that changes independently of it: O(1) in the
  * declarations (shared copy on write), O(coordinates) in the state. */
 void model_clone(model_t *dst, const model_t *src);
+/* The same in O(1), for a statement that declares (the session's
+ * candidate model): the state arrays are shared too.  Their elements are
+ * written in place (lower_store_state, initial, reset), so DST must be
+ * freed, or take SRC's place with SRC freed, before anything writes the
+ * state of either; an append (a new coordinate) is safe. */
+void model_clone_sharing_state(model_t *dst, const model_t *src);
+/* SRC's declarations alone, the state arrays empty: what a lowering
+ * keeps (it reads no state of its own). */
+void model_clone_declarations(model_t *dst, const model_t *src);
 
 /* What NAME is, and its index within its kind (or 0).  O(1). */
 model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,
