@@ -65,6 +65,7 @@ struct lower {
     const char **qname, **zname, **pname, **cname;
     const expr_t **Q, **C, **Cv, **psi;
     src_span_t *cspan, *psi_span;
+    long *cleft;
     nh_particle_t *particles;
 
     const char **known; /* for lower_known_names */
@@ -1326,10 +1327,10 @@ static int lower_force(lower_t *lw, size_t f, const expr_t **Q,
     return 0;
 }
 
-/* Constraint A of the model into C[a], Cv[a], cspan[a]. */
+/* Constraint A of the model into C[a], Cv[a], cspan[a], cleft[a]. */
 static int lower_constraint(lower_t *lw, size_t a, const expr_t **C,
                             const expr_t **Cv, src_span_t *cspan,
-                            diag_t *err)
+                            long *cleft, diag_t *err)
 {
     expr_graph_t *g = lw->g;
     const model_constraint_t *c = &lw->model.constraints.v[a];
@@ -1343,6 +1344,10 @@ static int lower_constraint(lower_t *lw, size_t a, const expr_t **C,
     /* C = LHS − RHS (LANGUAGE.md §4) */
     C[a] = expr_sub(g, l.c[0], r.c[0]);
     cspan[a] = c->span;
+    /* x' = … names Voronec's dependent velocity (§5); C loses the sides */
+    cleft[a] = c->lhs->kind == AST_PRIME && c->lhs->a->kind == AST_NAME
+                   ? model_coord_index(&lw->model, c->lhs->a->name)
+                   : -1;
     /* A holonomic f(q, t) = 0 acts on the velocities through f'. */
     Cv[a] = expr_depends_any(g, C[a], lw->velocity) ? C[a]
                                                     : expr_dt(g, C[a], lw->dvar);
@@ -1445,6 +1450,7 @@ static void publish_rows(lower_t *lw, size_t r, size_t np)
     s->C = lw->C;
     s->cname = lw->cname;
     s->cspan = lw->cspan;
+    s->cleft = lw->cleft;
     s->lam = lw->lam;
     s->nparticles = np;
     s->particles = lw->particles;
@@ -1465,6 +1471,7 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     lw->C = xcalloc(r + 1, sizeof *lw->C);
     lw->Cv = xcalloc(r + 1, sizeof *lw->Cv);
     lw->cspan = xcalloc(r + 1, sizeof *lw->cspan);
+    lw->cleft = xcalloc(r + 1, sizeof *lw->cleft);
     lw->particles = xcalloc(np + 1, sizeof *lw->particles);
     lw->particle_pos = xcalloc(np + 1, sizeof *lw->particle_pos);
     lw->particle_mass = xcalloc(np + 1, sizeof *lw->particle_mass);
@@ -1485,7 +1492,8 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     for (size_t f = 0; f < m->forces.n && !rc; f++)
         rc = lower_force(lw, f, lw->Q, lw->particles, err);
     for (size_t a = 0; a < r && !rc; a++)
-        rc = lower_constraint(lw, a, lw->C, lw->Cv, lw->cspan, err);
+        rc = lower_constraint(lw, a, lw->C, lw->Cv, lw->cspan, lw->cleft,
+                              err);
     for (size_t k = 0; k < m->kinematics.n && !rc; k++)
         rc = lower_kinematic(lw, k, lw->psi, lw->psi_span, err);
     for (size_t i = 0; i < m->lets.n && !rc; i++)
@@ -1711,6 +1719,8 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         grow_c ? dup_items(lw->Cv, r0, r + 1, sizeof *Cv) : lw->Cv;
     src_span_t *cspan =
         grow_c ? dup_items(lw->cspan, r0, r + 1, sizeof *cspan) : lw->cspan;
+    long *cleft =
+        grow_c ? dup_items(lw->cleft, r0, r + 1, sizeof *cleft) : lw->cleft;
     const expr_t **psi = lw->psi;
     src_span_t *psi_span = lw->psi_span;
     if (grow_k) {
@@ -1732,7 +1742,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     for (size_t f = nf0; f < nf && !rc; f++)
         rc = lower_force(lw, f, Q, parts, err);
     for (size_t a = r0; a < r && !rc; a++)
-        rc = lower_constraint(lw, a, C, Cv, cspan, err);
+        rc = lower_constraint(lw, a, C, Cv, cspan, cleft, err);
     for (size_t k = nk0; k < nk && !rc; k++)
         rc = lower_kinematic(lw, k, psi, psi_span, err);
     for (size_t i = nl0; i < nl && !rc; i++)
@@ -1745,6 +1755,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         DROP(C, C);
         DROP(Cv, Cv);
         DROP(cspan, cspan);
+        DROP(cleft, cleft);
         DROP(psi, psi);
         DROP(psi_span, psi_span);
         lw->particle_forces = particle_forces;
@@ -1769,6 +1780,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     INSTALL(C, C);
     INSTALL(Cv, Cv);
     INSTALL(cspan, cspan);
+    INSTALL(cleft, cleft);
     INSTALL(psi, psi);
     INSTALL(psi_span, psi_span);
 #undef INSTALL
@@ -1816,6 +1828,7 @@ void lower_free(lower_t *lw)
     free(lw->C);
     free(lw->Cv);
     free(lw->cspan);
+    free(lw->cleft);
     free(lw->psi);
     free(lw->psi_span);
     free(lw->particles);

@@ -65,6 +65,9 @@ typedef struct nh_system {
     const char *const *cname;  /* user's name or "c1", "c2", ... */
     const src_span_t *cspan;   /* where each was declared */
     const uint32_t *lam;       /* the multiplier variable of each */
+    const long *cleft;         /* the coordinate whose velocity alone is
+                                  each one's written left side (x' = …),
+                                  or -1: Voronec's dependent velocity */
 
     /* Kinematic equations q_i' = psi_i(q, z, t): NULL when none was
      * declared, else n entries with NULL for a coordinate that has none
