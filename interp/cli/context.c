@@ -6,6 +6,8 @@
  */
 #include "interp/cli/context.h"
 
+#include "interp/analysis/slips.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,11 +221,47 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err)
     return lw;
 }
 
+/* A warning at the kinetic energy's (or the Lagrangian's) declaration
+ * when its mass matrix has a negative eigenvalue at the state where the
+ * equations are first evaluated after the model changed (LANGUAGE.md §4,
+ * slips.h): no method reports it, and the motion is then nonsense. */
+static void warn_indefinite(ctx_t *s, lower_t *lw)
+{
+    if (s->definite_generation == s->model.generation + 1)
+        return;
+    s->definite_generation = s->model.generation + 1; /* 0: never looked */
+    const model_energy_t *en = s->model.lagrangian.name ? &s->model.lagrangian
+                                                        : &s->model.kinetic;
+    const nh_system_t *sys = lower_system(lw);
+    if (!en->name)
+        return; /* the particles' energy alone is never indefinite */
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
+    lower_fill_vars(lw, &s->model, vars);
+    if (slip_indefinite(sys, sys->L, vars)) {
+        char st[1024];
+        ctx_describe_state(s, vars, st, sizeof st);
+        diag_t w = {0};
+        diag_error(&w, en->value->span,
+                   "%s %s is not positive definite in the velocities where "
+                   "the equations are first evaluated (the matrix of its "
+                   "second derivatives by them has a negative "
+                   "eigenvalue)%s: a sign?",
+                   en == &s->model.kinetic ? "the kinetic energy"
+                                           : "the Lagrangian",
+                   en->name, st);
+        fflush(s->out);
+        diag_print_warning(s->err, s->src, &w);
+    }
+    free(vars);
+}
+
 eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return NULL;
+    warn_indefinite(s, lw);
     const nh_system_t *sys = lower_system(lw);
     int method = s->model.method >= 0 ? s->model.method
                                       : (int)eom_default_method(sys);
@@ -264,6 +302,25 @@ void ctx_describe_state(ctx_t *s, const double *vars, char *buf,
                     expr_format_number(vars[sys->z[i]], num, sizeof num));
     snprintf(buf, size, "%s", b.data ? b.data : "");
     strbuf_free(&b);
+}
+
+int ctx_state_error(ctx_t *s, lower_t *lw, const double *vars,
+                    src_span_t where, diag_t *err)
+{
+    char st[1024], msg[DIAG_MSG_MAX], what[256], place[256];
+    ctx_describe_state(s, vars, st, sizeof st);
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    diag_clear(err);
+    src_span_t decl;
+    if (lower_find_undefined(lw, vars, &decl, what, sizeof what)) {
+        ctx_where_text(s, where, place, sizeof place);
+        return diag_error(err, decl,
+                          "%s (a division by zero or a function outside "
+                          "its domain), and the equations of the statement "
+                          "at %s need it%s",
+                          what, place, st);
+    }
+    return diag_error(err, where, "%s%s", msg, st);
 }
 
 char *ctx_span_text(const ctx_t *s, src_span_t span)

@@ -70,6 +70,10 @@ typedef struct ctx {
     size_t max_steps; /* 0: sim's default */
     char integrator[32];
 
+    /* The model generation whose mass matrix was last looked at for a
+     * negative direction (ctx_eom; doc/language.md "Warnings"). */
+    unsigned long definite_generation;
+
     bool quiet;
     FILE *out, *err;
     nh_stop_t stop; /* session_interrupt, the time limit */
@@ -119,6 +123,13 @@ int ctx_unknown_integrator(const char *name, src_span_t span, diag_t *err);
  * lowered by LW; -1 with *err set. */
 int ctx_eval_const(ctx_t *s, lower_t *lw, const model_t *m,
                    const ast_expr_t *e, double *out, diag_t *err);
+
+/* Rewrites *ERR, an error of the equations at the value vector VARS for
+ * the statement at WHERE: at the declaration whose expression cannot be
+ * evaluated (or differentiated) there when there is one (LANGUAGE.md §4),
+ * else at WHERE; with the state either way.  Returns -1. */
+int ctx_state_error(ctx_t *s, lower_t *lw, const double *vars,
+                    src_span_t where, diag_t *err);
 
 /* Appends " at t = …; state: x = …, x' = …" to a message. */
 void ctx_describe_state(ctx_t *s, const double *vars, char *buf,

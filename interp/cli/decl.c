@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/analysis/slips.h"
 #include "interp/cli/stmts.h"
 #include "interp/eom/velocity.h"
 
@@ -292,6 +293,31 @@ int decl_let(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     return commit(s, st, &cand, true, keep, err);
 }
 
+/* Warnings about likely slips in the kinetic energy (whole: particles
+ * included) or the Lagrangian just declared (LANGUAGE.md §4), at SPAN, its
+ * expression.  Warnings are shown under -q too: unlike a note, a warning
+ * says the model is probably not what was meant (doc/language.md). */
+static void warn_slips(ctx_t *s, model_kind_t kind, const char *name,
+                       src_span_t span)
+{
+    const nh_system_t *sys = lower_system(s->lw);
+    const expr_t *e = kind == MODEL_KINETIC ? sys->T : sys->L;
+    if (!e)
+        return;
+    char what[128], msgs[4][SLIP_MSG_MAX];
+    snprintf(what, sizeof what, "%s %s",
+             kind == MODEL_KINETIC ? "the kinetic energy" : "the Lagrangian",
+             name);
+    size_t k = slip_energy(sys, e, what, kind == MODEL_KINETIC, msgs, 4);
+    if (k)
+        fflush(s->out);
+    for (size_t i = 0; i < k; i++) {
+        diag_t w = {0};
+        diag_error(&w, span, "%s", msgs[i]);
+        diag_print_warning(s->err, s->src, &w);
+    }
+}
+
 int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     model_kind_t kind = st->kind == STMT_KINETIC     ? MODEL_KINETIC
@@ -334,7 +360,11 @@ int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     slot->name = id->name;
     slot->span = id->span;
     slot->value = st->u.energy.value;
-    return commit_model(s, st, &cand, err);
+    if (commit_model(s, st, &cand, err))
+        return -1;
+    if (kind != MODEL_POTENTIAL)
+        warn_slips(s, kind, id->name, st->u.energy.value->span);
+    return 0;
 fail:
     model_free(&cand);
     return -1;

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "interp/base/util.h"
+#include "interp/expr/tape.h"
 
 #define LOWER_MAX_DEPTH 200 /* let expansions and nested calls */
 
@@ -1845,6 +1846,166 @@ void lower_free(lower_t *lw)
     free(lw->calls);
     free(lw->call_table);
     free(lw);
+}
+
+/* ---- where an evaluation fails ---------------------------------------- */
+
+/* A model expression that the equations evaluate, and its declaration. */
+typedef struct undef_item {
+    const expr_t *e;
+    src_span_t span;
+    char what[96];
+    bool energy; /* M and h take its second derivatives by velocities */
+} undef_item_t;
+
+/* The declarations' lowered expressions, in declaration order by kind. */
+static size_t undef_items(lower_t *lw, undef_item_t **out)
+{
+    const model_t *m = &lw->model;
+    size_t cap = 8, n = 0;
+    undef_item_t *it = xcalloc(cap, sizeof *it);
+#define ITEM(node, sp, en, ...)                                         \
+    do {                                                                \
+        if (n == cap)                                                   \
+            it = xrealloc(it, (cap *= 2) * sizeof *it);                 \
+        it[n].e = (node);                                               \
+        it[n].span = (sp);                                              \
+        it[n].energy = (en);                                            \
+        snprintf(it[n].what, sizeof it[n].what, __VA_ARGS__);           \
+        n++;                                                            \
+    } while (0)
+    for (size_t i = 0; i < m->particles.n; i++) {
+        const model_particle_t *pt = &m->particles.v[i];
+        const nh_particle_t *sp = &lw->particles[i];
+        ITEM(sp->mass, pt->mass->span, false, "the mass of particle %s",
+             pt->name);
+        for (unsigned k = 0; k < sp->dim; k++)
+            ITEM(sp->pos[k], pt->position->span, false,
+                 "the position of particle %s", pt->name);
+    }
+    const model_energy_t *en[3] = {&m->kinetic, &m->potential,
+                                   &m->lagrangian};
+    const memo_t *memo[3] = {&lw->kinetic, &lw->potential, &lw->lagrangian};
+    static const char *const kind[3] = {"the kinetic energy",
+                                        "the potential energy",
+                                        "the Lagrangian"};
+    for (int k = 0; k < 3; k++)
+        if (en[k]->name && memo[k]->state == 2)
+            ITEM(memo[k]->v.c[0], en[k]->value->span, true, "%s %s", kind[k],
+                 en[k]->name);
+    for (size_t f = 0; f < m->forces.n; f++) {
+        const model_force_t *fo = &m->forces.v[f];
+        value_t v;
+        diag_t tmp = {0};
+        if (lower_expr(lw, fo->value, LOWER_MODEL, &v, &tmp) != 0)
+            continue;
+        for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
+            ITEM(v.c[k], fo->value->span, false, "the force on %s",
+                 fo->target);
+    }
+    for (size_t a = 0; a < lw->sys.r; a++)
+        ITEM(lw->C[a], lw->cspan[a], false, "constraint %s", lw->cname[a]);
+    for (size_t i = 0; lw->psi && i < lw->sys.n; i++)
+        if (lw->psi[i])
+            ITEM(lw->psi[i], lw->psi_span[i], false,
+                 "the kinematic equation of %s'", lw->qname[i]);
+#undef ITEM
+    *out = it;
+    return n;
+}
+
+/* The first of NODES (N of them) not finite at VARS, or -1. */
+static long first_undefined(const lower_t *lw, const expr_t *const *nodes,
+                            size_t n, const double *vars)
+{
+    if (!n)
+        return -1;
+    tape_t *tp = tape_compile(lw->g, nodes, n, expr_graph_nvars(lw->g));
+    double *out = xcalloc(n, sizeof *out);
+    double *work = xcalloc(tape_work_size(tp) + 1, sizeof *work);
+    tape_eval(tp, vars, out, work);
+    long bad = -1;
+    for (size_t k = 0; k < n && bad < 0; k++)
+        if (!isfinite(out[k]))
+            bad = (long)k;
+    free(work);
+    free(out);
+    tape_free(tp);
+    return bad;
+}
+
+int lower_find_undefined(lower_t *lw, const double *vars, src_span_t *where,
+                         char *what, size_t size)
+{
+    undef_item_t *it;
+    size_t n = undef_items(lw, &it);
+    const nh_system_t *s = &lw->sys;
+    /* The variables the equations differentiate by. */
+    size_t nw = 2 * s->n + s->m + 1;
+    uint32_t w[nw];
+    for (size_t i = 0; i < s->n; i++) {
+        w[i] = lw->q[i];
+        w[s->n + i] = lw->qd[i];
+    }
+    for (size_t i = 0; i < s->m; i++)
+        w[2 * s->n + i] = lw->z[i];
+    w[nw - 1] = lw->t;
+    int found = 0;
+    /* Stage 0: the values; 1: their first derivatives (Q, B, the
+     * gradients in h); 2: the energies' derivatives by a velocity and
+     * then by any variable (M and h).  The first stage that fails names
+     * the first declaration that fails in it. */
+    for (int stage = 0; stage < 3 && !found; stage++) {
+        size_t cap = 16, k = 0;
+        const expr_t **nodes = xcalloc(cap, sizeof *nodes);
+        size_t *owner = xcalloc(cap, sizeof *owner);
+        uint32_t *by = xcalloc(cap, sizeof *by);
+        for (size_t i = 0; i < n; i++) {
+            size_t outer = stage == 0 ? 1 : nw;
+            for (size_t a = 0; a < outer; a++) {
+                if (stage == 2 && !(it[i].energy && a >= s->n && a < 2 * s->n))
+                    continue;
+                const expr_t *d = stage == 0 ? it[i].e
+                                             : expr_diff(lw->g, it[i].e, w[a]);
+                size_t inner = stage == 2 ? nw : 1;
+                for (size_t b = 0; b < inner; b++) {
+                    const expr_t *dd =
+                        stage == 2 ? expr_diff(lw->g, d, w[b]) : d;
+                    if (stage > 0 && dd->op == EXPR_CONST)
+                        continue; /* finite, and most of them are 0 */
+                    if (k == cap) {
+                        cap *= 2;
+                        nodes = xrealloc(nodes, cap * sizeof *nodes);
+                        owner = xrealloc(owner, cap * sizeof *owner);
+                        by = xrealloc(by, cap * sizeof *by);
+                    }
+                    nodes[k] = dd;
+                    owner[k] = i;
+                    by[k] = stage == 0 ? UINT32_MAX : w[a];
+                    k++;
+                }
+            }
+        }
+        long bad = first_undefined(lw, nodes, k, vars);
+        if (bad >= 0) {
+            const undef_item_t *u = &it[owner[bad]];
+            *where = u->span;
+            if (stage == 0)
+                snprintf(what, size, "%s cannot be evaluated at the state",
+                         u->what);
+            else
+                snprintf(what, size,
+                         "the derivative by %s of %s cannot be evaluated "
+                         "at the state",
+                         expr_var_name(lw->g, by[bad]), u->what);
+            found = 1;
+        }
+        free(nodes);
+        free(owner);
+        free(by);
+    }
+    free(it);
+    return found;
 }
 
 bool lower_model_reads(const lower_t *lw, model_kind_t kind, size_t idx)

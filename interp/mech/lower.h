@@ -78,6 +78,16 @@ void lower_fill_vars(const lower_t *lw, const model_t *m, double *vars);
 /* The reverse: copies q, q', z, t from VARS into M's state. */
 void lower_store_state(const lower_t *lw, const double *vars, model_t *m);
 
+/* When the equations fail at the value vector VARS (a non-finite value):
+ * the first declaration whose expression — or whose first derivatives,
+ * or an energy's second derivatives by a velocity — is not finite there,
+ * so that the error can point at it (LANGUAGE.md §4: an expression that
+ * cannot be evaluated at the state is an error at the declaration that
+ * holds it).  1 with *WHERE and WHAT ("the kinetic energy T cannot be
+ * evaluated at the state") set, or 0 when every one is finite. */
+int lower_find_undefined(lower_t *lw, const double *vars, src_span_t *where,
+                         char *what, size_t size);
+
 /* Whether parameter or let IDX (KIND MODEL_PARAM or MODEL_LET) is read
  * by the model's own expressions — energies, particles, forces,
  * constraints, kinematic equations, directly or through lets — rather
