@@ -48,4 +48,10 @@ size_t slip_energy(const nh_system_t *sys, const expr_t *e, const char *name,
 int slip_indefinite(const nh_system_t *sys, const expr_t *e,
                     const double *vars);
 
+/* 1 when ∂²E/∂q'∂q' is singular at VARS but not at a state near it (the
+ * coordinates moved by 0.3 to 0.8): a singularity of the coordinates, as
+ * Euler angles have at θ = 0, not of the model.  Else 0. */
+int slip_singular_here(const nh_system_t *sys, const expr_t *e,
+                       const double *vars);
+
 #endif

@@ -320,6 +320,21 @@ int ctx_state_error(ctx_t *s, lower_t *lw, const double *vars,
                           "at %s need it%s",
                           what, place, st);
     }
+    /* The default state, before any `initial`, is all zero, and there
+     * Euler angles and the like are singular: say so, and what to do. */
+    const nh_system_t *sys = lower_system(lw);
+    bool zero = vars[sys->t] == 0;
+    for (size_t i = 0; i < sys->n && zero; i++)
+        zero = vars[sys->q[i]] == 0 && vars[sys->qd[i]] == 0;
+    for (size_t i = 0; i < sys->m && zero; i++)
+        zero = vars[sys->z[i]] == 0;
+    if (zero && slip_singular_here(sys, sys->L, vars))
+        return diag_error(err, where,
+                          "%s%s; this is the all-zero state, the default "
+                          "before any `initial`, and the coordinates are "
+                          "singular there (as Euler angles are at theta = "
+                          "0): give a state with `initial`",
+                          msg, st);
     return diag_error(err, where, "%s%s", msg, st);
 }
 
