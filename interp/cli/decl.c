@@ -67,11 +67,14 @@ static int check_free_name(const ctx_t *s, const model_t *m,
 /* Whether the declaration of KIND number IDX of the session's model is
  * read by the model's own expressions (energies, particles, forces,
  * constraints, kinematic equations): redeclaring one that is not keeps
- * the samples (LANGUAGE.md §6).  Without a lowering, say it is. */
+ * the samples (LANGUAGE.md §6).  The session's lowering answers even when
+ * it runs ahead of the model (decl_param extends it by the statement's
+ * new parameters, which no model expression reads): it is not lowered
+ * again here, which would free the lowering decl_param holds. */
 static bool read_by_model(ctx_t *s, model_kind_t kind, size_t idx)
 {
     diag_t tmp = {0};
-    lower_t *lw = ctx_lowered(s, &tmp);
+    lower_t *lw = s->lw ? s->lw : ctx_lowered(s, &tmp);
     return !lw || lower_model_reads(lw, kind, idx);
 }
 

@@ -35,7 +35,10 @@ static const help_entry_t entries[] = {
      "param NAME = VALUE, ...\n"
      "  Declares named numbers.  Parameters stay symbols in the equations:\n"
      "  `set NAME = VALUE` changes one at once, with no new derivation.\n"
-     "  A value may use parameters declared before.\n"
+     "  A value may use parameters declared before.  Declaring one that the\n"
+     "  model does not use keeps the recorded samples.  The names of\n"
+     "  built-in functions and of the settings (rtol, atol, step, integrator,\n"
+     "  max_steps, compile) cannot be declared.\n"
      "  Example: param m = 1, R = 0.5, g = 9.81\n"},
     {"coord",
      "coord NAME, ...\n"
@@ -51,12 +54,18 @@ static const help_entry_t entries[] = {
      "let NAME = EXPR          a named expression\n"
      "let NAME(A, B) = EXPR    an expression function\n"
      "  Bodies are substituted where used.  Inside a function, A' is the\n"
-     "  time derivative of the argument expression.\n"
+     "  time derivative of the argument expression.  Declaring a let keeps\n"
+     "  the recorded samples, unless the model uses it.  `let sin(a) = ...`\n"
+     "  is an error: built-in functions cannot be declared.\n"
      "  Example: let wx = theta'*cos(phi) + psi'*sin(theta)*sin(phi)\n"},
     {"kinetic",
      "kinetic NAME = EXPR\n"
-     "  The kinetic energy (added to the particles' energies).  NAME can be\n"
-     "  used in expressions.  A second `kinetic` replaces the first.\n"
+     "  The kinetic energy (added to the particles' energies).  NAME in\n"
+     "  expressions is the whole of it, particles included.  A second\n"
+     "  `kinetic` replaces the first.  Likely slips get a warning: a\n"
+     "  coordinate without its velocity, an energy not quadratic in the\n"
+     "  velocities, a negative direction where the equations are first\n"
+     "  evaluated.\n"
      "  Example: kinetic T = m/2*(x'^2 + y'^2)\n"},
     {"potential",
      "potential NAME = EXPR\n"
@@ -129,7 +138,8 @@ static const help_entry_t entries[] = {
     {"table",
      "table EXPR, ... [> \"file.csv\"]\n"
      "  One CSV row per recorded sample: a header with the expression texts,\n"
-     "  then values.\n"},
+     "  then values.  A declaration that changes the model clears the\n"
+     "  samples; lets and parameters the model does not use keep them.\n"},
     {"plot",
      "plot Y, ... [vs X] [> \"file.png\" | \"file.svg\"]\n"
      "  Draws the recorded samples with gnuplot (X defaults to t).\n"},
@@ -193,7 +203,8 @@ static const help_entry_t entries[] = {
     {"voronec",
      "equations voronec\n"
      "  Voronec's equations (Lemos eqs. 8-11) for constraints in explicit\n"
-     "  form qd' = sum_j a_dj(q) qj'.  State: q and the independent\n"
+     "  form qd' = sum_j a_dj(q) qj': the dependent velocity written alone\n"
+     "  on the left, in no other constraint.  State: q and the independent\n"
      "  velocities.  `show voronec` prints the a and b coefficients.\n"},
     {"naive",
      "equations naive\n"
@@ -223,7 +234,9 @@ static const help_entry_t entries[] = {
      "Functions: sin cos tan asin acos atan atan2(y, x) sinh cosh tanh exp\n"
      "log sqrt abs sign min(a, b) max(a, b); dot(u, v) cross(u, v) norm(u);\n"
      "diff(e, v) with v a coordinate, a velocity x', a speed, a parameter\n"
-     "or t; lambda(NAME) and reaction(x) in print, table and show.\n"},
+     "or t (an e holding x'' is an error: x'' is the equations' value, not\n"
+     "a symbol); lambda(NAME) and reaction(x) in print, table and show.\n"
+     "Their names, and omega, on and velocity, cannot be declared.\n"},
     {"vectors",
      "Vectors: [e1, e2] or [e1, e2, e3]; + - componentwise, * and / by a\n"
      "scalar, u[i], dot, cross, norm.\n"},
@@ -234,7 +247,10 @@ static const help_entry_t entries[] = {
     {"errors",
      "Errors read FILE:LINE:COL: error: MESSAGE, with the source line and a\n"
      "caret.  A statement that fails changes nothing; in the REPL an error\n"
-     "never ends the session; in a script the first error stops the run.\n"},
+     "never ends the session; in a script the first error stops the run.\n"
+     "An expression that cannot be evaluated at the state is an error at\n"
+     "the declaration that holds it.  Likely slips are warnings (FILE:LINE:\n"
+     "COL: warning: ...), shown under -q too; the statement takes effect.\n"},
 };
 
 const char *const help_topics[] = {
