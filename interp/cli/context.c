@@ -126,8 +126,10 @@ static void samples_layout_for(ctx_t *s, lower_t *lw)
 {
     size_t len;
     char *cur = layout_of(lw, &len);
-    if (s->samples.n &&
-        !(s->samples_layout && len == s->samples_layout_len &&
+    /* Rows of no known layout (recorded by a caller that did not sync
+     * first) are taken as they are. */
+    if (s->samples.n && s->samples_layout &&
+        !(len == s->samples_layout_len &&
           memcmp(cur, s->samples_layout, len) == 0))
         samples_remap(s, lw);
     free(s->samples_layout);
