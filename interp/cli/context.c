@@ -306,22 +306,32 @@ void ctx_describe_state(ctx_t *s, const double *vars, char *buf,
     strbuf_free(&b);
 }
 
+bool ctx_blame_declaration(ctx_t *s, lower_t *lw, const double *vars,
+                           src_span_t where, diag_t *err)
+{
+    char st[1024], what[256], place[256];
+    src_span_t decl;
+    if (!lower_find_undefined(lw, vars, &decl, what, sizeof what))
+        return false;
+    ctx_describe_state(s, vars, st, sizeof st);
+    ctx_where_text(s, where, place, sizeof place);
+    diag_clear(err);
+    diag_error(err, decl,
+               "%s (a division by zero or a function outside its domain), "
+               "and the equations of the statement at %s need it%s",
+               what, place, st);
+    return true;
+}
+
 int ctx_state_error(ctx_t *s, lower_t *lw, const double *vars,
                     src_span_t where, diag_t *err)
 {
-    char st[1024], msg[DIAG_MSG_MAX], what[256], place[256];
+    if (ctx_blame_declaration(s, lw, vars, where, err))
+        return -1;
+    char st[1024], msg[DIAG_MSG_MAX];
     ctx_describe_state(s, vars, st, sizeof st);
     snprintf(msg, sizeof msg, "%s", err->msg);
     diag_clear(err);
-    src_span_t decl;
-    if (lower_find_undefined(lw, vars, &decl, what, sizeof what)) {
-        ctx_where_text(s, where, place, sizeof place);
-        return diag_error(err, decl,
-                          "%s (a division by zero or a function outside "
-                          "its domain), and the equations of the statement "
-                          "at %s need it%s",
-                          what, place, st);
-    }
     /* The default state, before any `initial`, is all zero, and there
      * Euler angles and the like are singular: say so, and what to do. */
     const nh_system_t *sys = lower_system(lw);

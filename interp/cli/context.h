@@ -130,6 +130,10 @@ int ctx_eval_const(ctx_t *s, lower_t *lw, const model_t *m,
  * else at WHERE; with the state either way.  Returns -1. */
 int ctx_state_error(ctx_t *s, lower_t *lw, const double *vars,
                     src_span_t where, diag_t *err);
+/* The first half of that: when a declaration cannot be evaluated at VARS,
+ * *ERR says so at the declaration (true); else *ERR is left alone. */
+bool ctx_blame_declaration(ctx_t *s, lower_t *lw, const double *vars,
+                           src_span_t where, diag_t *err);
 
 /* Appends " at t = …; state: x = …, x' = …" to a message. */
 void ctx_describe_state(ctx_t *s, const double *vars, char *buf,

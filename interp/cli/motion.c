@@ -106,6 +106,9 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     s->samples_generation = s->model.generation;
     s->samples_method = eom_method(e);
     if (rc != 0) {
+        /* a declaration that cannot be evaluated where the run stopped is
+         * to blame (LANGUAGE.md §4) */
+        ctx_blame_declaration(s, lw, vars, st->span, err);
         free(vars);
         return at_statement(err, st->span);
     }

@@ -41,7 +41,11 @@ struct lower {
     bool *velocity;        /* q', z: what makes a constraint non-holonomic */
 
     memo_t kinetic, potential, lagrangian;
-    const expr_t *Tp; /* the particles' kinetic energy, summed in order */
+    /* The kinetic energy not declared by `kinetic`: the particles',
+     * summed in order (and, with LANGUAGE.md §4.1, the bodies' terms:
+     * they belong here).  The whole T is Tp plus the declared one, in
+     * the Lagrangian (set_energies) and by the name (kinetic_whole). */
+    const expr_t *Tp;
     int Tp_state;     /* 0: not summed, 1: summing, 2: done */
     bool kinetic_read; /* the kinetic energy's name was lowered (T whole) */
     memo_t *particle_pos, *particle_mass;
