@@ -18,7 +18,8 @@
  * resolved here.  Values are scalars or 2- and 3-vectors of nodes.
  *
  * Ownership: a lower_t owns its graph, its nh_system_t and a private copy
- * of the model's declaration arrays; the AST it points into belongs to the
+ * of the model's declarations (model_clone_declarations: shared with the
+ * session's copy on write); the AST it points into belongs to the
  * session's arenas, which outlive it.  Must not: print; evaluate.
  */
 #ifndef NH_LOWER_H
@@ -52,12 +53,14 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err);
 void lower_free(lower_t *lw); /* accepts NULL */
 
 /* Makes LW, a lowering of some model, the lowering of M when M only adds
- * lets, particles, forces, constraints or kinematic equations to it,
- * lowering just those (the result is the system lower_model(M) makes,
- * variable numbers included).  0: done; -1: *err set, and LW unchanged;
- * 1: M is not such an extension (LW unchanged): lower it with
- * lower_model().  A system or eom borrowed from LW stays valid on -1
- * and 1, not on 0. */
+ * to it — parameters, coordinates and speeds, or lets, particles,
+ * forces, constraints and kinematic equations — lowering just those (the
+ * result is the system lower_model(M) makes: the same nodes and canonical
+ * order; only the variables' numbers may differ, new ones coming last).
+ * O(what M adds) when M shares LW's model's arrays (model.h).  0: done;
+ * -1: *err set, and LW unchanged; 1: M is not such an extension (LW
+ * unchanged): lower it with lower_model().  A system or eom borrowed
+ * from LW stays valid on -1 and 1, not on 0. */
 int lower_extend(lower_t *lw, const model_t *m, diag_t *err);
 
 const nh_system_t *lower_system(const lower_t *lw);
