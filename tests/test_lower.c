@@ -146,33 +146,28 @@ static void test_many_names(void **state)
 
 /* ---- extended against fresh lowerings ------------------------------------ */
 
-/* Runs the statements one by one in a session (each declaration lowered
- * alone where it can be), then compares the session's lowering with a
- * fresh lowering of its model: counts, variable names, and the text of
- * L, T, every Q_i and C_a, and a query lowered in each. */
-static void compare_lowerings(const char *const *stmts, const char *query)
+/* Compares the lowerings EXT (extended) and FRESH of one model: counts,
+ * variable names, the constraints' rows and their multipliers, and the
+ * text of L, T, every Q_i and C_a, and of QUERY lowered in each. */
+static void compare_systems(lower_t *ext, lower_t *fresh, const char *query)
 {
-    FILE *sink = fopen("/dev/null", "w");
-    session_t *s = session_new(true, sink, sink);
-    for (size_t i = 0; stmts[i]; i++)
-        assert_int_equal(session_run_text(s, "<t>", stmts[i],
-                                          strlen(stmts[i]), false),
-                         RUN_OK);
-    ctx_t *cx = session_ctx(s);
     diag_t err = {0};
-    lower_t *ext = ctx_lowered(cx, &err);
-    assert_non_null(ext);
-    lower_t *fresh = lower_model(&cx->model, cx->src, &err);
-    assert_non_null(fresh);
     const nh_system_t *a = lower_system(ext), *b = lower_system(fresh);
     assert_int_equal(a->n, b->n);
     assert_int_equal(a->m, b->m);
     assert_int_equal(a->np, b->np);
     assert_int_equal(a->r, b->r);
+    assert_int_equal(a->nparticles, b->nparticles);
     assert_int_equal(expr_graph_nvars(a->g), expr_graph_nvars(b->g));
     for (size_t i = 0; i < a->np; i++)
         assert_string_equal(expr_var_name(a->g, a->p[i]),
                             expr_var_name(b->g, b->p[i]));
+    for (size_t k = 0; k < a->r; k++) {
+        assert_string_equal(a->cname[k], b->cname[k]);
+        assert_string_equal(expr_var_name(a->g, a->lam[k]),
+                            expr_var_name(b->g, b->lam[k]));
+        assert_int_equal(a->cleft[k], b->cleft[k]);
+    }
 #define SAME_TEXT(x, y)                                                 \
     do {                                                                \
         char *ta = expr_to_text(a->g, (x)), *tb = expr_to_text(b->g, (y)); \
@@ -198,10 +193,38 @@ static void compare_lowerings(const char *const *stmts, const char *query)
     value_t va, vb;
     assert_int_equal(lower_expr(ext, q, LOWER_QUERY, &va, &err), 0);
     assert_int_equal(lower_expr(fresh, q, LOWER_QUERY, &vb, &err), 0);
-    SAME_TEXT(va.c[0], vb.c[0]);
+    assert_int_equal(va.dim, vb.dim);
+    for (unsigned k = 0; k < (va.dim ? va.dim : 1); k++)
+        SAME_TEXT(va.c[k], vb.c[k]);
 #undef SAME_TEXT
     ast_arena_free(arena);
     source_set_free(set);
+}
+
+/* Runs the statements STMTS (NULL-terminated) one by one in S. */
+static void run_statements(session_t *s, const char *const *stmts)
+{
+    for (size_t i = 0; stmts[i]; i++)
+        assert_int_equal(session_run_text(s, "<t>", stmts[i],
+                                          strlen(stmts[i]), false),
+                         RUN_OK);
+}
+
+/* Runs the statements one by one in a session (each declaration lowered
+ * alone where it can be), then compares the session's lowering with a
+ * fresh lowering of its model (compare_systems). */
+static void compare_lowerings(const char *const *stmts, const char *query)
+{
+    FILE *sink = fopen("/dev/null", "w");
+    session_t *s = session_new(true, sink, sink);
+    run_statements(s, stmts);
+    ctx_t *cx = session_ctx(s);
+    diag_t err = {0};
+    lower_t *ext = ctx_lowered(cx, &err);
+    assert_non_null(ext);
+    lower_t *fresh = lower_model(&cx->model, cx->src, &err);
+    assert_non_null(fresh);
+    compare_systems(ext, fresh, query);
     lower_free(fresh);
     session_free(s);
     fclose(sink);
@@ -248,6 +271,95 @@ static void test_extend_particles(void **state)
     compare_lowerings(stmts, "dot(E, E)*g*h");
 }
 
+/* Frames, bodies, particles, gravity, loads and a vector constraint
+ * declared one at a time, interleaved with parameters, coordinates and a
+ * speed.  The particles around the body have masses whose halves sum to
+ * different doubles in different orders ((0.05 + 0.3) + 0.1 is
+ * 0.44999999999999996, (0.05 + 0.1) + 0.3 is 0.45): the particles' and
+ * the bodies' energies are summed as a fresh lowering sums them. */
+static void test_extend_bodies(void **state)
+{
+    (void)state;
+    static const char *const stmts[] = {
+        "param g = 9.81",
+        "coord a",
+        "frame N",
+        "gravity [0, 0, -g]",
+        "frame A from N about z by a",
+        "param r = 0.4",
+        "coord b, x",
+        "particle P1 mass 0.1 at [x, 0, 0]",
+        "frame B from A about [1, 1, 0] by b",
+        "body arm mass 0.2 at [x, 0, 0] frame B inertia [1, 2, 3]",
+        "coord y",
+        "particle P2 mass 0.6 at [x, 0, 0]",
+        "param m = 2",
+        "body disk mass m at [x, y, r] + r*B.z frame B inertia [0.1, 0.2, "
+        "0.3, 0.01, 0.02, 0.03]",
+        "speed u",
+        "force disk at [x, y, 0] + r*B.x = [1, 2, 3]",
+        "torque arm = [0.1, -0.2, 0.3]",
+        "coord w",
+        "particle P3 mass 1 at [w, 0, sqrt(x)]",
+        "force P1 = [0, 1, 0]",
+        "constraint roll: velocity([x, y, 0] + r*B.x, disk) = [0, 0, 0]",
+        "let spin = on(B, omega(B))",
+        "param k = 3",
+        "let e = k*spin + [u, 0, 0]",
+        NULL};
+    compare_lowerings(stmts, "e + velocity([x, 0, 0], arm)*lambda(roll[1])");
+}
+
+/* A vector constraint is lowered by lower_extend() itself (0, not 1: the
+ * whole model is not lowered again): its rows, their names and
+ * multipliers, and the component that vanishes identically dropped as a
+ * fresh lowering drops it. */
+static void test_extend_vector_constraint(void **state)
+{
+    (void)state;
+    static const char *const before[] = {
+        "param m = 1, r = 0.5",
+        "coord phi, theta, psi, x, y",
+        "frame N",
+        "frame A from N about z by phi",
+        "frame B from A about x by theta",
+        "frame C from B about z by psi",
+        "constraint c0: x' = 0",
+        "body disk mass m at [x, y, r*sin(theta)] frame C inertia [m*r^2/4, "
+        "m*r^2/4, m*r^2/2]",
+        NULL};
+    static const char *const roll[] = {
+        "constraint roll: velocity([x, y, r*sin(theta)] - r*B.y, disk) = "
+        "[0, 0, 0]",
+        NULL};
+    FILE *sink = fopen("/dev/null", "w");
+    session_t *s = session_new(true, sink, sink);
+    run_statements(s, before);
+    ctx_t *cx = session_ctx(s);
+    diag_t err = {0};
+    lower_t *ext = lower_model(&cx->model, cx->src, &err);
+    assert_non_null(ext);
+    run_statements(s, roll);
+    assert_int_equal(lower_extend(ext, &cx->model, &err), 0);
+    lower_t *fresh = lower_model(&cx->model, cx->src, &err);
+    assert_non_null(fresh);
+    /* c0 and roll[1], roll[2]: roll[3], the contact's vertical velocity,
+     * is r*cos(theta)*theta' from the centre less the same from the
+     * turning, and is dropped */
+    assert_int_equal(lower_system(ext)->r, 3);
+    int da[3], db[3];
+    assert_int_equal(lower_dropped(ext, "roll", da), 3);
+    assert_int_equal(lower_dropped(fresh, "roll", db), 3);
+    assert_memory_equal(da, db, sizeof da);
+    assert_true(da[0] == 0 && da[1] == 0 && da[2] != 0);
+    compare_systems(ext, fresh, "lambda(roll[1]) + lambda(roll[2]) + "
+                                "lambda(c0) + reaction(x)");
+    lower_free(ext);
+    lower_free(fresh);
+    session_free(s);
+    fclose(sink);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +368,8 @@ int main(void)
         cmocka_unit_test(test_many_names),
         cmocka_unit_test(test_extend_variables),
         cmocka_unit_test(test_extend_particles),
+        cmocka_unit_test(test_extend_bodies),
+        cmocka_unit_test(test_extend_vector_constraint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
