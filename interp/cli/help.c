@@ -67,9 +67,10 @@ static const help_entry_t entries[] = {
      "kinetic NAME = EXPR\n"
      "  The kinetic energy (added to the particles' and bodies'\n"
      "  energies).  NAME in expressions is the whole of it, particles and\n"
-     "  bodies included.  A second `kinetic` replaces the first.  Likely\n"
-     "  slips get a warning: a coordinate without its velocity, an energy\n"
-     "  not quadratic in the velocities, a negative direction where the\n"
+     "  bodies included (`kinetic T = 0` names it when they are all of\n"
+     "  it).  A second `kinetic` replaces the first.  Likely slips get a\n"
+     "  warning: a coordinate without its velocity, an energy not\n"
+     "  quadratic in the velocities, a negative direction where the\n"
      "  equations are first evaluated.\n"
      "  Example: kinetic T = m/2*(x'^2 + y'^2)\n"},
     {"potential",

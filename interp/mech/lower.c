@@ -274,6 +274,17 @@ static int unknown_name(lower_t *lw, const ctx_t *cx, const char *name,
                 best = cx->frame->names[i].name;
         }
     }
+    /* LANGUAGE.md §4.1 calls the whole kinetic energy T, but a name is
+     * what `kinetic` declares: with particles or bodies alone there is
+     * none (doc/language.md), and 't' would be a poor suggestion. */
+    const model_t *m = &lw->model;
+    if (strcmp(name, "T") == 0 && !m->kinetic.name && !m->lagrangian.name &&
+        (m->particles.n || m->bodies.n))
+        return diag_error(err, span,
+                          "unknown name 'T': the kinetic energy has a name "
+                          "only when `kinetic` declares one; `kinetic T = "
+                          "0` names the whole kinetic energy, the particles' "
+                          "and bodies' terms included");
     char usage[64];
     if (lower_is_builtin_function(name))
         return diag_error(err, span,
