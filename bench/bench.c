@@ -25,6 +25,9 @@
  *             a child process, measured by wait4).
  *   engine    sin(sin(...sin(x)...)) 2000 deep and e = e*e + e doubled
  *             30 times: built, differentiated, compiled, evaluated.
+ *   declare   10^5 parameters, 10^5 lets, 1000 coordinates (the limit),
+ *             one statement each, text -> model, against parsing the same
+ *             text; the growth exponent over N/8 … N.
  *   scaling   the N-trailer (bench/ntrailer.sh writes the models) for
  *             N = 1, 2, 4, ..., 64: derivation (best of 3), graph nodes,
  *             tape length and right-hand side, by multipliers and maggi.
@@ -37,7 +40,8 @@
  * It reads the prepared equations of a session (context.h,
  * common.h): a white-box tool of the build tree, not a module.
  *
- * Usage: bench [-q] [-s SRCDIR] [MODELS_DIR], where MODELS_DIR holds
+ * Usage: bench [-q] [-S | -D] [-s SRCDIR] [MODELS_DIR] (-S: the scaling
+ * table alone; -D: the declaration rows alone), where MODELS_DIR holds
  * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
  * SRCDIR is where bench/sympy_sphere.py is (default .), and -q shortens
  * the runs (a smoke test).
@@ -63,6 +67,7 @@
 #include "interp/run/native.h"
 #include "interp/run/sim.h"
 #include "interp/expr/tape.h"
+#include "lang/parse.h"
 
 /* ---- the model ----------------------------------------------------------- */
 
@@ -125,6 +130,7 @@ static long calibrate(work_fn f, void *ctx, double target)
 
 static bool quick; /* -q */
 static bool only_scaling; /* -S: the N-trailer table alone */
+static bool only_declarations; /* -D: the declaration rows alone */
 
 /* Seconds per call of A and of B (B may be NULL), medians over NB
  * batches that alternate between them. */
@@ -598,6 +604,138 @@ static void engine_rows(void)
     expr_graph_free(g);
 }
 
+/* ---- declarations ----------------------------------------------------------- */
+
+static double loglog_slope(const double *x, const double *y, size_t n);
+
+/* A script of N declarations of one KIND, one per line: `param pI = I`,
+ * `let lI = a*x + I` (after `coord x` and `param a = 1`), `coord qI`. */
+static char *declarations_text(const char *kind, size_t n)
+{
+    size_t cap = 64 + 32 * n, len = 0;
+    char *s = malloc(cap);
+    if (strcmp(kind, "let") == 0)
+        len += (size_t)snprintf(s, cap, "coord x\nparam a = 1\n");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(
+            s + len, cap - len,
+            strcmp(kind, "param") == 0 ? "param p%zu = %zu\n"
+            : strcmp(kind, "let") == 0 ? "let l%zu = a*x + %zu\n"
+                                       : "coord q%zu\n",
+            i, i);
+    return s;
+}
+
+/* CPU seconds of this process (user and system: page faults count).
+ * The declaration rows use it rather than the wall clock: on the shared
+ * machine a run of 10^5 statements was on the CPU a quarter of its wall
+ * time, and the waiting, not the work, bent the growth exponent (1.18 in
+ * wall-clock time against 1.00 in CPU time and in instructions). */
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* CPU seconds to run TEXT in a fresh session (text -> model: parsing,
+ * checking and lowering every declaration, then freeing it), best of
+ * REPS, each run in a child process as nh runs a script: in one process
+ * the runs before leave the allocator's pool and the caches in states
+ * that depend on N (run in-process, 10^5 lets grew as N^1.15–1.25 where
+ * separate processes and instruction counts gave N^1.00–1.03). */
+static double declare_time(const char *text, FILE *sink, int reps)
+{
+    double best = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        int fd[2];
+        if (pipe(fd) != 0)
+            return INFINITY;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+            return INFINITY;
+        if (pid == 0) {
+            close(fd[0]);
+            double t0 = cpu_now();
+            session_t *s = open_session(text, sink);
+            session_free(s);
+            double dt = cpu_now() - t0;
+            _exit(write(fd[1], &dt, sizeof dt) == (ssize_t)sizeof dt ? 0 : 1);
+        }
+        close(fd[1]);
+        double dt = INFINITY;
+        if (read(fd[0], &dt, sizeof dt) != (ssize_t)sizeof dt)
+            dt = INFINITY;
+        close(fd[0]);
+        int status;
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0)
+            dt = INFINITY;
+        best = fmin(best, dt);
+    }
+    return best;
+}
+
+/* Seconds to parse TEXT alone, best of REPS: the reference, work every
+ * statement does and that grows linearly. */
+static double parse_time(const char *text, int reps)
+{
+    double best = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        double t0 = cpu_now();
+        source_set_t *set = source_set_new();
+        uint32_t file = source_add(set, "<bench>", text, strlen(text));
+        ast_arena_t *arena = ast_arena_new();
+        ast_program_t prog;
+        diag_t err = {0};
+        if (parse_program(set, file, arena, &prog, &err) != PARSE_OK) {
+            fprintf(stderr, "bench: the declarations did not parse\n");
+            exit(2);
+        }
+        ast_arena_free(arena);
+        source_set_free(set);
+        best = fmin(best, cpu_now() - t0);
+    }
+    return best;
+}
+
+/* Declaration scaling (issue 12, LANGUAGE.md §9: work grows about
+ * linearly with the number of statements): N declarations of one kind,
+ * N = top/8 … top, one statement each; the time for the largest N against
+ * parsing the same text, and the growth exponent over the four.  Targets:
+ * 10^5 parameters or lets in under 2 s, coordinates up to their limit
+ * (SESSION_MAX_COORDS), and growth N^k with k <= 1.15. */
+static void declaration_rows(FILE *sink)
+{
+    static const struct {
+        const char *kind;
+        size_t top;
+    } kinds[] = {{"param", 100000}, {"let", 100000}, {"coord", 1000}};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        size_t top = quick ? kinds[k].top / 10 : kinds[k].top;
+        int reps = quick ? 1 : 3;
+        double x[4], y[4], tparse = 0;
+        for (int i = 0; i < 4; i++) {
+            size_t n = top >> (3 - i);
+            char *text = declarations_text(kinds[k].kind, n);
+            x[i] = (double)n;
+            /* small N: more runs, so the noise of one does not tilt k */
+            y[i] = declare_time(text, sink, reps * (4 - i));
+            if (i == 3)
+                tparse = parse_time(text, reps);
+            free(text);
+        }
+        double kexp = loglog_slope(x, y, 4);
+        char what[80], b1[32], b2[32];
+        snprintf(what, sizeof what, "declare %zu %ss (growth N^%.2f)", top,
+                 kinds[k].kind, kexp);
+        row(what, fmt_time(y[3], b1, sizeof b1),
+            fmt_time(tparse, b2, sizeof b2), y[3] / tparse,
+            "<2s, k<=1.15", y[3] < 2.0 && kexp <= 1.15);
+    }
+}
+
 /* ---- scaling --------------------------------------------------------------- */
 
 static char *read_file(const char *path)
@@ -780,6 +918,8 @@ int main(int argc, char **argv)
             quick = true;
         else if (strcmp(argv[i], "-S") == 0)
             only_scaling = true;
+        else if (strcmp(argv[i], "-D") == 0)
+            only_declarations = true;
         else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
             srcdir = argv[++i];
         else
@@ -788,6 +928,12 @@ int main(int argc, char **argv)
     FILE *sink = fopen("/dev/null", "w");
     if (only_scaling && dir) {
         scaling(dir, sink);
+        fclose(sink);
+        return failures ? 1 : 0;
+    }
+    if (only_declarations) {
+        row_head();
+        declaration_rows(sink);
         fclose(sink);
         return failures ? 1 : 0;
     }
@@ -893,6 +1039,9 @@ int main(int argc, char **argv)
 
     /* the engine */
     engine_rows();
+
+    /* declarations */
+    declaration_rows(sink);
 
     if (dir)
         scaling(dir, sink);

@@ -1258,15 +1258,15 @@ static void test_prepare_errors(void **state)
     prepare_fails(sys, EOM_NAIVE, &sys->cspan[0], "constraint c1", NULL);
     sb_free(b);
 
-    /* voronec: no velocity stands alone (x' has the coefficient x) */
+    /* voronec: no velocity alone on the left (x' has the coefficient x) */
     b = sb_new();
     sb_coord(b, "x");
     sb_coord(b, "y");
     sb_kinetic(b, "(x'^2 + y'^2)/2");
     sb_constraint(b, "lin", "x*x' + y*y'");
     sys = sb_system(b);
-    prepare_fails(sys, EOM_VORONEC, &sys->cspan[0], "lin", "stands alone",
-                  NULL);
+    prepare_fails(sys, EOM_VORONEC, &sys->cspan[0], "lin",
+                  "not one velocity alone", NULL);
     sb_free(b);
 
     /* voronec: a coefficient depending on t */

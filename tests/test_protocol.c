@@ -369,7 +369,10 @@ static void test_execute_error_in_loaded_file(void **state)
     assert_string_equal(str(v, "file"), path);
     assert_true(num(v, "line") == 2);
     assert_true(num(v, "column") == 7);
-    assert_string_equal(str(v, "message"), "unknown name 'zz'");
+    assert_string_equal(str(v, "message"),
+                        "unknown name 'zz': declare it first, with param, "
+                        "coord, speed, let, particle, kinetic, potential or "
+                        "lagrangian");
     json_free(v);
     expect_execute(c, "error");
     unlink(path);

@@ -40,7 +40,10 @@ static const help_entry_t entries[] = {
      "param NAME = VALUE, ...\n"
      "  Declares named numbers.  Parameters stay symbols in the equations:\n"
      "  `set NAME = VALUE` changes one at once, with no new derivation.\n"
-     "  A value may use parameters declared before.\n"
+     "  A value may use parameters declared before.  Declaring one that the\n"
+     "  model does not use keeps the recorded samples.  The names of\n"
+     "  built-in functions and of the settings (rtol, atol, step, integrator,\n"
+     "  max_steps, compile) cannot be declared.\n"
      "  Example: param m = 1, R = 0.5, g = 9.81\n"},
     {"coord",
      "coord NAME, ...\n"
@@ -56,12 +59,19 @@ static const help_entry_t entries[] = {
      "let NAME = EXPR          a named expression\n"
      "let NAME(A, B) = EXPR    an expression function\n"
      "  Bodies are substituted where used.  Inside a function, A' is the\n"
-     "  time derivative of the argument expression.\n"
+     "  time derivative of the argument expression.  Declaring a let keeps\n"
+     "  the recorded samples, unless the model uses it.  `let sin(a) = ...`\n"
+     "  is an error: built-in functions cannot be declared.\n"
      "  Example: let wx = theta'*cos(phi) + psi'*sin(theta)*sin(phi)\n"},
     {"kinetic",
      "kinetic NAME = EXPR\n"
-     "  The kinetic energy (added to the particles' energies).  NAME can be\n"
-     "  used in expressions.  A second `kinetic` replaces the first.\n"
+     "  The kinetic energy (added to the particles' and bodies'\n"
+     "  energies).  NAME in expressions is the whole of it, particles and\n"
+     "  bodies included (`kinetic T = 0` names it when they are all of\n"
+     "  it).  A second `kinetic` replaces the first.  Likely slips get a\n"
+     "  warning: a coordinate without its velocity, an energy not\n"
+     "  quadratic in the velocities, a negative direction where the\n"
+     "  equations are first evaluated.\n"
      "  Example: kinetic T = m/2*(x'^2 + y'^2)\n"},
     {"potential",
      "potential NAME = EXPR\n"
@@ -193,7 +203,8 @@ static const help_entry_t entries[] = {
     {"table",
      "table EXPR, ... [> \"file.csv\"]\n"
      "  One CSV row per recorded sample: a header with the expression texts,\n"
-     "  then values.\n"},
+     "  then values.  A declaration that changes the model clears the\n"
+     "  samples; lets and parameters the model does not use keep them.\n"},
     {"plot",
      "plot Y, ... [vs X] [> \"file.png\" | \"file.svg\"]\n"
      "  Draws the recorded samples with gnuplot (X defaults to t); in a\n"
@@ -280,7 +291,8 @@ static const help_entry_t entries[] = {
     {"voronec",
      "equations voronec\n"
      "  Voronec's equations (Lemos eqs. 8-11) for constraints in explicit\n"
-     "  form qd' = sum_j a_dj(q) qj'.  State: q and the independent\n"
+     "  form qd' = sum_j a_dj(q) qj': the dependent velocity written alone\n"
+     "  on the left, in no other constraint.  State: q and the independent\n"
      "  velocities.  `show voronec` prints the a and b coefficients.\n"},
     {"naive",
      "equations naive\n"
@@ -311,8 +323,10 @@ static const help_entry_t entries[] = {
      "Functions: sin cos tan asin acos atan atan2(y, x) sinh cosh tanh exp\n"
      "log sqrt abs sign min(a, b) max(a, b); dot(u, v) cross(u, v) norm(u);\n"
      "diff(e, v) with v a coordinate, a velocity x', a speed, a parameter\n"
-     "or t; lambda(NAME), lambda(NAME[k]) and reaction(x) in print, table\n"
-     "and show; omega(A), on(A, v) and velocity(P, B) (help frames).\n"},
+     "or t (an e holding x'' is an error: x'' is the equations' value, not\n"
+     "a symbol); lambda(NAME), lambda(NAME[k]) and reaction(x) in print,\n"
+     "table and show; omega(A), on(A, v) and velocity(P, B) (help frames).\n"
+     "Their names cannot be declared.\n"},
     {"frames",
      "Frames and bodies: A.x, A.y, A.z are the unit vectors of frame A, with\n"
      "components on the inertial axes; a*A.x + b*A.y is an ordinary vector.\n"
@@ -337,7 +351,10 @@ static const help_entry_t entries[] = {
      "In the REPL (<repl>) LINE counts the lines typed since the session\n"
      "began, so a place named in a message can be found again.  An empty\n"
      "line ends a statement left open (an unclosed bracket), which is then\n"
-     "reported at the bracket.\n"},
+     "reported at the bracket.  An expression that cannot be evaluated at\n"
+     "the state is an error at the declaration that holds it.  Likely slips\n"
+     "are warnings (FILE:LINE:COL: warning: ...), shown under -q too; the\n"
+     "statement takes effect.\n"},
     {"notebook",
      "nh in Jupyter: `nh --install-kernel` (or --user) registers the kernel\n"
      "`nh` (`make install` installs it too); pick it in Jupyter.  One\n"

@@ -34,14 +34,8 @@ static int state_vars(ctx_t *s, lower_t *lw, bool need_accel,
     eom_t *e = ctx_eom(s, where, err);
     if (!e)
         return -1;
-    if (eom_accel(e, vars, err) != 0) {
-        char st[1024];
-        ctx_describe_state(s, vars, st, sizeof st);
-        char msg[DIAG_MSG_MAX];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        diag_clear(err);
-        return diag_error(err, where, "%s%s", msg, st);
-    }
+    if (eom_accel(e, vars, err) != 0)
+        return ctx_state_error(s, lw, vars, where, err);
     return 0;
 }
 
@@ -464,12 +458,7 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         memcpy(va, base, sizeof va);
         memcpy(vb, base, sizeof vb);
         if (eom_accel(ea, va, err) || eom_accel(eb, vb, err)) {
-            char stt[1024];
-            ctx_describe_state(s, base, stt, sizeof stt);
-            char msg[DIAG_MSG_MAX];
-            snprintf(msg, sizeof msg, "%s", err->msg);
-            diag_clear(err);
-            rc = diag_error(err, st->span, "%s%s", msg, stt);
+            rc = ctx_state_error(s, lw, base, st->span, err);
             goto done;
         }
         double worst = 0;
