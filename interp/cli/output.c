@@ -12,6 +12,7 @@
 #include "interp/analysis/check.h"
 #include "interp/cli/stmts.h"
 #include "interp/base/util.h"
+#include "interp/eom/kinematics.h"
 #include "interp/eom/velocity.h"
 #include "interp/analysis/worksheet.h"
 
@@ -287,6 +288,119 @@ static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
     return n;
 }
 
+/* An error when one of the NE expressions E is too large to show:
+ * WHAT names it ("F*_u1"). */
+static int show_too_large(expr_graph_t *g, const expr_t *const *E, size_t ne,
+                          const char *const *what, src_span_t at, diag_t *err)
+{
+    size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
+    int rc = 0;
+    for (size_t i = 0; i < ne && rc == 0; i++)
+        if (E[i] && tree_size(E[i], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS)
+            rc = diag_error(err, at,
+                            "%s is too large to show (more than %d terms "
+                            "written out)",
+                            what[i], SHOW_MAX_TERMS);
+    free(memo);
+    return rc;
+}
+
+/* The equations on speeds for show kinematics and show kane: the chosen
+ * ones when they are maggi or gibbs_appell, else maggi prepared for the
+ * purpose (*OWN, which the caller frees). */
+static eom_t *speeds_eom(ctx_t *s, lower_t *lw, src_span_t at, eom_t **own,
+                         diag_t *err)
+{
+    int m = s->model.method;
+    *own = NULL;
+    if (m == EOM_MAGGI || m == EOM_GIBBS_APPELL)
+        return ctx_eom(s, at, err);
+    return *own = eom_prepare(lower_system(lw), EOM_MAGGI, at, err);
+}
+
+/* show kinematics: q' = ψ, the given equations and the velocities the
+ * constraints determine (kinematics.h). */
+static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
+                           diag_t *err)
+{
+    eom_t *own, *e = speeds_eom(s, lw, st->span, &own, err);
+    if (!e)
+        return -1;
+    const eom_kin_t *kin = eom_kinematics(e);
+    const nh_system_t *sys = lower_system(lw);
+    const size_t *order, *sizes, *dep;
+    const expr_t *const *seq;
+    size_t k = eom_kin_dependent(kin, &dep);
+    bool sym = eom_kin_mode(kin) == EOM_KIN_SYMBOLIC;
+    const expr_t **rows = xcalloc(sys->n + 1, sizeof *rows);
+    const char **what = xcalloc(sys->n + 1, sizeof *what);
+    char **names = xcalloc(sys->n + 1, sizeof *names);
+    eom_kin_blocks(kin, &order, &sizes, &seq);
+    for (size_t i = 0; i < sys->n; i++) {
+        names[i] = xmalloc(strlen(sys->qname[i]) + 2);
+        sprintf(names[i], "%s'", sys->qname[i]);
+        what[i] = names[i];
+        rows[i] = sys->psi[i];
+    }
+    for (size_t j = 0; sym && j < k; j++)
+        rows[dep[j]] = seq[j];
+    int rc = show_too_large(lower_graph(lw), rows, sys->n, what, st->span,
+                            err);
+    if (rc == 0) {
+        char *text = eom_kin_describe(kin, st->u.show.latex);
+        fputs(text, s->out);
+        free(text);
+    }
+    for (size_t i = 0; i < sys->n; i++)
+        free(names[i]);
+    free(names);
+    free(what);
+    free(rows);
+    eom_free(own);
+    return rc;
+}
+
+/* show kane: Kane's F_r and F*_r for each speed (eom_kane). */
+static int show_kane(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
+                     diag_t *err)
+{
+    eom_t *own, *e = speeds_eom(s, lw, st->span, &own, err);
+    if (!e)
+        return -1;
+    const nh_system_t *sys = lower_system(lw);
+    size_t m = sys->m;
+    const expr_t **F = xcalloc(2 * m + 1, sizeof *F);
+    const char **what = xcalloc(2 * m + 1, sizeof *what);
+    char **names = xcalloc(2 * m + 1, sizeof *names);
+    bool vin;
+    int rc = eom_kane(e, F, F + m, &vin, err);
+    if (rc != 0) {
+        err->span = st->span;
+    } else {
+        for (size_t r = 0; r < m; r++) {
+            names[r] = xmalloc(strlen(sys->zname[r]) + 4);
+            sprintf(names[r], "F_%s", sys->zname[r]);
+            names[m + r] = xmalloc(strlen(sys->zname[r]) + 4);
+            sprintf(names[m + r], "F*_%s", sys->zname[r]);
+            what[r] = names[r];
+            what[m + r] = names[m + r];
+        }
+        rc = show_too_large(lower_graph(lw), F, 2 * m, what, st->span, err);
+    }
+    if (rc == 0) {
+        char *text = eom_describe_kane(e, st->u.show.latex);
+        fputs(text, s->out);
+        free(text);
+    }
+    for (size_t r = 0; r < 2 * m; r++)
+        free(names[r]);
+    free(names);
+    free(what);
+    free(F);
+    eom_free(own);
+    return rc;
+}
+
 /* show reduced, show voronec: from the chosen equations when they are
  * voronec or naive, else from Voronec's equations prepared for the
  * purpose (an error when the constraints are not in explicit form). */
@@ -350,6 +464,10 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
         if (strcmp(w, "reduced") == 0 || strcmp(w, "voronec") == 0)
             return show_voronec(s, lw, st, w[0] == 'r', err);
+        if (strcmp(w, "kinematics") == 0)
+            return show_kinematics(s, lw, st, err);
+        if (strcmp(w, "kane") == 0)
+            return show_kane(s, lw, st, err);
     }
     value_t v;
     if (lower_expr(lw, e, LOWER_QUERY, &v, err))
@@ -517,15 +635,16 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (proj && sim_projector_run(proj, vars, &tmp))
             continue;
         if (speeds && sys->psi) {
-            /* Draw the speeds and take the velocities from psi. */
-            bool ok = true;
-            for (size_t i = 0; i < sys->n && ok; i++) {
-                ok = sys->psi[i] != NULL;
-                if (ok)
-                    vars[sys->qd[i]] = expr_eval(lower_graph(lw), sys->psi[i], vars);
+            /* Draw the speeds and take the velocities from psi; those
+             * without a kinematic equation from the constraints. */
+            for (size_t i = 0; i < sys->n; i++) {
+                if (!sys->psi[i])
+                    continue;
+                vars[sys->qd[i]] =
+                    expr_eval(lower_graph(lw), sys->psi[i], vars);
                 given[i] = true;
             }
-            if (!ok || eom_velsolver_run(vel, vars, given, &tmp))
+            if (eom_velsolver_run(vel, vars, given, &tmp))
                 continue;
         } else if (eom_velsolver_run(vel, vars, given, &tmp)) {
             continue;

@@ -620,18 +620,16 @@ int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
         return diag_error(err, SRC_SPAN_NONE, "no speeds declared");
     if (!sys->psi)
         return diag_error(err, SRC_SPAN_NONE, "no kinematic equations declared");
-    for (size_t i = 0; i < n; i++)
-        if (!sys->psi[i])
-            return diag_error(err, SRC_SPAN_NONE,
-                              "coordinate %s has no kinematic equation",
-                              sys->qname[i]);
     expr_graph_t *g = sys->g;
     size_t nout = n + n * m;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    /* A velocity without a kinematic equation is one the constraints
+     * determine (kinematics.h): through them it follows the others, so
+     * its residual is 0 here. */
     for (size_t i = 0; i < n; i++) {
-        outs[i] = sys->psi[i];
+        outs[i] = sys->psi[i] ? sys->psi[i] : expr_var(g, sys->qd[i]);
         for (size_t a = 0; a < m; a++)
-            outs[n + i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
+            outs[n + i * m + a] = expr_diff(g, outs[i], sys->z[a]);
     }
     eom_speed_ctx_t c = {.sys = sys, .vars = vars};
     c.tape = tape_compile(g, outs, nout, expr_graph_nvars(g));
