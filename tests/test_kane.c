@@ -375,6 +375,7 @@ static void test_disc_kane(void **state)
     eom_t *ga = prep(sys, EOM_GIBBS_APPELL, EOM_KIN_BLOCK_MAX);
     eom_t *num = prep(sys, EOM_MAGGI, 0);
     eom_t *mult = prep(sys, EOM_MULTIPLIERS, EOM_KIN_BLOCK_MAX);
+    assert_non_null(e->fast); /* short enough here */
     const expr_t *F[3], *Fs[3];
     bool vin = true;
     diag_t err = {0};
@@ -520,6 +521,9 @@ static void test_bicycle(void **state)
     assert_false(sym->kin_numeric);
     assert_true(num->kin_numeric);
     assert_int_equal(sym->kin_k, 5);
+    /* no fast path: with the Cramer quotients substituted into G its tape
+     * would be 18 times the full path's (mag_fast) */
+    assert_null(sym->fast);
     /* blocks: the pitch rate, x', y', then yaw and front spin together */
     const size_t *order, *sizes;
     const expr_t *const *seq;
