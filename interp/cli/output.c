@@ -288,19 +288,21 @@ static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
     return n;
 }
 
-/* An error when one of the NE expressions E is too large to show:
- * WHAT names it ("F*_u1"). */
+/* An error when one of the NE expressions E (NULL entries skipped) is
+ * too large to show: it is named PREFIX NAMES[i] SUFFIX ("F*_u1",
+ * "x'"). */
 static int show_too_large(expr_graph_t *g, const expr_t *const *E, size_t ne,
-                          const char *const *what, src_span_t at, diag_t *err)
+                          const char *prefix, const char *const *names,
+                          const char *suffix, src_span_t at, diag_t *err)
 {
     size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
     int rc = 0;
     for (size_t i = 0; i < ne && rc == 0; i++)
         if (E[i] && tree_size(E[i], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS)
             rc = diag_error(err, at,
-                            "%s is too large to show (more than %d terms "
-                            "written out)",
-                            what[i], SHOW_MAX_TERMS);
+                            "%s%s%s is too large to show (more than %d "
+                            "terms written out)",
+                            prefix, names[i], suffix, SHOW_MAX_TERMS);
     free(memo);
     return rc;
 }
@@ -318,6 +320,15 @@ static eom_t *speeds_eom(ctx_t *s, lower_t *lw, src_span_t at, eom_t **own,
     return *own = eom_prepare(lower_system(lw), EOM_MAGGI, at, err);
 }
 
+/* Writes the describer's text TEXT (malloc'ed, consumed) on OUT. */
+static void put_text(ctx_t *s, char *text)
+{
+    fputs(text, s->out);
+    if (text[0] && text[strlen(text) - 1] != '\n')
+        fputc('\n', s->out);
+    free(text);
+}
+
 /* show kinematics: q' = ψ, the given equations and the velocities the
  * constraints determine (kinematics.h). */
 static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
@@ -331,30 +342,16 @@ static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     const size_t *order, *sizes, *dep;
     const expr_t *const *seq;
     size_t k = eom_kin_dependent(kin, &dep);
-    bool sym = eom_kin_mode(kin) == EOM_KIN_SYMBOLIC;
     const expr_t **rows = xcalloc(sys->n + 1, sizeof *rows);
-    const char **what = xcalloc(sys->n + 1, sizeof *what);
-    char **names = xcalloc(sys->n + 1, sizeof *names);
-    eom_kin_blocks(kin, &order, &sizes, &seq);
-    for (size_t i = 0; i < sys->n; i++) {
-        names[i] = xmalloc(strlen(sys->qname[i]) + 2);
-        sprintf(names[i], "%s'", sys->qname[i]);
-        what[i] = names[i];
-        rows[i] = sys->psi[i];
-    }
-    for (size_t j = 0; sym && j < k; j++)
-        rows[dep[j]] = seq[j];
-    int rc = show_too_large(lower_graph(lw), rows, sys->n, what, st->span,
-                            err);
-    if (rc == 0) {
-        char *text = eom_kin_describe(kin, st->u.show.latex);
-        fputs(text, s->out);
-        free(text);
-    }
     for (size_t i = 0; i < sys->n; i++)
-        free(names[i]);
-    free(names);
-    free(what);
+        rows[i] = sys->psi[i];
+    eom_kin_blocks(kin, &order, &sizes, &seq);
+    for (size_t j = 0; eom_kin_mode(kin) == EOM_KIN_SYMBOLIC && j < k; j++)
+        rows[dep[j]] = seq[j];
+    int rc = show_too_large(lower_graph(lw), rows, sys->n, "", sys->qname,
+                            "'", st->span, err);
+    if (rc == 0)
+        put_text(s, eom_kin_describe(kin, st->u.show.latex));
     free(rows);
     eom_free(own);
     return rc;
@@ -370,32 +367,16 @@ static int show_kane(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     const nh_system_t *sys = lower_system(lw);
     size_t m = sys->m;
     const expr_t **F = xcalloc(2 * m + 1, sizeof *F);
-    const char **what = xcalloc(2 * m + 1, sizeof *what);
-    char **names = xcalloc(2 * m + 1, sizeof *names);
     bool vin;
     int rc = eom_kane(e, F, F + m, &vin, err);
-    if (rc != 0) {
+    if (rc != 0)
         err->span = st->span;
-    } else {
-        for (size_t r = 0; r < m; r++) {
-            names[r] = xmalloc(strlen(sys->zname[r]) + 4);
-            sprintf(names[r], "F_%s", sys->zname[r]);
-            names[m + r] = xmalloc(strlen(sys->zname[r]) + 4);
-            sprintf(names[m + r], "F*_%s", sys->zname[r]);
-            what[r] = names[r];
-            what[m + r] = names[m + r];
-        }
-        rc = show_too_large(lower_graph(lw), F, 2 * m, what, st->span, err);
-    }
-    if (rc == 0) {
-        char *text = eom_describe_kane(e, st->u.show.latex);
-        fputs(text, s->out);
-        free(text);
-    }
-    for (size_t r = 0; r < 2 * m; r++)
-        free(names[r]);
-    free(names);
-    free(what);
+    else if ((rc = show_too_large(lower_graph(lw), F, m, "F_", sys->zname,
+                                  "", st->span, err)) == 0)
+        rc = show_too_large(lower_graph(lw), F + m, m, "F*_", sys->zname,
+                            "", st->span, err);
+    if (rc == 0)
+        put_text(s, eom_describe_kane(e, st->u.show.latex));
     free(F);
     eom_free(own);
     return rc;
