@@ -95,9 +95,20 @@ static int mag_kin_finite(const eom_t *e, const double *val, bool by_coord,
 static int mag_run_kin(eom_t *e, double *vars, diag_t *err)
 {
     const nh_system_t *sys = e->sys;
+    if (!e->kin_numeric && e->kin_k) {
+        /* checked before they go into VARS, so that a caller that
+         * looks at the state after the error sees the state, not the
+         * velocities that failed */
+        tape_eval(e->pre, vars, e->pre_out, e->pre_work);
+        if (mag_kin_finite(e, e->pre_out, true, err))
+            return -1;
+        for (size_t i = 0; i < e->npre; i++)
+            vars[e->pre_var[i]] = e->pre_out[i];
+        return 0;
+    }
     eom_run_pre(e, vars);
     if (!e->kin_numeric)
-        return e->kin_k ? mag_kin_finite(e, e->pre_out, true, err) : 0;
+        return 0;
     size_t k = e->kin_k;
     const double *A = e->pre_out + e->npre, *b0 = A + k * k;
     double *lu = e->kin_lu, *x = e->kin_x, *wk = x + k;
