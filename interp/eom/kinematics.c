@@ -8,10 +8,13 @@
  * (vF[1], vF[2]) = 0: its spin rate thF' enters them with coefficients
  * proportional to the cosine and the sine of the wheel's heading, so
  * whichever row is the pivot for thF', that pivot vanishes at some
- * heading, where the velocities are perfectly determined — the failure
- * of a symbolic LU on the benchmark bicycle (sympy#24780).  Sample
- * states only make it unlikely that the pivot is small where it was
- * tried.  The structure avoids it: in block triangular form, det A is
+ * heading, where the velocities are perfectly determined (tried: at
+ * heading π/2 such a solve gave garbage).  Sample states only make it
+ * unlikely that the pivot is small where it was tried; SymPy's LU on the
+ * benchmark bicycle went further wrong, on a pivot that is identically
+ * zero but not recognised as zero (sympy#24780), which expr_mag's
+ * magnitudes recognise here.  The structure avoids both: in block
+ * triangular form, det A is
  * the product of the diagonal blocks' determinants, so dividing by those
  * (Cramer's rule inside each block; a 1×1 block is its one entry)
  * divides by nothing that vanishes where A is regular.  The bicycle's
@@ -246,15 +249,6 @@ static void kin_values(const expr_graph_t *g, const expr_t *const *E,
     expr_mag_free(&ev);
 }
 
-/* The rank of the rows ROWS (NR of them) of the sample's ne×k values V. */
-static size_t kin_rank(const double *v, size_t k, const size_t *rows,
-                       size_t nr, double *buf)
-{
-    for (size_t i = 0; i < nr; i++)
-        memcpy(buf + i * k, v + rows[i] * k, k * sizeof *buf);
-    return linalg_rank(buf, nr, k, 1e-10);
-}
-
 /* ---- errors ---------------------------------------------------------------- */
 
 static int kin_check_given(const nh_system_t *sys, const char *meth,
@@ -360,6 +354,10 @@ static int kin_undetermined(const nh_system_t *sys, const char *meth,
 
 /* ---- the completion --------------------------------------------------------- */
 
+/* Independence at a sample state: the tolerance of the velocity solvers
+ * (velocity.c), whose choice of what `initial` solves for this follows. */
+#define KIN_RTOL 1e-10
+
 /* Sample points: coordinates, speeds and t moved around a fixed base,
  * the parameters fixed in [0.5, 1.5] (away from a degenerate 0). */
 static size_t kin_points(const nh_system_t *sys, const expr_t *const *E,
@@ -437,61 +435,47 @@ static int kin_solve(eom_kin_t *kin, const char *meth, size_t block_max,
     bool *nz = eom_alloc(ne * k + 1, sizeof *nz);
     kin_values(g, E, ne, k, pts, npts, nv, val, nz);
 
-    /* The rank at each sample; regular samples have rank k. */
-    double *buf = eom_alloc((ne + 1) * (k + 1), sizeof *buf);
-    size_t *all = eom_alloc(ne + 1, sizeof *all);
-    for (size_t i = 0; i < ne; i++)
-        all[i] = i;
-    size_t *rank = eom_alloc(npts + 1, sizeof *rank), best = 0;
-    for (size_t s = 0; s < npts; s++) {
-        rank[s] = kin_rank(val + s * ne * k, k, all, ne, buf);
-        if (rank[s] > rank[best])
+    /* The rank of the rows at the sample states, up to the first where
+     * it is k (a regular one: then it is k at almost every state). */
+    size_t big = ne > k ? ne : k;
+    double *basis = eom_alloc(big * big + 1, sizeof *basis);
+    size_t *piv = eom_alloc(big + 1, sizeof *piv);
+    size_t *order = eom_alloc(big + 1, sizeof *order);
+    for (size_t i = 0; i < big; i++)
+        order[i] = i;
+    size_t best = 0, rbest = 0;
+    for (size_t s = 0; s < npts && rbest < k; s++) {
+        size_t rs = linalg_independent(val + s * ne * k, k, 1, k, order, ne,
+                                       KIN_RTOL, NULL, basis, piv);
+        if (rs > rbest || s == 0) {
+            rbest = rs;
             best = s;
+        }
     }
     int rc = 0;
     bool *sel = eom_alloc(k, sizeof *sel);
+    bool *use = eom_alloc(ne + 1, sizeof *use);
     size_t *sel_rows = eom_alloc(k, sizeof *sel_rows), nsel = 0;
-    if (npts == 0 || rank[best] < k) {
+    if (npts == 0 || rbest < k) {
         /* which velocities are determined: the columns independent at the
          * best sample, from the last declared backwards (the rule of
          * `initial`, so the ones named are those a user adds first) */
-        double *cols = eom_alloc((ne + 1) * (k + 1), sizeof *cols);
-        size_t *kept = eom_alloc(k, sizeof *kept), nk = 0;
-        for (size_t j = k; npts && j-- > 0;) {
-            kept[nk] = j;
-            for (size_t i = 0; i < ne; i++)
-                for (size_t c = 0; c <= nk; c++)
-                    cols[i * (nk + 1) + c] =
-                        val[best * ne * k + i * k + kept[c]];
-            if (linalg_rank(cols, ne, nk + 1, 1e-10) == nk + 1) {
-                sel[j] = true;
-                nk++;
-            }
-        }
-        free(cols);
-        free(kept);
+        for (size_t j = 0; j < k; j++)
+            order[j] = k - 1 - j;
+        if (npts)
+            linalg_independent(val + best * ne * k, 1, k, ne, order, k,
+                               KIN_RTOL, sel, basis, piv);
         rc = kin_undetermined(sys, meth, &d, dep, k, sel, dmask, where, err);
         goto done;
     }
-    /* k rows: in declaration order, each kept when it raises the rank at
-     * every regular sample (at the best one, if that leaves too few). */
-    for (int pass = 0; pass < 2 && nsel < k; pass++) {
-        nsel = 0;
-        for (size_t i = 0; i < ne && nsel < k; i++) {
-            sel_rows[nsel] = i;
-            bool raises = true;
-            for (size_t s = 0; s < npts && raises; s++) {
-                if (pass ? s != best : rank[s] < k)
-                    continue;
-                raises = kin_rank(val + s * ne * k, k, sel_rows, nsel + 1,
-                                  buf) == nsel + 1;
-            }
-            if (raises)
-                nsel++;
-        }
-    }
-    if (nsel < k)
-        abort(); /* the best sample has rank k: its rows give k */
+    /* k rows independent at that state, in declaration order */
+    linalg_independent(val + best * ne * k, k, 1, k, order, ne, KIN_RTOL, use,
+                       basis, piv);
+    for (size_t i = 0; i < ne; i++)
+        if (use[i])
+            sel_rows[nsel++] = i;
+    if (nsel != k)
+        abort(); /* the rank there is k */
 
     kin->rows = eom_alloc(k, sizeof *kin->rows);
     kin->A = eom_alloc(k * k, sizeof *kin->A);
@@ -513,10 +497,22 @@ static int kin_solve(eom_kin_t *kin, const char *meth, size_t block_max,
     bool perfect = true;
     for (size_t j = 0; j < k; j++)
         match[j] = SIZE_MAX;
+    /* a greedy matching first (the diagonal of a triangular pattern in
+     * one pass), then augmenting paths for the rows left */
+    bool *rowm = eom_alloc(k, sizeof *rowm);
+    for (size_t i = 0; i < k; i++)
+        for (size_t j = 0; j < k && !rowm[i]; j++)
+            if (pat[i * k + j] && match[j] == SIZE_MAX) {
+                match[j] = i;
+                rowm[i] = true;
+            }
     for (size_t i = 0; i < k && perfect; i++) {
+        if (rowm[i])
+            continue;
         memset(seen, 0, k * sizeof *seen);
         perfect = kin_augment(pat, k, i, match, seen);
     }
+    free(rowm);
     kin->order = eom_alloc(k, sizeof *kin->order);
     kin->sizes = eom_alloc(k, sizeof *kin->sizes);
     if (perfect) {
@@ -602,10 +598,11 @@ blocks_done:
     free(pat);
 done:
     free(sel);
+    free(use);
     free(sel_rows);
-    free(rank);
-    free(all);
-    free(buf);
+    free(basis);
+    free(piv);
+    free(order);
     free(val);
     free(nz);
     free(pts);

@@ -154,21 +154,27 @@ static size_t eom_select_unknowns(const nh_system_t *sys, const double *A,
                                   const bool *prefer, size_t *sel)
 {
     size_t n = sys->n, k = 0;
-    double *cols = eom_alloc(rows * (rows + 1), sizeof *cols);
+    size_t *order = eom_alloc(n + 1, sizeof *order);
     for (int pass = prefer ? 0 : 1; pass < 2; pass++)
-        for (size_t i = n; i-- > 0 && k < rows;) {
+        for (size_t i = n; i-- > 0;) {
             bool pref = prefer && prefer[i];
-            if (given[i] || (pass == 0) != pref)
-                continue;
-            sel[k] = i;
-            for (size_t a = 0; a < rows; a++)
-                for (size_t j = 0; j <= k; j++)
-                    cols[a * (k + 1) + j] = A[a * n + sel[j]];
-            if (linalg_rank(cols, rows, k + 1, 1e-10) == k + 1)
-                k++;
+            if (!given[i] && (pass == 0) == pref)
+                order[k++] = i;
         }
-    free(cols);
-    return k;
+    /* the columns of A in that order, each kept when it raises the rank */
+    bool *kept = eom_alloc(n + 1, sizeof *kept);
+    double *basis = eom_alloc(rows * rows + 1, sizeof *basis);
+    size_t *piv = eom_alloc(rows + 1, sizeof *piv);
+    linalg_independent(A, 1, n, rows, order, k, 1e-10, kept, basis, piv);
+    size_t nsel = 0;
+    for (size_t o = 0; o < k && nsel < rows; o++)
+        if (kept[order[o]])
+            sel[nsel++] = order[o];
+    free(order);
+    free(kept);
+    free(basis);
+    free(piv);
+    return nsel;
 }
 
 /* What the solves need, derived and compiled once. */
