@@ -681,8 +681,9 @@ char *eom_kin_describe(const eom_kin_t *kin, bool latex)
     } else if (kin->mode == EOM_KIN_NUMERIC) {
         eom_buf_heading(&b, latex,
                         "the other velocities, solved at each evaluation "
-                        "from the constraints %s (%zu of them depend on "
-                        "each other, more than %d to solve symbolically):",
+                        "from the constraints %s (%zu of these velocities "
+                        "depend on each other, more than %d to solve "
+                        "symbolically):",
                         rows.data, kin->largest, EOM_KIN_BLOCK_MAX);
         size_t k = kin->k;
         const expr_t **t = eom_alloc(k + 1, sizeof *t);
