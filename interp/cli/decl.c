@@ -790,14 +790,6 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
     bool speeds_state = method == EOM_MAGGI || method == EOM_GIBBS_APPELL;
     bool have_psi = sys->psi != NULL;
     if (have_psi && (speeds_state || any_z)) {
-        for (size_t i = 0; i < n; i++)
-            if (!sys->psi[i] && speeds_state) {
-                rc = diag_error(err, at,
-                                "coordinate %s has no kinematic equation, "
-                                "which %s needs",
-                                sys->qname[i], eom_method_name(method));
-                goto done;
-            }
         /* Velocities given without speeds: the speeds that produce them
          * (the velocities not given solved from the constraints first). */
         if (!any_z && any_v) {
@@ -814,7 +806,8 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
             }
         }
         /* The velocities are those of the speeds; a given one that differs
-         * is an error. */
+         * is an error.  Those without a kinematic equation are solved
+         * from the constraints below, with the others given. */
         for (size_t i = 0; i < n; i++) {
             if (!sys->psi[i])
                 continue;
@@ -845,6 +838,18 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
     size_t nqd = eom_velsolver_solved(vs, false, &which);
     for (size_t j = 0; j < nqd; j++)
         solved_v[which[j]] = true;
+    /* With speeds as the state, a velocity without a kinematic equation
+     * is the constraints' to determine (doc/language.md, Kane's form). */
+    for (size_t i = 0; have_psi && speeds_state && i < n; i++)
+        if (!sys->psi[i] && !solved_v[i] && !given_v[i]) {
+            rc = diag_error(err, at,
+                            "coordinate %s has no kinematic equation, and "
+                            "the constraints do not determine %s' here, "
+                            "which %s needs",
+                            sys->qname[i], sys->qname[i],
+                            eom_method_name(method));
+            goto done;
+        }
     for (size_t i = 0; said && i < n; i++)
         if (solved_v[i])
             say_value(said, sys->qname[i], "'", vars[sys->qd[i]]);

@@ -53,8 +53,8 @@ static const help_entry_t entries[] = {
     {"speed",
      "speed NAME, ...\n"
      "  Declares speeds (quasi-velocities) z for the equations of the first\n"
-     "  kind (maggi, gibbs_appell), with a kinematic equation per\n"
-     "  coordinate.  Example: speed u1, u2\n"},
+     "  kind (maggi, gibbs_appell), with kinematic equations for the\n"
+     "  independent velocities (help kinematic).  Example: speed u1, u2\n"},
     {"let",
      "let NAME = EXPR          a named expression\n"
      "let NAME(A, B) = EXPR    an expression function\n"
@@ -150,7 +150,12 @@ static const help_entry_t entries[] = {
     {"kinematic",
      "kinematic COORD' = EXPR\n"
      "  The kinematic equation q' = psi(q, z, t) of a coordinate in terms of\n"
-     "  the speeds (first-kind equations need one per coordinate).\n"
+     "  the speeds, for maggi and gibbs_appell.  Give them for the\n"
+     "  independent velocities: the velocities of the other coordinates\n"
+     "  are solved from the constraints, which must be linear in them and\n"
+     "  determine them (an error names those they do not).  `show\n"
+     "  kinematics` prints the result, `check` says which were solved and\n"
+     "  from which constraints (help kane).\n"
      "  Example: kinematic x' = u1*cos(theta)\n"},
     {"equations",
      "equations METHOD\n"
@@ -219,6 +224,9 @@ static const help_entry_t entries[] = {
      "show mass         the mass matrix M_ij = d2L/dq_i'dq_j'\n"
      "show reduced      the reduced Lagrangian (voronec, naive)\n"
      "show voronec      the coefficients a and b of Voronec's equations\n"
+     "show kinematics   q' = psi(q, z, t): the kinematic equations given\n"
+     "                  and the velocities solved from the constraints\n"
+     "show kane         Kane's F_r and F*_r for each speed (help kane)\n"
      "  `latex` after `show` works for all of them (in a notebook it is\n"
      "  shown as typeset mathematics), and > \"file\" at the end writes\n"
      "  there: show latex eom > \"eom.tex\"\n"},
@@ -228,7 +236,9 @@ static const help_entry_t entries[] = {
      "  For each constraint: holonomic / linear / affine / nonlinear,\n"
      "  homogeneity, time dependence, integrability (Frobenius and\n"
      "  exactness); then the rank of B at the state, the degrees of\n"
-     "  freedom, and whether energy is conserved (Benenti Thm 11.6).\n"},
+     "  freedom, and whether energy is conserved (Benenti Thm 11.6).\n"
+     "  With speeds: which velocities have no kinematic equation, the\n"
+     "  constraints they are solved from, and how (help kane).\n"},
     {"compare",
      "compare A B [samples N] [> \"file\"]\n"
      "  The accelerations of equations A and B side by side at the current\n"
@@ -303,10 +313,31 @@ static const help_entry_t entries[] = {
      "equations maggi   (aliases first_kind, kane)\n"
      "  Maggi's equations in explicit form (Benenti eq. 27): with\n"
      "  q' = psi(q, z, t), Psi = dpsi/dz, G = Psi^T M Psi,\n"
-     "  z' = G^-1 Psi^T (-h - M (dpsi/dq psi + dpsi/dt)).  Needs speeds and a\n"
-     "  kinematic equation for every coordinate.\n"},
+     "  z' = G^-1 Psi^T (-h - M (dpsi/dq psi + dpsi/dt)).  Needs speeds and\n"
+     "  kinematic equations for the independent velocities; the others\n"
+     "  are solved from the constraints (help kinematic, help kane).  The\n"
+     "  constraints not solved for them are checked against psi.\n"},
     {"first_kind", "first_kind: another name of maggi (help maggi).\n"},
-    {"kane", "kane: another name of maggi (help maggi).\n"},
+    {"kane",
+     "equations kane   (another name of maggi)\n"
+     "  Kane's method: speeds u_r for the independent rates, kinematic\n"
+     "  equations q' = psi(q, u, t) for those rates only, and the other\n"
+     "  velocities solved from the constraints, linearly: symbolically in\n"
+     "  blocks (Cramer's rule; divided only by determinants that vanish\n"
+     "  where the constraints stop determining them), or numerically at\n"
+     "  each evaluation when more than 6 depend on each other.\n"
+     "  Kane's equations F_r + F*_r = 0 are maggi's: with the partial\n"
+     "  velocities Psi = dpsi/du, the generalized active force\n"
+     "  F_r = sum_i Q_i Psi_ir (potential forces included) and the\n"
+     "  generalized inertia force F*_r = -sum_i (M q'' + h)_i Psi_ir\n"
+     "  (Kane and Levinson's sum of -m a . dv/du_r), at q' = psi and\n"
+     "  q'' = dpsi/dq psi + dpsi/dt + Psi u'.\n"
+     "  show kinematics   psi, as solved\n"
+     "  show kane         F_r and F*_r for each speed\n"
+     "  check             which velocities were solved, from what, how\n"
+     "  Example: speed u1, u2, u3\n"
+     "           kinematic phi' = u1; kinematic delta' = u2\n"
+     "           kinematic thR' = u3; equations kane; show kane\n"},
     {"gibbs_appell",
      "equations gibbs_appell\n"
      "  The Gibbs-Appell equations dS/dz_a' = sum_i Q_i Psi_ia with the\n"

@@ -629,16 +629,17 @@ void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout)
 }
 
 void eom_compile_pre(eom_t *e, const expr_t *const *outs,
-                     const uint32_t *var, size_t nout)
+                     const uint32_t *var, size_t nvar, size_t nout)
 {
     e->pre = tape_compile(e->sys->g, outs, nout, e->nvars);
     if (!e->pre)
         abort();
     e->pre_out = eom_alloc(nout, sizeof *e->pre_out);
     e->pre_work = eom_alloc(tape_work_size(e->pre), sizeof *e->pre_work);
-    e->pre_var = eom_alloc(nout, sizeof *e->pre_var);
-    memcpy(e->pre_var, var, nout * sizeof *var);
-    e->npre = nout;
+    e->pre_var = eom_alloc(nvar, sizeof *e->pre_var);
+    if (nvar)
+        memcpy(e->pre_var, var, nvar * sizeof *var);
+    e->npre = nvar;
 }
 
 void eom_run_pre(eom_t *e, double *vars)
@@ -694,6 +695,8 @@ void eom_free(eom_t *e)
     if (!e)
         return;
     eom_set_native(e, NULL, NULL, NULL, NULL);
+    if (e->release)
+        e->release(e);
     eom_derived_free(&e->d);
     free(e->state);
     free(e->deriv);
@@ -724,6 +727,8 @@ void eom_free(eom_t *e)
 }
 
 eom_method_t eom_method(const eom_t *e) { return e->method; }
+
+const struct eom_kin *eom_kinematics(const eom_t *e) { return e->kin; }
 
 size_t eom_state_size(const eom_t *e) { return e->nstate; }
 
@@ -1222,6 +1227,15 @@ void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
     eom_buf_expr(b, g, l, latex);
     eom_buf_puts(b, latex ? " &= " : " = ");
     eom_buf_expr(b, g, r, latex);
+    eom_buf_puts(b, latex ? " \\\\\n" : "\n");
+}
+
+void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
+                    const char *latex_label, const expr_t *e, bool latex)
+{
+    eom_buf_puts(b, latex ? latex_label : text_label);
+    eom_buf_puts(b, latex ? " &= " : " = ");
+    eom_buf_expr(b, g, e, latex);
     eom_buf_puts(b, latex ? " \\\\\n" : "\n");
 }
 

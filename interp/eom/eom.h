@@ -120,4 +120,24 @@ const expr_t *eom_voronec_b(const eom_t *e, size_t nu, size_t i, size_t j);
 const expr_t *eom_reduced_lagrangian(const eom_t *e);
 char *eom_describe_voronec(const eom_t *e, bool latex);
 
+/* maggi, gibbs_appell: the kinematic equations as completed from the
+ * constraints (kinematics.h; borrowed from E), NULL for other methods. */
+struct eom_kin;
+const struct eom_kin *eom_kinematics(const eom_t *e);
+
+/* Kane's form (maggi, gibbs_appell): for each speed z_r the generalized
+ * active force F_r = Σ_i Q̃_i Ψ_ir (Q̃ = Q − ∂V/∂q: potential forces
+ * included) and the generalized inertia force F*_r = −Σ_i (M q'' + h0 −
+ * ∂V/∂q)_i Ψ_ir, with q' = ψ and q'' = β + Ψ z' (Benenti eq. 22), into
+ * FR and FRS (m nodes each, in q, z, z', t), so that F_r + F*_r = 0 is
+ * maggi's equation r.  *POTENTIAL_IN_INERTIA: the potential could not be
+ * split off (a `lagrangian`, or a V with velocities), so it is in F*_r.
+ * Returns 0, or -1 with *err set (span NONE): another method, or
+ * velocities solved numerically at each evaluation.
+ * eom_describe_kane: the rows F_r = …, F*_r = … as text or LaTeX
+ * (malloc'ed; NULL when eom_kane fails). */
+int eom_kane(const eom_t *e, const expr_t **Fr, const expr_t **Frs,
+             bool *potential_in_inertia, diag_t *err);
+char *eom_describe_kane(const eom_t *e, bool latex);
+
 #endif

@@ -154,21 +154,27 @@ static size_t eom_select_unknowns(const nh_system_t *sys, const double *A,
                                   const bool *prefer, size_t *sel)
 {
     size_t n = sys->n, k = 0;
-    double *cols = eom_alloc(rows * (rows + 1), sizeof *cols);
+    size_t *order = eom_alloc(n + 1, sizeof *order);
     for (int pass = prefer ? 0 : 1; pass < 2; pass++)
-        for (size_t i = n; i-- > 0 && k < rows;) {
+        for (size_t i = n; i-- > 0;) {
             bool pref = prefer && prefer[i];
-            if (given[i] || (pass == 0) != pref)
-                continue;
-            sel[k] = i;
-            for (size_t a = 0; a < rows; a++)
-                for (size_t j = 0; j <= k; j++)
-                    cols[a * (k + 1) + j] = A[a * n + sel[j]];
-            if (linalg_rank(cols, rows, k + 1, 1e-10) == k + 1)
-                k++;
+            if (!given[i] && (pass == 0) == pref)
+                order[k++] = i;
         }
-    free(cols);
-    return k;
+    /* the columns of A in that order, each kept when it raises the rank */
+    bool *kept = eom_alloc(n + 1, sizeof *kept);
+    double *basis = eom_alloc(rows * rows + 1, sizeof *basis);
+    size_t *piv = eom_alloc(rows + 1, sizeof *piv);
+    linalg_independent(A, 1, n, rows, order, k, 1e-10, kept, basis, piv);
+    size_t nsel = 0;
+    for (size_t o = 0; o < k && nsel < rows; o++)
+        if (kept[order[o]])
+            sel[nsel++] = order[o];
+    free(order);
+    free(kept);
+    free(basis);
+    free(piv);
+    return nsel;
 }
 
 /* What the solves need, derived and compiled once. */
@@ -620,18 +626,16 @@ int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
         return diag_error(err, SRC_SPAN_NONE, "no speeds declared");
     if (!sys->psi)
         return diag_error(err, SRC_SPAN_NONE, "no kinematic equations declared");
-    for (size_t i = 0; i < n; i++)
-        if (!sys->psi[i])
-            return diag_error(err, SRC_SPAN_NONE,
-                              "coordinate %s has no kinematic equation",
-                              sys->qname[i]);
     expr_graph_t *g = sys->g;
     size_t nout = n + n * m;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    /* A velocity without a kinematic equation is one the constraints
+     * determine (kinematics.h): through them it follows the others, so
+     * its residual is 0 here. */
     for (size_t i = 0; i < n; i++) {
-        outs[i] = sys->psi[i];
+        outs[i] = sys->psi[i] ? sys->psi[i] : expr_var(g, sys->qd[i]);
         for (size_t a = 0; a < m; a++)
-            outs[n + i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
+            outs[n + i * m + a] = expr_diff(g, outs[i], sys->z[a]);
     }
     eom_speed_ctx_t c = {.sys = sys, .vars = vars};
     c.tape = tape_compile(g, outs, nout, expr_graph_nvars(g));
