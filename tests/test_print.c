@@ -341,7 +341,7 @@ static void test_latex_table(void **state)
     expect_latex(g, f->v[X1], "x_{1}");
     expect_latex(g, f->v[THETA0], "\\theta_{0}");
     expect_latex(g, expr_div(g, F1(EXPR_SIN, th), two),
-                 "\\frac{\\sin\\left(\\theta\\right)}{2}");
+                 "\\frac{1}{2} \\sin\\left(\\theta\\right)");
     expect_latex(g, F1(EXPR_SQRT, x), "\\sqrt{x}");
     expect_latex(g, F1(EXPR_ABS, x), "\\left|x\\right|");
     expect_latex(g, expr_sub(g, a, expr_mul(g, two, b)), "a - 2 b");
@@ -353,7 +353,7 @@ static void test_latex_table(void **state)
                  "\\left(a + b\\right)^{2}");
     expect_latex(g, expr_div(g, x, expr_add(g, a, b)), "\\frac{x}{a + b}");
     expect_latex(g, expr_div(g, expr_mul(g, m, expr_pow(g, xd, two)), two),
-                 "\\frac{m \\dot{x}^{2}}{2}");
+                 "\\frac{1}{2} m \\dot{x}^{2}");
     expect_latex(g, expr_mul(g, N(1e-12), x), "10^{-12} x");
     expect_latex(g, expr_mul(g, N(2.5e-12), x), "2.5 \\cdot 10^{-12} x");
     expect_latex(g, expr_pow(g, N(1e-12), x),
@@ -364,7 +364,7 @@ static void test_latex_table(void **state)
     expect_latex(g, F1(EXPR_LOG, x), "\\ln\\left(x\\right)");
     expect_latex(g, expr_div(g, N(1), expr_mul(g, a, b)),
                  "\\frac{1}{a b}");
-    expect_latex(g, expr_neg(g, expr_div(g, x, two)), "-\\frac{x}{2}");
+    expect_latex(g, expr_neg(g, expr_div(g, x, two)), "-\\frac{1}{2} x");
     /* names */
     const char *names[][2] = {{"Phi", "\\Phi"},       {"omega_z", "\\omega_{z}"},
                               {"k12", "k_{12}"},      {"mass", "\\mathrm{mass}"},
@@ -374,6 +374,48 @@ static void test_latex_table(void **state)
         uint32_t v = expr_var_declare(g, names[i][0]);
         expect_latex(g, expr_var(g, v), names[i][1]);
     }
+}
+
+/* LANGUAGE.md §7.1: exact numbers print as fractions, and factors in the
+ * order of their variables' ranks. */
+static void test_fractions_and_order(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *m = f->v[M], *a = f->v[A], *x = f->v[X];
+    const expr_t *two5 = expr_div(g, N(2), N(5));
+    expect_text(g, expr_mul(g, expr_mul(g, two5, two5), m), "4*m/25");
+    expect_text(g, expr_add(g, expr_mul(g, expr_div(g, m, N(5)), N(2)), m),
+                "7*m/5");
+    expect_text(g, expr_mul(g, N(0.16), m), "4*m/25");
+    expect_text(g, expr_ratio(g, 1, 3), "1/3");
+    expect_text(g, expr_ratio(g, -7, 5), "-7/5");
+    expect_text(g, expr_sub(g, a, expr_mul(g, two5, m)), "a - 2*m/5");
+    expect_text(g, expr_div(g, m, expr_mul(g, N(3), x)), "m/(3*x)");
+    expect_text(g, expr_pow(g, x, expr_ratio(g, 1, 3)), "x^(1/3)");
+    expect_text(g, expr_pow(g, x, expr_ratio(g, -1, 3)), "1/x^(1/3)");
+    expect_text(g, expr_pow(g, expr_ratio(g, 2, 3), x), "(2/3)^x");
+    expect_text(g, expr_mul(g, N(9.81), m), "9.81*m");  /* shorter */
+    expect_text(g, expr_mul(g, N(0.001), m), "m/1000");
+    expect_text(g, expr_pow(g, expr_ratio(g, 1, 3), N(40)),
+                "8.22526333996994e-20"); /* beyond 2^53: a double */
+    expect_latex(g, expr_mul(g, expr_ratio(g, 7, 5), m), "\\frac{7}{5} m");
+    expect_latex(g, expr_ratio(g, -2, 5), "-\\frac{2}{5}");
+    expect_latex(g, expr_div(g, expr_mul(g, N(2), m), expr_mul(g, N(5), x)),
+                 "\\frac{2 m}{5 x}");
+    expect_latex(g, expr_pow(g, x, expr_ratio(g, 1, 3)), "x^{1/3}");
+    /* ranks: parameters 1, coordinates 2, velocities 3, accelerations 4 */
+    const expr_t *th = f->v[THETA], *thdd = f->v[THETADD], *xd = f->v[XD];
+    const expr_t *e = expr_mul(g, expr_mul(g, thdd, m),
+                               expr_mul(g, F1(EXPR_COS, th), xd));
+    expect_text(g, e, "m*x'*theta''*cos(theta)");
+    expr_var_set_rank(g, m->var, 1);
+    expr_var_set_rank(g, th->var, 2);
+    expr_var_set_rank(g, xd->var, 3);
+    expr_var_set_rank(g, thdd->var, 4);
+    expect_text(g, e, "m*cos(theta)*x'*theta''");
+    expect_text(g, expr_div(g, thdd, expr_mul(g, xd, m)), "theta''/(m*x')");
+    expect_latex(g, e, "m \\cos\\left(\\theta\\right) \\dot{x} \\ddot{\\theta}");
 }
 
 /* ---- random round trip ---------------------------------------------------- */
@@ -598,6 +640,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T_(test_reader_itself),       T_(test_text_table),
         T_(test_latex_table),         T_(test_round_trip_random),
+        T_(test_fractions_and_order),
         cmocka_unit_test(test_number_table),
         cmocka_unit_test(test_number_round_trip),
     };

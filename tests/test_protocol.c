@@ -268,14 +268,14 @@ static void test_execute_text(void **state)
     child_t *c = *state;
     NEED_NH(c);
     say(c, "{\"request\":\"execute\",\"id\":\"a\",\"code\":\"print 1 + 1\\n"
-           "print 0.1 + 0.2\"}");
+           "print 1/3\"}");
     json_t *v = hear(c, 30);
     assert_string_equal(str(v, "id"), "a");
     assert_string_equal(str(v, "output"), "text");
     assert_string_equal(str(v, "text"), "1 + 1 = 2\n");
     json_free(v);
     char *t = output(c, "text");
-    assert_string_equal(t, "0.1 + 0.2 = 0.30000000000000004\n");
+    assert_string_equal(t, "1/3 = 0.3333333333333333\n");
     free(t);
     v = reply(c, "execute");
     assert_string_equal(str(v, "id"), "a");

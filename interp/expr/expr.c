@@ -192,11 +192,15 @@ static uint32_t node_hash(expr_op_t op, const expr_t *const *args, uint32_t n,
 
 static bool node_same(const expr_t *e, expr_op_t op,
                       const expr_t *const *args, uint32_t n, uint64_t bits,
-                      uint32_t var)
+                      uint32_t var, const expr_q_t *q)
 {
     if (e->op != op || e->nargs != n || e->var != var)
         return false;
-    if (op == EXPR_CONST && double_bits(e->value) != bits)
+    /* a constant is its fraction (one double may round two of them), or
+     * its bits when it is none */
+    if (op == EXPR_CONST &&
+        (double_bits(e->value) != bits || e->den != q->den ||
+         e->num != q->num))
         return false;
     for (uint32_t i = 0; i < n; i++)
         if (e->args[i] != args[i])
@@ -254,18 +258,23 @@ static bool own_partial(expr_op_t op, const expr_t *const *args,
     }
 }
 
-/* The node (op, args, constant bits, var), created if new.  ARGS must
- * already be in canonical form; they are copied. */
+/* The node (op, args, constant Q, var), created if new.  ARGS must
+ * already be in canonical form; they are copied.  Q is read for CONST
+ * only (NULL otherwise). */
 static const expr_t *intern(expr_graph_t *g, expr_op_t op,
                             const expr_t *const *args, uint32_t n,
-                            double value, uint32_t var)
+                            const expr_q_t *q, uint32_t var)
 {
+    static const expr_q_t none = {0, 0, 0.0};
+    if (op != EXPR_CONST)
+        q = &none;
+    double value = q->value;
     uint64_t bits = op == EXPR_CONST ? double_bits(value) : 0;
     uint32_t h = node_hash(op, args, n, bits, var);
     size_t mask = g->table_cap - 1;
     size_t j = h & mask;
     for (const expr_t *e; (e = g->table[j]) != NULL; j = (j + 1) & mask)
-        if (e->hash == h && node_same(e, op, args, n, bits, var))
+        if (e->hash == h && node_same(e, op, args, n, bits, var, q))
             return e;
 
     expr_t *e = arena_alloc(g, sizeof *e + n * sizeof *args);
@@ -288,6 +297,8 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
     e->hash = h;
     e->nargs = n;
     e->value = op == EXPR_CONST ? value : 0.0;
+    e->num = q->num;
+    e->den = q->den;
     e->var = var;
     e->args = copy;
 
@@ -332,6 +343,7 @@ void expr_graph_free(expr_graph_t *g)
     for (uint32_t i = 0; i < g->nvars; i++)
         free(g->names[i]);
     free(g->names);
+    free(g->var_rank);
     free(g->nodes);
     free(g->dep);
     free(g->flags);
@@ -359,7 +371,10 @@ uint32_t expr_var_declare(expr_graph_t *g, const char *name)
     if (g->nvars == g->names_cap) {
         g->names_cap = g->names_cap ? g->names_cap * 2 : 16;
         g->names = expr_xrealloc(g->names, g->names_cap * sizeof *g->names);
+        g->var_rank = expr_xrealloc(g->var_rank,
+                                    g->names_cap * sizeof *g->var_rank);
     }
+    g->var_rank[g->nvars] = 0;
     size_t len = strlen(name);
     char *copy = expr_xmalloc(len + 1);
     memcpy(copy, name, len + 1);
@@ -375,6 +390,17 @@ uint32_t expr_graph_nvars(const expr_graph_t *g)
 const char *expr_var_name(const expr_graph_t *g, uint32_t var)
 {
     return var < g->nvars ? g->names[var] : "?";
+}
+
+void expr_var_set_rank(expr_graph_t *g, uint32_t var, unsigned rank)
+{
+    if (var < g->nvars)
+        g->var_rank[var] = (uint8_t)(rank > 255 ? 255 : rank);
+}
+
+unsigned expr_var_rank(const expr_graph_t *g, uint32_t var)
+{
+    return var < g->nvars ? g->var_rank[var] : 0;
 }
 
 /* ---- the canonical order ----------------------------------------------- */
@@ -456,6 +482,28 @@ static int order_num(double a, double b)
     return ua < ub ? -1 : ua > ub;
 }
 
+/* Two constants by value; two fractions that round to one double (1/3
+ * and 0.3333333333333333) by their terms. */
+static int order_const(const expr_t *a, const expr_t *b)
+{
+    int r = order_num(a->value, b->value);
+    if (r || a == b)
+        return r;
+    if (a->den != b->den)
+        return a->den < b->den ? -1 : 1;
+    return a->num < b->num ? -1 : a->num > b->num;
+}
+
+/* Coefficients, NULL standing for 1. */
+static int order_coef(const expr_t *a, const expr_t *b)
+{
+    if (a == b)
+        return 0;
+    if (!a || !b)
+        return order_num(a ? a->value : 1.0, b ? b->value : 1.0);
+    return order_const(a, b);
+}
+
 static int op_rank(expr_op_t op)
 {
     switch (op) {
@@ -489,7 +537,7 @@ static int order_atom(order_ctx_t *c, const expr_t *a, const expr_t *b)
     if (ra != rb)
         return ra < rb ? -1 : 1;
     if (a->op == EXPR_CONST)
-        return order_num(a->value, b->value);
+        return order_const(a, b);
     if (a->op == EXPR_VAR)
         return a->var < b->var ? -1 : a->var > b->var;
     /* a base that is neither a product nor a power is ordered as order()
@@ -558,27 +606,28 @@ static int order_seq(order_ctx_t *c, const expr_t *const *a, size_t na,
     return na < nb ? -1 : na > nb;
 }
 
-/* E as coefficient * factors.  *HOLD keeps a lone factor addressable. */
+/* E as coefficient * factors; *COEF is the constant node, NULL for 1.
+ * *E stays addressable: a lone factor is read through it. */
 static void split_term(const expr_t *const *e, const expr_t *const **fac,
-                       size_t *n, double *coef)
+                       size_t *n, const expr_t **coef)
 {
     const expr_t *t = *e;
     if (t->op == EXPR_CONST) {
         *fac = NULL;
         *n = 0;
-        *coef = t->value;
+        *coef = t;
     } else if (t->op == EXPR_MUL && t->args[0]->op == EXPR_CONST) {
         *fac = t->args + 1;
         *n = t->nargs - 1;
-        *coef = t->args[0]->value;
+        *coef = t->args[0];
     } else if (t->op == EXPR_MUL) {
         *fac = t->args;
         *n = t->nargs;
-        *coef = 1.0;
+        *coef = NULL;
     } else {
         *fac = e;
         *n = 1;
-        *coef = 1.0;
+        *coef = NULL;
     }
 }
 
@@ -597,12 +646,12 @@ static int order(order_ctx_t *c, const expr_t *a, const expr_t *b)
     }
     const expr_t *const *fa, *const *fb;
     size_t na, nb;
-    double ca, cb;
+    const expr_t *ca, *cb;
     split_term(&a, &fa, &na, &ca);
     split_term(&b, &fb, &nb, &cb);
     int r = order_seq(c, fa, na, fb, nb);
     if (!r && !c->deep)
-        r = order_num(ca, cb);
+        r = order_coef(ca, cb);
     c->depth--;
     return r;
 }
@@ -784,7 +833,7 @@ static size_t rank_deps(const expr_graph_t *g, const expr_t *e,
 {
     const expr_t *const *f;
     size_t n, k = 0;
-    double coef;
+    const expr_t *coef;
     split_term(&e, &f, &n, &coef);
     for (size_t i = 0; i < n; i++) {
         const expr_t *base, *exp;
@@ -802,7 +851,7 @@ static size_t rank_deps_count(const expr_t *e)
 {
     const expr_t *const *f;
     size_t n, k = 0;
-    double coef;
+    const expr_t *coef;
     split_term(&e, &f, &n, &coef);
     for (size_t i = 0; i < n; i++) {
         const expr_t *base, *exp;
@@ -866,14 +915,36 @@ static int order_top(expr_graph_t *g, const expr_t *a, const expr_t *b)
 
 /* ---- construction ------------------------------------------------------ */
 
+const expr_t *expr_q_node(expr_graph_t *g, expr_q_t q)
+{
+    return intern(g, EXPR_CONST, NULL, 0, &q, 0);
+}
+
 const expr_t *expr_num(expr_graph_t *g, double v)
 {
-    return intern(g, EXPR_CONST, NULL, 0, v, 0);
+    return expr_q_node(g, expr_q_double(v));
+}
+
+const expr_t *expr_ratio(expr_graph_t *g, int64_t num, int64_t den)
+{
+    expr_q_t a = expr_q_double((double)num), b;
+    if (!expr_q_pow(expr_q_double((double)den), -1, &b))
+        b = expr_q_double(1.0 / (double)den);
+    return expr_q_node(g, expr_q_mul(a, b));
+}
+
+bool expr_rational(const expr_t *e, int64_t *num, int64_t *den)
+{
+    if (e->op != EXPR_CONST || e->den == 0)
+        return false;
+    *num = e->num;
+    *den = e->den;
+    return true;
 }
 
 const expr_t *expr_var(expr_graph_t *g, uint32_t var)
 {
-    return intern(g, EXPR_VAR, NULL, 0, 0.0, var);
+    return intern(g, EXPR_VAR, NULL, 0, NULL, var);
 }
 
 /* Numeric comparison: expr_is_const(e, 0) holds for the constant -0 too. */
@@ -886,7 +957,7 @@ bool expr_is_const(const expr_t *e, double v)
 typedef struct term_item {
     const expr_t *const *fac;
     size_t n;
-    double coef;
+    const expr_t *coef; /* NULL for 1 */
     const expr_t *node;
 } term_item_t;
 
@@ -903,7 +974,7 @@ static int term_cmp(expr_graph_t *g, const void *pa, const void *pb)
     order_ctx_t c = {g, 0, false, 0, ORDER_STEPS};
     int r = order_seq(&c, a->fac, a->n, b->fac, b->n);
     if (!r && !c.deep)
-        r = order_num(a->coef, b->coef);
+        r = order_coef(a->coef, b->coef);
     return c.deep ? order_top(g, a->node, b->node) : r;
 }
 
@@ -931,7 +1002,8 @@ static int factor_cmp(expr_graph_t *g, const void *pa, const void *pb)
 static int num_cmp(expr_graph_t *g, const void *pa, const void *pb)
 {
     (void)g;
-    return order_num(*(const double *)pa, *(const double *)pb);
+    return order_const(*(const expr_t *const *)pa,
+                       *(const expr_t *const *)pb);
 }
 
 typedef int (*item_cmp_fn)(expr_graph_t *g, const void *a, const void *b);
@@ -1269,7 +1341,7 @@ static const expr_t *guard_build(expr_graph_t *g, const expr_t *v, dom_t *d)
                                           : expr_xmalloc((k + 1) * sizeof *args);
     args[0] = v;
     memcpy(args + 1, d->a, k * sizeof *args);
-    const expr_t *r = intern(g, EXPR_GUARD, args, (uint32_t)(k + 1), 0.0, 0);
+    const expr_t *r = intern(g, EXPR_GUARD, args, (uint32_t)(k + 1), NULL, 0);
     if (args != al)
         free(args);
     return r;
@@ -1462,7 +1534,7 @@ static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k,
     for (size_t i = 0; i < *k; i++) {
         const expr_t *const *f;
         size_t n;
-        double c;
+        const expr_t *c;
         split_term(&out[i], &f, &n, &c);
         for (size_t p = 0; p < n; p++) {
             any_sin |= trig_square(f[p], EXPR_SIN);
@@ -1475,7 +1547,7 @@ static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k,
     for (size_t i = 0; i < *k; i++) {
         const expr_t *const *fi;
         size_t ni;
-        double ci;
+        const expr_t *ci;
         if (!out[i])
             continue; /* the partner of an earlier term */
         split_term(&out[i], &fi, &ni, &ci);
@@ -1487,7 +1559,7 @@ static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k,
             for (; j < *k; j++) {
                 const expr_t *const *fj;
                 size_t nj;
-                double cj;
+                const expr_t *cj;
                 if (j == i || !out[j])
                     continue;
                 split_term(&out[j], &fj, &nj, &cj);
@@ -1508,7 +1580,7 @@ static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k,
                                    ? fl
                                    : expr_xmalloc((ni + 1) * sizeof *f);
             size_t nf = 0;
-            f[nf++] = expr_num(g, ci);
+            f[nf++] = ci ? ci : g->one;
             for (size_t r = 0; r < ni; r++)
                 if (r != p)
                     f[nf++] = fi[r];
@@ -1620,19 +1692,22 @@ static const expr_t *sum_core(expr_graph_t *g, const expr_t *const *terms,
     size_t k = 0;
     for (size_t i = 0; i < m;) {
         size_t j = i + 1;
-        double c = it[i].coef;
+        expr_q_t cq = it[i].coef ? expr_q_of(it[i].coef)
+                                 : (expr_q_t){1, 1, 1.0};
         while (j < m && it[j].n == it[i].n &&
                (it[i].n == 0 ||
                 memcmp(it[j].fac, it[i].fac,
                        it[i].n * sizeof *it[i].fac) == 0)) {
-            c += it[j].coef;
+            cq = expr_q_add(cq, it[j].coef ? expr_q_of(it[j].coef)
+                                           : (expr_q_t){1, 1, 1.0});
             j++;
         }
+        double c = cq.value;
         if (it[i].n == 0) {
             /* The constant term (it sorts first): kept unless it is zero
              * and other terms follow. */
             if (c != 0 || j == m)
-                out[k++] = j == i + 1 ? it[i].node : expr_num(g, c);
+                out[k++] = j == i + 1 ? it[i].node : expr_q_node(g, cq);
         } else if (c == 0) {
             /* c*m - c*m: gone, but only where m is defined */
             dom_drop(g, d, it[i].node);
@@ -1649,10 +1724,10 @@ static const expr_t *sum_core(expr_graph_t *g, const expr_t *const *terms,
                                                       sizeof *f);
                 size_t nf = 0;
                 if (c != 1)
-                    f[nf++] = expr_num(g, c);
+                    f[nf++] = expr_q_node(g, cq);
                 memcpy(f + nf, it[i].fac, it[i].n * sizeof *f);
                 out[k++] = intern(g, EXPR_MUL, f, (uint32_t)(nf + it[i].n),
-                                  0.0, 0);
+                                  NULL, 0);
                 if (f != fl)
                     free(f);
             }
@@ -1667,7 +1742,7 @@ static const expr_t *sum_core(expr_graph_t *g, const expr_t *const *terms,
     else if (k == 1)
         r = out[0];
     else
-        r = intern(g, EXPR_ADD, out, (uint32_t)k, 0.0, 0);
+        r = intern(g, EXPR_ADD, out, (uint32_t)k, NULL, 0);
     if (it != local)
         free(it);
     if (ex != el)
@@ -1680,16 +1755,17 @@ static const expr_t *sum_core(expr_graph_t *g, const expr_t *const *terms,
 /* Product of FACTORS (none of them a MUL or a constant) and COEF; the
  * worker of expr_product after flattening.  The domains of the factors
  * dropped go to D. */
-static const expr_t *product_core(expr_graph_t *g, double coef,
+static const expr_t *product_core(expr_graph_t *g, expr_q_t cq,
                                   factor_item_t *it, size_t m, size_t *runs,
                                   size_t nruns, dom_t *d)
 {
+    double coef = cq.value;
     /* x*0 = 0, with the sign of the product of the constants (so that
      * the result does not depend on the grouping), where x is defined */
     if (m > 0 && coef == 0) {
         for (size_t i = 0; i < m; i++)
             dom_drop(g, d, it[i].node);
-        return expr_num(g, coef);
+        return expr_q_node(g, cq);
     }
     sort_small(g, it, m, sizeof *it, factor_cmp, runs, nruns);
 
@@ -1724,7 +1800,8 @@ static const expr_t *product_core(expr_graph_t *g, double coef,
             const expr_t *p = expr_pow(g, it[i].base, sum);
             split_guards(&p, 1, &p, d);
             if (p->op == EXPR_CONST) {
-                coef *= p->value;
+                cq = expr_q_mul(cq, expr_q_of(p));
+                coef = cq.value;
             } else {
                 factor_item_t f = {NULL, NULL, p};
                 split_factor(p, &f.base, &f.exp);
@@ -1741,7 +1818,7 @@ static const expr_t *product_core(expr_graph_t *g, double coef,
         const expr_t **f = m < LOCAL_ITEMS
                                ? fl
                                : expr_xmalloc((m + 1) * sizeof *f);
-        f[0] = expr_num(g, coef);
+        f[0] = expr_q_node(g, cq);
         for (size_t i = 0; i < m; i++)
             f[i + 1] = it[i].node;
         const expr_t *r = expr_product(g, f, m + 1);
@@ -1750,7 +1827,7 @@ static const expr_t *product_core(expr_graph_t *g, double coef,
         return r; /* guarded, maybe: expr_product's caller merges */
     }
     if (m == 0 || coef == 0)
-        return expr_num(g, coef);
+        return expr_q_node(g, cq);
     if (m == 1 && coef == 1)
         return it[0].node;
     const expr_t *fl[LOCAL_ITEMS + 1];
@@ -1758,10 +1835,10 @@ static const expr_t *product_core(expr_graph_t *g, double coef,
                                        : expr_xmalloc((m + 1) * sizeof *f);
     size_t nf = 0;
     if (coef != 1)
-        f[nf++] = expr_num(g, coef);
+        f[nf++] = expr_q_node(g, cq);
     for (size_t i = 0; i < m; i++)
         f[nf++] = it[i].node;
-    const expr_t *r = intern(g, EXPR_MUL, f, (uint32_t)nf, 0.0, 0);
+    const expr_t *r = intern(g, EXPR_MUL, f, (uint32_t)nf, NULL, 0);
     if (f != fl)
         free(f);
     return r;
@@ -1795,9 +1872,10 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
     factor_item_t *it = total <= LOCAL_ITEMS
                             ? local
                             : expr_xmalloc(total * sizeof *it);
-    double cl[LOCAL_ITEMS];
-    double *cs = nconst <= LOCAL_ITEMS ? cl
-                                       : expr_xmalloc(nconst * sizeof *cs);
+    const expr_t *cl[LOCAL_ITEMS];
+    const expr_t **cs = nconst <= LOCAL_ITEMS
+                            ? cl
+                            : expr_xmalloc(nconst * sizeof *cs);
     size_t rl[LOCAL_ITEMS];
     size_t *runs = n <= LOCAL_ITEMS ? rl : expr_xmalloc(n * sizeof *runs);
     size_t m = 0, nc = 0, nruns = 0;
@@ -1810,7 +1888,7 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
             runs[nruns++] = m; /* a product's factors are in order */
         for (size_t j = 0; j < k; j++) {
             if (src[j]->op == EXPR_CONST) {
-                cs[nc++] = src[j]->value;
+                cs[nc++] = src[j];
             } else if (sum_negative(src[j])) {
                 /* x*(-a - b) = -x*(a + b): the sign joins the
                  * coefficient, so that x*(a + b) + x*(-a - b) cancels */
@@ -1828,19 +1906,19 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
     }
     /* Fold the constants in sorted order, so the result does not depend
      * on the order they came in. */
-    double coef = 1.0;
+    expr_q_t coef = {1, 1, 1.0};
     if (nc > 0) {
         size_t *cr = expr_xmalloc(nc * sizeof *cr);
         for (size_t i = 0; i < nc; i++)
             cr[i] = i;
         sort_small(g, cs, nc, sizeof *cs, num_cmp, cr, nc);
         free(cr);
-        coef = cs[0];
+        coef = expr_q_of(cs[0]);
         for (size_t i = 1; i < nc; i++)
-            coef *= cs[i];
+            coef = expr_q_mul(coef, expr_q_of(cs[i]));
     }
     if (neg)
-        coef = -coef;
+        coef = expr_q_mul(coef, (expr_q_t){-1, 1, -1.0});
     const expr_t *r = guard_make(g, product_core(g, coef, it, m, runs,
                                                  nruns, &d),
                                  &d);
@@ -1953,6 +2031,9 @@ static const expr_t *pow_core(expr_graph_t *g, const expr_t *a,
         if (c == 1)
             return a;
         if (a->op == EXPR_CONST) {
+            expr_q_t q;
+            if (expr_q_pow(expr_q_of(a), c, &q))
+                return expr_q_node(g, q); /* exact: (2/5)^2 = 4/25 */
             double x[2] = {a->value, c};
             const expr_t *r = fold(g, EXPR_POW, x, 2);
             if (r)
@@ -1981,7 +2062,8 @@ static const expr_t *pow_core(expr_graph_t *g, const expr_t *a,
             }
             if (a->op == EXPR_SQRT && fmod(c, 2.0) == 0) { /* sqrt(x)^2k */
                 dom_drop(g, d, a); /* = x^k where x >= 0 */
-                return expr_pow(g, a->args[0], expr_num(g, c / 2));
+                return expr_pow(g, a->args[0],
+                                expr_mul(g, b, expr_ratio(g, 1, 2)));
             }
             if (sum_negative(a)) { /* (-S)^n = (-1)^n S^n */
                 const expr_t *r = expr_pow(g, sum_negate(g, a), b);
@@ -1994,7 +2076,7 @@ static const expr_t *pow_core(expr_graph_t *g, const expr_t *a,
         return g->one;
     }
     const expr_t *args[2] = {a, b};
-    return intern(g, EXPR_POW, args, 2, 0.0, 0);
+    return intern(g, EXPR_POW, args, 2, NULL, 0);
 }
 
 const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b)
@@ -2063,7 +2145,7 @@ const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
         if (a == b && op != EXPR_ATAN2)
             return a;
         const expr_t *args[2] = {a, b};
-        return intern(g, op, args, 2, 0.0, 0);
+        return intern(g, op, args, 2, NULL, 0);
     }
     default:
         break;
@@ -2092,7 +2174,7 @@ const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
             break;
         }
     }
-    return intern(g, op, &a, 1, 0.0, 0);
+    return intern(g, op, &a, 1, NULL, 0);
 }
 
 /* ---- evaluation -------------------------------------------------------- */

@@ -89,7 +89,9 @@ struct expr {
     uint32_t id;            /* dense: 0..expr_graph_count()-1, for memo tables */
     uint32_t hash;
     uint32_t nargs;
-    double value;           /* EXPR_CONST */
+    double value;           /* EXPR_CONST: the double it evaluates to */
+    int64_t num, den;       /* EXPR_CONST: exactly num/den (den > 0), or
+                               den == 0 when it is no such fraction */
     uint32_t var;           /* EXPR_VAR */
     const expr_t *const *args; /* nargs children; ADD/MUL: canonical order */
 };
@@ -119,6 +121,14 @@ bool expr_graph_keep_domains(expr_graph_t *g, bool keep);
 uint32_t expr_var_declare(expr_graph_t *g, const char *name);
 uint32_t expr_graph_nvars(const expr_graph_t *g);
 const char *expr_var_name(const expr_graph_t *g, uint32_t var);
+/* The place of a variable's factors in a printed product (LANGUAGE.md
+ * §7.1: numbers, parameters, functions of coordinates, velocities,
+ * accelerations): a factor prints after those of lower rank, its rank
+ * being the highest of its variables' (0 for a number); factors of one
+ * rank keep the canonical order.  Display only: the graph's canonical
+ * forms do not depend on it.  Every variable starts at rank 0. */
+void expr_var_set_rank(expr_graph_t *g, uint32_t var, unsigned rank);
+unsigned expr_var_rank(const expr_graph_t *g, uint32_t var);
 
 /* ---- construction (simplifying, hash-consing) ------------------------ */
 
@@ -162,6 +172,17 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n);
 const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n);
 
 bool expr_is_const(const expr_t *e, double v); /* CONST with exactly v */
+
+/* The constant num/den (reduced; den != 0).  Constants are exact
+ * fractions (LANGUAGE.md §7.1): a double given to expr_num is the
+ * fraction of its shortest decimal (0.4 is 2/5), sums, products and
+ * integer powers of fractions fold exactly, and the node's value is the
+ * double nearest the fraction; numerators and denominators stay within
+ * 2^53, and a result beyond falls back to IEEE arithmetic (rational.c).
+ * The same number is the same node however it was written. */
+const expr_t *expr_ratio(expr_graph_t *g, int64_t num, int64_t den);
+/* Whether E is a constant that is an exact fraction; its terms. */
+bool expr_rational(const expr_t *e, int64_t *num, int64_t *den);
 
 /* ---- transformations ------------------------------------------------ */
 

@@ -10,9 +10,14 @@
  *     moved to the front if there is one; negative terms print as
  *     subtraction (a - 2*b);
  *   - a product prints as [-]numerator[/denominator]: the factors with a
- *     negative constant exponent go below the line (a/(b*c), 1/x^2), and a
- *     coefficient equal to p*(1/q) in double arithmetic for small q prints
- *     as p.../q (m*x'^2/2), which is exactly what the parser rebuilds;
+ *     negative constant exponent go below the line (a/(b*c), 1/x^2), and
+ *     an exact fractional coefficient p/q prints as p.../q (m*x'^2/2,
+ *     4*m/25), which is exactly what the parser rebuilds; the factors
+ *     print in the order of their variables' ranks (expr_var_set_rank:
+ *     m*R^2*x'', not x''*m*R^2), canonical within a rank;
+ *   - a constant prints as the fraction it is (1/3, -7/5), or in the
+ *     shortest decimal that reads back when it is a double or a decimal
+ *     with a denominator over FRACTION_MAX (3.141592653589793);
  *   - a negative constant as a base is parenthesised ((-2)^x), and so is
  *     any exponent that is not a power or an atom (x^(-y), x^(a*b)).
  * LaTeX follows the same structure with \frac, \left( \right), ^{...},
@@ -31,41 +36,57 @@
 
 /* ---- numbers ----------------------------------------------------------- */
 
-/* Removes '+' and leading zeros from the exponent of %g output. */
-static void tidy_exponent(char *s)
+/* A number as printed: a fraction NUM/DEN (DEN > 1), or the double V
+ * (DEN = 1: an integer or a decimal). */
+typedef struct pnum {
+    double v;
+    int64_t num, den;
+} pnum_t;
+
+/* Where a number prints: alone, as the coefficient of a product
+ * (p*x/q against d*x), as an exponent (x^(p/q) against x^d). */
+typedef enum { AS_ALONE, AS_COEF, AS_EXPONENT } pnum_use_t;
+
+/* How constant C prints where USE says: a fraction that is its double's
+ * shortest decimal (a decimal literal) prints as that decimal when the
+ * decimal is shorter there (9.81*m, 0.3*x, 0.001, 3.141592653589793,
+ * x^0.5), else as the fraction (4*m/25, 7*m/5, x/10, 1/2); other
+ * fractions (1/3) always as fractions, so the text reads back to the
+ * same constant. */
+static pnum_t pnum_use(const expr_t *c, pnum_use_t use)
 {
-    char *e = strchr(s, 'e');
-    if (!e)
-        return;
-    char *src = e + 1, *dst = e + 1;
-    if (*src == '+')
-        src++;
-    else if (*src == '-')
-        *dst++ = *src++;
-    while (*src == '0' && src[1] != '\0')
-        src++;
-    memmove(dst, src, strlen(src) + 1);
+    pnum_t r = {c->value, 0, 1};
+    if (c->den > 1) {
+        expr_q_t q = expr_q_double(c->value);
+        char dec[40], p[24], d[24];
+        expr_format_number(fabs(c->value), dec, sizeof dec);
+        snprintf(p, sizeof p, "%lld", (long long)llabs(c->num));
+        snprintf(d, sizeof d, "%lld", (long long)c->den);
+        size_t lf = strlen(p) + 1 + strlen(d), ld = strlen(dec);
+        if (use == AS_COEF) {
+            lf = strcmp(p, "1") == 0 ? strlen(d) + 1 : lf + 1; /* p*, /q */
+            ld++;                                              /* d* */
+        } else if (use == AS_EXPONENT) {
+            lf += 2; /* (p/q) */
+        }
+        if (q.den != c->den || q.num != c->num || lf <= ld) {
+            r.num = c->num;
+            r.den = c->den;
+        }
+    }
+    return r;
 }
 
-const char *expr_format_number(double v, char *buf, size_t size)
+static pnum_t pnum_of(const expr_t *c)
 {
-    if (isnan(v))
-        snprintf(buf, size, "nan");
-    else if (isinf(v))
-        snprintf(buf, size, v > 0 ? "inf" : "-inf");
-    else if (v == 0)
-        snprintf(buf, size, signbit(v) ? "-0" : "0");
-    else if (fabs(v) < 1e15 && v == trunc(v))
-        snprintf(buf, size, "%.0f", v);
-    else {
-        for (int p = 1; p <= 17; p++) {
-            snprintf(buf, size, "%.*g", p, v);
-            if (strtod(buf, NULL) == v)
-                break;
-        }
-        tidy_exponent(buf);
-    }
-    return buf;
+    return pnum_use(c, AS_ALONE);
+}
+
+static pnum_t pnum_neg(pnum_t a)
+{
+    a.v = -a.v;
+    a.num = -a.num;
+    return a;
 }
 
 /* ---- output buffer ----------------------------------------------------- */
@@ -92,6 +113,26 @@ static void put_n(printer_t *p, const char *s, size_t n)
 static void put(printer_t *p, const char *s)
 {
     put_n(p, s, strlen(s));
+}
+
+static void put_number(printer_t *p, double v);
+
+/* A number that may be a fraction: p/q, \frac{p}{q}, -\frac{p}{q}. */
+static void put_pnum(printer_t *p, pnum_t a)
+{
+    if (a.den <= 1) {
+        put_number(p, a.v);
+        return;
+    }
+    char buf[64];
+    if (p->latex) {
+        snprintf(buf, sizeof buf, "%s\\frac{%lld}{%lld}", a.num < 0 ? "-" : "",
+                 (long long)(a.num < 0 ? -a.num : a.num), (long long)a.den);
+    } else {
+        snprintf(buf, sizeof buf, "%lld/%lld", (long long)a.num,
+                 (long long)a.den);
+    }
+    put(p, buf);
 }
 
 static void put_number(printer_t *p, double v)
@@ -134,7 +175,7 @@ enum { P_NONE = 0, P_SUM, P_PROD, P_UNARY, P_POW, P_ATOM };
 
 /* A product as printed: coefficient and the other factors. */
 typedef struct mul_view {
-    double coef;
+    pnum_t coef;
     const expr_t *const *f;
     size_t n;
 } mul_view_t;
@@ -153,32 +194,17 @@ static bool is_den(const expr_t *f)
            f->args[1]->value < 0 && f->args[0]->op != EXPR_CONST;
 }
 
+static const pnum_t pnum_one = {1.0, 1, 1};
+
 static mul_view_t view_of(const expr_t *const *e)
 {
     const expr_t *m = *e;
     if (m->op == EXPR_MUL && m->args[0]->op == EXPR_CONST)
-        return (mul_view_t){m->args[0]->value, m->args + 1, m->nargs - 1};
+        return (mul_view_t){pnum_use(m->args[0], AS_COEF), m->args + 1,
+                            m->nargs - 1};
     if (m->op == EXPR_MUL)
-        return (mul_view_t){1.0, m->args, m->nargs};
-    return (mul_view_t){1.0, e, 1};
-}
-
-/* Coefficient C (> 0) as P/Q with P*(1/Q) == C in double arithmetic, as
- * the constructors fold "P*x/Q"; Q = 1 when no small Q fits. */
-static void coef_fraction(double c, double *num, int *den)
-{
-    *num = c;
-    *den = 1;
-    if (!isfinite(c) || c == trunc(c))
-        return;
-    for (int q = 2; q <= 12; q++) {
-        double pq = nearbyint(c * q);
-        if (pq >= 1 && pq <= 1000 && pq * (1.0 / q) == c) {
-            *num = pq;
-            *den = q;
-            return;
-        }
-    }
+        return (mul_view_t){pnum_one, m->args, m->nargs};
+    return (mul_view_t){pnum_one, e, 1};
 }
 
 static bool latex_number_is_atom(double v)
@@ -192,13 +218,13 @@ static int prec_of(const printer_t *p, const expr_t *e);
 
 static int prec_view(const printer_t *p, mul_view_t v)
 {
-    size_t nden = 0;
+    size_t nden = v.coef.den > 1;
     for (size_t i = 0; i < v.n; i++)
         nden += is_den(v.f[i]);
     if (nden > 0)
         return P_PROD;
-    if (fabs(v.coef) == 1 && v.n == 1)
-        return is_negative(v.coef) ? P_UNARY : prec_of(p, v.f[0]);
+    if (fabs(v.coef.v) == 1 && v.n == 1)
+        return is_negative(v.coef.v) ? P_UNARY : prec_of(p, v.f[0]);
     return P_PROD;
 }
 
@@ -206,12 +232,16 @@ static int prec_of(const printer_t *p, const expr_t *e)
 {
     e = expr_unguarded(e);
     switch (e->op) {
-    case EXPR_CONST:
+    case EXPR_CONST: {
+        pnum_t a = pnum_of(e);
         if (is_negative(e->value))
             return P_UNARY;
+        if (a.den > 1)
+            return p->latex ? P_POW : P_PROD;
         if (p->latex && !latex_number_is_atom(e->value))
             return P_PROD;
         return P_ATOM;
+    }
     case EXPR_ADD:
         return P_SUM;
     case EXPR_MUL:
@@ -235,16 +265,22 @@ static void close_paren(printer_t *p)
 
 static void emit(printer_t *p, const expr_t *e, int need);
 
-/* Base^exponent with a numeric exponent (a denominator factor). */
-static void emit_power_num(printer_t *p, const expr_t *base, double ex)
+/* Base^exponent with the numeric exponent -X (X the negative exponent
+ * constant of a denominator factor). */
+static void emit_power_neg(printer_t *p, const expr_t *base, const expr_t *x)
 {
-    if (ex == 1) {
+    pnum_t ex = pnum_neg(pnum_use(x, p->latex ? AS_ALONE : AS_EXPONENT));
+    if (ex.v == 1) {
         emit(p, base, P_POW);
         return;
     }
     emit(p, base, P_ATOM);
     put(p, p->latex ? "^{" : "^");
-    put_number(p, ex);
+    bool paren = !p->latex && ex.den > 1;
+    if (paren)
+        put(p, "(");
+    put_pnum(p, ex);
+    put(p, paren ? ")" : "");
     if (p->latex)
         put(p, "}");
 }
@@ -259,46 +295,102 @@ static bool starts_with_digit(const expr_t *e)
     return false;
 }
 
+/* The print rank of a factor: the highest rank of its variables. */
+static unsigned factor_rank(const printer_t *p, const expr_t *f)
+{
+    const expr_dep_t *d = expr_dep_mask(p->g, f);
+    unsigned r = 0;
+    uint32_t nv = expr_graph_nvars(p->g);
+    for (int w = 0; w < EXPR_DEP_WORDS; w++) {
+        for (uint64_t bits = d->w[w]; bits; bits &= bits - 1) {
+            /* every variable whose index maps to this bit */
+            uint32_t b = (uint32_t)__builtin_ctzll(bits) + 64u * (uint32_t)w;
+            for (uint32_t v = b; v < nv; v += 64u * EXPR_DEP_WORDS) {
+                unsigned rv = expr_var_rank(p->g, v);
+                if (rv > r && expr_depends(p->g, f, v))
+                    r = rv;
+            }
+        }
+    }
+    return r;
+}
+
+/* The factors of V that go above (DEN false) or below the line, in
+ * print order, into OUT (V.n entries); returns how many. */
+static size_t view_factors(const printer_t *p, mul_view_t v, bool den,
+                           const expr_t **out)
+{
+    size_t k = 0;
+    unsigned rl[16];
+    unsigned *rank = v.n <= 16 ? rl : expr_xmalloc(v.n * sizeof *rank);
+    for (size_t i = 0; i < v.n; i++) {
+        if (is_den(v.f[i]) != den)
+            continue;
+        unsigned r = factor_rank(p, den ? v.f[i]->args[0] : v.f[i]);
+        /* insertion: stable, factors are few */
+        size_t j = k;
+        while (j > 0 && rank[j - 1] > r) {
+            rank[j] = rank[j - 1];
+            out[j] = out[j - 1];
+            j--;
+        }
+        rank[j] = r;
+        out[j] = v.f[i];
+        k++;
+    }
+    if (rank != rl)
+        free(rank);
+    return k;
+}
+
 static void emit_view(printer_t *p, mul_view_t v)
 {
-    bool neg = is_negative(v.coef);
-    double num;
-    int den;
-    coef_fraction(fabs(v.coef), &num, &den);
-    size_t nnum = 0, nden = den > 1;
-    for (size_t i = 0; i < v.n; i++) {
-        if (is_den(v.f[i]))
-            nden++;
-        else
-            nnum++;
-    }
+    bool neg = is_negative(v.coef.v);
+    pnum_t c = neg ? pnum_neg(v.coef) : v.coef;
+    const expr_t *fl[16];
+    const expr_t **fs = v.n <= 16 ? fl : expr_xmalloc(v.n * sizeof *fs);
+    size_t nnum = view_factors(p, v, false, fs);
+    size_t nden_f = v.n - nnum;
+    size_t nden = nden_f + (c.den > 1);
     if (neg)
         put(p, "-");
+    /* LaTeX: a fraction coefficient before the factors, \frac{2}{5} m R^2,
+     * unless other factors go below the line too */
+    bool lead = p->latex && c.den > 1 && nden_f == 0 && nnum > 0;
+    if (lead) {
+        put_pnum(p, c);
+        put(p, " ");
+        nden = 0;
+    }
     if (p->latex && nden > 0)
         put(p, "\\frac{");
 
     /* numerator */
     bool first = true;
-    if (num != 1 || nnum == 0) {
-        put_number(p, num);
+    if (!lead && (c.den > 1 ? c.num != 1 : c.v != 1)) {
+        put_number(p, c.den > 1 ? (double)c.num : c.v);
+        first = false;
+    } else if (!lead && nnum == 0) {
+        put_number(p, 1.0);
         first = false;
     }
-    int need = p->latex && nden > 0 && nnum == 1 && num == 1 ? P_NONE
-                                                             : P_POW;
-    for (size_t i = 0; i < v.n; i++) {
-        if (is_den(v.f[i]))
-            continue;
+    int need = p->latex && nden > 0 && nnum == 1 && first ? P_NONE : P_POW;
+    for (size_t i = 0; i < nnum; i++) {
         if (!first)
             put(p, !p->latex ? "*"
-                   : starts_with_digit(v.f[i]) ? " \\cdot "
-                                               : " ");
-        emit(p, v.f[i], need);
+                   : starts_with_digit(fs[i]) ? " \\cdot "
+                                              : " ");
+        emit(p, fs[i], need);
         first = false;
     }
-    if (nden == 0)
+    if (nden == 0) {
+        if (fs != fl)
+            free(fs);
         return;
+    }
 
     /* denominator */
+    size_t k = view_factors(p, v, true, fs);
     if (p->latex)
         put(p, "}{");
     else
@@ -307,28 +399,27 @@ static void emit_view(printer_t *p, mul_view_t v)
     if (paren)
         put(p, "(");
     first = true;
-    if (den > 1) {
-        put_number(p, den);
+    if (c.den > 1 && !lead) {
+        put_number(p, (double)c.den);
         first = false;
     }
-    for (size_t i = 0; i < v.n; i++) {
-        if (!is_den(v.f[i]))
-            continue;
+    for (size_t i = 0; i < k; i++) {
         if (!first)
             put(p, !p->latex ? "*"
-                   : starts_with_digit(v.f[i]->args[0]) ? " \\cdot "
-                                                        : " ");
-        double ex = -v.f[i]->args[1]->value;
-        if (p->latex && nden == 1 && ex == 1)
-            emit(p, v.f[i]->args[0], P_NONE);
+                   : starts_with_digit(fs[i]->args[0]) ? " \\cdot "
+                                                       : " ");
+        if (p->latex && nden == 1 && fs[i]->args[1]->value == -1)
+            emit(p, fs[i]->args[0], P_NONE);
         else
-            emit_power_num(p, v.f[i]->args[0], ex);
+            emit_power_neg(p, fs[i]->args[0], fs[i]->args[1]);
         first = false;
     }
     if (paren)
         put(p, ")");
     if (p->latex)
         put(p, "}");
+    if (fs != fl)
+        free(fs);
 }
 
 static bool term_is_negative(const expr_t *t)
@@ -343,11 +434,11 @@ static bool term_is_negative(const expr_t *t)
 static void emit_abs(printer_t *p, const expr_t *t, int need)
 {
     if (t->op == EXPR_CONST) {
-        put_number(p, -t->value);
+        put_pnum(p, pnum_neg(pnum_of(t)));
         return;
     }
     mul_view_t v = view_of(&t);
-    v.coef = -v.coef;
+    v.coef = pnum_neg(v.coef);
     bool paren = prec_view(p, v) < need;
     if (paren)
         open_paren(p);
@@ -454,7 +545,7 @@ static void emit(printer_t *p, const expr_t *e, int need)
         open_paren(p);
     switch (e->op) {
     case EXPR_CONST:
-        put_number(p, e->value);
+        put_pnum(p, pnum_of(e));
         break;
     case EXPR_VAR:
         if (p->latex)
@@ -474,7 +565,21 @@ static void emit(printer_t *p, const expr_t *e, int need)
             break;
         }
         emit(p, e->args[0], P_ATOM);
-        if (p->latex) {
+        if (e->args[1]->op == EXPR_CONST) {
+            /* x^0.5, x^(1/3); in LaTeX x^{1/3}, not a \frac up there */
+            pnum_t ex = pnum_use(e->args[1], AS_EXPONENT);
+            bool paren = ex.den > 1 || is_negative(ex.v);
+            put(p, p->latex ? "^{" : paren ? "^(" : "^");
+            if (ex.den > 1) {
+                char buf[48];
+                snprintf(buf, sizeof buf, "%lld/%lld", (long long)ex.num,
+                         (long long)ex.den);
+                put(p, buf);
+            } else {
+                put_number(p, ex.v);
+            }
+            put(p, p->latex ? "}" : paren ? ")" : "");
+        } else if (p->latex) {
             put(p, "^{");
             emit(p, e->args[1], P_NONE);
             put(p, "}");

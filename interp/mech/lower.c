@@ -948,6 +948,23 @@ static void declare_variables(lower_t *lw)
         lw->lam[i] = declare_multiplier(g, nm);
     }
 
+    /* the order of factors in print (LANGUAGE.md §7.1): parameters,
+     * t, coordinates, velocities and speeds, accelerations, multipliers */
+    for (size_t i = 0; i < np; i++)
+        expr_var_set_rank(g, lw->p[i], 1);
+    expr_var_set_rank(g, lw->t, 2);
+    for (size_t i = 0; i < n; i++) {
+        expr_var_set_rank(g, lw->q[i], 3);
+        expr_var_set_rank(g, lw->qd[i], 4);
+        expr_var_set_rank(g, lw->qdd[i], 5);
+    }
+    for (size_t i = 0; i < ns; i++) {
+        expr_var_set_rank(g, lw->z[i], 4);
+        expr_var_set_rank(g, lw->zd[i], 5);
+    }
+    for (size_t i = 0; i < r; i++)
+        expr_var_set_rank(g, lw->lam[i], 6);
+
     uint32_t nv = expr_graph_nvars(g);
     lw->dvar = xcalloc(nv, sizeof *lw->dvar);
     lw->second = xcalloc(nv, sizeof *lw->second);
