@@ -298,8 +298,9 @@ static void test_text_table(void **state)
     expect_text(g, expr_mul(g, N(-2.5), x), "-5*x/2");
     expect_text(g, expr_mul(g, N(1e-12), x), "1e-12*x");
     expect_text(g, expr_sub(g, x, N(1)), "x - 1");
-    expect_text(g, expr_add(g, x, N(1)), "1 + x");
-    expect_text(g, expr_sub(g, expr_neg(g, x), N(1)), "-1 - x");
+    expect_text(g, expr_add(g, x, N(1)), "x + 1");
+    expect_text(g, expr_sub(g, expr_neg(g, x), N(1)), "-x - 1");
+    expect_text(g, expr_sub(g, N(1), x), "1 - x");
     expect_text(g, expr_neg(g, expr_add(g, a, b)), "-(a + b)");
     expect_text(g, expr_sub(g, x, expr_add(g, a, b)), "x - a - b");
     expect_text(g, expr_mul(g, two, expr_add(g, a, b)), "2*(a + b)");
@@ -341,7 +342,10 @@ static void test_latex_table(void **state)
     expect_latex(g, f->v[X1], "x_{1}");
     expect_latex(g, f->v[THETA0], "\\theta_{0}");
     expect_latex(g, expr_div(g, F1(EXPR_SIN, th), two),
-                 "\\frac{1}{2} \\sin\\left(\\theta\\right)");
+                 "\\frac{1}{2} \\sin{\\theta}");
+    expect_latex(g, expr_pow(g, F1(EXPR_SIN, th), two), "\\sin^{2}{\\theta}");
+    expect_latex(g, F1(EXPR_COS, expr_add(g, th, x)),
+                 "\\cos\\left(x + \\theta\\right)");
     expect_latex(g, F1(EXPR_SQRT, x), "\\sqrt{x}");
     expect_latex(g, F1(EXPR_ABS, x), "\\left|x\\right|");
     expect_latex(g, expr_sub(g, a, expr_mul(g, two, b)), "a - 2 b");
@@ -361,7 +365,7 @@ static void test_latex_table(void **state)
     expect_latex(g, expr_pow(g, x, expr_add(g, a, b)), "x^{a + b}");
     expect_latex(g, expr_call(g, EXPR_ATAN2, a, b),
                  "\\operatorname{atan2}\\left(a, b\\right)");
-    expect_latex(g, F1(EXPR_LOG, x), "\\ln\\left(x\\right)");
+    expect_latex(g, F1(EXPR_LOG, x), "\\ln{x}");
     expect_latex(g, expr_div(g, N(1), expr_mul(g, a, b)),
                  "\\frac{1}{a b}");
     expect_latex(g, expr_neg(g, expr_div(g, x, two)), "-\\frac{1}{2} x");
@@ -415,7 +419,7 @@ static void test_fractions_and_order(void **state)
     expr_var_set_rank(g, thdd->var, 4);
     expect_text(g, e, "m*cos(theta)*x'*theta''");
     expect_text(g, expr_div(g, thdd, expr_mul(g, xd, m)), "theta''/(m*x')");
-    expect_latex(g, e, "m \\cos\\left(\\theta\\right) \\dot{x} \\ddot{\\theta}");
+    expect_latex(g, e, "m \\cos{\\theta} \\dot{x} \\ddot{\\theta}");
 }
 
 /* ---- random round trip ---------------------------------------------------- */

@@ -13,6 +13,7 @@
 #include "interp/cli/stmts.h"
 #include "interp/base/util.h"
 #include "interp/eom/velocity.h"
+#include "interp/expr/simplify.h"
 #include "interp/analysis/worksheet.h"
 
 /* Values print as the shortest text that reads back to the same double,
@@ -163,6 +164,14 @@ static void put_expr(ctx_t *s, expr_graph_t *g, const expr_t *e,
                      bool latex)
 {
     char *t = latex ? expr_to_latex(g, e) : expr_to_text(g, e);
+    fputs(t, s->out);
+    free(t);
+}
+
+/* E (a node of the session's graph) in its display form (§7.1). */
+static void put_simplified(ctx_t *s, simp_t *sp, const expr_t *e, bool latex)
+{
+    char *t = simp_format(sp, simp_simplify(sp, simp_import(sp, e)), latex);
     fputs(t, s->out);
     free(t);
 }
@@ -346,17 +355,19 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               SHOW_MAX_TERMS);
         }
     free(memo);
+    simp_t *sp = simp_new(g);
     if (v.dim == 0) {
-        put_expr(s, g, v.c[0], latex);
+        put_simplified(s, sp, v.c[0], latex);
     } else {
         fputs(latex ? "\\left[" : "[", s->out);
         for (unsigned k = 0; k < v.dim; k++) {
             if (k)
                 fputs(", ", s->out);
-            put_expr(s, g, v.c[k], latex);
+            put_simplified(s, sp, v.c[k], latex);
         }
         fputs(latex ? "\\right]" : "]", s->out);
     }
+    simp_free(sp);
     fputc('\n', s->out);
     return 0;
 }

@@ -224,24 +224,48 @@ void *eom_alloc(size_t count, size_t size);
 /* Writes NaN into every multiplier variable. */
 void eom_clear_lambda(const eom_t *e, double *vars);
 
-/* ---- text for the describers --------------------------------------- */
+/* ---- text for the describers ---------------------------------------
+ * A describer writes headings, rows and named objects into an eom_buf_t
+ * and returns eom_buf_finish's string.  Rows and objects are shown in
+ * their display forms (LANGUAGE.md §7.1, interp/expr/simplify.h): a row
+ * l = r as L = R with the accelerations on the left, expanded,
+ * cancelled and collected.  LaTeX is one align* environment: rows
+ * "L &= R" separated by \\, headings as TeX comments inside it.  A buffer
+ * in collecting mode (eom_rows) formats nothing and keeps the rows' nodes
+ * instead. */
+
+struct simp;
 
 typedef struct eom_buf {
     char *s;
     size_t len, cap;
+    struct simp *simp;   /* the display, made at the first row */
+    bool open;           /* LaTeX: \begin{align*} written */
+    size_t last_row;     /* LaTeX: where the last row's text ends, + 1 */
+    /* collecting mode: the rows' sides, in the system's graph */
+    bool collect;
+    const expr_t **cl, **cr;
+    size_t nrow, rowcap;
 } eom_buf_t;
 
 void eom_buf_puts(eom_buf_t *b, const char *s);
 void eom_buf_printf(eom_buf_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Appends E as text or LaTeX. */
-void eom_buf_expr(eom_buf_t *b, const expr_graph_t *g, const expr_t *e,
-                  bool latex);
-/* Appends the row "L = R" (LaTeX: "L &= R \\"), newline-terminated. */
-void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
+/* Appends the row "L = R" for the equation l = r (LaTeX "L &= R"),
+ * newline-terminated. */
+void eom_buf_row(eom_buf_t *b, expr_graph_t *g, const expr_t *l,
                  const expr_t *r, bool latex);
+/* Appends the row "LABEL = E" for a named object (TEXT_LABEL "M[x, y]",
+ * LATEX_LABEL "M_{x,y}"), E in its display form. */
+void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
+                    const char *latex_label, const expr_t *e, bool latex);
 /* Appends a heading line (LaTeX: as a comment "% ..."). */
 void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The text written (malloc'ed, never NULL), the LaTeX environment
+ * closed; the buffer's display freed. */
+char *eom_buf_finish(eom_buf_t *b, bool latex);
+/* The LaTeX of variable V of G (\ddot{\theta}, x_{1}); malloc'ed. */
+char *eom_latex_var(expr_graph_t *g, uint32_t v);
 
 #endif

@@ -421,9 +421,7 @@ static char *maggi_describe(const eom_t *e, bool latex)
         free(rowl);
         free(rowr);
     }
-    if (!b.s)
-        eom_buf_puts(&b, "");
-    return b.s;
+    return eom_buf_finish(&b, latex);
 }
 
 /* ---- prepare ------------------------------------------------------------------ */

@@ -1393,6 +1393,12 @@ const expr_t *expr_guard_same(expr_graph_t *g, const expr_t *v,
     return r;
 }
 
+bool expr_holds_domain(const expr_graph_t *g, const expr_t *v,
+                       const expr_t *x)
+{
+    return dom_inside(g, x, expr_unguarded(v));
+}
+
 const expr_t *expr_unguarded(const expr_t *e)
 {
     return e->op == EXPR_GUARD ? e->args[0] : e;

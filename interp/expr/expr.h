@@ -129,6 +129,8 @@ const char *expr_var_name(const expr_graph_t *g, uint32_t var);
  * forms do not depend on it.  Every variable starts at rank 0. */
 void expr_var_set_rank(expr_graph_t *g, uint32_t var, unsigned rank);
 unsigned expr_var_rank(const expr_graph_t *g, uint32_t var);
+/* The highest rank of the variables of E (0 for a number). */
+unsigned expr_rank(const expr_graph_t *g, const expr_t *e);
 
 /* ---- construction (simplifying, hash-consing) ------------------------ */
 
@@ -160,6 +162,12 @@ bool expr_split(const expr_graph_t *g, const expr_t *e, const expr_t **a,
  * defined for every finite input, or when v already holds those parts. */
 const expr_t *expr_guard(expr_graph_t *g, const expr_t *value,
                          const expr_t *cond);
+/* Whether evaluating V shows where the atom X (an atom of a guard) is
+ * undefined: V holds X, or a power of X's base that needs as much (x^-2
+ * for x^-1), found within a bounded search.  The atoms of E's domain
+ * are those of expr_guard(g, expr_num(g, 0), e). */
+bool expr_holds_domain(const expr_graph_t *g, const expr_t *v,
+                       const expr_t *x);
 /* E's value without its guard: E itself unless E is a GUARD node. */
 const expr_t *expr_unguarded(const expr_t *e);
 /* Whether E may be undefined for some finite values of its variables

@@ -295,19 +295,21 @@ static bool starts_with_digit(const expr_t *e)
     return false;
 }
 
-/* The print rank of a factor: the highest rank of its variables. */
-static unsigned factor_rank(const printer_t *p, const expr_t *f)
+/* (expr.h) */
+unsigned expr_rank(const expr_graph_t *g, const expr_t *e)
 {
-    const expr_dep_t *d = expr_dep_mask(p->g, f);
+    const expr_dep_t *d = expr_dep_mask(g, e);
     unsigned r = 0;
-    uint32_t nv = expr_graph_nvars(p->g);
+    uint32_t nv = expr_graph_nvars(g);
     for (int w = 0; w < EXPR_DEP_WORDS; w++) {
         for (uint64_t bits = d->w[w]; bits; bits &= bits - 1) {
-            /* every variable whose index maps to this bit */
+            /* every variable whose index maps to this bit (the set is
+             * exact up to 64 * EXPR_DEP_WORDS variables) */
             uint32_t b = (uint32_t)__builtin_ctzll(bits) + 64u * (uint32_t)w;
             for (uint32_t v = b; v < nv; v += 64u * EXPR_DEP_WORDS) {
-                unsigned rv = expr_var_rank(p->g, v);
-                if (rv > r && expr_depends(p->g, f, v))
+                unsigned rv = expr_var_rank(g, v);
+                if (rv > r && (nv <= 64u * EXPR_DEP_WORDS ||
+                               expr_depends(g, e, v)))
                     r = rv;
             }
         }
@@ -326,7 +328,7 @@ static size_t view_factors(const printer_t *p, mul_view_t v, bool den,
     for (size_t i = 0; i < v.n; i++) {
         if (is_den(v.f[i]) != den)
             continue;
-        unsigned r = factor_rank(p, den ? v.f[i]->args[0] : v.f[i]);
+        unsigned r = expr_rank(p->g, den ? v.f[i]->args[0] : v.f[i]);
         /* insertion: stable, factors are few */
         size_t j = k;
         while (j > 0 && rank[j - 1] > r) {
@@ -447,20 +449,33 @@ static void emit_abs(printer_t *p, const expr_t *t, int need)
         close_paren(p);
 }
 
+/* A sum prints its terms in canonical order with the constant (which
+ * sorts first) moved to the end, as polynomials are written (x + 1), and
+ * the first positive term of that order first (a - b, not -b + a). */
 static void emit_sum(printer_t *p, const expr_t *e)
 {
+    uint32_t n = e->nargs;
+    uint32_t ol[16];
+    uint32_t *order = n <= 16 ? ol : expr_xmalloc(n * sizeof *order);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (e->args[i]->op != EXPR_CONST)
+            order[k++] = i;
+    for (uint32_t i = 0; i < n; i++)
+        if (e->args[i]->op == EXPR_CONST)
+            order[k++] = i;
     uint32_t first = 0;
-    for (uint32_t i = 0; i < e->nargs; i++) {
-        if (!term_is_negative(e->args[i])) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (!term_is_negative(e->args[order[i]])) {
             first = i;
             break;
         }
     }
-    emit(p, e->args[first], P_SUM);
-    for (uint32_t i = 0; i < e->nargs; i++) {
+    emit(p, e->args[order[first]], P_SUM);
+    for (uint32_t i = 0; i < n; i++) {
         if (i == first)
             continue;
-        const expr_t *t = e->args[i];
+        const expr_t *t = e->args[order[i]];
         if (term_is_negative(t)) {
             put(p, " - ");
             emit_abs(p, t, P_PROD);
@@ -469,6 +484,8 @@ static void emit_sum(printer_t *p, const expr_t *e)
             emit(p, t, P_PROD);
         }
     }
+    if (order != ol)
+        free(order);
 }
 
 static const char *latex_function(expr_op_t op)
@@ -509,8 +526,51 @@ static const char *latex_function(expr_op_t op)
     }
 }
 
+/* The functions written as operators in LaTeX (\\sin\\theta, \\sin^{2}\\theta). */
+static bool latex_operator(expr_op_t op)
+{
+    switch (op) {
+    case EXPR_SIN:
+    case EXPR_COS:
+    case EXPR_TAN:
+    case EXPR_SINH:
+    case EXPR_COSH:
+    case EXPR_TANH:
+    case EXPR_LOG:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* \\sin\\theta, \\sin{x_{1}}, \\sin\\left(a + b\\right); with POWER (a
+ * positive integer's text, or NULL) as \\sin^{2}\\theta. */
+static void emit_operator(printer_t *p, const expr_t *e, const char *power)
+{
+    put(p, latex_function(e->op));
+    if (power) {
+        put(p, "^{");
+        put(p, power);
+        put(p, "}");
+    }
+    const expr_t *a = expr_unguarded(e->args[0]);
+    if (a->op == EXPR_VAR) {
+        put(p, "{");
+        emit(p, a, P_NONE);
+        put(p, "}");
+        return;
+    }
+    open_paren(p);
+    emit(p, a, P_NONE);
+    close_paren(p);
+}
+
 static void emit_call(printer_t *p, const expr_t *e)
 {
+    if (p->latex && latex_operator(e->op)) {
+        emit_operator(p, e, NULL);
+        return;
+    }
     if (p->latex && e->op == EXPR_SQRT) {
         put(p, "\\sqrt{");
         emit(p, e->args[0], P_NONE);
@@ -562,6 +622,13 @@ static void emit(printer_t *p, const expr_t *e, int need)
     case EXPR_POW:
         if (is_den(e)) {
             emit_view(p, view_of(&e));
+            break;
+        }
+        if (p->latex && latex_operator(e->args[0]->op) &&
+            e->args[1]->den == 1 && e->args[1]->num > 0) {
+            char buf[24];
+            snprintf(buf, sizeof buf, "%lld", (long long)e->args[1]->num);
+            emit_operator(p, e->args[0], buf);
             break;
         }
         emit(p, e->args[0], P_ATOM);

@@ -904,7 +904,9 @@ static uint32_t declare_multiplier(expr_graph_t *g, const char *name)
     size_t len = strlen(name) + 16;
     char buf[len];
     snprintf(buf, len, "lambda(%s)", name);
-    return expr_var_declare(g, buf);
+    uint32_t v = expr_var_declare(g, buf);
+    expr_var_set_rank(g, v, NH_RANK_MULTIPLIER);
+    return v;
 }
 
 static void declare_variables(lower_t *lw)
@@ -949,21 +951,20 @@ static void declare_variables(lower_t *lw)
     }
 
     /* the order of factors in print (LANGUAGE.md §7.1): parameters,
-     * t, coordinates, velocities and speeds, accelerations, multipliers */
+     * t, coordinates, velocities and speeds, accelerations (and the
+     * multipliers, in declare_multiplier) */
     for (size_t i = 0; i < np; i++)
-        expr_var_set_rank(g, lw->p[i], 1);
-    expr_var_set_rank(g, lw->t, 2);
+        expr_var_set_rank(g, lw->p[i], NH_RANK_PARAM);
+    expr_var_set_rank(g, lw->t, NH_RANK_TIME);
     for (size_t i = 0; i < n; i++) {
-        expr_var_set_rank(g, lw->q[i], 3);
-        expr_var_set_rank(g, lw->qd[i], 4);
-        expr_var_set_rank(g, lw->qdd[i], 5);
+        expr_var_set_rank(g, lw->q[i], NH_RANK_COORD);
+        expr_var_set_rank(g, lw->qd[i], NH_RANK_VELOCITY);
+        expr_var_set_rank(g, lw->qdd[i], NH_RANK_ACCEL);
     }
     for (size_t i = 0; i < ns; i++) {
-        expr_var_set_rank(g, lw->z[i], 4);
-        expr_var_set_rank(g, lw->zd[i], 5);
+        expr_var_set_rank(g, lw->z[i], NH_RANK_VELOCITY);
+        expr_var_set_rank(g, lw->zd[i], NH_RANK_ACCEL);
     }
-    for (size_t i = 0; i < r; i++)
-        expr_var_set_rank(g, lw->lam[i], 6);
 
     uint32_t nv = expr_graph_nvars(g);
     lw->dvar = xcalloc(nv, sizeof *lw->dvar);
