@@ -276,6 +276,150 @@ static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
     return n;
 }
 
+/* ---- show accel ------------------------------------------------------ */
+
+/* A solved acceleration longer than this (as text) is not shown: it says
+ * so, and the equations it comes from follow (LANGUAGE.md §7.1; the limit
+ * is stated in doc/language.md). */
+#define SHOW_SOLVED_MAX 1000
+
+/* The equations of E as `show eom` prints them, inside an align*
+ * already open when LATEX (their own environment lines left out). */
+static void put_system(ctx_t *s, eom_t *e, bool latex)
+{
+    char *text = eom_describe(e, latex);
+    const char *t = text, *end = text + strlen(text);
+    static const char ab[] = "\\begin{align*}\n", ae[] = "\\end{align*}\n";
+    if (latex && strncmp(t, ab, sizeof ab - 1) == 0 &&
+        (size_t)(end - t) >= sizeof ab + sizeof ae - 2 &&
+        strcmp(end - (sizeof ae - 1), ae) == 0) {
+        t += sizeof ab - 1;
+        end -= sizeof ae - 1;
+    }
+    fwrite(t, 1, (size_t)(end - t), s->out);
+    if (end > t && end[-1] != '\n')
+        fputc('\n', s->out);
+    free(text);
+}
+
+/* The variables `show accel` lists for E: z' of every speed (maggi,
+ * gibbs_appell) or q'' of every coordinate, then lambda of every
+ * constraint where the method has multipliers; into V, the count
+ * returned. */
+static size_t accel_vars(const nh_system_t *sys, eom_t *e, uint32_t *v)
+{
+    size_t k = 0;
+    eom_method_t m = eom_method(e);
+    if (m == EOM_MAGGI || m == EOM_GIBBS_APPELL) {
+        for (size_t a = 0; a < sys->m; a++)
+            v[k++] = sys->zd[a];
+        return k;
+    }
+    for (size_t i = 0; i < sys->n; i++)
+        v[k++] = sys->qdd[i];
+    if (eom_has_multipliers(e))
+        for (size_t a = 0; a < sys->r; a++)
+            v[k++] = sys->lam[a];
+    return k;
+}
+
+/* show accel (ONLY == NULL), show x'' (ONLY = the variable's node), or
+ * show of an expression E that holds accelerations: the solved forms
+ * (eom_solved), each a row "x'' = ..." (or E's value alone), a form too
+ * long to read replaced by a line that says so, and the equations they
+ * come from after any that is not shown. */
+static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
+                       const expr_t *only, const value_t *ev, diag_t *err)
+{
+    eom_t *e = ctx_eom(s, st->span, err);
+    if (!e)
+        return -1;
+    bool latex = st->u.show.latex;
+    const nh_system_t *sys = lower_system(lw);
+    expr_graph_t *g = lower_graph(lw);
+    uint32_t nv = expr_graph_nvars(g);
+    simp_t *sp = simp_new(g);
+    const expr_t **val = xcalloc(nv + 1, sizeof *val);
+    char why[256];
+    int solved = eom_solved(e, sp, val, why, sizeof why);
+    FILE *o = s->out;
+    if (latex)
+        fputs("\\begin{align*}\n", o);
+    bool show_system = false, any_row = false;
+    if (solved != 0) {
+        fprintf(o, "%sthe accelerations are not solved symbolically: %s; "
+                   "the equations they come from:\n",
+                latex ? "% " : "", why);
+        show_system = true;
+    } else if (ev) {
+        /* an expression: the solved forms put in */
+        unsigned n = ev->dim ? ev->dim : 1;
+        for (unsigned k = 0; k < n; k++) {
+            const expr_t *in = simp_import(sp, ev->c[k]);
+            const expr_t *d = expr_subst(simp_graph(sp), in, val);
+            /* where the expression is defined, not the solved forms
+             * (they hold where the system is regular) */
+            char *t = simp_format(sp, simp_simplify_within(sp, d, in),
+                                  latex);
+            if (strlen(t) > SHOW_SOLVED_MAX) {
+                fprintf(o, "%sthe expression is too long to show solved "
+                           "(%zu characters; the limit is %d); the "
+                           "equations it comes from:\n",
+                        latex ? "% " : "", strlen(t), SHOW_SOLVED_MAX);
+                show_system = true;
+            } else {
+                fprintf(o, "%s%s\n", n > 1 ? (k ? ", " : "[") : "", t);
+                any_row = true;
+            }
+            free(t);
+        }
+    } else {
+        uint32_t *vars = xcalloc(sys->n + sys->m + sys->r + 1, sizeof *vars);
+        size_t nvar = only ? 1 : accel_vars(sys, e, vars);
+        if (only)
+            vars[0] = only->var;
+        for (size_t i = 0; i < nvar; i++) {
+            const char *name = expr_var_name(g, vars[i]);
+            if (!val[vars[i]]) {
+                fprintf(o, "%s%s is not an unknown of the equations %s\n",
+                        latex ? "% " : "", name, eom_method_name(eom_method(e)));
+                continue;
+            }
+            char *t = simp_format(sp, val[vars[i]], latex);
+            if (strlen(t) > SHOW_SOLVED_MAX) {
+                fprintf(o, "%s%s is too long to show solved (%zu "
+                           "characters; the limit is %d)\n",
+                        latex ? "% " : "", name, strlen(t), SHOW_SOLVED_MAX);
+                show_system = true;
+            } else if (latex) {
+                char *l = expr_to_latex(g, expr_var(g, vars[i]));
+                fprintf(o, "%s%s &= %s", any_row ? " \\\\\n" : "", l, t);
+                free(l);
+                any_row = true;
+            } else {
+                fprintf(o, "%s = %s\n", name, t);
+            }
+            free(t);
+        }
+        free(vars);
+        if (latex && any_row)
+            fputc('\n', o);
+        if (show_system)
+            fprintf(o, "%sthe equations they come from:\n",
+                    latex ? "% " : "");
+    }
+    if (show_system) {
+        if (latex && any_row)
+            fputs("% \n", o);
+        put_system(s, e, latex);
+    }
+    if (latex)
+        fputs("\\end{align*}\n", o);
+    free(val);
+    simp_free(sp);
+    return 0;
+}
+
 /* show reduced, show voronec: from the chosen equations when they are
  * voronec or naive, else from Voronec's equations prepared for the
  * purpose (an error when the constraints are not in explicit form). */
@@ -339,10 +483,21 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
         if (strcmp(w, "reduced") == 0 || strcmp(w, "voronec") == 0)
             return show_voronec(s, lw, st, w[0] == 'r', err);
+        if (strcmp(w, "accel") == 0)
+            return show_solved(s, lw, st, NULL, NULL, err);
     }
     value_t v;
     if (lower_expr(lw, e, LOWER_QUERY, &v, err))
         return -1;
+    if (lambda_available(s, lw, &v, e, err))
+        return -1;
+    if (lower_needs_accel(lw, &v)) {
+        /* x'', lambda(c), z' alone: its row; else the value, solved */
+        const expr_t *x = v.dim == 0 ? expr_unguarded(v.c[0]) : NULL;
+        if (x && x->op == EXPR_VAR)
+            return show_solved(s, lw, st, x, NULL, err);
+        return show_solved(s, lw, st, NULL, &v, err);
+    }
     expr_graph_t *g = lower_graph(lw);
     size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
     for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)

@@ -224,6 +224,13 @@ void *eom_alloc(size_t count, size_t size);
 /* Writes NaN into every multiplier variable. */
 void eom_clear_lambda(const eom_t *e, double *vars);
 
+/* ---- maggi.c, for solved.c ------------------------------------------ */
+
+/* The m rows Σ_b G_ab z_b' = rhs_a of maggi or gibbs_appell, as `show
+ * eom` shows them (maggi: with q' = ψ substituted). */
+void eom_maggi_rows(const eom_t *e, const expr_t **rowl,
+                    const expr_t **rowr);
+
 /* ---- text for the describers ---------------------------------------
  * A describer writes headings, rows and named objects into an eom_buf_t
  * and returns eom_buf_finish's string.  Rows and objects are shown in

@@ -372,6 +372,31 @@ static void mag_rows(const eom_t *e, const expr_t *const *G,
 
 
 
+void eom_maggi_rows(const eom_t *e, const expr_t **rowl, const expr_t **rowr)
+{
+    const nh_system_t *sys = e->sys;
+    size_t m = sys->m;
+    if (e->method != EOM_MAGGI) {
+        memcpy(rowl, e->rowl, m * sizeof *rowl);
+        memcpy(rowr, e->rowr, m * sizeof *rowr);
+        return;
+    }
+    /* maggi's rows: G and rhs as nodes (its tape has M, h and β), at the
+     * velocities q', shown with ψ in */
+    const expr_t **G = eom_alloc(m * m + 1, sizeof *G);
+    const expr_t **rhs = eom_alloc(m + 1, sizeof *rhs);
+    mag_system(e, e->beta, G, rhs);
+    mag_rows(e, G, rhs, rowl, rowr);
+    const expr_t **repl = eom_subst_velocities(sys, sys->psi);
+    for (size_t a = 0; a < m; a++) {
+        rowl[a] = expr_subst(sys->g, rowl[a], repl);
+        rowr[a] = expr_subst(sys->g, rowr[a], repl);
+    }
+    free(repl);
+    free(G);
+    free(rhs);
+}
+
 static char *maggi_describe(const eom_t *e, bool latex)
 {
     const nh_system_t *sys = e->sys;
@@ -388,39 +413,20 @@ static char *maggi_describe(const eom_t *e, bool latex)
                         "sum_i Q_i Psi_ia - dS/dz_a'|z'=0",
                         e->S_particles ? "= 1/2 sum m |P''|^2 of the particles"
                                        : "= Benenti's quadratic form (eq. 68)");
-    /* maggi's rows: G and rhs as nodes (its tape has M, h and β), at
-     * the velocities q', shown with ψ in. */
-    const expr_t **repl = NULL;
-    const expr_t **rowl = e->rowl, **rowr = e->rowr;
-    if (e->method == EOM_MAGGI) {
-        size_t m = sys->m;
-        const expr_t **G = eom_alloc(m * m + 1, sizeof *G);
-        const expr_t **rhs = eom_alloc(m + 1, sizeof *rhs);
-        rowl = eom_alloc(e->nrows, sizeof *rowl);
-        rowr = eom_alloc(e->nrows, sizeof *rowr);
-        memcpy(rowl, e->rowl, e->nrows * sizeof *rowl);
-        memcpy(rowr, e->rowr, e->nrows * sizeof *rowr);
-        mag_system(e, e->beta, G, rhs);
-        mag_rows(e, G, rhs, rowl, rowr);
-        free(G);
-        free(rhs);
-        repl = eom_subst_velocities(sys, sys->psi);
-    }
+    size_t m = sys->m;
+    const expr_t **rowl = eom_alloc(m + 1, sizeof *rowl);
+    const expr_t **rowr = eom_alloc(m + 1, sizeof *rowr);
+    eom_maggi_rows(e, rowl, rowr);
     for (size_t i = 0; i < e->nrows; i++) {
-        if (i == sys->m)
+        if (i == m)
             eom_buf_heading(&b, latex, "kinematic equations:");
-        const expr_t *l = rowl[i], *r = rowr[i];
-        if (repl && i < sys->m) {
-            l = expr_subst(sys->g, l, repl);
-            r = expr_subst(sys->g, r, repl);
-        }
-        eom_buf_row(&b, sys->g, l, r, latex);
+        if (i < m)
+            eom_buf_row(&b, sys->g, rowl[i], rowr[i], latex);
+        else
+            eom_buf_row(&b, sys->g, e->rowl[i], e->rowr[i], latex);
     }
-    if (repl) {
-        free(repl);
-        free(rowl);
-        free(rowr);
-    }
+    free(rowl);
+    free(rowr);
     return eom_buf_finish(&b, latex);
 }
 

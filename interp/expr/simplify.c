@@ -632,6 +632,15 @@ static const expr_t *factored(simp_t *s, const expr_t *x)
         t[i] = expr_mul(g, x->args[i], inv);
     const expr_t *rest = expr_sum(g, t, x->nargs);
     free(t);
+    /* the sign that leaves fewer minus signs inside: theta'*(psi' -
+     * cos(theta)*phi'), not -theta'*(cos(theta)*phi' - psi') */
+    size_t neg = 0;
+    for (uint32_t i = 0; i < rest->nargs; i++)
+        neg += is_negative_term(rest->args[i]);
+    if (rest->op == EXPR_ADD && 2 * neg > rest->nargs) {
+        c = expr_neg(g, c);
+        rest = expand(s, expr_neg(g, rest));
+    }
     return expr_mul(g, c, rest);
 }
 
@@ -912,8 +921,16 @@ static const expr_t *conditions(simp_t *s, const expr_t *const *in,
 
 const expr_t *simp_simplify(simp_t *s, const expr_t *d)
 {
+    return simp_simplify_within(s, d, d);
+}
+
+const expr_t *simp_simplify_within(simp_t *s, const expr_t *d,
+                                   const expr_t *dom)
+{
     const expr_t *r = best(s, expr_unguarded(d));
-    const expr_t *c = conditions(s, &d, 1, &r, 1);
+    if (!dom)
+        return r;
+    const expr_t *c = conditions(s, &dom, 1, &r, 1);
     if (!c)
         return r;
     expr_graph_t *g = s->g;
@@ -1009,7 +1026,12 @@ static const expr_t *quotient(simp_t *s, const expr_t *n, const expr_t *d)
         const expr_t *ci = expr_pow(g, cc, expr_num(g, -1));
         n = expand(s, expr_mul(g, n, ci));
         d = expand(s, expr_mul(g, d, ci));
-        inv = expr_pow(g, d, expr_num(g, -1));
+        /* and D's own content out of the sum: 2*(x^2 + y^2) */
+        const expr_t *cd = content(s, d);
+        const expr_t *rest = expand(s, expr_mul(g, d, expr_pow(g, cd,
+                                                       expr_num(g, -1))));
+        inv = expr_mul(g, expr_pow(g, cd, expr_num(g, -1)),
+                       expr_pow(g, rest, expr_num(g, -1)));
     }
     const expr_t *q = expand(s, expr_mul(g, n, inv));
     return best(s, pyth_best(s, q, false, NULL));

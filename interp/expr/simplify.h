@@ -50,6 +50,11 @@ const expr_t *simp_import(simp_t *s, const expr_t *e);
 /* The display form of D (a display node): the shortest equivalent form,
  * guarded by the conditions under which it equals D (see above). */
 const expr_t *simp_simplify(simp_t *s, const expr_t *d);
+/* The same, guarded by the conditions of DOM's domain instead of D's
+ * (none when DOM is NULL): for D built from forms whose domain is stated
+ * otherwise, such as solved accelerations put into an expression. */
+const expr_t *simp_simplify_within(simp_t *s, const expr_t *d,
+                                   const expr_t *dom);
 
 /* The row L = R for the equation l = r (display nodes): l - r expanded
  * and simplified, the terms with a factor of rank SPLIT_RANK (the
