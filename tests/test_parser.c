@@ -556,8 +556,9 @@ static void test_show_and_teaching(void **state)
     parsed_t *P = parse_ok(
         "show x'^2\nshow latex T\nshow model\nshow mass\nshow latex mass\n"
         "show latex eom\ncheck\ncompare voronec naive\n"
-        "compare maggi gibbs_appell samples 100\nworksheet second_reduced",
-        10);
+        "compare maggi gibbs_appell samples 100\nworksheet second_reduced\n"
+        "show accel\nshow latex accel",
+        12);
     const ast_stmt_t *s = P->prog.stmts[0];
     assert_int_equal(s->kind, STMT_SHOW);
     assert_false(s->u.show.latex);
@@ -570,8 +571,9 @@ static void test_show_and_teaching(void **state)
         bool latex;
         const char *name;
     } named[] = {{2, false, "model"}, {3, false, "mass"},
-                 {4, true, "mass"},   {5, true, "eom"}};
-    for (size_t k = 0; k < 4; k++) {
+                 {4, true, "mass"},   {5, true, "eom"},
+                 {10, false, "accel"}, {11, true, "accel"}};
+    for (size_t k = 0; k < 6; k++) {
         s = P->prog.stmts[named[k].i];
         assert_int_equal(s->kind, STMT_SHOW);
         assert_int_equal(s->u.show.latex, named[k].latex);
@@ -813,8 +815,8 @@ static void test_error_locations(void **state)
     expect_error_at("help 12", 1, 6,
                     "unexpected number '12', expected a topic or end of line");
     expect_error_at("show latex", 1, 11,
-                    "unexpected end of line, expected an expression or "
-                    "'mass'");
+                    "unexpected end of line, expected an expression, "
+                    "'mass' or 'accel'");
     expect_error_at("particle P mass 1", 1, 18,
                     "unexpected end of line, expected an operator or 'at'");
     /* the scanner's error comes first when it is first */

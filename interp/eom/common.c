@@ -1150,8 +1150,10 @@ void eom_buf_row(eom_buf_t *b, expr_graph_t *g, const expr_t *l,
 void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
                     const char *latex_label, const expr_t *e, bool latex)
 {
-    if (b->collect)
+    if (b->collect) {
+        eom_buf_row(b, g, expr_num(g, 0), e, latex);
         return;
+    }
     eom_buf_display(b, g);
     simp_t *sp = b->simp;
     char *t = simp_format(sp, simp_simplify(sp, simp_import(sp, e)), latex);
@@ -1171,9 +1173,35 @@ char *eom_buf_finish(eom_buf_t *b, bool latex)
     if (!b->s)
         eom_buf_puts(b, "");
     simp_free(b->simp);
-    free(b->cl);
-    free(b->cr);
+    if (b->sink) {
+        b->sink->cl = b->cl;
+        b->sink->cr = b->cr;
+        b->sink->nrow = b->nrow;
+    } else {
+        free(b->cl);
+        free(b->cr);
+    }
     return b->s;
+}
+
+size_t eom_rows(eom_t *e, const expr_t ***l, const expr_t ***r)
+{
+    /* the describer run with a collecting buffer: the same rows */
+    eom_buf_t sink = {0};
+    e->collect = &sink;
+    free(e->describe(e, false));
+    e->collect = NULL;
+    *l = sink.cl;
+    *r = sink.cr;
+    return sink.nrow;
+}
+
+eom_buf_t eom_buf_start(const eom_t *e)
+{
+    eom_buf_t b = {0};
+    b.sink = e->collect;
+    b.collect = b.sink != NULL;
+    return b;
 }
 
 char *eom_latex_var(expr_graph_t *g, uint32_t v)

@@ -71,6 +71,7 @@ struct eom {
     const expr_t **vdep; /* Σ_j a_νj q_ind_j'                    (k)  */
     const expr_t **rowl, **rowr; /* describe: row i reads rowl = rowr */
     size_t nrows;
+    struct eom_buf *collect; /* eom_rows: where the describer's rows go */
 
     /* The fast path of a small system (common.c): a second tape that also
      * solves the method's definite linear system, by an LDLᵀ built from
@@ -249,11 +250,16 @@ typedef struct eom_buf {
     struct simp *simp;   /* the display, made at the first row */
     bool open;           /* LaTeX: \begin{align*} written */
     size_t last_row;     /* LaTeX: where the last row's text ends, + 1 */
-    /* collecting mode: the rows' sides, in the system's graph */
+    /* collecting mode: the rows' sides, in the system's graph, handed
+     * to SINK by eom_buf_finish */
     bool collect;
     const expr_t **cl, **cr;
     size_t nrow, rowcap;
+    struct eom_buf *sink;
 } eom_buf_t;
+
+/* A describer's buffer: collecting when eom_rows runs the describer. */
+eom_buf_t eom_buf_start(const eom_t *e);
 
 void eom_buf_puts(eom_buf_t *b, const char *s);
 void eom_buf_printf(eom_buf_t *b, const char *fmt, ...)

@@ -85,6 +85,12 @@ int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
  * (malloc'ed, the caller frees). */
 char *eom_describe(const eom_t *e, bool latex);
 
+/* The rows `show eom` shows, as nodes of the system's graph before their
+ * display (l[i] = r[i]; a named object E as 0 = E): for tests that check
+ * the display against them.  *L and *R are malloc'ed (the caller frees
+ * both); returns the count. */
+size_t eom_rows(eom_t *e, const expr_t ***l, const expr_t ***r);
+
 /* The accelerations solved symbolically (LANGUAGE.md §7.1 `show accel`):
  * q'' of every coordinate, z' of every speed (maggi, gibbs_appell) and
  * lambda of every constraint (multipliers, second_kind), from the

@@ -400,7 +400,7 @@ void eom_maggi_rows(const eom_t *e, const expr_t **rowl, const expr_t **rowr)
 static char *maggi_describe(const eom_t *e, bool latex)
 {
     const nh_system_t *sys = e->sys;
-    eom_buf_t b = {0};
+    eom_buf_t b = eom_buf_start(e);
     if (e->method == EOM_MAGGI)
         eom_buf_heading(&b, latex,
                         "maggi (Benenti eq. 27): sum_b G_ab z_b' = "

@@ -376,7 +376,7 @@ static char *mult_describe(const eom_t *e, bool latex)
     const nh_system_t *sys = e->sys;
     expr_graph_t *g = sys->g;
     size_t n = sys->n, r = sys->r;
-    eom_buf_t b = {0};
+    eom_buf_t b = eom_buf_start(e);
     switch (e->method) {
     case EOM_LAGRANGE:
         eom_buf_heading(&b, latex,

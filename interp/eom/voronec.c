@@ -269,7 +269,7 @@ static void vor_fast(eom_t *e, const expr_t *const *Mbar,
 static char *voronec_describe(const eom_t *e, bool latex)
 {
     const nh_system_t *sys = e->sys;
-    eom_buf_t b = {0};
+    eom_buf_t b = eom_buf_start(e);
     if (e->method == EOM_VORONEC)
         eom_buf_heading(&b, latex,
                         "voronec (Lemos eqs. 8-11): d/dt dLbar/dq_i' - "
@@ -530,7 +530,7 @@ char *eom_describe_voronec(const eom_t *e, bool latex)
         return NULL;
     const nh_system_t *sys = e->sys;
     expr_graph_t *g = sys->g;
-    eom_buf_t b = {0};
+    eom_buf_t b = eom_buf_start(e);
     eom_buf_heading(&b, latex,
                     "Voronec's coefficients (Lemos eqs. 8, 11): "
                     "q_nu' = sum_j a_nu,j q_j'");

@@ -862,15 +862,22 @@ static const expr_t *best_of_expanded(simp_t *s, const expr_t *x)
             b = shorter(s, b, pretty(s, c));
         /* the content out, the rest collected: m*(a*x'' + (b + c)*y'') */
         if (f && f->op == EXPR_MUL) {
+            /* f is content*rest (the content's sign chosen by factored) */
+            const expr_t **fl = xmalloc(f->nargs * sizeof *fl);
             const expr_t *rest = NULL;
-            for (uint32_t j = 0; j < f->nargs; j++)
-                if (f->args[j]->op == EXPR_ADD)
+            size_t nc = 0;
+            for (uint32_t j = 0; j < f->nargs; j++) {
+                if (f->args[j]->op == EXPR_ADD && !rest)
                     rest = f->args[j];
+                else
+                    fl[nc++] = f->args[j];
+            }
             const expr_t *cr = rest ? collected(s, rest, rk[i]) : NULL;
             if (cr) {
-                const expr_t *fl[2] = {content(s, x), cr};
-                b = shorter(s, b, pretty(s, expr_product(s->g, fl, 2)));
+                fl[nc++] = cr;
+                b = shorter(s, b, pretty(s, expr_product(s->g, fl, nc)));
             }
+            free(fl);
         }
     }
     const expr_t *d = common_denominator(s, x);
