@@ -408,6 +408,11 @@ static void test_fractions_and_order(void **state)
     expect_latex(g, expr_div(g, expr_mul(g, N(2), m), expr_mul(g, N(5), x)),
                  "\\frac{2 m}{5 x}");
     expect_latex(g, expr_pow(g, x, expr_ratio(g, 1, 3)), "x^{1/3}");
+    /* -x*(a - c) reads x*(c - a): the sign into the sum (the canonical
+     * form moves it out of a sum that reads with a minus first) */
+    expect_text(g, expr_mul(g, x, expr_sub(g, f->v[C], a)), "x*(c - a)");
+    expect_text(g, expr_mul(g, x, expr_neg(g, expr_add(g, f->v[C], a))),
+                "-x*(a + c)");
     /* ranks: parameters 1, coordinates 2, velocities 3, accelerations 4 */
     const expr_t *th = f->v[THETA], *thdd = f->v[THETADD], *xd = f->v[XD];
     const expr_t *e = expr_mul(g, expr_mul(g, thdd, m),

@@ -6,6 +6,7 @@
  * prepares its own, temporary ones).
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,14 +161,6 @@ int output_accel(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 
 /* ---- show ------------------------------------------------------------ */
 
-static void put_expr(ctx_t *s, expr_graph_t *g, const expr_t *e,
-                     bool latex)
-{
-    char *t = latex ? expr_to_latex(g, e) : expr_to_text(g, e);
-    fputs(t, s->out);
-    free(t);
-}
-
 /* E (a node of the session's graph) in its display form (§7.1). */
 static void put_simplified(ctx_t *s, simp_t *sp, const expr_t *e, bool latex)
 {
@@ -176,84 +169,175 @@ static void put_simplified(ctx_t *s, simp_t *sp, const expr_t *e, bool latex)
     free(t);
 }
 
+/* A name in LaTeX (\theta, \mathrm{mass}) or as it is. */
+static void put_name(ctx_t *s, const char *name, bool latex)
+{
+    if (!latex) {
+        fputs(name, s->out);
+        return;
+    }
+    char *t = expr_latex_name(name);
+    fputs(t, s->out);
+    free(t);
+}
+
+/* The start of a row "LABEL = " / "LABEL &= ". */
+static void put_label(ctx_t *s, const char *label, bool latex)
+{
+    put_name(s, label, latex);
+    fputs(latex ? " &= " : " = ", s->out);
+}
+
+/* A list line: "coordinates: a, b" or "&\text{coordinates:}\ a,\ b". */
+static void put_list(ctx_t *s, const char *what, const char *const *names,
+                     size_t n, bool latex)
+{
+    fprintf(s->out, latex ? "&\\text{%s:}\\ " : "%s:", what);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? (latex ? ",\\ " : ",") : "", s->out);
+        fputs(latex ? "" : " ", s->out);
+        put_name(s, names[i], latex);
+    }
+}
+
+/* Before each line of a report but the first: the end of the one before
+ * (a LaTeX row ends with \\). */
+static void next_row(ctx_t *s, bool latex, bool *any)
+{
+    if (*any)
+        fputs(latex ? " \\\\\n" : "\n", s->out);
+    *any = true;
+}
+
+/* Text for \text{}: '_' escaped. */
+static void put_text_latex(ctx_t *s, const char *t)
+{
+    for (; *t; t++) {
+        if (*t == '_' || *t == '#' || *t == '%' || *t == '&' || *t == '$')
+            fputc('\\', s->out);
+        fputc(*t, s->out);
+    }
+}
+
 static void show_model(ctx_t *s, lower_t *lw, bool latex)
 {
     const model_t *m = &s->model;
     const nh_system_t *sys = lower_system(lw);
     expr_graph_t *g = lower_graph(lw);
+    simp_t *sp = simp_new(g);
     char buf[40];
     FILE *o = s->out;
-    fprintf(o, "coordinates:");
-    for (size_t i = 0; i < sys->n; i++)
-        fprintf(o, "%s %s", i ? "," : "", sys->qname[i]);
-    fprintf(o, "%s\n", sys->n ? "" : " none");
+    bool any = false;
+    if (latex)
+        fputs("\\begin{align*}\n", o);
+    next_row(s, latex, &any);
+    if (sys->n)
+        put_list(s, "coordinates", sys->qname, sys->n, latex);
+    else
+        fputs(latex ? "&\\text{coordinates: none}" : "coordinates: none", o);
     if (sys->m) {
-        fprintf(o, "speeds:");
-        for (size_t i = 0; i < sys->m; i++)
-            fprintf(o, "%s %s", i ? "," : "", sys->zname[i]);
-        fputc('\n', o);
+        next_row(s, latex, &any);
+        put_list(s, "speeds", sys->zname, sys->m, latex);
     }
     if (m->params.n) {
-        fprintf(o, "parameters:");
-        for (size_t i = 0; i < m->params.n; i++)
-            fprintf(o, "%s %s = %s", i ? "," : "", m->params.v[i].name,
-                    num(m->params.v[i].value, buf, sizeof buf));
-        fputc('\n', o);
+        next_row(s, latex, &any);
+        fputs(latex ? "&\\text{parameters:}\\ " : "parameters:", o);
+        for (size_t i = 0; i < m->params.n; i++) {
+            fputs(i ? (latex ? ",\\ " : ",") : "", o);
+            fputs(latex ? "" : " ", o);
+            put_name(s, m->params.v[i].name, latex);
+            fprintf(o, " = %s", num(m->params.v[i].value, buf, sizeof buf));
+        }
     }
     if (m->lagrangian.name) {
-        fprintf(o, "lagrangian %s = ", m->lagrangian.name);
-        put_expr(s, g, sys->L, latex);
-        fputc('\n', o);
+        next_row(s, latex, &any);
+        if (!latex)
+            fputs("lagrangian ", o);
+        put_label(s, m->lagrangian.name, latex);
+        put_simplified(s, sp, sys->L, latex);
     } else {
         if (sys->T) {
-            fprintf(o, "kinetic %s = ", m->kinetic.name ? m->kinetic.name : "T");
-            put_expr(s, g, sys->T, latex);
-            fputc('\n', o);
+            next_row(s, latex, &any);
+            if (!latex)
+                fputs("kinetic ", o);
+            put_label(s, m->kinetic.name ? m->kinetic.name : "T", latex);
+            put_simplified(s, sp, sys->T, latex);
         }
         if (sys->V && m->potential.name) {
-            fprintf(o, "potential %s = ", m->potential.name);
-            put_expr(s, g, sys->V, latex);
-            fputc('\n', o);
+            next_row(s, latex, &any);
+            if (!latex)
+                fputs("potential ", o);
+            put_label(s, m->potential.name, latex);
+            put_simplified(s, sp, sys->V, latex);
         }
     }
     for (size_t i = 0; i < sys->n; i++)
         if (!expr_is_const(sys->Q[i], 0)) {
-            fprintf(o, "force %s = ", sys->qname[i]);
-            put_expr(s, g, sys->Q[i], latex);
-            fputc('\n', o);
+            next_row(s, latex, &any);
+            if (latex) {
+                fputs("Q_{", o);
+                put_name(s, sys->qname[i], true);
+                fputs("} &= ", o);
+            } else {
+                fprintf(o, "force %s = ", sys->qname[i]);
+            }
+            put_simplified(s, sp, sys->Q[i], latex);
         }
     for (size_t a = 0; a < sys->r; a++) {
-        fprintf(o, "constraint %s: 0 = ", sys->cname[a]);
-        put_expr(s, g, sys->C[a], latex);
-        fputc('\n', o);
+        next_row(s, latex, &any);
+        if (latex) {
+            fputs("\\text{", o);
+            put_text_latex(s, sys->cname[a]);
+            fputs(":}\\quad 0 &= ", o);
+        } else {
+            fprintf(o, "constraint %s: 0 = ", sys->cname[a]);
+        }
+        put_simplified(s, sp, sys->C[a], latex);
     }
     if (sys->psi)
         for (size_t i = 0; i < sys->n; i++)
             if (sys->psi[i]) {
-                fprintf(o, "kinematic %s' = ", sys->qname[i]);
-                put_expr(s, g, sys->psi[i], latex);
-                fputc('\n', o);
+                next_row(s, latex, &any);
+                if (!latex)
+                    fputs("kinematic ", o);
+                put_label(s, expr_var_name(g, sys->qd[i]), latex);
+                put_simplified(s, sp, sys->psi[i], latex);
             }
     int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
-    fprintf(o, "equations: %s%s\n", eom_method_name(method),
-            m->method >= 0 ? "" : " (the default)");
+    next_row(s, latex, &any);
+    if (latex) {
+        fputs("&\\text{equations: ", o);
+        put_text_latex(s, eom_method_name(method));
+        fprintf(o, "%s}\n\\end{align*}\n",
+                m->method >= 0 ? "" : " (the default)");
+    } else {
+        fprintf(o, "equations: %s%s\n", eom_method_name(method),
+                m->method >= 0 ? "" : " (the default)");
+    }
+    simp_free(sp);
 }
 
 static void show_mass(ctx_t *s, lower_t *lw, bool latex)
 {
     const nh_system_t *sys = lower_system(lw);
     expr_graph_t *g = lower_graph(lw);
-    /* M_ij = ∂²L/∂q_i'∂q_j' (LANGUAGE.md §5) */
+    simp_t *sp = simp_new(g);
+    /* M_ij = ∂²L/∂q_i'∂q_j' (LANGUAGE.md §5); LaTeX a pmatrix (§7.1) */
+    if (latex)
+        fputs("\\begin{align*}\nM &= \\begin{pmatrix}\n", s->out);
     for (size_t i = 0; i < sys->n; i++) {
         fputs(latex ? "" : "[", s->out);
         const expr_t *dLi = expr_diff(g, sys->L, sys->qd[i]);
         for (size_t j = 0; j < sys->n; j++) {
             if (j)
                 fputs(latex ? " & " : ", ", s->out);
-            put_expr(s, g, expr_diff(g, dLi, sys->qd[j]), latex);
+            put_simplified(s, sp, expr_diff(g, dLi, sys->qd[j]), latex);
         }
         fputs(latex ? (i + 1 < sys->n ? " \\\\\n" : "\n") : "]\n", s->out);
     }
+    if (latex)
+        fputs("\\end{pmatrix}\n\\end{align*}\n", s->out);
+    simp_free(sp);
 }
 
 /* `show e` writes a DAG out as a tree, which can be exponentially larger
@@ -323,10 +407,64 @@ static size_t accel_vars(const nh_system_t *sys, eom_t *e, uint32_t *v)
     return k;
 }
 
+/* Lines of a report that is text or one LaTeX align*: rows ("x'' = ..."
+ * or "\ddot{x} &= ...") and remarks (LaTeX comments).  A LaTeX row ends
+ * with \\ when something follows it. */
+typedef struct report {
+    FILE *out;
+    bool latex, open_row;
+} report_t;
+
+static void report_begin(report_t *r, FILE *out, bool latex)
+{
+    r->out = out;
+    r->latex = latex;
+    r->open_row = false;
+    if (latex)
+        fputs("\\begin{align*}\n", out);
+}
+
+static void report_close_row(report_t *r)
+{
+    if (r->open_row)
+        fputs(r->latex ? " \\\\\n" : "\n", r->out);
+    r->open_row = false;
+}
+
+static void report_row(report_t *r, const char *label, const char *text)
+{
+    report_close_row(r);
+    fprintf(r->out, "%s%s%s", label, r->latex ? " &= " : " = ", text);
+    r->open_row = true;
+}
+
+static void report_remark(report_t *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void report_remark(report_t *r, const char *fmt, ...)
+{
+    report_close_row(r);
+    if (r->latex)
+        fputs("% ", r->out);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(r->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', r->out);
+}
+
+static void report_end(report_t *r)
+{
+    if (r->open_row)
+        fputc('\n', r->out);
+    r->open_row = false;
+    if (r->latex)
+        fputs("\\end{align*}\n", r->out);
+}
+
 /* show accel (ONLY == NULL), show x'' (ONLY = the variable's node), or
- * show of an expression E that holds accelerations: the solved forms
- * (eom_solved), each a row "x'' = ..." (or E's value alone), a form too
- * long to read replaced by a line that says so, and the equations they
+ * show of an expression EV that holds accelerations: the solved forms
+ * (eom_solved), each a row "x'' = ..." (or EV's value alone), a form too
+ * long to read replaced by a remark that says so, and the equations they
  * come from after any that is not shown. */
 static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
                        const expr_t *only, const value_t *ev, diag_t *err)
@@ -342,19 +480,19 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     const expr_t **val = xcalloc(nv + 1, sizeof *val);
     char why[256];
     int solved = eom_solved(e, sp, val, why, sizeof why);
-    FILE *o = s->out;
-    if (latex)
-        fputs("\\begin{align*}\n", o);
-    bool show_system = false, any_row = false;
+    report_t r;
+    report_begin(&r, s->out, latex);
+    bool show_system = false;
     if (solved != 0) {
-        fprintf(o, "%sthe accelerations are not solved symbolically: %s; "
-                   "the equations they come from:\n",
-                latex ? "% " : "", why);
+        report_remark(&r, "the accelerations are not solved symbolically: "
+                          "%s; the equations they come from:", why);
         show_system = true;
     } else if (ev) {
         /* an expression: the solved forms put in */
         unsigned n = ev->dim ? ev->dim : 1;
-        for (unsigned k = 0; k < n; k++) {
+        strbuf_t b;
+        strbuf_init(&b);
+        for (unsigned k = 0; k < n && !show_system; k++) {
             const expr_t *in = simp_import(sp, ev->c[k]);
             const expr_t *d = expr_subst(simp_graph(sp), in, val);
             /* where the expression is defined, not the solved forms
@@ -362,17 +500,26 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
             char *t = simp_format(sp, simp_simplify_within(sp, d, in),
                                   latex);
             if (strlen(t) > SHOW_SOLVED_MAX) {
-                fprintf(o, "%sthe expression is too long to show solved "
-                           "(%zu characters; the limit is %d); the "
-                           "equations it comes from:\n",
-                        latex ? "% " : "", strlen(t), SHOW_SOLVED_MAX);
+                report_remark(&r, "the expression is too long to show "
+                                  "solved (%zu characters; the limit is "
+                                  "%d); the equations it comes from:",
+                              strlen(t), SHOW_SOLVED_MAX);
                 show_system = true;
-            } else {
-                fprintf(o, "%s%s\n", n > 1 ? (k ? ", " : "[") : "", t);
-                any_row = true;
             }
+            if (n > 1)
+                strbuf_add(&b, k ? (latex ? " & " : ", ")
+                                 : (latex ? "\\begin{pmatrix}" : "["));
+            strbuf_add(&b, t);
             free(t);
         }
+        if (n > 1)
+            strbuf_add(&b, latex ? "\\end{pmatrix}" : "]");
+        char *t = strbuf_take(&b);
+        if (!show_system) {
+            fputs(t, s->out);
+            r.open_row = true;
+        }
+        free(t);
     } else {
         uint32_t *vars = xcalloc(sys->n + sys->m + sys->r + 1, sizeof *vars);
         size_t nvar = only ? 1 : accel_vars(sys, e, vars);
@@ -381,40 +528,32 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
         for (size_t i = 0; i < nvar; i++) {
             const char *name = expr_var_name(g, vars[i]);
             if (!val[vars[i]]) {
-                fprintf(o, "%s%s is not an unknown of the equations %s\n",
-                        latex ? "% " : "", name, eom_method_name(eom_method(e)));
+                report_remark(&r, "%s is not an unknown of the equations %s",
+                              name, eom_method_name(eom_method(e)));
                 continue;
             }
             char *t = simp_format(sp, val[vars[i]], latex);
             if (strlen(t) > SHOW_SOLVED_MAX) {
-                fprintf(o, "%s%s is too long to show solved (%zu "
-                           "characters; the limit is %d)\n",
-                        latex ? "% " : "", name, strlen(t), SHOW_SOLVED_MAX);
+                report_remark(&r, "%s is too long to show solved (%zu "
+                                  "characters; the limit is %d)",
+                              name, strlen(t), SHOW_SOLVED_MAX);
                 show_system = true;
-            } else if (latex) {
-                char *l = expr_to_latex(g, expr_var(g, vars[i]));
-                fprintf(o, "%s%s &= %s", any_row ? " \\\\\n" : "", l, t);
-                free(l);
-                any_row = true;
             } else {
-                fprintf(o, "%s = %s\n", name, t);
+                char *l = latex ? expr_latex_name(name) : NULL;
+                report_row(&r, latex ? l : name, t);
+                free(l);
             }
             free(t);
         }
         free(vars);
-        if (latex && any_row)
-            fputc('\n', o);
         if (show_system)
-            fprintf(o, "%sthe equations they come from:\n",
-                    latex ? "% " : "");
+            report_remark(&r, "the equations they come from:");
     }
     if (show_system) {
-        if (latex && any_row)
-            fputs("% \n", o);
+        report_close_row(&r);
         put_system(s, e, latex);
     }
-    if (latex)
-        fputs("\\end{align*}\n", o);
+    report_end(&r);
     free(val);
     simp_free(sp);
     return 0;
@@ -436,9 +575,11 @@ static int show_voronec(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
         return -1;
     bool latex = st->u.show.latex;
     if (reduced) {
-        fputs(latex ? "\\bar{L} = " : "Lbar = ", s->out);
-        put_expr(s, lower_graph(lw), eom_reduced_lagrangian(e), latex);
-        fputc('\n', s->out);
+        simp_t *sp = simp_new(lower_graph(lw));
+        fputs(latex ? "\\begin{align*}\n\\bar{L} &= " : "Lbar = ", s->out);
+        put_simplified(s, sp, eom_reduced_lagrangian(e), latex);
+        fputs(latex ? "\n\\end{align*}\n" : "\n", s->out);
+        simp_free(sp);
     } else {
         char *text = eom_describe_voronec(e, latex);
         fputs(text, s->out);
@@ -510,20 +651,24 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               SHOW_MAX_TERMS);
         }
     free(memo);
+    /* LaTeX: a formula in an align* (so it compiles as it is, §7.1), a
+     * vector a pmatrix row */
     simp_t *sp = simp_new(g);
+    if (latex)
+        fputs("\\begin{align*}\n", s->out);
     if (v.dim == 0) {
         put_simplified(s, sp, v.c[0], latex);
     } else {
-        fputs(latex ? "\\left[" : "[", s->out);
+        fputs(latex ? "\\begin{pmatrix}" : "[", s->out);
         for (unsigned k = 0; k < v.dim; k++) {
             if (k)
-                fputs(", ", s->out);
+                fputs(latex ? " & " : ", ", s->out);
             put_simplified(s, sp, v.c[k], latex);
         }
-        fputs(latex ? "\\right]" : "]", s->out);
+        fputs(latex ? "\\end{pmatrix}" : "]", s->out);
     }
     simp_free(sp);
-    fputc('\n', s->out);
+    fputs(latex ? "\n\\end{align*}\n" : "\n", s->out);
     return 0;
 }
 

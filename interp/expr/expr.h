@@ -250,6 +250,10 @@ char *expr_to_text(const expr_graph_t *g, const expr_t *e);
 /* LaTeX (\frac, \sin, ^{...}, primes as \dot{} / \ddot{} when the variable
  * name ends in ' / ''; Greek letter names as \theta etc.). */
 char *expr_to_latex(const expr_graph_t *g, const expr_t *e);
+/* A name as LaTeX, as the printer writes a variable of that name (theta
+ * -> \\theta, x1' -> \\dot{x}_{1}, lambda(roll_x) ->
+ * \\lambda_{\\mathrm{roll\\_x}}, mass -> \\mathrm{mass}); malloc'ed. */
+char *expr_latex_name(const char *name);
 
 /* Shortest "%.17g"-style text of v that strtod reads back to v exactly
  * (e.g. 0.1, 1e-12, 2.5, -0, inf, nan).  Writes into buf (>= 32 bytes). */

@@ -264,6 +264,8 @@ static void close_paren(printer_t *p)
 }
 
 static void emit(printer_t *p, const expr_t *e, int need);
+static void emit_sum_signed(printer_t *p, const expr_t *e, bool negate);
+static bool term_is_negative(const expr_t *t);
 
 /* Base^exponent with the numeric exponent -X (X the negative exponent
  * constant of a denominator factor). */
@@ -354,6 +356,28 @@ static void emit_view(printer_t *p, mul_view_t v)
     size_t nnum = view_factors(p, v, false, fs);
     size_t nden_f = v.n - nnum;
     size_t nden = nden_f + (c.den > 1);
+    /* -x*(a - b) reads x*(b - a): the sign goes into the one sum factor
+     * when that leaves fewer minus signs */
+    const expr_t *flip = NULL;
+    if (neg && v.n >= 2) {
+        size_t nsum = 0;
+        for (size_t i = 0; i < nnum; i++)
+            if (fs[i]->op == EXPR_ADD) {
+                nsum++;
+                flip = fs[i];
+            }
+        if (nsum == 1) {
+            uint32_t k = 0;
+            for (uint32_t i = 0; i < flip->nargs; i++)
+                k += term_is_negative(flip->args[i]);
+            if (flip->nargs - k > k)
+                flip = NULL;
+        } else {
+            flip = NULL;
+        }
+        if (flip)
+            neg = false;
+    }
     if (neg)
         put(p, "-");
     /* LaTeX: a fraction coefficient before the factors, \frac{2}{5} m R^2,
@@ -382,7 +406,13 @@ static void emit_view(printer_t *p, mul_view_t v)
             put(p, !p->latex ? "*"
                    : starts_with_digit(fs[i]) ? " \\cdot "
                                               : " ");
-        emit(p, fs[i], need);
+        if (fs[i] == flip) {
+            open_paren(p);
+            emit_sum_signed(p, flip, true);
+            close_paren(p);
+        } else {
+            emit(p, fs[i], need);
+        }
         first = false;
     }
     if (nden == 0) {
@@ -432,9 +462,15 @@ static bool term_is_negative(const expr_t *t)
            is_negative(t->args[0]->value);
 }
 
-/* |T| for a negative term T, at precedence NEED. */
-static void emit_abs(printer_t *p, const expr_t *t, int need)
+/* T negated when FLIP, else T itself, at precedence NEED (the sum's
+ * printer gives the sign: a term it calls this for reads positive). */
+static void emit_abs_signed(printer_t *p, const expr_t *t, int need,
+                            bool flip)
 {
+    if (!flip) {
+        emit(p, t, need);
+        return;
+    }
     if (t->op == EXPR_CONST) {
         put_pnum(p, pnum_neg(pnum_of(t)));
         return;
@@ -452,7 +488,7 @@ static void emit_abs(printer_t *p, const expr_t *t, int need)
 /* A sum prints its terms in canonical order with the constant (which
  * sorts first) moved to the end, as polynomials are written (x + 1), and
  * the first positive term of that order first (a - b, not -b + a). */
-static void emit_sum(printer_t *p, const expr_t *e)
+static void emit_sum_signed(printer_t *p, const expr_t *e, bool negate)
 {
     uint32_t n = e->nargs;
     uint32_t ol[16];
@@ -466,26 +502,36 @@ static void emit_sum(printer_t *p, const expr_t *e)
             order[k++] = i;
     uint32_t first = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (!term_is_negative(e->args[order[i]])) {
+        if (term_is_negative(e->args[order[i]]) == negate) {
             first = i;
             break;
         }
     }
-    emit(p, e->args[order[first]], P_SUM);
     for (uint32_t i = 0; i < n; i++) {
-        if (i == first)
+        uint32_t at = i == 0 ? first : i <= first ? i - 1 : i;
+        const expr_t *t = e->args[order[at]];
+        bool minus = term_is_negative(t) != negate;
+        /* the term shown is -t when NEGATE; a minus before it shows
+         * its absolute value, which is t when the shown term is -t */
+        if (i == 0) {
+            if (minus) {
+                put(p, "-");
+                emit_abs_signed(p, t, P_PROD, !negate);
+            } else {
+                emit_abs_signed(p, t, P_SUM, negate);
+            }
             continue;
-        const expr_t *t = e->args[order[i]];
-        if (term_is_negative(t)) {
-            put(p, " - ");
-            emit_abs(p, t, P_PROD);
-        } else {
-            put(p, " + ");
-            emit(p, t, P_PROD);
         }
+        put(p, minus ? " - " : " + ");
+        emit_abs_signed(p, t, P_PROD, minus ? !negate : negate);
     }
     if (order != ol)
         free(order);
+}
+
+static void emit_sum(printer_t *p, const expr_t *e)
+{
+    emit_sum_signed(p, e, false);
 }
 
 static const char *latex_function(expr_op_t op)
@@ -668,6 +714,14 @@ char *expr_to_text(const expr_graph_t *g, const expr_t *e)
     printer_t p = {g, false, NULL, 0, 0};
     put(&p, "");
     emit(&p, e, P_NONE);
+    return p.s;
+}
+
+char *expr_latex_name(const char *name)
+{
+    printer_t p = {NULL, true, NULL, 0, 0};
+    put(&p, "");
+    emit_latex_name(&p, name);
     return p.s;
 }
 

@@ -294,6 +294,9 @@ static const expr_t *shorter(simp_t *s, const expr_t *a, const expr_t *b)
 /* ---- multiplying out ---------------------------------------------------- */
 
 static const expr_t *expand(simp_t *s, const expr_t *e);
+typedef struct pyth_choice pyth_choice_t;
+static const expr_t *pyth_best(simp_t *s, const expr_t *x, bool by_terms,
+                               pyth_choice_t *c);
 
 /* The product of the N expanded factors F, multiplied out when the
  * result has at most SIMP_MAX_TERMS terms and the work allows. */
@@ -383,7 +386,15 @@ static const expr_t *expand(simp_t *s, const expr_t *e)
             r = expand_product(s, f, b->nargs);
             free(f);
         } else {
+            /* a sum below the line in the Pythagorean form that makes it
+             * shortest: a determinant that is a monomial in disguise
+             * (4/25 m^2 R^4 (1 - cos^2)) cancels against the numerator */
+            if (b->op == EXPR_ADD && expr_rational(x, &p, &q) && q == 1 &&
+                p < 0)
+                b = pyth_best(s, b, true, NULL);
             r = expr_pow(g, b, x);
+            if (r->op == EXPR_MUL && b->op != EXPR_ADD)
+                r = expand(s, r);
         }
         break;
     }
@@ -492,11 +503,11 @@ static size_t term_count(const expr_t *x)
 /* A choice of rewriting per argument: 0 none, 1 sin^2 -> 1 - cos^2,
  * 2 cos^2 -> 1 - sin^2. */
 #define PYTH_MAX 16
-typedef struct pyth_choice {
+struct pyth_choice {
     const expr_t *u[PYTH_MAX];
     int dir[PYTH_MAX];
     size_t n;
-} pyth_choice_t;
+};
 
 /* X rewritten by the choice C. */
 static const expr_t *pyth_apply(simp_t *s, const expr_t *x,
