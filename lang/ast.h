@@ -110,7 +110,7 @@ typedef enum ast_stmt_kind {
     STMT_SHOW,       /* show [latex] e                 u.show */
     STMT_CHECK,      /* check */
     STMT_COMPARE,    /* compare A B [samples e]        u.compare */
-    STMT_WORKSHEET,  /* worksheet NAME                 u.word */
+    STMT_WORKSHEET,  /* worksheet [latex] NAME         u.worksheet */
     STMT_SET,        /* set NAME = e                   u.bindings (n = 1) */
     STMT_LOAD,       /* load "file"                    u.path */
     STMT_IMPORT,     /* import "name"                  u.path */
@@ -176,7 +176,11 @@ struct ast_stmt {
             ast_ident_t a, b;
             ast_expr_t *samples; /* NULL when not given */
         } compare;
-        ast_ident_t word; /* equations, worksheet, help */
+        ast_ident_t word; /* equations, help */
+        struct {
+            ast_ident_t name;
+            bool latex;
+        } worksheet;
         struct {
             const char *path; /* unescaped */
             src_span_t span;

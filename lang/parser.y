@@ -207,7 +207,9 @@ stmt:
   | "compare" name name { $$ = ast_stmt_compare(A, $2, $3, NULL, @$); }
   | "compare" name name "samples" expr
         { $$ = ast_stmt_compare(A, $2, $3, $5, @$); }
-  | "worksheet" name    { $$ = ast_stmt_word(A, STMT_WORKSHEET, $2, @$); }
+  | "worksheet" name    { $$ = ast_stmt_worksheet(A, false, $2, @$); }
+  | "worksheet" "latex" name
+                        { $$ = ast_stmt_worksheet(A, true, $3, @$); }
   | "set" set_binding
         { $$ = ast_stmt_bindings(A, STMT_SET, ast_list_push(A, NULL, $2),
                                  @$); }

@@ -557,8 +557,8 @@ static void test_show_and_teaching(void **state)
         "show x'^2\nshow latex T\nshow model\nshow mass\nshow latex mass\n"
         "show latex eom\ncheck\ncompare voronec naive\n"
         "compare maggi gibbs_appell samples 100\nworksheet second_reduced\n"
-        "show accel\nshow latex accel",
-        12);
+        "show accel\nshow latex accel\nworksheet latex first",
+        13);
     const ast_stmt_t *s = P->prog.stmts[0];
     assert_int_equal(s->kind, STMT_SHOW);
     assert_false(s->u.show.latex);
@@ -593,7 +593,12 @@ static void test_show_and_teaching(void **state)
     span_is(P, s->span, "compare maggi gibbs_appell samples 100");
     s = P->prog.stmts[9];
     assert_int_equal(s->kind, STMT_WORKSHEET);
-    ident_is(P, s->u.word, "second_reduced");
+    ident_is(P, s->u.worksheet.name, "second_reduced");
+    assert_false(s->u.worksheet.latex);
+    s = P->prog.stmts[12];
+    assert_int_equal(s->kind, STMT_WORKSHEET);
+    ident_is(P, s->u.worksheet.name, "first");
+    assert_true(s->u.worksheet.latex);
     parsed_free(P);
 }
 

@@ -885,8 +885,11 @@ int output_worksheet(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double vars[nv ? nv : 1];
     lower_fill_vars(lw, &s->model, vars);
-    if (worksheet_run(lower_system(lw), vars, st->u.word.name, false,
-                      st->u.word.span, s->out, err) != 0) {
+    bool latex = st->u.worksheet.latex;
+    if (latex)
+        s->out_kind = CTX_OUT_LATEX;
+    if (worksheet_run(lower_system(lw), vars, st->u.worksheet.name.name,
+                      latex, st->u.worksheet.name.span, s->out, err) != 0) {
         if (err->set && err->span.file == SRC_NO_FILE)
             err->span = st->span;
         return -1;

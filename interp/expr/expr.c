@@ -344,6 +344,10 @@ void expr_graph_free(expr_graph_t *g)
         free(g->names[i]);
     free(g->names);
     free(g->var_rank);
+    if (g->var_latex)
+        for (uint32_t i = 0; i < g->nvars; i++)
+            free(g->var_latex[i]);
+    free(g->var_latex);
     free(g->nodes);
     free(g->dep);
     free(g->flags);
@@ -373,7 +377,12 @@ uint32_t expr_var_declare(expr_graph_t *g, const char *name)
         g->names = expr_xrealloc(g->names, g->names_cap * sizeof *g->names);
         g->var_rank = expr_xrealloc(g->var_rank,
                                     g->names_cap * sizeof *g->var_rank);
+        if (g->var_latex)
+            g->var_latex = expr_xrealloc(g->var_latex,
+                                         g->names_cap * sizeof *g->var_latex);
     }
+    if (g->var_latex)
+        g->var_latex[g->nvars] = NULL;
     g->var_rank[g->nvars] = 0;
     size_t len = strlen(name);
     char *copy = expr_xmalloc(len + 1);
@@ -396,6 +405,23 @@ void expr_var_set_rank(expr_graph_t *g, uint32_t var, unsigned rank)
 {
     if (var < g->nvars)
         g->var_rank[var] = (uint8_t)(rank > 255 ? 255 : rank);
+}
+
+void expr_var_set_latex(expr_graph_t *g, uint32_t var, const char *latex)
+{
+    if (var >= g->nvars)
+        return;
+    if (!g->var_latex)
+        g->var_latex = expr_xcalloc(g->names_cap, sizeof *g->var_latex);
+    free(g->var_latex[var]);
+    size_t n = strlen(latex);
+    g->var_latex[var] = expr_xmalloc(n + 1);
+    memcpy(g->var_latex[var], latex, n + 1);
+}
+
+const char *expr_var_latex(const expr_graph_t *g, uint32_t var)
+{
+    return g->var_latex && var < g->nvars ? g->var_latex[var] : NULL;
 }
 
 unsigned expr_var_rank(const expr_graph_t *g, uint32_t var)

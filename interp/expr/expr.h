@@ -129,6 +129,11 @@ const char *expr_var_name(const expr_graph_t *g, uint32_t var);
  * forms do not depend on it.  Every variable starts at rank 0. */
 void expr_var_set_rank(expr_graph_t *g, uint32_t var, unsigned rank);
 unsigned expr_var_rank(const expr_graph_t *g, uint32_t var);
+/* LaTeX for a variable whose name is no identifier (a display symbol
+ * such as "det(g[phi, psi])"): printed as given instead of from the name;
+ * copied.  NULL when none was set. */
+void expr_var_set_latex(expr_graph_t *g, uint32_t var, const char *latex);
+const char *expr_var_latex(const expr_graph_t *g, uint32_t var);
 /* The highest rank of the variables of E (0 for a number). */
 unsigned expr_rank(const expr_graph_t *g, const expr_t *e);
 

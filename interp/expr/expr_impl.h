@@ -79,6 +79,7 @@ struct expr_graph {
     size_t table_cap;           /* power of two, at least 2 * count */
     char **names;               /* variable names */
     uint8_t *var_rank;          /* by variable: expr_var_set_rank */
+    char **var_latex;           /* by variable: expr_var_set_latex, or NULL */
     uint32_t nvars, names_cap;
     expr_memo_entry_t *memo;    /* expr_diff results, open addressing */
     size_t memo_count, memo_cap;

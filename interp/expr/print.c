@@ -654,7 +654,9 @@ static void emit(printer_t *p, const expr_t *e, int need)
         put_pnum(p, pnum_of(e));
         break;
     case EXPR_VAR:
-        if (p->latex)
+        if (p->latex && expr_var_latex(p->g, e->var))
+            put(p, expr_var_latex(p->g, e->var));
+        else if (p->latex)
             emit_latex_name(p, expr_var_name(p->g, e->var));
         else
             put(p, expr_var_name(p->g, e->var));

@@ -209,6 +209,17 @@ const expr_t *simp_import(simp_t *s, const expr_t *e)
     return r;
 }
 
+const expr_t *simp_symbol(simp_t *s, const expr_t *e, const char *name,
+                          const char *latex)
+{
+    uint32_t v = expr_var_declare(s->g, name);
+    expr_var_set_latex(s->g, v, latex);
+    expr_var_set_rank(s->g, v, expr_rank(s->src, e));
+    const expr_t *r = expr_var(s->g, v);
+    nmap_put(&s->imp, e->id, r);
+    return r;
+}
+
 /* ---- reading terms and factors ----------------------------------------- */
 
 /* The terms of E: its children when it is a sum, else E alone. */
@@ -1199,9 +1210,16 @@ char *simp_format_conditions(simp_t *s, const expr_t *guard, bool latex)
     return buf;
 }
 
+/* The node V prints as: -0 as 0 (a sign of zero a fold kept is no
+ * mathematics). */
+static const expr_t *shown(simp_t *s, const expr_t *v)
+{
+    return v->op == EXPR_CONST && v->value == 0 ? expr_num(s->g, 0) : v;
+}
+
 char *simp_format(simp_t *s, const expr_t *d, bool latex)
 {
-    const expr_t *v = expr_unguarded(d);
+    const expr_t *v = shown(s, expr_unguarded(d));
     char *t = latex ? expr_to_latex(s->g, v) : expr_to_text(s->g, v);
     size_t len = strlen(t);
     char *c = simp_format_conditions(s, d, latex);
@@ -1213,6 +1231,8 @@ char *simp_format(simp_t *s, const expr_t *d, bool latex)
 char *simp_format_row(simp_t *s, const expr_t *L, const expr_t *R,
                       const expr_t *cond, bool latex)
 {
+    L = shown(s, L);
+    R = shown(s, R);
     char *t = latex ? expr_to_latex(s->g, L) : expr_to_text(s->g, L);
     size_t len = strlen(t);
     append(&t, &len, latex ? " &= " : " = ");

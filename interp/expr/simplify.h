@@ -47,6 +47,13 @@ expr_graph_t *simp_graph(simp_t *s);
  * guards and all). */
 const expr_t *simp_import(simp_t *s, const expr_t *e);
 
+/* A symbol of the display: a new variable of the display graph named
+ * NAME (text) and LATEX, at the rank of the variables in E; every later
+ * simp_import of E (a node of SRC) gives the symbol instead, so a long
+ * subexpression can be shown by name. */
+const expr_t *simp_symbol(simp_t *s, const expr_t *e, const char *name,
+                          const char *latex);
+
 /* The display form of D (a display node): the shortest equivalent form,
  * guarded by the conditions under which it equals D (see above). */
 const expr_t *simp_simplify(simp_t *s, const expr_t *d);
