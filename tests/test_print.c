@@ -413,18 +413,26 @@ static void test_fractions_and_order(void **state)
     expect_text(g, expr_mul(g, x, expr_sub(g, f->v[C], a)), "x*(c - a)");
     expect_text(g, expr_mul(g, x, expr_neg(g, expr_add(g, f->v[C], a))),
                 "-x*(a + c)");
-    /* ranks: parameters 1, coordinates 2, velocities 3, accelerations 4 */
+    /* ranks: parameters 1, coordinates 2, velocities 3, accelerations 4
+     * (in a graph of its own: a node takes its rank when built) */
     const expr_t *th = f->v[THETA], *thdd = f->v[THETADD], *xd = f->v[XD];
     const expr_t *e = expr_mul(g, expr_mul(g, thdd, m),
                                expr_mul(g, F1(EXPR_COS, th), xd));
     expect_text(g, e, "m*x'*theta''*cos(theta)");
-    expr_var_set_rank(g, m->var, 1);
-    expr_var_set_rank(g, th->var, 2);
-    expr_var_set_rank(g, xd->var, 3);
-    expr_var_set_rank(g, thdd->var, 4);
+    g = expr_graph_new();
+    const char *nm[4] = {"m", "theta", "x'", "theta''"};
+    const expr_t *v4[4];
+    for (unsigned i = 0; i < 4; i++) {
+        uint32_t var = expr_var_declare(g, nm[i]);
+        expr_var_set_rank(g, var, i + 1);
+        v4[i] = expr_var(g, var);
+    }
+    m = v4[0], th = v4[1], xd = v4[2], thdd = v4[3];
+    e = expr_mul(g, expr_mul(g, thdd, m), expr_mul(g, F1(EXPR_COS, th), xd));
     expect_text(g, e, "m*cos(theta)*x'*theta''");
     expect_text(g, expr_div(g, thdd, expr_mul(g, xd, m)), "theta''/(m*x')");
     expect_latex(g, e, "m \\cos{\\theta} \\dot{x} \\ddot{\\theta}");
+    expr_graph_free(g);
 }
 
 /* ---- random round trip ---------------------------------------------------- */

@@ -163,9 +163,10 @@ int eom_solved(const eom_t *e, struct simp *sp, const expr_t **val,
     int status = simp_solve(sp, A, b, n, x);
     if (status != 0) {
         snprintf(why, whysize,
-                 "solving the %zu equations symbolically gives "
-                 "determinants of more than %d terms, or a matrix that "
-                 "is singular everywhere",
+                 "solving the %zu equations symbolically meets entries or "
+                 "determinants too long to read (over %d terms, or past "
+                 "the display's size limit), or a matrix that is singular "
+                 "everywhere",
                  n, SIMP_MAX_TERMS);
     } else {
         const expr_t **repl = eom_alloc(nv, sizeof *repl);

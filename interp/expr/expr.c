@@ -283,12 +283,15 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
     uint8_t flags = own_partial(op, args, value)
                         ? EXPR_F_PARTIAL | EXPR_F_OWN
                         : 0;
+    uint8_t rank = op == EXPR_VAR && var < g->nvars ? g->var_rank[var] : 0;
     for (uint32_t i = 0; i < n; i++) {
         copy[i] = args[i];
         const expr_dep_t *d = &g->dep[args[i]->id];
         for (int w = 0; w < EXPR_DEP_WORDS; w++)
             dep.w[w] |= d->w[w];
         flags |= g->flags[args[i]->id] & EXPR_F_PARTIAL;
+        if (g->node_rank[args[i]->id] > rank)
+            rank = g->node_rank[args[i]->id];
     }
     if (op == EXPR_VAR)
         expr_dep_add(&dep, var);
@@ -307,12 +310,15 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
         g->nodes = expr_xrealloc(g->nodes, g->cap * sizeof *g->nodes);
         g->dep = expr_xrealloc(g->dep, g->cap * sizeof *g->dep);
         g->flags = expr_xrealloc(g->flags, g->cap * sizeof *g->flags);
+        g->node_rank = expr_xrealloc(g->node_rank,
+                                     g->cap * sizeof *g->node_rank);
         if (g->ranks)
             ranks_reserve(g, g->cap);
     }
     g->nodes[g->count] = e;
     g->dep[g->count] = dep;
     g->flags[g->count] = flags;
+    g->node_rank[g->count] = rank;
     g->count++;
     g->table[j] = e;
     if (g->count * 2 > g->table_cap)
@@ -351,6 +357,7 @@ void expr_graph_free(expr_graph_t *g)
     free(g->nodes);
     free(g->dep);
     free(g->flags);
+    free(g->node_rank);
     free(g->table);
     free(g->memo);
     ranks_free(g->ranks);
@@ -403,8 +410,17 @@ const char *expr_var_name(const expr_graph_t *g, uint32_t var)
 
 void expr_var_set_rank(expr_graph_t *g, uint32_t var, unsigned rank)
 {
-    if (var < g->nvars)
-        g->var_rank[var] = (uint8_t)(rank > 255 ? 255 : rank);
+    if (var >= g->nvars)
+        return;
+    g->var_rank[var] = (uint8_t)(rank > 255 ? 255 : rank);
+    /* the variable's own node, if built already (nodes above it keep the
+     * rank they were built with) */
+    g->node_rank[expr_var(g, var)->id] = g->var_rank[var];
+}
+
+unsigned expr_rank(const expr_graph_t *g, const expr_t *e)
+{
+    return g->node_rank[e->id];
 }
 
 void expr_var_set_latex(expr_graph_t *g, uint32_t var, const char *latex)

@@ -126,7 +126,9 @@ const char *expr_var_name(const expr_graph_t *g, uint32_t var);
  * accelerations): a factor prints after those of lower rank, its rank
  * being the highest of its variables' (0 for a number); factors of one
  * rank keep the canonical order.  Display only: the graph's canonical
- * forms do not depend on it.  Every variable starts at rank 0. */
+ * forms do not depend on it.  Every variable starts at rank 0; a node
+ * takes its rank when it is built, so a variable's rank is set before
+ * the first node that reads it (lower.c does it as it declares them). */
 void expr_var_set_rank(expr_graph_t *g, uint32_t var, unsigned rank);
 unsigned expr_var_rank(const expr_graph_t *g, uint32_t var);
 /* LaTeX for a variable whose name is no identifier (a display symbol
@@ -134,7 +136,8 @@ unsigned expr_var_rank(const expr_graph_t *g, uint32_t var);
  * copied.  NULL when none was set. */
 void expr_var_set_latex(expr_graph_t *g, uint32_t var, const char *latex);
 const char *expr_var_latex(const expr_graph_t *g, uint32_t var);
-/* The highest rank of the variables of E (0 for a number). */
+/* The highest rank of the variables of E (0 for a number), as of E's
+ * construction; O(1). */
 unsigned expr_rank(const expr_graph_t *g, const expr_t *e);
 
 /* ---- construction (simplifying, hash-consing) ------------------------ */

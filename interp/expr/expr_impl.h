@@ -74,6 +74,7 @@ struct expr_graph {
     const expr_t **nodes;       /* by id */
     expr_dep_t *dep;            /* by id: the variables below the node */
     uint8_t *flags;             /* by id: EXPR_F_* */
+    uint8_t *node_rank;         /* by id: expr_rank */
     size_t count, cap;
     const expr_t **table;       /* hash-consing, open addressing */
     size_t table_cap;           /* power of two, at least 2 * count */

@@ -297,28 +297,6 @@ static bool starts_with_digit(const expr_t *e)
     return false;
 }
 
-/* (expr.h) */
-unsigned expr_rank(const expr_graph_t *g, const expr_t *e)
-{
-    const expr_dep_t *d = expr_dep_mask(g, e);
-    unsigned r = 0;
-    uint32_t nv = expr_graph_nvars(g);
-    for (int w = 0; w < EXPR_DEP_WORDS; w++) {
-        for (uint64_t bits = d->w[w]; bits; bits &= bits - 1) {
-            /* every variable whose index maps to this bit (the set is
-             * exact up to 64 * EXPR_DEP_WORDS variables) */
-            uint32_t b = (uint32_t)__builtin_ctzll(bits) + 64u * (uint32_t)w;
-            for (uint32_t v = b; v < nv; v += 64u * EXPR_DEP_WORDS) {
-                unsigned rv = expr_var_rank(g, v);
-                if (rv > r && (nv <= 64u * EXPR_DEP_WORDS ||
-                               expr_depends(g, e, v)))
-                    r = rv;
-            }
-        }
-    }
-    return r;
-}
-
 /* The factors of V that go above (DEN false) or below the line, in
  * print order, into OUT (V.n entries); returns how many. */
 static size_t view_factors(const printer_t *p, mul_view_t v, bool den,

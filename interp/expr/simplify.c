@@ -56,7 +56,12 @@
 
 /* Work (terms built by multiplying out) a context may spend: beyond it,
  * products stay as they are, so a huge model shows in bounded time. */
-#define SIMP_WORK_MAX 3000000
+#define SIMP_WORK_MAX 400000
+/* An expression of more nodes than this, written out as a tree, is
+ * shown as it is: no reader follows it (it prints to some 20000
+ * characters), and trying its forms would cost more than they could
+ * save (the N-trailer's rows at N = 64). */
+#define SIMP_MAX_NODES 3000
 
 /* ---- a map from node ids to nodes ------------------------------------- */
 
@@ -276,6 +281,36 @@ static bool is_negative_term(const expr_t *t)
     size_t n;
     factors_of(&t, &n, &c);
     return c && c->value < 0;
+}
+
+/* ---- size ---------------------------------------------------------------- */
+
+/* Whether E written out as a tree has more than SIMP_MAX_NODES nodes
+ * (*COUNT so far): a count that stops there, so O(SIMP_MAX_NODES)
+ * however large E is. */
+static bool too_big_from(const expr_t *e, size_t *count)
+{
+    const expr_t *st[64];
+    size_t top = 0;
+    st[top++] = e;
+    while (top) {
+        const expr_t *x = st[--top];
+        if (++*count > SIMP_MAX_NODES)
+            return true;
+        for (uint32_t i = 0; i < x->nargs; i++) {
+            if (top < 64)
+                st[top++] = x->args[i];
+            else if (too_big_from(x->args[i], count)) /* a wide node */
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool too_big(const expr_t *e)
+{
+    size_t count = 0;
+    return too_big_from(e, &count);
 }
 
 /* ---- printed length ---------------------------------------------------- */
@@ -539,7 +574,7 @@ static const expr_t *pyth_best(simp_t *s, const expr_t *x, bool by_terms,
     pyth_choice_t own;
     if (!c)
         c = &own;
-    c->n = pyth_args(x, c->u, PYTH_MAX);
+    c->n = too_big(x) ? 0 : pyth_args(x, c->u, PYTH_MAX);
     for (size_t i = 0; i < c->n; i++) {
         const expr_t *best = x;
         c->dir[i] = 0;
@@ -916,6 +951,10 @@ static const expr_t *best(simp_t *s, const expr_t *e)
     if (r)
         return r;
     e = expr_unguarded(e);
+    if (too_big(e) || s->work >= SIMP_WORK_MAX) {
+        nmap_put(&s->best, e->id, e);
+        return e;
+    }
     const expr_t *x = pyth_best(s, expand(s, e), false, NULL);
     r = shorter(s, pretty(s, e), best_of_expanded(s, x));
     nmap_put(&s->best, e->id, r);
@@ -989,7 +1028,8 @@ void simp_row(simp_t *s, const expr_t *l, const expr_t *r,
     l = expr_unguarded(l);
     r = expr_unguarded(r);
     const expr_t *lo = NULL, *hi = NULL;
-    if (l->op != EXPR_VAR) {
+    bool huge = too_big(l) || too_big(r);
+    if (l->op != EXPR_VAR && !huge && s->work < SIMP_WORK_MAX) {
         const expr_t *x = pyth_best(s, expand(s, expr_sub(g, l, r)), false,
                                     NULL);
         size_t nt;
@@ -1020,12 +1060,18 @@ void simp_row(simp_t *s, const expr_t *l, const expr_t *r,
         free(h);
         free(o);
     }
+    *L = best(s, l);
+    *R = best(s, r);
     if (hi) {
-        *L = best_of_expanded(s, hi);
-        *R = best_of_expanded(s, lo);
-    } else {
-        *L = best(s, l);
-        *R = best(s, r);
+        /* the accelerations on the left, unless that is longer than the
+         * row as derived (a product that multiplies out into many terms) */
+        const expr_t *sl = best_of_expanded(s, hi);
+        const expr_t *sr = best_of_expanded(s, lo);
+        if (text_length(s, sl) + text_length(s, sr) <=
+            text_length(s, *L) + text_length(s, *R)) {
+            *L = sl;
+            *R = sr;
+        }
     }
     const expr_t *forms[2] = {*L, *R};
     *cond = conditions(s, in, 2, forms, 2);
@@ -1081,6 +1127,12 @@ int simp_solve(simp_t *s, const expr_t *const *A, const expr_t *const *b,
         return -1;
     expr_graph_t *g = s->g;
     size_t nc = n + 1; /* the columns of A, then b */
+    for (size_t i = 0; i < n * n; i++)
+        if (too_big(A[i]))
+            return -1;
+    for (size_t i = 0; i < n; i++)
+        if (too_big(b[i]))
+            return -1;
     const expr_t **E = xmalloc(n * nc * sizeof *E);
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < n; j++)
@@ -1118,7 +1170,8 @@ int simp_solve(simp_t *s, const expr_t *const *A, const expr_t *const *b,
             free(t);
             /* too big, or the work ran out (a product left as it is
              * would not be a polynomial the quotient can read) */
-            if (term_count(v) > SIMP_MAX_TERMS || s->work >= SIMP_WORK_MAX)
+            if (term_count(v) > SIMP_MAX_TERMS || s->work >= SIMP_WORK_MAX ||
+                too_big(v))
                 status = -1;
             minor[S] = v;
         }
