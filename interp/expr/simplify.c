@@ -1063,12 +1063,13 @@ void simp_row(simp_t *s, const expr_t *l, const expr_t *r,
     *L = best(s, l);
     *R = best(s, r);
     if (hi) {
-        /* the accelerations on the left, unless that is longer than the
-         * row as derived (a product that multiplies out into many terms) */
+        /* the accelerations on the left, the textbook's form, unless that
+         * is much longer than the row as derived (a product that
+         * multiplies out into many terms) */
         const expr_t *sl = best_of_expanded(s, hi);
         const expr_t *sr = best_of_expanded(s, lo);
-        if (text_length(s, sl) + text_length(s, sr) <=
-            text_length(s, *L) + text_length(s, *R)) {
+        if (2 * (text_length(s, sl) + text_length(s, sr)) <=
+            3 * (text_length(s, *L) + text_length(s, *R)) + 20) {
             *L = sl;
             *R = sr;
         }
