@@ -43,19 +43,17 @@
  * with the part's domain ("domains and guards" below).
  * No rule needs a domain assumption: sqrt(x^2) stays as it is.
  *
- * Constant folding.  Constants in a sum or product fold with IEEE
- * arithmetic in canonical (sorted) order.  A power or function of constants
- * folds only when the result is finite (0^-1, log(0), sqrt(-1) stay as
- * nodes and evaluate to inf or NaN at run time, and 0/0 = 0*0^-1 is 0
- * guarded by 0^-1).  Folding uses expr_apply,
- * so a folded constant has exactly the bits evaluation would give; 1/3 is
- * folded to the double nearest 1/3, and the printer writes it back as
- * "x/3" or in the shortest decimal that reads back to the same bits.
- * Constants are hashed by bits: 0 and -0 are different nodes, and so are
- * NaNs with different payloads.  IEEE addition is not associative, so
- * (0.1+0.2)+0.3 and 0.1+(0.2+0.3) fold to different constants; the
- * canonical forms are exact for everything else (and for constants that
- * are exact in binary).
+ * Constant folding.  Constants are exact fractions where they can be
+ * (rational.c, LANGUAGE.md §7.1): constants in a sum or product, and
+ * integer powers of a constant, fold exactly, so (0.1+0.2)+0.3 and
+ * 0.1+(0.2+0.3) are both 3/5; past the bounds of a fraction they fold
+ * with IEEE arithmetic in canonical (sorted) order, as before.  A power
+ * or function of constants otherwise folds only when the result is
+ * finite (0^-1, log(0), sqrt(-1) stay as nodes and evaluate to inf or
+ * NaN at run time, and 0/0 = 0*0^-1 is 0 guarded by 0^-1), through
+ * expr_apply.  A constant is hashed by its fraction (2/5 and 0.4 are one
+ * node), or by its bits when it is none: 0 and -0 are different nodes,
+ * and so are NaNs with different payloads.
  *
  * Evaluation semantics (expr_apply, shared with the tape): ADD and MUL
  * fold their operands left to right in canonical order; POW computes a*a
