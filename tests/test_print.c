@@ -373,7 +373,9 @@ static void test_latex_table(void **state)
     const char *names[][2] = {{"Phi", "\\Phi"},       {"omega_z", "\\omega_{z}"},
                               {"k12", "k_{12}"},      {"mass", "\\mathrm{mass}"},
                               {"psi'", "\\dot{\\psi}"}, {"x_tip''", "\\ddot{x}_{tip}"},
-                              {"phi1'", "\\dot{\\phi}_{1}"}};
+                              {"phi1'", "\\dot{\\phi}_{1}"},
+                              {"lambda(roll_x)", "\\lambda_{\\mathrm{roll\\_x}}"},
+                              {"lambda(roll[2])", "\\lambda_{\\mathrm{roll},2}"}};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         uint32_t v = expr_var_declare(g, names[i][0]);
         expect_latex(g, expr_var(g, v), names[i][1]);

@@ -753,10 +753,38 @@ static void emit_name_part(printer_t *p, const char *s, size_t n, bool sub)
         put(p, "}");
 }
 
+/* lambda(roll_x) -> \lambda_{\mathrm{roll\_x}}, lambda(roll[2]) ->
+ * \lambda_{\mathrm{roll},2}: a multiplier named by its constraint. */
+static bool emit_multiplier_name(printer_t *p, const char *name)
+{
+    size_t len = strlen(name);
+    if (len < 9 || strncmp(name, "lambda(", 7) != 0 || name[len - 1] != ')')
+        return false;
+    const char *in = name + 7, *end = name + len - 1;
+    const char *br = memchr(in, '[', (size_t)(end - in));
+    put(p, "\\lambda_{\\mathrm{");
+    for (const char *c = in; c < (br ? br : end); c++) {
+        if (*c == '_')
+            put(p, "\\_");
+        else
+            put_n(p, c, 1);
+    }
+    put(p, "}");
+    if (br) {
+        put(p, ",");
+        for (const char *c = br + 1; c < end && *c != ']'; c++)
+            put_n(p, c, 1);
+    }
+    put(p, "}");
+    return true;
+}
+
 /* x -> x, theta -> \theta, x' -> \dot{x}, x'' -> \ddot{x}, x1 -> x_{1},
  * theta0' -> \dot{\theta}_{0}, x_tip -> x_{tip}. */
 static void emit_latex_name(printer_t *p, const char *name)
 {
+    if (emit_multiplier_name(p, name))
+        return;
     size_t len = strlen(name), primes = 0;
     while (primes < len && name[len - 1 - primes] == '\'')
         primes++;
