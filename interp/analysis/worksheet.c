@@ -2045,6 +2045,27 @@ static void ws_print_step(ws_printer_t *p, const worksheet_step_t *st)
     free(text);
 }
 
+/* "q = (a, b) = (1, 2)": the N names and the values of their variables
+ * VAR in V. */
+static void ws_names_values(ws_str_t *b, const char *what,
+                            const char *const *names, const uint32_t *var,
+                            size_t n, const double *v)
+{
+    char buf[40];
+    ws_str_puts(b, what);
+    ws_str_puts(b, " = (");
+    for (size_t i = 0; i < n; i++) {
+        ws_str_puts(b, i ? ", " : "");
+        ws_str_puts(b, names[i]);
+    }
+    ws_str_puts(b, ") = (");
+    for (size_t i = 0; i < n; i++) {
+        ws_str_puts(b, i ? ", " : "");
+        ws_str_puts(b, ws_num(v[var[i]], buf, sizeof buf));
+    }
+    ws_str_puts(b, ")");
+}
+
 static void ws_print_heading(ws_printer_t *p)
 {
     const worksheet_t *ws = p->ws;
@@ -2062,31 +2083,12 @@ static void ws_print_heading(ws_printer_t *p)
     char buf[40];
     ws_str_t b = {0};
     ws_line(p, "", "%s", titles[ws->kind]);
-    ws_str_puts(&b, "q = (");
-    for (size_t i = 0; i < sys->n; i++) {
-        ws_str_puts(&b, i ? ", " : "");
-        ws_str_puts(&b, sys->qname[i]);
-    }
-    ws_str_puts(&b, ") = (");
-    for (size_t i = 0; i < sys->n; i++) {
-        ws_str_puts(&b, i ? ", " : "");
-        ws_str_puts(&b, ws_num(v[sys->q[i]], buf, sizeof buf));
-    }
-    ws_str_puts(&b, ")");
+    ws_names_values(&b, "q", sys->qname, sys->q, sys->n, v);
     ws_line(p, "   ", "%s", b.s);
     b.len = 0;
     if (ws->kind == WS_FIRST) {
-        ws_str_puts(&b, "z = (");
-        for (size_t a = 0; a < sys->m; a++) {
-            ws_str_puts(&b, a ? ", " : "");
-            ws_str_puts(&b, sys->zname[a]);
-        }
-        ws_str_puts(&b, ") = (");
-        for (size_t a = 0; a < sys->m; a++) {
-            ws_str_puts(&b, a ? ", " : "");
-            ws_str_puts(&b, ws_num(v[sys->z[a]], buf, sizeof buf));
-        }
-        ws_str_puts(&b, "), and q' = psi(q, z, t)");
+        ws_names_values(&b, "z", sys->zname, sys->z, sys->m, v);
+        ws_str_puts(&b, ", and q' = psi(q, z, t)");
     } else {
         ws_str_puts(&b, "q' = (");
         for (size_t i = 0; i < sys->n; i++) {

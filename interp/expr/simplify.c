@@ -168,6 +168,30 @@ expr_graph_t *simp_graph(simp_t *s)
     return s->g;
 }
 
+/* E, a sum or a product, rebuilt in the display graph from F of each of
+ * its children: as a sum, or by PRODUCT (expr_product, or one that
+ * multiplies out). */
+typedef const expr_t *(*simp_map_fn)(simp_t *s, const expr_t *e);
+static const expr_t *rebuild(simp_t *s, const expr_t *e, simp_map_fn f,
+                             const expr_t *(*product)(simp_t *s,
+                                                      const expr_t *const *a,
+                                                      size_t n))
+{
+    const expr_t **a = xmalloc(e->nargs * sizeof *a);
+    for (uint32_t i = 0; i < e->nargs; i++)
+        a[i] = f(s, e->args[i]);
+    const expr_t *r = e->op == EXPR_ADD ? expr_sum(s->g, a, e->nargs)
+                                        : product(s, a, e->nargs);
+    free(a);
+    return r;
+}
+
+static const expr_t *plain_product(simp_t *s, const expr_t *const *a,
+                                   size_t n)
+{
+    return expr_product(s->g, a, n);
+}
+
 const expr_t *simp_import(simp_t *s, const expr_t *e)
 {
     const expr_t *r = nmap_get(&s->imp, e->id);
@@ -187,15 +211,9 @@ const expr_t *simp_import(simp_t *s, const expr_t *e)
         r = expr_var(g, e->var);
         break;
     case EXPR_ADD:
-    case EXPR_MUL: {
-        const expr_t **a = xmalloc(e->nargs * sizeof *a);
-        for (uint32_t i = 0; i < e->nargs; i++)
-            a[i] = simp_import(s, e->args[i]);
-        r = e->op == EXPR_ADD ? expr_sum(g, a, e->nargs)
-                              : expr_product(g, a, e->nargs);
-        free(a);
+    case EXPR_MUL:
+        r = rebuild(s, e, simp_import, plain_product);
         break;
-    }
     case EXPR_POW:
         r = expr_pow(g, simp_import(s, e->args[0]),
                      simp_import(s, e->args[1]));
@@ -403,15 +421,9 @@ static const expr_t *expand(simp_t *s, const expr_t *e)
         r = expand(s, e->args[0]);
         break;
     case EXPR_ADD:
-    case EXPR_MUL: {
-        const expr_t **a = xmalloc(e->nargs * sizeof *a);
-        for (uint32_t i = 0; i < e->nargs; i++)
-            a[i] = expand(s, e->args[i]);
-        r = e->op == EXPR_ADD ? expr_sum(g, a, e->nargs)
-                              : expand_product(s, a, e->nargs);
-        free(a);
+    case EXPR_MUL:
+        r = rebuild(s, e, expand, expand_product);
         break;
-    }
     case EXPR_POW: {
         const expr_t *b = expand(s, e->args[0]);
         const expr_t *x = expand(s, e->args[1]);
@@ -850,15 +862,9 @@ static const expr_t *pretty(simp_t *s, const expr_t *e)
         r = pretty(s, e->args[0]);
         break;
     case EXPR_ADD:
-    case EXPR_MUL: {
-        const expr_t **a = xmalloc(e->nargs * sizeof *a);
-        for (uint32_t i = 0; i < e->nargs; i++)
-            a[i] = pretty(s, e->args[i]);
-        r = e->op == EXPR_ADD ? expr_sum(g, a, e->nargs)
-                              : expr_product(g, a, e->nargs);
-        free(a);
+    case EXPR_MUL:
+        r = rebuild(s, e, pretty, plain_product);
         break;
-    }
     case EXPR_POW:
         r = expr_pow(g, best(s, e->args[0]), best(s, e->args[1]));
         break;
