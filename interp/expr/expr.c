@@ -413,7 +413,8 @@ void expr_var_set_rank(expr_graph_t *g, uint32_t var, unsigned rank)
     g->var_rank[var] = (uint8_t)(rank > 255 ? 255 : rank);
     /* the variable's own node, if built already (nodes above it keep the
      * rank they were built with) */
-    g->node_rank[expr_var(g, var)->id] = g->var_rank[var];
+    const expr_t *v = expr_var(g, var); /* (may grow node_rank) */
+    g->node_rank[v->id] = g->var_rank[var];
 }
 
 unsigned expr_rank(const expr_graph_t *g, const expr_t *e)
