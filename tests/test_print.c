@@ -136,6 +136,8 @@ static const expr_t *r_atom(reader_t *r)
         for (uint32_t v = 0; v < expr_graph_nvars(g); v++)
             if (strcmp(expr_var_name(g, v), name) == 0)
                 return expr_var(g, v);
+        if (strcmp(name, "pi") == 0)
+            return N(M_PI); /* as the language lowers it */
         r->bad = true;
         return N(0);
     }
@@ -410,6 +412,17 @@ static void test_fractions_and_order(void **state)
     expect_latex(g, expr_div(g, expr_mul(g, N(2), m), expr_mul(g, N(5), x)),
                  "\\frac{2 m}{5 x}");
     expect_latex(g, expr_pow(g, x, expr_ratio(g, 1, 3)), "x^{1/3}");
+    /* pi stays a symbol (§7.1): `pi` is the fraction of its decimal, and
+     * small multiples of it fold exactly */
+    const expr_t *pi = N(M_PI);
+    expect_text(g, pi, "pi");
+    expect_text(g, expr_mul(g, N(2), pi), "2*pi");
+    expect_text(g, expr_mul(g, expr_div(g, pi, N(2)), x), "pi*x/2");
+    expect_text(g, expr_div(g, x, expr_mul(g, N(2), pi)), "x/(2*pi)");
+    expect_text(g, expr_div(g, N(2), pi), "2/pi");
+    expect_latex(g, expr_mul(g, expr_div(g, pi, N(2)), x), "\\frac{\\pi}{2} x");
+    expect_latex(g, expr_div(g, x, expr_mul(g, N(2), pi)),
+                 "\\frac{1}{2 \\pi} x");
     /* -x*(a - c) reads x*(c - a): the sign into the sum (the canonical
      * form moves it out of a sum that reads with a minus first) */
     expect_text(g, expr_mul(g, x, expr_sub(g, f->v[C], a)), "x*(c - a)");

@@ -125,6 +125,12 @@ static void test_identities(void **state)
     const expr_t *u = ADD(MUL(v[THD], cp), MUL(v[PHD], sp));
     const expr_t *w = SUB(MUL(v[THD], sp), MUL(v[PHD], cp));
     expect_shown(g, ADD(MUL(sp, u), MUL(MUL(N(-1), cp), w)), "phi'");
+    /* pi stays a symbol, also where IEEE made the number (3*pi is past
+     * the bounds of an exact fraction; asin(-1) folds to a double) */
+    const expr_t *pi = N(M_PI);
+    expect_shown(g, MUL(DIV(MUL(N(3), pi), N(4)), x), "3*pi*x/4");
+    expect_shown(g, MUL(F1(EXPR_ASIN, N(-1)), x), "-pi*x/2");
+    expect_shown(g, SUB(th, DIV(pi, N(2))), "theta - pi/2");
     /* a common denominator where it is shorter */
     const expr_t *xy = MUL(x, v[Y]);
     expect_shown(g, ADD(ADD(DIV(v[M], xy), DIV(v[G], xy)), DIV(v[R], xy)),

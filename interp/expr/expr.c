@@ -1450,6 +1450,16 @@ bool expr_partial(const expr_graph_t *g, const expr_t *e)
     return partial(g, e);
 }
 
+void expr_graph_set_display(expr_graph_t *g)
+{
+    g->display = true;
+}
+
+bool expr_graph_is_display(const expr_graph_t *g)
+{
+    return g->display;
+}
+
 bool expr_graph_keep_domains(expr_graph_t *g, bool keep)
 {
     bool was = !g->no_domains;

@@ -114,6 +114,16 @@ size_t expr_graph_edges(const expr_graph_t *g);
  * Returns the setting it replaces. */
 bool expr_graph_keep_domains(expr_graph_t *g, bool keep);
 
+/* Marks G as a display graph (interp/expr/simplify.h): its printers may
+ * show a double that IEEE arithmetic made of pi and small numbers
+ * (3*pi/4 past the bounds of a fraction, the folded asin(-1)) as that
+ * (-3*pi/4, -pi/2), whose text reads back to the same value but not
+ * always to the same node.  A graph's text otherwise always reads back
+ * to the very node (a constant that is exactly K*pi prints so in
+ * every graph). */
+void expr_graph_set_display(expr_graph_t *g);
+bool expr_graph_is_display(const expr_graph_t *g);
+
 /* ---- variables ------------------------------------------------------ */
 
 /* Declares variable number expr_graph_nvars(g) with NAME (copied) and

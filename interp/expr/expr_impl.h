@@ -87,6 +87,7 @@ struct expr_graph {
     const expr_t *zero, *one, *minus_one;
     struct expr_ranks *ranks;
     bool no_domains;            /* expr_graph_keep_domains(g, false) */
+    bool display;               /* expr_graph_set_display */
 };
 
 /* Node flags (expr_graph_t.flags).  EXPR_F_PARTIAL: the node may be

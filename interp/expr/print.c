@@ -37,11 +37,69 @@
 /* ---- numbers ----------------------------------------------------------- */
 
 /* A number as printed: a fraction NUM/DEN (DEN > 1), or the double V
- * (DEN = 1: an integer or a decimal). */
+ * (DEN = 1: an integer or a decimal); with PI = 1, NUM/DEN times pi, with
+ * PI = -1, NUM/DEN over pi (DEN may be 1). */
 typedef struct pnum {
     double v;
     int64_t num, den;
+    int pi;
 } pnum_t;
+
+/* pi as the graph holds it: the fraction of its shortest decimal,
+ * 3.141592653589793 (the language's `pi`, rational.c). */
+#define PI_NUM 3141592653589793LL
+#define PI_DEN 1000000000000000LL
+
+/* A/B reduced into *NUM, *DEN when both are at most 1000 (B > 0). */
+static bool small_ratio(__int128 a, __int128 b, int64_t *num, int64_t *den)
+{
+    __int128 x = a < 0 ? -a : a, y = b;
+    while (y) {
+        __int128 t = x % y;
+        x = y;
+        y = t;
+    }
+    if (x == 0)
+        return false;
+    a /= x;
+    b /= x;
+    if (a > 1000 || a < -1000 || b > 1000)
+        return false;
+    *num = (int64_t)a;
+    *den = (int64_t)b;
+    return true;
+}
+
+/* Whether constant C is K*pi (1) or K/pi (-1) for a fraction K of terms
+ * up to 1000: `pi` written with small numbers (2*pi, pi/2, x/(2*pi)),
+ * exactly when C is a fraction (2*pi folds exactly), or as IEEE folded it
+ * (3*pi/4 leaves the fractions' bounds: the double of 3*pi then /4); *K
+ * gets it.  0 when it is no such number.  (LANGUAGE.md §7.1: a number
+ * that is not rational stays a symbol.) */
+static int pi_multiple(const expr_graph_t *g, const expr_t *c,
+                       int64_t *num, int64_t *den)
+{
+    double v = c->value;
+    if (v == 0 || !isfinite(v))
+        return 0;
+    if (c->den > 0) {
+        if (small_ratio((__int128)c->num * PI_DEN, (__int128)c->den * PI_NUM,
+                        num, den))
+            return 1;
+        if (small_ratio((__int128)c->num * PI_NUM, (__int128)c->den * PI_DEN,
+                        num, den))
+            return -1;
+    }
+    if (!g || !expr_graph_is_display(g))
+        return 0;
+    for (int64_t q = 1; q <= 12; q++) {
+        double n = nearbyint(v * (double)q / M_PI);
+        if (n != 0 && fabs(n) <= 100 && n * M_PI / (double)q == v &&
+            small_ratio((__int128)n, q, num, den))
+            return 1;
+    }
+    return 0;
+}
 
 /* Where a number prints: alone, as the coefficient of a product
  * (p*x/q against d*x), as an exponent (x^(p/q) against x^d). */
@@ -53,9 +111,13 @@ typedef enum { AS_ALONE, AS_COEF, AS_EXPONENT } pnum_use_t;
  * x^0.5), else as the fraction (4*m/25, 7*m/5, x/10, 1/2); other
  * fractions (1/3) always as fractions, so the text reads back to the
  * same constant. */
-static pnum_t pnum_use(const expr_t *c, pnum_use_t use)
+static pnum_t pnum_use(const expr_graph_t *g, const expr_t *c,
+                       pnum_use_t use)
 {
-    pnum_t r = {c->value, 0, 1};
+    pnum_t r = {c->value, 0, 1, 0};
+    r.pi = pi_multiple(g, c, &r.num, &r.den);
+    if (r.pi)
+        return r; /* a number that is not rational stays a symbol */
     if (c->den > 1) {
         expr_q_t q = expr_q_double(c->value);
         char dec[40], p[24], d[24];
@@ -77,9 +139,9 @@ static pnum_t pnum_use(const expr_t *c, pnum_use_t use)
     return r;
 }
 
-static pnum_t pnum_of(const expr_t *c)
+static pnum_t pnum_of(const expr_graph_t *g, const expr_t *c)
 {
-    return pnum_use(c, AS_ALONE);
+    return pnum_use(g, c, AS_ALONE);
 }
 
 static pnum_t pnum_neg(pnum_t a)
@@ -117,9 +179,64 @@ static void put(printer_t *p, const char *s)
 
 static void put_number(printer_t *p, double v);
 
+/* K*pi: 2*pi, pi/2, -3*pi/4; \pi, 2 \pi, \frac{3 \pi}{4}; K/pi:
+ * 1/(2*pi), \frac{1}{2 \pi}. */
+static void put_pi(printer_t *p, pnum_t a)
+{
+    char buf[64];
+    long long n = (long long)(a.num < 0 ? -a.num : a.num);
+    if (a.num < 0)
+        put(p, "-");
+    if (a.pi < 0) {
+        if (p->latex) {
+            snprintf(buf, sizeof buf, "\\frac{%lld}{", n);
+            put(p, buf);
+            if (a.den > 1) {
+                snprintf(buf, sizeof buf, "%lld ", (long long)a.den);
+                put(p, buf);
+            }
+            put(p, "\\pi}");
+        } else if (a.den > 1) {
+            snprintf(buf, sizeof buf, "%lld/(%lld*pi)", n, (long long)a.den);
+            put(p, buf);
+        } else {
+            snprintf(buf, sizeof buf, "%lld/pi", n);
+            put(p, buf);
+        }
+        return;
+    }
+    if (p->latex) {
+        if (a.den > 1)
+            put(p, "\\frac{");
+        if (n != 1) {
+            snprintf(buf, sizeof buf, "%lld ", n);
+            put(p, buf);
+        }
+        put(p, "\\pi");
+        if (a.den > 1) {
+            snprintf(buf, sizeof buf, "}{%lld}", (long long)a.den);
+            put(p, buf);
+        }
+        return;
+    }
+    if (n != 1) {
+        snprintf(buf, sizeof buf, "%lld*", n);
+        put(p, buf);
+    }
+    put(p, "pi");
+    if (a.den > 1) {
+        snprintf(buf, sizeof buf, "/%lld", (long long)a.den);
+        put(p, buf);
+    }
+}
+
 /* A number that may be a fraction: p/q, \frac{p}{q}, -\frac{p}{q}. */
 static void put_pnum(printer_t *p, pnum_t a)
 {
+    if (a.pi) {
+        put_pi(p, a);
+        return;
+    }
     if (a.den <= 1) {
         put_number(p, a.v);
         return;
@@ -194,13 +311,13 @@ static bool is_den(const expr_t *f)
            f->args[1]->value < 0 && f->args[0]->op != EXPR_CONST;
 }
 
-static const pnum_t pnum_one = {1.0, 1, 1};
+static const pnum_t pnum_one = {1.0, 1, 1, 0};
 
-static mul_view_t view_of(const expr_t *const *e)
+static mul_view_t view_of(const printer_t *p, const expr_t *const *e)
 {
     const expr_t *m = *e;
     if (m->op == EXPR_MUL && m->args[0]->op == EXPR_CONST)
-        return (mul_view_t){pnum_use(m->args[0], AS_COEF), m->args + 1,
+        return (mul_view_t){pnum_use(p->g, m->args[0], AS_COEF), m->args + 1,
                             m->nargs - 1};
     if (m->op == EXPR_MUL)
         return (mul_view_t){pnum_one, m->args, m->nargs};
@@ -233,9 +350,11 @@ static int prec_of(const printer_t *p, const expr_t *e)
     e = expr_unguarded(e);
     switch (e->op) {
     case EXPR_CONST: {
-        pnum_t a = pnum_of(e);
+        pnum_t a = pnum_of(p->g, e);
         if (is_negative(e->value))
             return P_UNARY;
+        if (a.pi)
+            return a.pi > 0 && a.num == 1 && a.den == 1 ? P_ATOM : P_PROD;
         if (a.den > 1)
             return p->latex ? P_POW : P_PROD;
         if (p->latex && !latex_number_is_atom(e->value))
@@ -245,7 +364,7 @@ static int prec_of(const printer_t *p, const expr_t *e)
     case EXPR_ADD:
         return P_SUM;
     case EXPR_MUL:
-        return prec_view(p, view_of(&e));
+        return prec_view(p, view_of(p, &e));
     case EXPR_POW:
         return is_den(e) ? P_PROD : P_POW;
     default:
@@ -271,7 +390,7 @@ static bool term_is_negative(const expr_t *t);
  * constant of a denominator factor). */
 static void emit_power_neg(printer_t *p, const expr_t *base, const expr_t *x)
 {
-    pnum_t ex = pnum_neg(pnum_use(x, p->latex ? AS_ALONE : AS_EXPONENT));
+    pnum_t ex = pnum_neg(pnum_use(p->g, x, p->latex ? AS_ALONE : AS_EXPONENT));
     if (ex.v == 1) {
         emit(p, base, P_POW);
         return;
@@ -333,7 +452,7 @@ static void emit_view(printer_t *p, mul_view_t v)
     const expr_t **fs = v.n <= 16 ? fl : expr_xmalloc(v.n * sizeof *fs);
     size_t nnum = view_factors(p, v, false, fs);
     size_t nden_f = v.n - nnum;
-    size_t nden = nden_f + (c.den > 1);
+    size_t nden = nden_f + (c.den > 1) + (c.pi < 0);
     /* -x*(a - b) reads x*(b - a): the sign goes into the one sum factor
      * when that leaves fewer minus signs */
     const expr_t *flip = NULL;
@@ -360,7 +479,8 @@ static void emit_view(printer_t *p, mul_view_t v)
         put(p, "-");
     /* LaTeX: a fraction coefficient before the factors, \frac{2}{5} m R^2,
      * unless other factors go below the line too */
-    bool lead = p->latex && c.den > 1 && nden_f == 0 && nnum > 0;
+    bool lead = p->latex && (c.den > 1 || c.pi < 0) && nden_f == 0 &&
+                nnum > 0;
     if (lead) {
         put_pnum(p, c);
         put(p, " ");
@@ -371,7 +491,15 @@ static void emit_view(printer_t *p, mul_view_t v)
 
     /* numerator */
     bool first = true;
-    if (!lead && (c.den > 1 ? c.num != 1 : c.v != 1)) {
+    if (!lead && c.pi > 0) {
+        pnum_t k = c;
+        k.den = 1; /* its denominator goes below the line */
+        put_pi(p, k);
+        first = false;
+    } else if (!lead && c.pi < 0 && (c.num != 1 || nnum == 0)) {
+        put_number(p, (double)c.num); /* and pi below the line */
+        first = false;
+    } else if (!lead && (c.den > 1 ? c.num != 1 : c.v != 1)) {
         put_number(p, c.den > 1 ? (double)c.num : c.v);
         first = false;
     } else if (!lead && nnum == 0) {
@@ -413,6 +541,11 @@ static void emit_view(printer_t *p, mul_view_t v)
         put_number(p, (double)c.den);
         first = false;
     }
+    if (c.pi < 0 && !lead) {
+        put(p, first ? "" : p->latex ? " " : "*");
+        put(p, p->latex ? "\\pi" : "pi");
+        first = false;
+    }
     for (size_t i = 0; i < k; i++) {
         if (!first)
             put(p, !p->latex ? "*"
@@ -450,10 +583,10 @@ static void emit_abs_signed(printer_t *p, const expr_t *t, int need,
         return;
     }
     if (t->op == EXPR_CONST) {
-        put_pnum(p, pnum_neg(pnum_of(t)));
+        put_pnum(p, pnum_neg(pnum_of(p->g, t)));
         return;
     }
-    mul_view_t v = view_of(&t);
+    mul_view_t v = view_of(p, &t);
     v.coef = pnum_neg(v.coef);
     bool paren = prec_view(p, v) < need;
     if (paren)
@@ -629,7 +762,7 @@ static void emit(printer_t *p, const expr_t *e, int need)
         open_paren(p);
     switch (e->op) {
     case EXPR_CONST:
-        put_pnum(p, pnum_of(e));
+        put_pnum(p, pnum_of(p->g, e));
         break;
     case EXPR_VAR:
         if (p->latex && expr_var_latex(p->g, e->var))
@@ -643,11 +776,11 @@ static void emit(printer_t *p, const expr_t *e, int need)
         emit_sum(p, e);
         break;
     case EXPR_MUL:
-        emit_view(p, view_of(&e));
+        emit_view(p, view_of(p, &e));
         break;
     case EXPR_POW:
         if (is_den(e)) {
-            emit_view(p, view_of(&e));
+            emit_view(p, view_of(p, &e));
             break;
         }
         if (p->latex && latex_operator(e->args[0]->op) &&
@@ -660,10 +793,13 @@ static void emit(printer_t *p, const expr_t *e, int need)
         emit(p, e->args[0], P_ATOM);
         if (e->args[1]->op == EXPR_CONST) {
             /* x^0.5, x^(1/3); in LaTeX x^{1/3}, not a \frac up there */
-            pnum_t ex = pnum_use(e->args[1], AS_EXPONENT);
-            bool paren = ex.den > 1 || is_negative(ex.v);
+            pnum_t ex = pnum_use(p->g, e->args[1], AS_EXPONENT);
+            bool paren = ex.den > 1 || is_negative(ex.v) ||
+                         (ex.pi && ex.num != 1);
             put(p, p->latex ? "^{" : paren ? "^(" : "^");
-            if (ex.den > 1) {
+            if (ex.pi) {
+                put_pi(p, ex);
+            } else if (ex.den > 1) {
                 char buf[48];
                 snprintf(buf, sizeof buf, "%lld/%lld", (long long)ex.num,
                          (long long)ex.den);

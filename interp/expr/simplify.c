@@ -139,6 +139,7 @@ simp_t *simp_new(const expr_graph_t *src)
     simp_t *s = xcalloc(1, sizeof *s);
     s->src = src;
     s->g = expr_graph_new();
+    expr_graph_set_display(s->g);
     uint32_t nv = expr_graph_nvars(src);
     for (uint32_t v = 0; v < nv; v++) {
         expr_var_declare(s->g, expr_var_name(src, v));
