@@ -200,13 +200,65 @@ static void put_list(ctx_t *s, const char *what, const char *const *names,
     }
 }
 
-/* Before each line of a report but the first: the end of the one before
- * (a LaTeX row ends with \\). */
-static void next_row(ctx_t *s, bool latex, bool *any)
+/* Lines of a report that is text or one LaTeX align*: rows ("x'' = ..."
+ * or "\ddot{x} &= ...") and remarks (LaTeX comments).  A LaTeX row ends
+ * with \\ when something follows it. */
+typedef struct report {
+    FILE *out;
+    bool latex, open_row;
+} report_t;
+
+static void report_begin(report_t *r, FILE *out, bool latex)
 {
-    if (*any)
-        fputs(latex ? " \\\\\n" : "\n", s->out);
-    *any = true;
+    r->out = out;
+    r->latex = latex;
+    r->open_row = false;
+    if (latex)
+        fputs("\\begin{align*}\n", out);
+}
+
+static void report_close_row(report_t *r)
+{
+    if (r->open_row)
+        fputs(r->latex ? " \\\\\n" : "\n", r->out);
+    r->open_row = false;
+}
+
+/* A row to be written by the caller (the \\ of the one before put). */
+static void report_start_row(report_t *r)
+{
+    report_close_row(r);
+    r->open_row = true;
+}
+
+static void report_row(report_t *r, const char *label, const char *text)
+{
+    report_close_row(r);
+    fprintf(r->out, "%s%s%s", label, r->latex ? " &= " : " = ", text);
+    r->open_row = true;
+}
+
+static void report_remark(report_t *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void report_remark(report_t *r, const char *fmt, ...)
+{
+    report_close_row(r);
+    if (r->latex)
+        fputs("% ", r->out);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(r->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', r->out);
+}
+
+static void report_end(report_t *r)
+{
+    if (r->open_row)
+        fputc('\n', r->out);
+    r->open_row = false;
+    if (r->latex)
+        fputs("\\end{align*}\n", r->out);
 }
 
 /* Text for \text{}: '_' escaped. */
@@ -227,20 +279,19 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
     simp_t *sp = simp_new(g);
     char buf[40];
     FILE *o = s->out;
-    bool any = false;
-    if (latex)
-        fputs("\\begin{align*}\n", o);
-    next_row(s, latex, &any);
+    report_t rep;
+    report_begin(&rep, o, latex);
+    report_start_row(&rep);
     if (sys->n)
         put_list(s, "coordinates", sys->qname, sys->n, latex);
     else
         fputs(latex ? "&\\text{coordinates: none}" : "coordinates: none", o);
     if (sys->m) {
-        next_row(s, latex, &any);
+        report_start_row(&rep);
         put_list(s, "speeds", sys->zname, sys->m, latex);
     }
     if (m->params.n) {
-        next_row(s, latex, &any);
+        report_start_row(&rep);
         fputs(latex ? "&\\text{parameters:}\\ " : "parameters:", o);
         for (size_t i = 0; i < m->params.n; i++) {
             fputs(i ? (latex ? ",\\ " : ",") : "", o);
@@ -250,21 +301,21 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
         }
     }
     if (m->lagrangian.name) {
-        next_row(s, latex, &any);
+        report_start_row(&rep);
         if (!latex)
             fputs("lagrangian ", o);
         put_label(s, m->lagrangian.name, latex);
         put_simplified(s, sp, sys->L, latex);
     } else {
         if (sys->T) {
-            next_row(s, latex, &any);
+            report_start_row(&rep);
             if (!latex)
                 fputs("kinetic ", o);
             put_label(s, m->kinetic.name ? m->kinetic.name : "T", latex);
             put_simplified(s, sp, sys->T, latex);
         }
         if (sys->V && m->potential.name) {
-            next_row(s, latex, &any);
+            report_start_row(&rep);
             if (!latex)
                 fputs("potential ", o);
             put_label(s, m->potential.name, latex);
@@ -273,7 +324,7 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
     }
     for (size_t i = 0; i < sys->n; i++)
         if (!expr_is_const(sys->Q[i], 0)) {
-            next_row(s, latex, &any);
+            report_start_row(&rep);
             if (latex) {
                 fputs("Q_{", o);
                 put_name(s, sys->qname[i], true);
@@ -284,7 +335,7 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
             put_simplified(s, sp, sys->Q[i], latex);
         }
     for (size_t a = 0; a < sys->r; a++) {
-        next_row(s, latex, &any);
+        report_start_row(&rep);
         if (latex) {
             fputs("\\text{", o);
             put_text_latex(s, sys->cname[a]);
@@ -297,23 +348,23 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
     if (sys->psi)
         for (size_t i = 0; i < sys->n; i++)
             if (sys->psi[i]) {
-                next_row(s, latex, &any);
+                report_start_row(&rep);
                 if (!latex)
                     fputs("kinematic ", o);
                 put_label(s, expr_var_name(g, sys->qd[i]), latex);
                 put_simplified(s, sp, sys->psi[i], latex);
             }
     int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
-    next_row(s, latex, &any);
+    report_start_row(&rep);
     if (latex) {
         fputs("&\\text{equations: ", o);
         put_text_latex(s, eom_method_name(method));
-        fprintf(o, "%s}\n\\end{align*}\n",
-                m->method >= 0 ? "" : " (the default)");
+        fprintf(o, "%s}", m->method >= 0 ? "" : " (the default)");
     } else {
-        fprintf(o, "equations: %s%s\n", eom_method_name(method),
+        fprintf(o, "equations: %s%s", eom_method_name(method),
                 m->method >= 0 ? "" : " (the default)");
     }
+    report_end(&rep);
     simp_free(sp);
 }
 
@@ -405,60 +456,6 @@ static size_t accel_vars(const nh_system_t *sys, eom_t *e, uint32_t *v)
         for (size_t a = 0; a < sys->r; a++)
             v[k++] = sys->lam[a];
     return k;
-}
-
-/* Lines of a report that is text or one LaTeX align*: rows ("x'' = ..."
- * or "\ddot{x} &= ...") and remarks (LaTeX comments).  A LaTeX row ends
- * with \\ when something follows it. */
-typedef struct report {
-    FILE *out;
-    bool latex, open_row;
-} report_t;
-
-static void report_begin(report_t *r, FILE *out, bool latex)
-{
-    r->out = out;
-    r->latex = latex;
-    r->open_row = false;
-    if (latex)
-        fputs("\\begin{align*}\n", out);
-}
-
-static void report_close_row(report_t *r)
-{
-    if (r->open_row)
-        fputs(r->latex ? " \\\\\n" : "\n", r->out);
-    r->open_row = false;
-}
-
-static void report_row(report_t *r, const char *label, const char *text)
-{
-    report_close_row(r);
-    fprintf(r->out, "%s%s%s", label, r->latex ? " &= " : " = ", text);
-    r->open_row = true;
-}
-
-static void report_remark(report_t *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void report_remark(report_t *r, const char *fmt, ...)
-{
-    report_close_row(r);
-    if (r->latex)
-        fputs("% ", r->out);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(r->out, fmt, ap);
-    va_end(ap);
-    fputc('\n', r->out);
-}
-
-static void report_end(report_t *r)
-{
-    if (r->open_row)
-        fputc('\n', r->out);
-    r->open_row = false;
-    if (r->latex)
-        fputs("\\end{align*}\n", r->out);
 }
 
 /* show accel (ONLY == NULL), show x'' (ONLY = the variable's node), or
