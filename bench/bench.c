@@ -907,6 +907,85 @@ static void scaling(const char *dir, FILE *sink)
     }
 }
 
+/* ---- show (LANGUAGE.md §7.1) ---------------------------------------------------- */
+
+typedef struct show_ctx {
+    session_t *s;
+    const char *stmt;
+} show_ctx_t;
+
+static void show_work(void *p, long reps)
+{
+    show_ctx_t *c = p;
+    for (long i = 0; i < reps; i++)
+        session_run_text(c->s, "<bench>", c->stmt, strlen(c->stmt), false);
+}
+
+/* The bytes STMT prints in session S. */
+static size_t show_bytes(session_t *s, const char *stmt)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    ctx_t *c = session_ctx(s);
+    FILE *saved = c->out;
+    c->out = m;
+    session_run_text(s, "<bench>", stmt, strlen(stmt), false);
+    c->out = saved;
+    fclose(m);
+    free(buf);
+    return len;
+}
+
+/* The display of the sphere's equations against their derivation, and
+ * the bicycle's within a time bound (its model comes with the bodies of
+ * LANGUAGE.md §4.1: examples/bicycle.nh; until then the row says so). */
+static void show_rows(const char *srcdir, FILE *sink)
+{
+    char b1[32], b2[32], what[96];
+    static const char *const stmts[] = {"show eom", "show accel"};
+    for (size_t k = 0; k < 2; k++) {
+        char *text = concat3(sphere_model, "", "equations voronec\n");
+        session_t *s = open_session(text, sink);
+        show_ctx_t sc = {s, stmts[k]};
+        derive_ctx_t dc = {text, sink};
+        double t, td;
+        measure(show_work, &sc, derive_work, &dc, &t, &td);
+        snprintf(what, sizeof what, "%s, sphere voronec (%zu bytes)",
+                 stmts[k], show_bytes(s, stmts[k]));
+        row(what, fmt_time(t, b1, sizeof b1), fmt_time(td, b2, sizeof b2),
+            t / td, "<= 20x derive", t / td <= 20);
+        session_free(s);
+        free(text);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/examples/bicycle.nh", srcdir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        row("show eom, bicycle", "-", "-", -1, "< 10 s", true);
+        printf("%-42s (waits for examples/bicycle.nh)\n", "");
+        return;
+    }
+    fclose(f);
+    session_t *s = session_new(true, sink, sink);
+    double t0 = now();
+    bool ok = session_run_file(s, path) == RUN_OK;
+    double tload = now() - t0;
+    for (size_t k = 0; k < 2 && ok; k++) {
+        t0 = now();
+        size_t bytes = show_bytes(s, stmts[k]);
+        double t = now() - t0;
+        snprintf(what, sizeof what, "%s, bicycle (%zu bytes)", stmts[k],
+                 bytes);
+        row(what, fmt_time(t, b1, sizeof b1), fmt_time(tload, b2, sizeof b2),
+            t / tload, "< 10 s", t < 10);
+    }
+    if (!ok)
+        row("show eom, bicycle: the example does not run", "-", "-", -1,
+            "< 10 s", false);
+    session_free(s);
+}
+
 /* ---- main -------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1019,6 +1098,8 @@ int main(int argc, char **argv)
         if (system(cmd) != 0)
             fprintf(stderr, "bench: could not remove %s\n", cache_root);
     }
+
+    show_rows(srcdir, sink);
 
     /* memory: steps per unit of time from a short run, then 1e5 and 1e6 */
     if (!quick) {

@@ -473,6 +473,15 @@ ast_stmt_t *ast_stmt_word(ast_arena_t *arena, ast_stmt_kind_t kind,
     return s;
 }
 
+ast_stmt_t *ast_stmt_worksheet(ast_arena_t *arena, bool latex,
+                               ast_ident_t name, src_span_t span)
+{
+    ast_stmt_t *s = ast_stmt_new(arena, STMT_WORKSHEET, span);
+    s->u.worksheet.name = name;
+    s->u.worksheet.latex = latex;
+    return s;
+}
+
 ast_stmt_t *ast_stmt_simulate(ast_arena_t *arena, ast_expr_t *to,
                               ast_list_t *options, src_span_t span)
 {

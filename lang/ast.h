@@ -116,7 +116,7 @@ typedef enum ast_stmt_kind {
     STMT_SHOW,       /* show [latex] e [> "file"]      u.show */
     STMT_CHECK,      /* check [> "file"] */
     STMT_COMPARE,    /* compare A B [samples e] [> "file"]  u.compare */
-    STMT_WORKSHEET,  /* worksheet NAME [> "file"]      u.word */
+    STMT_WORKSHEET,  /* worksheet [latex] NAME [> "file"]  u.worksheet */
     STMT_SET,        /* set NAME = e                   u.bindings (n = 1) */
     STMT_LOAD,       /* load "file"                    u.path */
     STMT_IMPORT,     /* import "name"                  u.path */
@@ -203,7 +203,11 @@ struct ast_stmt {
             ast_ident_t a, b;
             ast_expr_t *samples; /* NULL when not given */
         } compare;
-        ast_ident_t word; /* equations, worksheet, help */
+        ast_ident_t word; /* equations, help */
+        struct {
+            ast_ident_t name;
+            bool latex;
+        } worksheet;
         struct {
             const char *path; /* unescaped */
             src_span_t span;

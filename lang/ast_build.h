@@ -110,6 +110,8 @@ ast_stmt_t *ast_stmt_constraint(ast_arena_t *arena, ast_stmt_kind_t kind,
 /* equations, worksheet, help (WORD.name NULL: no topic). */
 ast_stmt_t *ast_stmt_word(ast_arena_t *arena, ast_stmt_kind_t kind,
                           ast_ident_t word, src_span_t span);
+ast_stmt_t *ast_stmt_worksheet(ast_arena_t *arena, bool latex,
+                               ast_ident_t name, src_span_t span);
 /* OPTIONS: a list of ast_sim_option_t * (NULL for none). */
 ast_stmt_t *ast_stmt_simulate(ast_arena_t *arena, ast_expr_t *to,
                               ast_list_t *options, src_span_t span);

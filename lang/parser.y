@@ -225,16 +225,23 @@ printing:
   | "show" expr         { $$ = ast_stmt_show(A, false, $2, @$); }
   | "show" "latex" expr { $$ = ast_stmt_show(A, true, $3, @$); }
     /* `mass` is a keyword, yet `show mass` names a report like `show
-     * model`: it becomes the name "mass". */
+     * model`: it becomes the name "mass"; */
   | "show" "mass"
         { $$ = ast_stmt_show(A, false, ast_name(A, $2, @2), @$); }
   | "show" "latex" "mass"
+        { $$ = ast_stmt_show(A, true, ast_name(A, $3, @3), @$); }
+    /* and `show accel`, the accelerations solved (LANGUAGE.md §7.1) */
+  | "show" "accel"
+        { $$ = ast_stmt_show(A, false, ast_name(A, $2, @2), @$); }
+  | "show" "latex" "accel"
         { $$ = ast_stmt_show(A, true, ast_name(A, $3, @3), @$); }
   | "check"             { $$ = ast_stmt_new(A, STMT_CHECK, @$); }
   | "compare" name name { $$ = ast_stmt_compare(A, $2, $3, NULL, @$); }
   | "compare" name name "samples" expr
         { $$ = ast_stmt_compare(A, $2, $3, $5, @$); }
-  | "worksheet" name    { $$ = ast_stmt_word(A, STMT_WORKSHEET, $2, @$); }
+  | "worksheet" name    { $$ = ast_stmt_worksheet(A, false, $2, @$); }
+  | "worksheet" "latex" name
+                        { $$ = ast_stmt_worksheet(A, true, $3, @$); }
   | "help"
         { $$ = ast_stmt_word(A, STMT_HELP, ast_ident(NULL, SRC_SPAN_NONE),
                              @$); }

@@ -552,6 +552,51 @@ static void test_odd_even_functions(void **state)
     assert_ptr_equal(expr_call(g, EXPR_MAX, x, x), x);
 }
 
+/* LANGUAGE.md §7.1: literals are exact fractions; sums, products and
+ * integer powers of them stay exact; the node's value is the double
+ * nearest the fraction; the same number is one node however written. */
+static void test_exact_numbers(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *x = f->x;
+    int64_t p, q;
+    const expr_t *two5 = expr_div(g, N(2), N(5));
+    assert_ptr_equal(two5, N(0.4));
+    assert_true(expr_rational(two5, &p, &q) && p == 2 && q == 5);
+    const expr_t *sq = expr_mul(g, two5, two5);
+    assert_ptr_equal(sq, N(0.16));
+    assert_ptr_equal(sq, expr_ratio(g, 4, 25));
+    assert_true(sq->value == 0.16); /* IEEE 0.4*0.4 is 0.16000000000000003 */
+    assert_ptr_equal(expr_pow(g, two5, N(2)), sq);
+    assert_ptr_equal(expr_pow(g, two5, N(-2)), expr_ratio(g, 25, 4));
+    assert_ptr_equal(expr_add(g, N(0.1), N(0.2)), N(0.3));
+    assert_true(expr_rational(N(0.1), &p, &q) && p == 1 && q == 10);
+    assert_true(expr_rational(N(-2.5e-3), &p, &q) && p == -1 && q == 400);
+    /* gathering is exact: x/10*3 - 3*x/10 is 0 (in IEEE, 0.1*3 - 0.3
+     * leaves 5.6e-17*x) */
+    const expr_t *a = expr_mul(g, expr_mul(g, x, N(0.1)), N(3));
+    const expr_t *b = expr_div(g, expr_mul(g, N(3), x), N(10));
+    assert_ptr_equal(a, b);
+    assert_ptr_equal(expr_sub(g, a, b), N(0));
+    assert_ptr_equal(expr_add(g, expr_div(g, x, N(5)),
+                              expr_mul(g, x, N(1.2))),
+                     expr_mul(g, N(1.4), x));
+    /* beyond 2^53 the number is a double: (1/3)^40 and 1e30 */
+    const expr_t *tiny = expr_pow(g, expr_ratio(g, 1, 3), N(40));
+    assert_false(expr_rational(tiny, &p, &q));
+    assert_true(fabs(tiny->value * pow(3.0, 40) - 1) < 1e-13);
+    assert_false(expr_rational(N(1e30), &p, &q));
+    assert_true(expr_rational(N(9007199254740992.0), &p, &q) && q == 1);
+    assert_false(expr_rational(N(INFINITY), &p, &q));
+    /* 1/3 and the decimal 0.3333333333333333: one double, two numbers */
+    assert_ptr_not_equal(expr_ratio(g, 1, 3), N(1.0 / 3.0));
+    assert_true(expr_ratio(g, 1, 3)->value == N(1.0 / 3.0)->value);
+    /* the sign of zero is IEEE's, as folding always gave */
+    assert_ptr_equal(expr_mul(g, N(-1), N(0)), N(-0.0));
+    assert_ptr_not_equal(N(-0.0), N(0));
+}
+
 static void test_folding(void **state)
 {
     fixture_t *f = *state;
@@ -562,7 +607,12 @@ static void test_folding(void **state)
     assert_ptr_equal(expr_sub(g, N(2), N(3)), N(-1));
     assert_ptr_equal(expr_neg(g, N(2)), N(-2));
     assert_ptr_equal(expr_neg(g, N(0)), N(-0.0)); /* IEEE: -1*0 = -0 */
-    assert_ptr_equal(expr_div(g, N(1), N(3)), N(1.0 / 3.0));
+    /* exact (LANGUAGE.md §7.1): 1/3 is the fraction, whose value is the
+     * double nearest it; the double 0.3333333333333333 read as a number
+     * is the decimal it prints as, another constant of the same value */
+    assert_ptr_equal(expr_div(g, N(1), N(3)), expr_ratio(g, 1, 3));
+    assert_true(expr_div(g, N(1), N(3))->value == 1.0 / 3.0);
+    assert_ptr_not_equal(expr_div(g, N(1), N(3)), N(1.0 / 3.0));
     assert_ptr_equal(expr_div(g, N(1), N(10)), N(0.1));
     assert_ptr_equal(expr_call(g, EXPR_SIN, N(0), NULL), N(0));
     assert_ptr_equal(expr_call(g, EXPR_COS, N(1), NULL), N(cos(1.0)));
@@ -1302,6 +1352,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_guards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sum_sign, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pythagoras, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exact_numbers, setup,
+                                        teardown),
         cmocka_unit_test(test_deep_order),
         cmocka_unit_test(test_long_order),
     };

@@ -645,8 +645,9 @@ static void test_show_and_teaching(void **state)
     parsed_t *P = parse_ok(
         "show x'^2\nshow latex T\nshow model\nshow mass\nshow latex mass\n"
         "show latex eom\ncheck\ncompare voronec naive\n"
-        "compare maggi gibbs_appell samples 100\nworksheet second_reduced",
-        10);
+        "compare maggi gibbs_appell samples 100\nworksheet second_reduced\n"
+        "show accel\nshow latex accel\nworksheet latex first",
+        13);
     const ast_stmt_t *s = P->prog.stmts[0];
     assert_int_equal(s->kind, STMT_SHOW);
     assert_false(s->u.show.latex);
@@ -659,8 +660,9 @@ static void test_show_and_teaching(void **state)
         bool latex;
         const char *name;
     } named[] = {{2, false, "model"}, {3, false, "mass"},
-                 {4, true, "mass"},   {5, true, "eom"}};
-    for (size_t k = 0; k < 4; k++) {
+                 {4, true, "mass"},   {5, true, "eom"},
+                 {10, false, "accel"}, {11, true, "accel"}};
+    for (size_t k = 0; k < 6; k++) {
         s = P->prog.stmts[named[k].i];
         assert_int_equal(s->kind, STMT_SHOW);
         assert_int_equal(s->u.show.latex, named[k].latex);
@@ -680,7 +682,12 @@ static void test_show_and_teaching(void **state)
     span_is(P, s->span, "compare maggi gibbs_appell samples 100");
     s = P->prog.stmts[9];
     assert_int_equal(s->kind, STMT_WORKSHEET);
-    ident_is(P, s->u.word, "second_reduced");
+    ident_is(P, s->u.worksheet.name, "second_reduced");
+    assert_false(s->u.worksheet.latex);
+    s = P->prog.stmts[12];
+    assert_int_equal(s->kind, STMT_WORKSHEET);
+    ident_is(P, s->u.worksheet.name, "first");
+    assert_true(s->u.worksheet.latex);
     parsed_free(P);
 }
 
@@ -967,8 +974,8 @@ static void test_error_locations(void **state)
                     "unexpected number '12', expected a topic, '>' or end "
                     "of line");
     expect_error_at("show latex", 1, 11,
-                    "unexpected end of line, expected an expression or "
-                    "'mass'");
+                    "unexpected end of line, expected an expression, "
+                    "'mass' or 'accel'");
     expect_error_at("particle P mass 1", 1, 18,
                     "unexpected end of line, expected an operator or 'at'");
     /* the scanner's error comes first when it is first */

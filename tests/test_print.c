@@ -136,6 +136,8 @@ static const expr_t *r_atom(reader_t *r)
         for (uint32_t v = 0; v < expr_graph_nvars(g); v++)
             if (strcmp(expr_var_name(g, v), name) == 0)
                 return expr_var(g, v);
+        if (strcmp(name, "pi") == 0)
+            return N(M_PI); /* as the language lowers it */
         r->bad = true;
         return N(0);
     }
@@ -298,8 +300,9 @@ static void test_text_table(void **state)
     expect_text(g, expr_mul(g, N(-2.5), x), "-5*x/2");
     expect_text(g, expr_mul(g, N(1e-12), x), "1e-12*x");
     expect_text(g, expr_sub(g, x, N(1)), "x - 1");
-    expect_text(g, expr_add(g, x, N(1)), "1 + x");
-    expect_text(g, expr_sub(g, expr_neg(g, x), N(1)), "-1 - x");
+    expect_text(g, expr_add(g, x, N(1)), "x + 1");
+    expect_text(g, expr_sub(g, expr_neg(g, x), N(1)), "-x - 1");
+    expect_text(g, expr_sub(g, N(1), x), "1 - x");
     expect_text(g, expr_neg(g, expr_add(g, a, b)), "-(a + b)");
     expect_text(g, expr_sub(g, x, expr_add(g, a, b)), "x - a - b");
     expect_text(g, expr_mul(g, two, expr_add(g, a, b)), "2*(a + b)");
@@ -341,7 +344,10 @@ static void test_latex_table(void **state)
     expect_latex(g, f->v[X1], "x_{1}");
     expect_latex(g, f->v[THETA0], "\\theta_{0}");
     expect_latex(g, expr_div(g, F1(EXPR_SIN, th), two),
-                 "\\frac{\\sin\\left(\\theta\\right)}{2}");
+                 "\\frac{1}{2} \\sin{\\theta}");
+    expect_latex(g, expr_pow(g, F1(EXPR_SIN, th), two), "\\sin^{2}{\\theta}");
+    expect_latex(g, F1(EXPR_COS, expr_add(g, th, x)),
+                 "\\cos\\left(x + \\theta\\right)");
     expect_latex(g, F1(EXPR_SQRT, x), "\\sqrt{x}");
     expect_latex(g, F1(EXPR_ABS, x), "\\left|x\\right|");
     expect_latex(g, expr_sub(g, a, expr_mul(g, two, b)), "a - 2 b");
@@ -353,7 +359,7 @@ static void test_latex_table(void **state)
                  "\\left(a + b\\right)^{2}");
     expect_latex(g, expr_div(g, x, expr_add(g, a, b)), "\\frac{x}{a + b}");
     expect_latex(g, expr_div(g, expr_mul(g, m, expr_pow(g, xd, two)), two),
-                 "\\frac{m \\dot{x}^{2}}{2}");
+                 "\\frac{1}{2} m \\dot{x}^{2}");
     expect_latex(g, expr_mul(g, N(1e-12), x), "10^{-12} x");
     expect_latex(g, expr_mul(g, N(2.5e-12), x), "2.5 \\cdot 10^{-12} x");
     expect_latex(g, expr_pow(g, N(1e-12), x),
@@ -361,19 +367,87 @@ static void test_latex_table(void **state)
     expect_latex(g, expr_pow(g, x, expr_add(g, a, b)), "x^{a + b}");
     expect_latex(g, expr_call(g, EXPR_ATAN2, a, b),
                  "\\operatorname{atan2}\\left(a, b\\right)");
-    expect_latex(g, F1(EXPR_LOG, x), "\\ln\\left(x\\right)");
+    expect_latex(g, F1(EXPR_LOG, x), "\\ln{x}");
     expect_latex(g, expr_div(g, N(1), expr_mul(g, a, b)),
                  "\\frac{1}{a b}");
-    expect_latex(g, expr_neg(g, expr_div(g, x, two)), "-\\frac{x}{2}");
+    expect_latex(g, expr_neg(g, expr_div(g, x, two)), "-\\frac{1}{2} x");
     /* names */
     const char *names[][2] = {{"Phi", "\\Phi"},       {"omega_z", "\\omega_{z}"},
                               {"k12", "k_{12}"},      {"mass", "\\mathrm{mass}"},
                               {"psi'", "\\dot{\\psi}"}, {"x_tip''", "\\ddot{x}_{tip}"},
-                              {"phi1'", "\\dot{\\phi}_{1}"}};
+                              {"phi1'", "\\dot{\\phi}_{1}"},
+                              {"lambda(roll_x)", "\\lambda_{\\mathrm{roll\\_x}}"},
+                              {"lambda(roll[2])", "\\lambda_{\\mathrm{roll},2}"}};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         uint32_t v = expr_var_declare(g, names[i][0]);
         expect_latex(g, expr_var(g, v), names[i][1]);
     }
+}
+
+/* LANGUAGE.md §7.1: exact numbers print as fractions, and factors in the
+ * order of their variables' ranks. */
+static void test_fractions_and_order(void **state)
+{
+    fixture_t *f = *state;
+    expr_graph_t *g = f->g;
+    const expr_t *m = f->v[M], *a = f->v[A], *x = f->v[X];
+    const expr_t *two5 = expr_div(g, N(2), N(5));
+    expect_text(g, expr_mul(g, expr_mul(g, two5, two5), m), "4*m/25");
+    expect_text(g, expr_add(g, expr_mul(g, expr_div(g, m, N(5)), N(2)), m),
+                "7*m/5");
+    expect_text(g, expr_mul(g, N(0.16), m), "4*m/25");
+    expect_text(g, expr_ratio(g, 1, 3), "1/3");
+    expect_text(g, expr_ratio(g, -7, 5), "-7/5");
+    expect_text(g, expr_sub(g, a, expr_mul(g, two5, m)), "a - 2*m/5");
+    expect_text(g, expr_div(g, m, expr_mul(g, N(3), x)), "m/(3*x)");
+    expect_text(g, expr_pow(g, x, expr_ratio(g, 1, 3)), "x^(1/3)");
+    expect_text(g, expr_pow(g, x, expr_ratio(g, -1, 3)), "1/x^(1/3)");
+    expect_text(g, expr_pow(g, expr_ratio(g, 2, 3), x), "(2/3)^x");
+    expect_text(g, expr_mul(g, N(9.81), m), "9.81*m");  /* shorter */
+    expect_text(g, expr_mul(g, N(0.001), m), "m/1000");
+    expect_text(g, expr_pow(g, expr_ratio(g, 1, 3), N(40)),
+                "8.22526333996994e-20"); /* beyond 2^53: a double */
+    expect_latex(g, expr_mul(g, expr_ratio(g, 7, 5), m), "\\frac{7}{5} m");
+    expect_latex(g, expr_ratio(g, -2, 5), "-\\frac{2}{5}");
+    expect_latex(g, expr_div(g, expr_mul(g, N(2), m), expr_mul(g, N(5), x)),
+                 "\\frac{2 m}{5 x}");
+    expect_latex(g, expr_pow(g, x, expr_ratio(g, 1, 3)), "x^{1/3}");
+    /* pi stays a symbol (§7.1): `pi` is the fraction of its decimal, and
+     * small multiples of it fold exactly */
+    const expr_t *pi = N(M_PI);
+    expect_text(g, pi, "pi");
+    expect_text(g, expr_mul(g, N(2), pi), "2*pi");
+    expect_text(g, expr_mul(g, expr_div(g, pi, N(2)), x), "pi*x/2");
+    expect_text(g, expr_div(g, x, expr_mul(g, N(2), pi)), "x/(2*pi)");
+    expect_text(g, expr_div(g, N(2), pi), "2/pi");
+    expect_latex(g, expr_mul(g, expr_div(g, pi, N(2)), x), "\\frac{\\pi}{2} x");
+    expect_latex(g, expr_div(g, x, expr_mul(g, N(2), pi)),
+                 "\\frac{1}{2 \\pi} x");
+    /* -x*(a - c) reads x*(c - a): the sign into the sum (the canonical
+     * form moves it out of a sum that reads with a minus first) */
+    expect_text(g, expr_mul(g, x, expr_sub(g, f->v[C], a)), "x*(c - a)");
+    expect_text(g, expr_mul(g, x, expr_neg(g, expr_add(g, f->v[C], a))),
+                "-x*(a + c)");
+    /* ranks: parameters 1, coordinates 2, velocities 3, accelerations 4
+     * (in a graph of its own: a node takes its rank when built) */
+    const expr_t *th = f->v[THETA], *thdd = f->v[THETADD], *xd = f->v[XD];
+    const expr_t *e = expr_mul(g, expr_mul(g, thdd, m),
+                               expr_mul(g, F1(EXPR_COS, th), xd));
+    expect_text(g, e, "m*x'*theta''*cos(theta)");
+    g = expr_graph_new();
+    const char *nm[4] = {"m", "theta", "x'", "theta''"};
+    const expr_t *v4[4];
+    for (unsigned i = 0; i < 4; i++) {
+        uint32_t var = expr_var_declare(g, nm[i]);
+        expr_var_set_rank(g, var, i + 1);
+        v4[i] = expr_var(g, var);
+    }
+    m = v4[0], th = v4[1], xd = v4[2], thdd = v4[3];
+    e = expr_mul(g, expr_mul(g, thdd, m), expr_mul(g, F1(EXPR_COS, th), xd));
+    expect_text(g, e, "m*cos(theta)*x'*theta''");
+    expect_text(g, expr_div(g, thdd, expr_mul(g, xd, m)), "theta''/(m*x')");
+    expect_latex(g, e, "m \\cos{\\theta} \\dot{x} \\ddot{\\theta}");
+    expr_graph_free(g);
 }
 
 /* ---- random round trip ---------------------------------------------------- */
@@ -598,6 +672,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T_(test_reader_itself),       T_(test_text_table),
         T_(test_latex_table),         T_(test_round_trip_random),
+        T_(test_fractions_and_order),
         cmocka_unit_test(test_number_table),
         cmocka_unit_test(test_number_round_trip),
     };

@@ -58,6 +58,7 @@
 
 #include "interp/eom/eom.h"
 #include "interp/eom/linalg.h"
+#include "interp/expr/simplify.h"
 #include "interp/expr/tape.h"
 
 const char *const worksheet_names[] = {"preliminary", "first", "second",
@@ -87,12 +88,17 @@ static const char *const ws_all_names[] = {
 
 /* Symbolic inverses go block by block, by cofactors, up to this size. */
 #define WS_BLOCK_MAX 4
-/* An object is shown symbolically when, printed as a tree, it has at most
- * WS_SYM_MAX_NODES nodes and no entry more than WS_ENTRY_MAX_NODES (about
- * a screenful, and no entry much beyond five lines); else the numbers
- * only.  The sphere's D^i and the bipendulum's Z^α are past it. */
-#define WS_SYM_MAX_NODES 1500
-#define WS_ENTRY_MAX_NODES 160
+/* An object is tried symbolically when, printed as a tree, it has at most
+ * WS_SYM_MAX_NODES nodes and no entry more than WS_ENTRY_MAX_NODES (the
+ * display simplifier's work stays bounded); */
+#define WS_SYM_MAX_NODES 20000
+#define WS_ENTRY_MAX_NODES 4000
+/* and, in its display form (interp/expr/simplify.h), when no entry prints
+ * longer than this: the limit of `show accel` (doc/language.md) */
+#define WS_TEXT_MAX 1000
+/* A recurring subexpression is named when its display form is longer
+ * than this; shorter, it is shown in full where it occurs. */
+#define WS_ABBREV_INLINE 40
 /* A row prints as [a, b, c] when it fits this width; else one entry per
  * line, named. */
 #define WS_ROW_WIDTH 100
@@ -737,8 +743,7 @@ forces:;
                      ? "A_i = Q_i, the declared forces (Lagrangian form: the "
                        "potential forces are in P_i)"
                      : "A_i = Q_i − ∂V/∂q^i, the Lagrangian active forces "
-                       "(eq. 18; Benenti computes them at the end of the "
-                       "first- and second-kind sheets)");
+                       "(eq. 18)");
     st->col_names = sys->qname;
     st->sym = b->A;
     st->val = av;
@@ -938,7 +943,7 @@ static void ws_first(worksheet_t *ws, const ws_base_t *b)
         Phiv[i] = Av[i] - Bv[i] - Gamv[i];
     }
     st = ws_push(ws, "8", "Phi", WORKSHEET_VECTOR, 1, n,
-                 "Φ_i = A_i − B_i − Γ_i (A_i: step 11)");
+                 "Φ_i = A_i − B_i − Γ_i");
     st->col_names = sys->qname;
     st->sym = Phi;
     st->val = Phiv;
@@ -1187,7 +1192,6 @@ static void ws_second(worksheet_t *ws, const ws_base_t *b, bool reduced)
                      "X_a^i = H_ab C^bi, one row per constraint");
         st->row_names = sys->cname;
         st->col_names = sys->qname;
-        st->note = "Benenti's step 6 prints G_ab: H_ab is meant";
     }
     st->sym = X;
     st->sym_absent = "needs H and C^i";
@@ -1268,8 +1272,7 @@ static void ws_second(worksheet_t *ws, const ws_base_t *b, bool reduced)
     st->sym_absent = "needs g^ij of step 1";
     st->val = Guv;
     st = ws_push(ws, "9", "F", WORKSHEET_VECTOR, 1, n,
-                 "F^i = A^i − Γ^i_hk q'^h q'^k (eq. 44; A^i = g^ij A_j: "
-                 "see A below)");
+                 "F^i = A^i − Γ^i_hk q'^h q'^k, with A^i = g^ij A_j (eq. 44)");
     st->col_names = sys->qname;
     st->sym = F;
     st->sym_absent = "needs g^ij of step 1";
@@ -1301,7 +1304,7 @@ static void ws_second(worksheet_t *ws, const ws_base_t *b, bool reduced)
     }
     if (!reduced) {
         st = ws_push(ws, "", "dpF", WORKSHEET_VECTOR, 1, n,
-                     "(δ^i_j − π_j^i) F^j, shown as F^i − X_a^i C^a_j F^j");
+                     "(δ^i_j − π_j^i) F^j");
         st->col_names = sys->qname;
         st->sym = dpF;
         st->sym_absent = "needs π and F";
@@ -1319,9 +1322,6 @@ static void ws_second(worksheet_t *ws, const ws_base_t *b, bool reduced)
     }
     st->sym = b->cq;
     st->val = cqv;
-    st->note = "Benenti's text prints ∂C/∂q' here: the derivative of C "
-               "along the motion, C^a_i q''^i + q'^i ∂C^a/∂q^i = 0, shows "
-               "∂C/∂q is meant";
 
     /* 11. X_a^i q'^j ∂C^a/∂q^j, and D^i */
     const expr_t **Xc = X ? ws_nodes(ws, n) : NULL;
@@ -1365,10 +1365,6 @@ static void ws_second(worksheet_t *ws, const ws_base_t *b, bool reduced)
     st->sym = D;
     st->sym_absent = "needs the steps before";
     st->val = Dv;
-    st->note = reduced ? "shown regrouped: D^i = F^i − X^i (C_j F^j + "
-                         "q'^j ∂C/∂q^j)"
-                       : "shown regrouped: D^i = F^i − X_a^i (C^a_j F^j + "
-                         "q'^j ∂C^a/∂q^j)";
 
     /* 12./13. the equations */
     st = ws_push(ws, reduced ? "12" : "13", "qdd", WORKSHEET_LIST, n, 1,
@@ -1381,9 +1377,6 @@ static void ws_second(worksheet_t *ws, const ws_base_t *b, bool reduced)
     st->row_latex = qlx;
     st->sym_absent = "the right sides are the D^i above";
     st->val = Dv;
-    if (reduced)
-        st->note = "Benenti's last step prints dq^i/dt = D^i: dq'^i/dt is "
-                   "meant";
 
     /* A: the forces, covariant and contravariant (his closing remark) */
     st = ws_push(ws, "A", "A", WORKSHEET_VECTOR, 1, n,
@@ -1610,6 +1603,119 @@ bool worksheet_stopped(const worksheet_t *ws, const char **why)
 
 /* ---- print --------------------------------------------------------------- */
 
+/* What each step is for, in one line (LANGUAGE.md §7.1), and the LaTeX
+ * of the object it shows; by sheet and key ("second" covers both sheets
+ * of the second kind). */
+static const struct {
+    int kind; /* ws_kind_t; -1: any sheet */
+    const char *key, *latex, *purpose;
+} ws_steps_info[] = {
+    {WS_PRELIMINARY, "q", NULL,
+     "the coordinates: every later object is a function of them"},
+    {WS_PRELIMINARY, "C", "C^{a}",
+     "the constraints themselves; at the state, how far it is from them"},
+    {-1, "C_i", "C^{a}_{i}",
+     "the gradients of the constraints in the velocities: the directions "
+     "of the reactions R_i = λ_a C^a_i"},
+    {WS_PRELIMINARY, "ideal", NULL,
+     "why the reactions have that form: the assumption every sheet "
+     "rests on"},
+    {WS_PRELIMINARY, "T", "T",
+     "the energy whose metric and binomials make the equations"},
+    {WS_PRELIMINARY, "g", "g_{ij}",
+     "the inertia: it multiplies the accelerations in T_i = g_ij q''^j + "
+     "P_i"},
+    {WS_PRELIMINARY, "P", "P_{i}",
+     "the rest of the binomials: the velocity and position terms the "
+     "accelerations balance"},
+    {WS_PRELIMINARY, "Christoffel", NULL,
+     "P_i written as Γ_jk,i q'^j q'^k when g depends on the coordinates "
+     "only"},
+    {WS_PRELIMINARY, "A", "A_{i}",
+     "the active forces: the right sides of Lagrange's equations"},
+    {WS_FIRST, "psi", "\\psi^{i}",
+     "the velocities as functions of the speeds: the constraints solved "
+     "once for all"},
+    {WS_FIRST, "psi_a", "\\psi^{i}_{\\alpha}",
+     "the directions the system may move in, one per speed: Maggi's "
+     "equations project onto them"},
+    {WS_FIRST, "G", "G_{\\alpha\\beta}",
+     "the inertia of the speeds: g restricted to the allowed directions"},
+    {WS_FIRST, "Ginv", "G^{\\alpha\\beta}",
+     "to solve for the speeds' rates: it turns projected forces into z'"},
+    {WS_FIRST, "psi^a", "\\psi^{\\alpha i}",
+     "the dual directions: a force dotted with them gives a speed's rate"},
+    {WS_FIRST, "B", "B_{i}",
+     "the inertia of the constraints' own turning: ψ changes along the "
+     "motion"},
+    {WS_FIRST, "Gamma", "\\Gamma_{i}",
+     "the velocity terms of the binomials along the allowed motion"},
+    {WS_FIRST, "Phi", "\\Phi_{i}",
+     "the net force along the motion: active minus inertia terms"},
+    {WS_FIRST, "Z", "Z^{\\alpha}",
+     "the rates of the speeds: the right sides the integrator takes"},
+    {WS_FIRST, "dz", NULL,
+     "the equations of motion of the first kind, as the integrator takes "
+     "them"},
+    {WS_FIRST, "qdd", NULL,
+     "the accelerations of the coordinates, to compare with other methods"},
+    {WS_FIRST, "A", "A_{i}",
+     "the active forces along the allowed motion: the first term of Φ_i"},
+    {WS_SECOND, "ginv", "g^{ij}",
+     "to raise indices: it turns forces and constraint gradients into "
+     "accelerations"},
+    {WS_SECOND, "C^i", "C^{ai}",
+     "the acceleration each multiplier would cause: the raised gradients"},
+    {WS_SECOND, "H", "H^{ab}",
+     "how each reaction changes each constraint's acceleration: the matrix "
+     "of the multipliers"},
+    {WS_SECOND, "Hinv", "H_{ab}", "to solve for the multipliers"},
+    {WS_SECOND, "X", "X_{a}^{i}",
+     "the acceleration a unit of each multiplier causes, once the "
+     "constraints hold"},
+    {WS_SECOND, "pi", "\\pi_{i}^{j}",
+     "the projector onto the forbidden directions: π removes the part of an "
+     "acceleration the constraints forbid"},
+    {WS_SECOND, "delta_pi", "\\delta^{i}_{j} - \\pi_{j}^{i}",
+     "the projector onto the allowed directions: it keeps the part the "
+     "constraints allow"},
+    {WS_SECOND, "Gamma", "\\Gamma^{i}",
+     "the velocity terms of the binomials as accelerations"},
+    {WS_SECOND, "F", "F^{i}",
+     "the free acceleration: what the system would do without the "
+     "constraints"},
+    {WS_SECOND, "dpF", "\\left(\\delta^{i}_{j} - \\pi_{j}^{i}\\right) F^{j}",
+     "the free acceleration with its forbidden part removed"},
+    {WS_SECOND, "cq", "\\dot{q}^{i} \\partial_{i} C^{a}",
+     "how the constraints change along the motion at fixed acceleration: "
+     "what the reactions must cancel"},
+    {WS_SECOND, "Xc", "X_{a}^{i} \\dot{q}^{j} \\partial_{j} C^{a}",
+     "the acceleration the reactions add to cancel that change"},
+    {WS_SECOND, "D", "D^{i}",
+     "the constrained acceleration: the right sides of q'' = D"},
+    {WS_SECOND, "qdd", NULL,
+     "the equations of motion of the second kind, as the integrator takes "
+     "them"},
+    {WS_SECOND, "A", "A_{i}",
+     "the active forces; raised, they are the first term of F^i"},
+    {WS_SECOND, "A^i", "A^{i}",
+     "the active forces as accelerations, the first term of F^i"},
+    {WS_SECOND, "lambda", "\\lambda_{a}",
+     "the multipliers: the size of each reaction"},
+    {WS_SECOND, "R", "R_{i}", "the reactions: the forces the constraints exert"},
+};
+
+/* The entry of ws_steps_info for KEY in a sheet of KIND, or -1. */
+static int ws_step_info(ws_kind_t kind, const char *key)
+{
+    int k = kind == WS_SECOND_REDUCED ? WS_SECOND : (int)kind;
+    for (size_t i = 0; i < sizeof ws_steps_info / sizeof *ws_steps_info; i++)
+        if ((ws_steps_info[i].kind == k || ws_steps_info[i].kind == -1) &&
+            strcmp(ws_steps_info[i].key, key) == 0)
+            return (int)i;
+    return -1;
+}
+
 /* A growing string. */
 typedef struct ws_str {
     char *s;
@@ -1642,12 +1748,15 @@ typedef struct ws_printer {
     const worksheet_t *ws;
     FILE *out;
     bool latex;
-    uint64_t *memo; /* tree sizes by node id */
-    bool *named;    /* abbreviated nodes, by id */
+    bool open_row;     /* LaTeX: a row written that has no \\ yet */
+    simp_t *sp;        /* the display of the symbols */
+    uint64_t *memo;    /* tree sizes by node id */
+    bool *named;       /* abbreviated nodes, by id */
     size_t nmemo;
-    char *atext[WS_ABBREV_MAX]; /* the printed text of each abbreviation */
-    size_t order[WS_ABBREV_MAX]; /* longest text first */
-    bool used[WS_ABBREV_MAX];   /* in the step being printed */
+    const expr_t *sym[WS_ABBREV_MAX]; /* an abbreviation's display symbol,
+                                         NULL when shown in full */
+    char *shown[WS_ABBREV_MAX];       /* its display form, when short */
+    bool used[WS_ABBREV_MAX];         /* in the step being printed */
 } ws_printer_t;
 
 /* Values print as the shortest text that reads back to the same double,
@@ -1676,131 +1785,164 @@ static uint64_t ws_tree_size(ws_printer_t *p, const expr_t *e, uint64_t limit)
     return s;
 }
 
-static bool ws_ident_char(char c)
+/* A line of the sheet: LaTeX lines are TeX comments (rows are not). */
+static void ws_line(ws_printer_t *p, const char *indent, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void ws_line(ws_printer_t *p, const char *indent, const char *fmt, ...)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '\'';
+    if (p->latex && p->open_row) {
+        fputs(" \\\\\n", p->out);
+        p->open_row = false;
+    }
+    fputs(p->latex ? "% " : indent, p->out);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(p->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', p->out);
 }
 
-/* S with every group OPEN TEXT CLOSE replaced by NAME (by OPEN NAME CLOSE
- * when the group is a function's argument list, or when KEEP).  Returns
- * a new string and frees S when something was replaced. */
-static char *ws_replace(char *s, const char *open, const char *text,
-                        const char *close, const char *name, bool keep,
-                        bool *used)
+/* A LaTeX row of the sheet's align* (the \\ is written before the next). */
+static void ws_row(ws_printer_t *p, const char *text)
 {
-    size_t lo = strlen(open), lt = strlen(text), lc = strlen(close);
-    ws_str_t b = {0};
-    const char *cur = s, *hit;
-    bool any = false;
-    while ((hit = strstr(cur, open))) {
-        if (strncmp(hit + lo, text, lt) != 0 ||
-            strncmp(hit + lo + lt, close, lc) != 0) {
-            ws_str_putn(&b, cur, (size_t)(hit - cur) + 1);
-            cur = hit + 1;
-            continue;
-        }
-        bool call = hit > s && ws_ident_char(hit[-1]);
-        ws_str_putn(&b, cur, (size_t)(hit - cur));
-        if (keep || call)
-            ws_str_puts(&b, open);
-        ws_str_puts(&b, name);
-        if (keep || call)
-            ws_str_puts(&b, close);
-        cur = hit + lo + lt + lc;
-        any = true;
-    }
-    if (!any) {
-        free(b.s);
-        return s;
-    }
-    ws_str_puts(&b, cur);
-    free(s);
-    *used = true;
-    return b.s;
+    if (p->open_row)
+        fputs(" \\\\\n", p->out);
+    fputs(text, p->out);
+    p->open_row = true;
 }
 
-/* E as text or LaTeX, the abbreviations put in. */
+/* E in its display form (simplify.h), as text or LaTeX; the
+ * abbreviations it holds marked used.  No conditions: the sheet's
+ * objects hold where its matrices are regular (said once, at the top),
+ * and their factors cancel freely. */
 static char *ws_expr_str(ws_printer_t *p, const expr_t *e)
 {
-    const expr_graph_t *g = p->ws->sys->g;
-    if (e->op == EXPR_CONST && e->value == 0)
-        return strdup("0"); /* not "-0" */
-    char *s = p->latex ? expr_to_latex(g, e) : expr_to_text(g, e);
-    if (!s)
-        abort();
-    for (size_t k = 0; k < p->ws->nabbrev; k++) {
-        size_t a = p->order[k];
-        const ws_abbrev_t *ab = &p->ws->abbrev[a];
-        if (ab->node == e)
-            continue;
-        if (p->latex) {
-            s = ws_replace(s, "\\left(", p->atext[a], "\\right)", ab->latex,
-                           false, &p->used[a]);
-            s = ws_replace(s, "{", p->atext[a], "}", ab->latex, true,
-                           &p->used[a]);
-        } else {
-            s = ws_replace(s, "(", p->atext[a], ")", ab->name, false,
-                           &p->used[a]);
-        }
-    }
-    return s;
+    simp_t *sp = p->sp;
+    const expr_t *d = simp_simplify_within(sp, simp_import(sp, e), NULL);
+    for (size_t a = 0; a < p->ws->nabbrev; a++)
+        if (p->sym[a] &&
+            expr_depends(simp_graph(sp), d, p->sym[a]->var))
+            p->used[a] = true;
+    return simp_format(sp, d, p->latex);
 }
 
-/* Row R of the step's symbols as "[a, b, c]" (LaTeX: "a & b & c"). */
-static char *ws_sym_row(ws_printer_t *p, const worksheet_step_t *st, size_t r)
+/* The longest display text of the step's entries, or 0 when its tree is
+ * beyond reading (WS_SYM_MAX_NODES) and it is not tried; TEXT (count
+ * entries) receives the texts, or is left NULL. */
+static size_t ws_step_texts(ws_printer_t *p, const worksheet_step_t *st,
+                            char **text)
 {
-    ws_str_t b = {0};
-    ws_str_puts(&b, p->latex ? "" : "[");
-    for (size_t c = 0; c < st->cols; c++) {
-        char *e = ws_expr_str(p, st->sym[r * st->cols + c]);
-        if (c)
-            ws_str_puts(&b, p->latex ? " & " : ", ");
-        ws_str_puts(&b, e);
-        free(e);
+    size_t count = st->rows * st->cols;
+    uint64_t total = 0;
+    for (size_t k = 0; k < count; k++) {
+        uint64_t one = ws_tree_size(p, st->sym[k], WS_SYM_MAX_NODES);
+        total += one;
+        if (one > WS_ENTRY_MAX_NODES || total > WS_SYM_MAX_NODES)
+            return 0;
     }
-    ws_str_puts(&b, p->latex ? "" : "]");
-    return b.s;
+    size_t longest = 1;
+    for (size_t k = 0; k < count; k++) {
+        text[k] = ws_expr_str(p, st->sym[k]);
+        if (strlen(text[k]) > longest)
+            longest = strlen(text[k]);
+    }
+    return longest;
 }
 
-static void ws_print_values(const ws_printer_t *p, const worksheet_step_t *st)
+static void ws_free_texts(char **text, size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        free(text[k]);
+}
+
+/* LaTeX: entries as a pmatrix (a vector a row, a matrix its rows). */
+static void ws_pmatrix(ws_str_t *b, const worksheet_step_t *st,
+                       char *const *text, const double *val)
+{
+    char buf[40];
+    ws_str_puts(b, "\\begin{pmatrix}");
+    for (size_t r = 0; r < st->rows; r++) {
+        for (size_t c = 0; c < st->cols; c++) {
+            if (c)
+                ws_str_puts(b, " & ");
+            ws_str_puts(b, text ? text[r * st->cols + c]
+                                : ws_num(val[r * st->cols + c], buf,
+                                         sizeof buf));
+        }
+        if (r + 1 < st->rows)
+            ws_str_puts(b, " \\\\ ");
+    }
+    ws_str_puts(b, "\\end{pmatrix}");
+}
+
+/* The symbols of ST (text mode). */
+static void ws_print_symbols_text(ws_printer_t *p, const worksheet_step_t *st,
+                                  char *const *text)
+{
+    FILE *out = p->out;
+    if (st->shape == WORKSHEET_SCALAR) {
+        fprintf(out, "   %s\n", text[0]);
+        return;
+    }
+    if (st->shape == WORKSHEET_LIST) {
+        for (size_t r = 0; r < st->rows; r++)
+            fprintf(out, "   %s = %s\n", st->row_names[r], text[r]);
+        return;
+    }
+    bool narrow = true;
+    ws_str_t *rows = ws_xalloc(st->rows, sizeof *rows);
+    for (size_t r = 0; r < st->rows; r++) {
+        ws_str_puts(&rows[r], "[");
+        for (size_t c = 0; c < st->cols; c++) {
+            if (c)
+                ws_str_puts(&rows[r], ", ");
+            ws_str_puts(&rows[r], text[r * st->cols + c]);
+        }
+        ws_str_puts(&rows[r], "]");
+        narrow = narrow && rows[r].len <= WS_ROW_WIDTH;
+    }
+    if (narrow) {
+        for (size_t r = 0; r < st->rows; r++)
+            fprintf(out, "   %s\n", rows[r].s);
+    } else {
+        /* one named entry per line, the zeros left out */
+        bool zeros = false;
+        for (size_t r = 0; r < st->rows; r++)
+            for (size_t c = 0; c < st->cols; c++) {
+                const char *t = text[r * st->cols + c];
+                if (strcmp(t, "0") == 0) {
+                    zeros = true;
+                    continue;
+                }
+                if (st->shape == WORKSHEET_VECTOR)
+                    fprintf(out, "   %s: %s\n", st->col_names[c], t);
+                else
+                    fprintf(out, "   [%s, %s]: %s\n", st->row_names[r],
+                            st->col_names[c], t);
+            }
+        if (zeros)
+            fputs("   (the other entries are 0)\n", out);
+    }
+    for (size_t r = 0; r < st->rows; r++)
+        free(rows[r].s);
+    free(rows);
+}
+
+/* The values of ST at the state (text mode). */
+static void ws_print_values_text(ws_printer_t *p, const worksheet_step_t *st)
 {
     FILE *out = p->out;
     char buf[40];
     if (st->shape == WORKSHEET_SCALAR) {
-        if (p->latex)
-            fprintf(out, "%% at the state: %s\n",
-                    ws_num(st->val[0], buf, sizeof buf));
-        else
-            fprintf(out, "   at the state: %s\n",
-                    ws_num(st->val[0], buf, sizeof buf));
+        fprintf(out, "   at the state: %s\n",
+                ws_num(st->val[0], buf, sizeof buf));
         return;
     }
     if (st->shape == WORKSHEET_LIST) {
-        fputs(p->latex ? "% at the state:\n\\begin{align*}\n"
-                       : "   at the state:\n",
-              out);
-        for (size_t r = 0; r < st->rows; r++) {
-            const char *v = ws_num(st->val[r], buf, sizeof buf);
-            if (p->latex)
-                fprintf(out, "%s &= %s%s\n", st->row_latex[r], v,
-                        r + 1 < st->rows ? " \\\\" : "");
-            else
-                fprintf(out, "   %s = %s\n", st->row_names[r], v);
-        }
-        if (p->latex)
-            fputs("\\end{align*}\n", out);
-        return;
-    }
-    if (p->latex) {
-        fputs("% at the state:\n\\[ \\begin{bmatrix} ", out);
-        for (size_t r = 0; r < st->rows; r++) {
-            for (size_t c = 0; c < st->cols; c++)
-                fprintf(out, "%s%s", c ? " & " : "",
-                        ws_num(st->val[r * st->cols + c], buf, sizeof buf));
-            fputs(r + 1 < st->rows ? " \\\\ " : " ", out);
-        }
-        fputs("\\end{bmatrix} \\]\n", out);
+        fputs("   at the state:\n", out);
+        for (size_t r = 0; r < st->rows; r++)
+            fprintf(out, "   %s = %s\n", st->row_names[r],
+                    ws_num(st->val[r], buf, sizeof buf));
         return;
     }
     bool one_line = st->shape == WORKSHEET_VECTOR;
@@ -1814,123 +1956,121 @@ static void ws_print_values(const ws_printer_t *p, const worksheet_step_t *st)
     }
 }
 
-/* A matrix or vector whose rows are too wide: one named entry per line,
- * the zeros left out. */
-static void ws_print_entries(ws_printer_t *p, const worksheet_step_t *st)
+/* ST in LaTeX: LABEL &= symbols &= values (at the state); a list as its
+ * rows, each with its value. */
+static void ws_print_step_latex(ws_printer_t *p, const worksheet_step_t *st,
+                                char *const *text, const char *label)
 {
-    bool zeros = false;
-    for (size_t r = 0; r < st->rows; r++)
-        for (size_t c = 0; c < st->cols; c++) {
-            const expr_t *e = st->sym[r * st->cols + c];
-            if (expr_is_const(e, 0.0)) {
-                zeros = true;
-                continue;
-            }
-            char *s = ws_expr_str(p, e);
-            if (st->shape == WORKSHEET_VECTOR)
-                fprintf(p->out, "   %s: %s\n", st->col_names[c], s);
-            else
-                fprintf(p->out, "   [%s, %s]: %s\n", st->row_names[r],
-                        st->col_names[c], s);
-            free(s);
-        }
-    if (zeros)
-        fputs("   (the other entries are 0)\n", p->out);
-}
-
-static void ws_print_symbols_body(ws_printer_t *p,
-                                  const worksheet_step_t *st);
-
-/* The symbols of ST, then what the abbreviations in them stand for. */
-static void ws_print_symbols(ws_printer_t *p, const worksheet_step_t *st)
-{
-    memset(p->used, 0, sizeof p->used);
-    ws_print_symbols_body(p, st);
-    for (size_t a = 0; a < p->ws->nabbrev; a++)
-        if (p->used[a])
-            fprintf(p->out, "%swhere %s is %s\n", p->latex ? "% " : "   ",
-                    p->ws->abbrev[a].name, p->ws->abbrev[a].meaning);
-}
-
-static void ws_print_symbols_body(ws_printer_t *p,
-                                  const worksheet_step_t *st)
-{
-    FILE *out = p->out;
-    const char *ind = p->latex ? "% " : "   ";
-    if (!st->sym) {
-        if (st->sym_absent)
-            fprintf(out, "%s(%s)\n", ind, st->sym_absent);
-        return;
-    }
-    size_t count = st->rows * st->cols;
-    uint64_t total = 0;
-    bool fits = true;
-    for (size_t k = 0; k < count && fits; k++) {
-        uint64_t one = ws_tree_size(p, st->sym[k], WS_SYM_MAX_NODES);
-        total += one;
-        fits = one <= WS_ENTRY_MAX_NODES && total <= WS_SYM_MAX_NODES;
-    }
-    if (!fits) {
-        fprintf(out, "%s(the symbolic form is too long to be useful in print: "
-                     "shown at the state only)\n", ind);
-        return;
-    }
-    if (st->shape == WORKSHEET_SCALAR) {
-        char *s = ws_expr_str(p, st->sym[0]);
-        fprintf(out, p->latex ? "\\[ %s \\]\n" : "   %s\n", s);
-        free(s);
-        return;
-    }
+    char buf[40];
+    ws_str_t b = {0};
     if (st->shape == WORKSHEET_LIST) {
-        if (p->latex)
-            fputs("\\begin{align*}\n", out);
         for (size_t r = 0; r < st->rows; r++) {
-            char *s = ws_expr_str(p, st->sym[r]);
-            if (p->latex)
-                fprintf(out, "%s &= %s%s\n", st->row_latex[r], s,
-                        r + 1 < st->rows ? " \\\\" : "");
-            else
-                fprintf(out, "   %s = %s\n", st->row_names[r], s);
-            free(s);
+            b.len = 0;
+            ws_str_puts(&b, st->row_latex[r]);
+            ws_str_puts(&b, " &= ");
+            if (text) {
+                ws_str_puts(&b, text[r]);
+                ws_str_puts(&b, " = ");
+            }
+            ws_str_puts(&b, ws_num(st->val[r], buf, sizeof buf));
+            ws_row(p, b.s);
         }
-        if (p->latex)
-            fputs("\\end{align*}\n", out);
+        free(b.s);
         return;
     }
-    if (p->latex) {
-        fputs("\\[ \\begin{bmatrix} ", out);
-        for (size_t r = 0; r < st->rows; r++) {
-            char *s = ws_sym_row(p, st, r);
-            fprintf(out, "%s%s", s, r + 1 < st->rows ? " \\\\ " : " ");
-            free(s);
-        }
-        fputs("\\end{bmatrix} \\]\n", out);
-        return;
+    ws_str_puts(&b, label ? label : "");
+    ws_str_puts(&b, " &= ");
+    if (text) {
+        if (st->shape == WORKSHEET_SCALAR)
+            ws_str_puts(&b, text[0]);
+        else
+            ws_pmatrix(&b, st, text, NULL);
+        ws_row(p, b.s);
+        b.len = 0;
+        ws_str_puts(&b, "&= ");
     }
-    char **rows = ws_xalloc(st->rows, sizeof *rows);
-    bool narrow = true;
-    for (size_t r = 0; r < st->rows; r++) {
-        rows[r] = ws_sym_row(p, st, r);
-        if (strlen(rows[r]) > WS_ROW_WIDTH)
-            narrow = false;
-    }
-    if (narrow)
-        for (size_t r = 0; r < st->rows; r++)
-            fprintf(out, "   %s\n", rows[r]);
+    if (st->shape == WORKSHEET_SCALAR)
+        ws_str_puts(&b, ws_num(st->val[0], buf, sizeof buf));
     else
-        ws_print_entries(p, st);
-    for (size_t r = 0; r < st->rows; r++)
-        free(rows[r]);
-    free(rows);
+        ws_pmatrix(&b, st, NULL, st->val);
+    ws_str_puts(&b, " \\quad \\text{at the state}");
+    ws_row(p, b.s);
+    free(b.s);
 }
 
-static void ws_print_heading(const ws_printer_t *p)
+/* One step: title, purpose, remark; the symbols where they fit the
+ * limit (WS_TEXT_MAX characters an entry), and the values. */
+static void ws_print_step(ws_printer_t *p, const worksheet_step_t *st)
+{
+    const worksheet_t *ws = p->ws;
+    int info = ws_step_info(ws->kind, st->key);
+    if (*st->number)
+        ws_line(p, "", "%s. %s", st->number, st->title);
+    else
+        ws_line(p, "   ", "%s", st->title);
+    if (info >= 0)
+        ws_line(p, "   ", "purpose: %s", ws_steps_info[info].purpose);
+    if (st->note)
+        ws_line(p, "   ", "%s", st->note);
+    if (st->shape == WORKSHEET_TEXT)
+        return;
+    memset(p->used, 0, sizeof p->used);
+    size_t count = st->rows * st->cols;
+    char **text = ws_xalloc(count + 1, sizeof *text);
+    size_t longest = st->sym ? ws_step_texts(p, st, text) : 0;
+    bool fits = longest > 0 && longest <= WS_TEXT_MAX;
+    if (!st->sym && st->sym_absent)
+        ws_line(p, "   ", "(%s)", st->sym_absent);
+    else if (st->sym && longest == 0)
+        ws_line(p, "   ", "(too long to show symbolically: shown at the "
+                          "state only)");
+    else if (st->sym && !fits)
+        ws_line(p, "   ", "(too long to show symbolically, %zu characters "
+                          "where the limit is %d: shown at the state only)",
+                longest, WS_TEXT_MAX);
+    if (p->latex) {
+        const char *label = info >= 0 ? ws_steps_info[info].latex : NULL;
+        ws_print_step_latex(p, st, fits ? text : NULL, label);
+    } else {
+        if (fits)
+            ws_print_symbols_text(p, st, text);
+        ws_print_values_text(p, st);
+    }
+    if (fits)
+        for (size_t a = 0; a < ws->nabbrev; a++)
+            if (p->used[a])
+                ws_line(p, "   ", "where %s is %s", ws->abbrev[a].name,
+                        ws->abbrev[a].meaning);
+    ws_free_texts(text, count);
+    free(text);
+}
+
+/* "q = (a, b) = (1, 2)": the N names and the values of their variables
+ * VAR in V. */
+static void ws_names_values(ws_str_t *b, const char *what,
+                            const char *const *names, const uint32_t *var,
+                            size_t n, const double *v)
+{
+    char buf[40];
+    ws_str_puts(b, what);
+    ws_str_puts(b, " = (");
+    for (size_t i = 0; i < n; i++) {
+        ws_str_puts(b, i ? ", " : "");
+        ws_str_puts(b, names[i]);
+    }
+    ws_str_puts(b, ") = (");
+    for (size_t i = 0; i < n; i++) {
+        ws_str_puts(b, i ? ", " : "");
+        ws_str_puts(b, ws_num(v[var[i]], buf, sizeof buf));
+    }
+    ws_str_puts(b, ")");
+}
+
+static void ws_print_heading(ws_printer_t *p)
 {
     const worksheet_t *ws = p->ws;
     const nh_system_t *sys = ws->sys;
     const double *v = ws->state;
-    FILE *out = p->out;
-    const char *ind = p->latex ? "% " : "   ";
     static const char *const titles[] = {
         "Benenti's preliminary worksheet (foglio di lavoro preliminare, §12)",
         "Benenti's worksheet of the first kind (foglio di lavoro di prima "
@@ -1941,48 +2081,77 @@ static void ws_print_heading(const ws_printer_t *p)
         "(foglio di lavoro di seconda specie ridotto, §12): eq. 71",
     };
     char buf[40];
-    fprintf(out, "%s%s\n", p->latex ? "% " : "", titles[ws->kind]);
-    fprintf(out, "%sq = (", ind);
-    for (size_t i = 0; i < sys->n; i++)
-        fprintf(out, "%s%s", i ? ", " : "", sys->qname[i]);
-    fputs(") = (", out);
-    for (size_t i = 0; i < sys->n; i++)
-        fprintf(out, "%s%s", i ? ", " : "",
-                ws_num(v[sys->q[i]], buf, sizeof buf));
-    fputs(")\n", out);
+    ws_str_t b = {0};
+    ws_line(p, "", "%s", titles[ws->kind]);
+    ws_names_values(&b, "q", sys->qname, sys->q, sys->n, v);
+    ws_line(p, "   ", "%s", b.s);
+    b.len = 0;
     if (ws->kind == WS_FIRST) {
-        fprintf(out, "%sz = (", ind);
-        for (size_t a = 0; a < sys->m; a++)
-            fprintf(out, "%s%s", a ? ", " : "", sys->zname[a]);
-        fputs(") = (", out);
-        for (size_t a = 0; a < sys->m; a++)
-            fprintf(out, "%s%s", a ? ", " : "",
-                    ws_num(v[sys->z[a]], buf, sizeof buf));
-        fputs("), and q' = psi(q, z, t)\n", out);
+        ws_names_values(&b, "z", sys->zname, sys->z, sys->m, v);
+        ws_str_puts(&b, ", and q' = psi(q, z, t)");
     } else {
-        fprintf(out, "%sq' = (", ind);
-        for (size_t i = 0; i < sys->n; i++)
-            fprintf(out, "%s%s", i ? ", " : "",
-                    ws_num(v[sys->qd[i]], buf, sizeof buf));
-        fputs(")\n", out);
+        ws_str_puts(&b, "q' = (");
+        for (size_t i = 0; i < sys->n; i++) {
+            ws_str_puts(&b, i ? ", " : "");
+            ws_str_puts(&b, ws_num(v[sys->qd[i]], buf, sizeof buf));
+        }
+        ws_str_puts(&b, ")");
     }
+    ws_line(p, "   ", "%s", b.s);
+    b.len = 0;
     if (sys->r) {
-        fprintf(out, "%sconstraints: ", ind);
-        for (size_t a = 0; a < sys->r; a++)
-            fprintf(out, "%s%s", a ? ", " : "", sys->cname[a]);
-        fputs("\n", out);
+        ws_str_puts(&b, "constraints: ");
+        for (size_t a = 0; a < sys->r; a++) {
+            ws_str_puts(&b, a ? ", " : "");
+            ws_str_puts(&b, sys->cname[a]);
+        }
+        ws_line(p, "   ", "%s", b.s);
+        b.len = 0;
     }
-    fprintf(out, "%st = %s", ind, ws_num(v[sys->t], buf, sizeof buf));
-    for (size_t k = 0; k < sys->np; k++)
-        fprintf(out, "%s%s = %s", k ? ", " : "; ", sys->pname[k],
-                ws_num(v[sys->p[k]], buf, sizeof buf));
-    fputs("\n", out);
+    ws_str_puts(&b, "t = ");
+    ws_str_puts(&b, ws_num(v[sys->t], buf, sizeof buf));
+    for (size_t k = 0; k < sys->np; k++) {
+        ws_str_puts(&b, k ? ", " : "; ");
+        ws_str_puts(&b, sys->pname[k]);
+        ws_str_puts(&b, " = ");
+        ws_str_puts(&b, ws_num(v[sys->p[k]], buf, sizeof buf));
+    }
+    ws_line(p, "   ", "%s", b.s);
+    free(b.s);
+    if (ws->kind != WS_PRELIMINARY)
+        ws_line(p, "   ", "the objects below hold where the sheet's matrices "
+                          "(%s) are invertible, and simplify there",
+                ws->kind == WS_FIRST ? "G" : "g and H");
     if (ws->lagrangian_form)
-        fprintf(out, "%s%s: T stands for L below (the Lagrangian form), so "
-                     "the potential forces sit in P_i and A_i holds the "
-                     "declared forces only\n", ind,
+        ws_line(p, "   ", "%s: T stands for L below (the Lagrangian form), "
+                          "so the potential forces sit in P_i and A_i holds "
+                          "the declared forces only",
                 sys->T ? "the potential depends on the velocities"
                        : "the model gives a Lagrangian L, not T and V");
+}
+
+/* Abbreviations: a recurring subexpression (det(G), H) whose display form
+ * is short is shown in full where it occurs, so that it cancels with what
+ * it meets (det(g) of the rolling sphere is 4*m^2*R^4*sin(theta)^2/25);
+ * a long one is a display symbol, named. */
+static void ws_abbreviations(ws_printer_t *p)
+{
+    const worksheet_t *ws = p->ws;
+    for (size_t a = 0; a < ws->nabbrev; a++) {
+        const expr_t *e = ws->abbrev[a].node;
+        if (ws_tree_size(p, e, WS_SYM_MAX_NODES) <= WS_ENTRY_MAX_NODES) {
+            const expr_t *d =
+                simp_simplify_within(p->sp, simp_import(p->sp, e), NULL);
+            char *t = simp_format(p->sp, d, false);
+            bool shortish = strlen(t) <= WS_ABBREV_INLINE;
+            free(t);
+            if (shortish)
+                continue;
+        }
+        p->named[e->id] = true;
+        p->sym[a] = simp_symbol(p->sp, e, ws->abbrev[a].name,
+                                ws->abbrev[a].latex);
+    }
 }
 
 int worksheet_print(const worksheet_t *ws, bool latex, FILE *out, diag_t *err)
@@ -1993,46 +2162,21 @@ int worksheet_print(const worksheet_t *ws, bool latex, FILE *out, diag_t *err)
     p.ws = ws;
     p.out = out;
     p.latex = latex;
+    p.sp = simp_new(g);
     p.nmemo = expr_graph_count(g);
     p.memo = ws_xalloc(p.nmemo, sizeof *p.memo);
     p.named = ws_xalloc(p.nmemo, sizeof *p.named);
-    for (size_t a = 0; a < ws->nabbrev; a++) {
-        const expr_t *e = ws->abbrev[a].node;
-        p.named[e->id] = true;
-        p.atext[a] = latex ? expr_to_latex(g, e) : expr_to_text(g, e);
-        p.order[a] = a;
-    }
-    /* longest first, so that a name inside another's text cannot spoil
-     * the longer match (insertion sort: a handful of entries) */
-    for (size_t a = 1; a < ws->nabbrev; a++)
-        for (size_t k = a; k > 0 && strlen(p.atext[p.order[k]]) >
-                                        strlen(p.atext[p.order[k - 1]]);
-             k--) {
-            size_t t = p.order[k];
-            p.order[k] = p.order[k - 1];
-            p.order[k - 1] = t;
-        }
+    ws_abbreviations(&p);
+    if (latex)
+        fputs("\\begin{align*}\n", out);
     ws_print_heading(&p);
-    for (size_t k = 0; k < ws->nsteps; k++) {
-        const worksheet_step_t *st = &ws->steps[k];
-        if (latex)
-            fprintf(out, "%% %s%s%s\n", st->number, *st->number ? ". " : "  ",
-                    st->title);
-        else if (*st->number)
-            fprintf(out, "%s. %s\n", st->number, st->title);
-        else
-            fprintf(out, "   %s\n", st->title);
-        if (st->note)
-            fprintf(out, "%s%s\n", latex ? "% " : "   ", st->note);
-        if (st->shape == WORKSHEET_TEXT)
-            continue;
-        ws_print_symbols(&p, st);
-        ws_print_values(&p, st);
-    }
+    for (size_t k = 0; k < ws->nsteps; k++)
+        ws_print_step(&p, &ws->steps[k]);
+    if (latex)
+        fputs(p.open_row ? "\n\\end{align*}\n" : "\\end{align*}\n", out);
     free(p.memo);
     free(p.named);
-    for (size_t a = 0; a < ws->nabbrev; a++)
-        free(p.atext[a]);
+    simp_free(p.sp);
     if (ws->stopped)
         return diag_error(err, ws->where, "%s", ws->why);
     return 0;

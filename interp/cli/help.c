@@ -204,7 +204,7 @@ static const help_entry_t entries[] = {
      "  The accelerations of the chosen equations at the current state: one\n"
      "  `q'' = VALUE` line per coordinate (z' lines first for maggi and\n"
      "  gibbs_appell), then lambda(NAME) per constraint for the methods with\n"
-     "  multipliers.\n"},
+     "  multipliers.  `show accel` gives them solved symbolically.\n"},
     {"table",
      "table EXPR, ... [> \"file.csv\"]\n"
      "  One CSV row per recorded sample: a header with the expression texts,\n"
@@ -221,16 +221,28 @@ static const help_entry_t entries[] = {
      "show model        coordinates, parameters, frames, bodies, energies,\n"
      "                  forces, constraints\n"
      "show eom          the chosen equations, symbolically\n"
+     "show accel        the accelerations solved: x'' = ... per coordinate\n"
+     "                  (z' = ... per speed for maggi, gibbs_appell)\n"
+     "show x''          one of them; an expression with accelerations in it\n"
+     "                  is shown with the solved ones put in\n"
      "show mass         the mass matrix M_ij = d2L/dq_i'dq_j'\n"
      "show reduced      the reduced Lagrangian (voronec, naive)\n"
      "show voronec      the coefficients a and b of Voronec's equations\n"
      "show kinematics   q' = psi(q, z, t): the kinematic equations given\n"
      "                  and the velocities solved from the constraints\n"
      "show kane         Kane's F_r and F*_r for each speed (help kane)\n"
-     "  `latex` after `show` works for all of them (in a notebook it is\n"
-     "  shown as typeset mathematics), and > \"file\" at the end writes\n"
-     "  there: show latex eom > \"eom.tex\"\n"},
-    {"latex", "latex: `show latex ...` prints LaTeX (help show).\n"},
+     "  `latex` after `show` works for all of them: the LaTeX compiles in an\n"
+     "  amsmath document as it is (an align* environment); in a notebook it\n"
+     "  is shown as typeset mathematics.  > \"file\" at the end writes there:\n"
+     "  show latex eom > \"eom.tex\".  What show prints is simplified:\n"
+     "  expanded, cancelled, collected, with sin^2 + cos^2 = 1, in exact\n"
+     "  fractions; a form that lost a part which may be undefined says\n"
+     "  where it holds: show x/x prints 1  (where x != 0).  A solved form\n"
+     "  longer than 1000 characters is not shown: it says so and shows the\n"
+     "  equations it comes from.\n"},
+    {"latex",
+     "latex: `show latex ...` and `worksheet latex NAME` print LaTeX\n"
+     "  (help show, help worksheet).\n"},
     {"check",
      "check [> \"file\"]\n"
      "  For each constraint: holonomic / linear / affine / nonlinear,\n"
@@ -249,7 +261,27 @@ static const help_entry_t entries[] = {
     {"samples", "samples: part of `compare A B samples N` (help compare).\n"},
     {"worksheet",
      "worksheet preliminary | first | second | second_reduced [> \"file\"]\n"
-     "  Benenti's worksheets, step by step, symbolically and at the state.\n"},
+     "worksheet latex NAME [> \"file\"]\n"
+     "  Benenti's worksheets, step by step and numbered as in his text\n"
+     "  (seed 001, §12): each object symbolically (simplified, as `show`\n"
+     "  shows it, where no entry is longer than 1000 characters) and at the\n"
+     "  current state, with one line saying what it is for.  `latex` prints\n"
+     "  the sheet as one align* environment.\n"
+     "  Reading the sheets beside Benenti's text:\n"
+     "  - the active forces A_i (and A^i = g^ij A_j) are computed at the end\n"
+     "    of the sheets of the first and second kind, as in his text, though\n"
+     "    Phi_i (first kind, step 8) and F^i (second kind, step 9) use them;\n"
+     "  - preliminary step 5, variant: \"formula (59)\" is eq. 16 (eq. 59 is\n"
+     "    Gauss's function);\n"
+     "  - first kind, step 7: the P_i come from step 5 of the preliminary\n"
+     "    sheet (the text says step 6, which it does not have);\n"
+     "  - second kind, step 6: X_a^i = H_ab C^bi (the text prints G_ab);\n"
+     "  - second kind, steps 10-12, and eqs. 49, 71: q'^i dC^a/dq^i (the text\n"
+     "    prints dC/dq'^i; the derivative of C along the motion,\n"
+     "    C^a_i q''^i + q'^i dC^a/dq^i = 0, shows dC/dq is meant);\n"
+     "  - reduced sheet, step 12: dq'^i/dt = D^i (the text prints dq^i/dt).\n"
+     "  The objects of the first and second kind hold where their matrices\n"
+     "  (G; g and H) are invertible; their factors cancel there.\n"},
     {"set",
      "set NAME = VALUE\n"
      "  Changes a parameter, or a simulation default: rtol, atol, step,\n"

@@ -6,6 +6,7 @@
  * prepares its own, temporary ones).
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #include "interp/base/util.h"
 #include "interp/eom/kinematics.h"
 #include "interp/eom/velocity.h"
+#include "interp/expr/simplify.h"
 #include "interp/analysis/worksheet.h"
 
 /* Values print as the shortest text that reads back to the same double,
@@ -154,12 +156,114 @@ int output_accel(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 
 /* ---- show ------------------------------------------------------------ */
 
-static void put_expr(ctx_t *s, expr_graph_t *g, const expr_t *e,
-                     bool latex)
+/* E (a node of the session's graph) in its display form (§7.1). */
+static void put_simplified(ctx_t *s, simp_t *sp, const expr_t *e, bool latex)
 {
-    char *t = latex ? expr_to_latex(g, e) : expr_to_text(g, e);
+    char *t = simp_format(sp, simp_simplify(sp, simp_import(sp, e)), latex);
     fputs(t, s->out);
     free(t);
+}
+
+/* A name in LaTeX (\theta, \mathrm{mass}) or as it is. */
+static void put_name(ctx_t *s, const char *name, bool latex)
+{
+    if (!latex) {
+        fputs(name, s->out);
+        return;
+    }
+    char *t = expr_latex_name(name);
+    fputs(t, s->out);
+    free(t);
+}
+
+/* The start of a row "LABEL = " / "LABEL &= ". */
+static void put_label(ctx_t *s, const char *label, bool latex)
+{
+    put_name(s, label, latex);
+    fputs(latex ? " &= " : " = ", s->out);
+}
+
+/* A list line: "coordinates: a, b" or "&\text{coordinates:}\ a,\ b". */
+static void put_list(ctx_t *s, const char *what, const char *const *names,
+                     size_t n, bool latex)
+{
+    fprintf(s->out, latex ? "&\\text{%s:}\\ " : "%s:", what);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? (latex ? ",\\ " : ",") : "", s->out);
+        fputs(latex ? "" : " ", s->out);
+        put_name(s, names[i], latex);
+    }
+}
+
+/* Lines of a report that is text or one LaTeX align*: rows ("x'' = ..."
+ * or "\ddot{x} &= ...") and remarks (LaTeX comments).  A LaTeX row ends
+ * with \\ when something follows it. */
+typedef struct report {
+    FILE *out;
+    bool latex, open_row;
+} report_t;
+
+static void report_begin(report_t *r, FILE *out, bool latex)
+{
+    r->out = out;
+    r->latex = latex;
+    r->open_row = false;
+    if (latex)
+        fputs("\\begin{align*}\n", out);
+}
+
+static void report_close_row(report_t *r)
+{
+    if (r->open_row)
+        fputs(r->latex ? " \\\\\n" : "\n", r->out);
+    r->open_row = false;
+}
+
+/* A row to be written by the caller (the \\ of the one before put). */
+static void report_start_row(report_t *r)
+{
+    report_close_row(r);
+    r->open_row = true;
+}
+
+static void report_row(report_t *r, const char *label, const char *text)
+{
+    report_close_row(r);
+    fprintf(r->out, "%s%s%s", label, r->latex ? " &= " : " = ", text);
+    r->open_row = true;
+}
+
+static void report_remark(report_t *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void report_remark(report_t *r, const char *fmt, ...)
+{
+    report_close_row(r);
+    if (r->latex)
+        fputs("% ", r->out);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(r->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', r->out);
+}
+
+static void report_end(report_t *r)
+{
+    if (r->open_row)
+        fputc('\n', r->out);
+    r->open_row = false;
+    if (r->latex)
+        fputs("\\end{align*}\n", r->out);
+}
+
+/* Text for \text{}: '_' escaped. */
+static void put_text_latex(ctx_t *s, const char *t)
+{
+    for (; *t; t++) {
+        if (*t == '_' || *t == '#' || *t == '%' || *t == '&' || *t == '$')
+            fputc('\\', s->out);
+        fputc(*t, s->out);
+    }
 }
 
 static void show_model(ctx_t *s, lower_t *lw, bool latex)
@@ -167,24 +271,29 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
     const model_t *m = &s->model;
     const nh_system_t *sys = lower_system(lw);
     expr_graph_t *g = lower_graph(lw);
+    simp_t *sp = simp_new(g);
     char buf[40];
     FILE *o = s->out;
-    fprintf(o, "coordinates:");
-    for (size_t i = 0; i < sys->n; i++)
-        fprintf(o, "%s %s", i ? "," : "", sys->qname[i]);
-    fprintf(o, "%s\n", sys->n ? "" : " none");
+    report_t rep;
+    report_begin(&rep, o, latex);
+    report_start_row(&rep);
+    if (sys->n)
+        put_list(s, "coordinates", sys->qname, sys->n, latex);
+    else
+        fputs(latex ? "&\\text{coordinates: none}" : "coordinates: none", o);
     if (sys->m) {
-        fprintf(o, "speeds:");
-        for (size_t i = 0; i < sys->m; i++)
-            fprintf(o, "%s %s", i ? "," : "", sys->zname[i]);
-        fputc('\n', o);
+        report_start_row(&rep);
+        put_list(s, "speeds", sys->zname, sys->m, latex);
     }
     if (m->params.n) {
-        fprintf(o, "parameters:");
-        for (size_t i = 0; i < m->params.n; i++)
-            fprintf(o, "%s %s = %s", i ? "," : "", m->params.v[i].name,
-                    num(m->params.v[i].value, buf, sizeof buf));
-        fputc('\n', o);
+        report_start_row(&rep);
+        fputs(latex ? "&\\text{parameters:}\\ " : "parameters:", o);
+        for (size_t i = 0; i < m->params.n; i++) {
+            fputs(i ? (latex ? ",\\ " : ",") : "", o);
+            fputs(latex ? "" : " ", o);
+            put_name(s, m->params.v[i].name, latex);
+            fprintf(o, " = %s", num(m->params.v[i].value, buf, sizeof buf));
+        }
     }
     /* Frames, bodies and gravity as declared (LANGUAGE.md §4.1); in LaTeX
      * as comments, since they are statements, not formulas. */
@@ -206,60 +315,127 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
         free(t);
     }
     if (m->lagrangian.name) {
-        fprintf(o, "lagrangian %s = ", m->lagrangian.name);
-        put_expr(s, g, sys->L, latex);
-        fputc('\n', o);
+        report_start_row(&rep);
+        if (!latex)
+            fputs("lagrangian ", o);
+        put_label(s, m->lagrangian.name, latex);
+        put_simplified(s, sp, sys->L, latex);
     } else {
         if (sys->T) {
-            fprintf(o, "kinetic %s = ", m->kinetic.name ? m->kinetic.name : "T");
-            put_expr(s, g, sys->T, latex);
-            fputc('\n', o);
+            report_start_row(&rep);
+            if (!latex)
+                fputs("kinetic ", o);
+            put_label(s, m->kinetic.name ? m->kinetic.name : "T", latex);
+            put_simplified(s, sp, sys->T, latex);
         }
         if (sys->V && (m->potential.name || m->gravity)) {
-            fprintf(o, "potential %s = ",
-                    m->potential.name ? m->potential.name : "V");
-            put_expr(s, g, sys->V, latex);
-            fputc('\n', o);
+            report_start_row(&rep);
+            if (!latex)
+                fputs("potential ", o);
+            put_label(s, m->potential.name ? m->potential.name : "V", latex);
+            put_simplified(s, sp, sys->V, latex);
         }
     }
     for (size_t i = 0; i < sys->n; i++)
         if (!expr_is_const(sys->Q[i], 0)) {
-            fprintf(o, "force %s = ", sys->qname[i]);
-            put_expr(s, g, sys->Q[i], latex);
-            fputc('\n', o);
+            report_start_row(&rep);
+            if (latex) {
+                fputs("Q_{", o);
+                put_name(s, sys->qname[i], true);
+                fputs("} &= ", o);
+            } else {
+                fprintf(o, "force %s = ", sys->qname[i]);
+            }
+            put_simplified(s, sp, sys->Q[i], latex);
         }
     for (size_t a = 0; a < sys->r; a++) {
-        fprintf(o, "constraint %s: 0 = ", sys->cname[a]);
-        put_expr(s, g, sys->C[a], latex);
-        fputc('\n', o);
+        report_start_row(&rep);
+        if (latex) {
+            fputs("\\text{", o);
+            put_text_latex(s, sys->cname[a]);
+            fputs(":}\\quad 0 &= ", o);
+        } else {
+            fprintf(o, "constraint %s: 0 = ", sys->cname[a]);
+        }
+        put_simplified(s, sp, sys->C[a], latex);
     }
     if (sys->psi)
         for (size_t i = 0; i < sys->n; i++)
             if (sys->psi[i]) {
-                fprintf(o, "kinematic %s' = ", sys->qname[i]);
-                put_expr(s, g, sys->psi[i], latex);
-                fputc('\n', o);
+                report_start_row(&rep);
+                if (!latex)
+                    fputs("kinematic ", o);
+                put_label(s, expr_var_name(g, sys->qd[i]), latex);
+                put_simplified(s, sp, sys->psi[i], latex);
             }
     int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
-    fprintf(o, "equations: %s%s\n", eom_method_name(method),
-            m->method >= 0 ? "" : " (the default)");
+    report_start_row(&rep);
+    if (latex) {
+        fputs("&\\text{equations: ", o);
+        put_text_latex(s, eom_method_name(method));
+        fprintf(o, "%s}", m->method >= 0 ? "" : " (the default)");
+    } else {
+        fprintf(o, "equations: %s%s", eom_method_name(method),
+                m->method >= 0 ? "" : " (the default)");
+    }
+    report_end(&rep);
+    simp_free(sp);
 }
 
+/* show mass: M_ij = ∂²L/∂q_i'∂q_j' (LANGUAGE.md §5); in LaTeX a pmatrix
+ * (§7.1) — or, when a row of it would be wider than TeX can set (one
+ * line of more than SIMP_LATEX_MAX_CHARS characters), its entries on and
+ * above the diagonal one per line, M_{ij} &= …. */
 static void show_mass(ctx_t *s, lower_t *lw, bool latex)
 {
     const nh_system_t *sys = lower_system(lw);
     expr_graph_t *g = lower_graph(lw);
-    /* M_ij = ∂²L/∂q_i'∂q_j' (LANGUAGE.md §5) */
-    for (size_t i = 0; i < sys->n; i++) {
-        fputs(latex ? "" : "[", s->out);
+    size_t n = sys->n;
+    simp_t *sp = simp_new(g);
+    char **text = xcalloc(n * n + 1, sizeof *text);
+    bool wide = false;
+    for (size_t i = 0; i < n; i++) {
         const expr_t *dLi = expr_diff(g, sys->L, sys->qd[i]);
-        for (size_t j = 0; j < sys->n; j++) {
-            if (j)
-                fputs(latex ? " & " : ", ", s->out);
-            put_expr(s, g, expr_diff(g, dLi, sys->qd[j]), latex);
+        size_t row = 0;
+        for (size_t j = 0; j < n; j++) {
+            const expr_t *e = expr_diff(g, dLi, sys->qd[j]);
+            text[i * n + j] =
+                simp_format(sp, simp_simplify(sp, simp_import(sp, e)), latex);
+            row += strlen(text[i * n + j]) + 3;
         }
-        fputs(latex ? (i + 1 < sys->n ? " \\\\\n" : "\n") : "]\n", s->out);
+        wide |= latex && row > SIMP_LATEX_MAX_CHARS;
     }
+    if (wide) {
+        fputs("\\begin{align*}\n"
+              "% M is symmetric: its entries on and above the diagonal\n",
+              s->out);
+        bool first = true;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i; j < n; j++) {
+                fprintf(s->out, "%sM_{%zu%s%zu} &= %s", first ? "" : " \\\\\n",
+                        i + 1, n > 9 ? "," : "", j + 1, text[i * n + j]);
+                first = false;
+            }
+        fputs("\n\\end{align*}\n", s->out);
+    } else {
+        if (latex)
+            fputs("\\begin{align*}\nM &= \\begin{pmatrix}\n", s->out);
+        for (size_t i = 0; i < n; i++) {
+            fputs(latex ? "" : "[", s->out);
+            for (size_t j = 0; j < n; j++) {
+                if (j)
+                    fputs(latex ? " & " : ", ", s->out);
+                fputs(text[i * n + j], s->out);
+            }
+            fputs(latex ? (i + 1 < n ? " \\\\\n" : "\n") : "]\n", s->out);
+        }
+        if (latex)
+            fputs("\\end{pmatrix}\n\\end{align*}\n", s->out);
+    }
+    for (size_t k = 0; k < n * n; k++)
+        free(text[k]);
+    free(text);
+    simp_free(sp);
 }
 
 /* `show e` writes a DAG out as a tree, which can be exponentially larger
@@ -323,6 +499,32 @@ static void put_text(ctx_t *s, char *text)
     free(text);
 }
 
+/* ---- show accel ------------------------------------------------------ */
+
+/* A solved acceleration longer than this (as text) is not shown: it says
+ * so, and the equations it comes from follow (LANGUAGE.md §7.1; the limit
+ * is stated in doc/language.md). */
+#define SHOW_SOLVED_MAX 1000
+
+/* The equations of E as `show eom` prints them, inside an align*
+ * already open when LATEX (their own environment lines left out). */
+static void put_system(ctx_t *s, eom_t *e, bool latex)
+{
+    char *text = eom_describe(e, latex);
+    const char *t = text, *end = text + strlen(text);
+    static const char ab[] = "\\begin{align*}\n", ae[] = "\\end{align*}\n";
+    if (latex && strncmp(t, ab, sizeof ab - 1) == 0 &&
+        (size_t)(end - t) >= sizeof ab + sizeof ae - 2 &&
+        strcmp(end - (sizeof ae - 1), ae) == 0) {
+        t += sizeof ab - 1;
+        end -= sizeof ae - 1;
+    }
+    fwrite(t, 1, (size_t)(end - t), s->out);
+    if (end > t && end[-1] != '\n')
+        fputc('\n', s->out);
+    free(text);
+}
+
 /* show kinematics: q' = ψ, the given equations and the velocities the
  * constraints determine (kinematics.h). */
 static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
@@ -376,6 +578,125 @@ static int show_kane(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     return rc;
 }
 
+/* The variables `show accel` lists for E: z' of every speed (maggi,
+ * gibbs_appell) or q'' of every coordinate, then lambda of every
+ * constraint where the method has multipliers; into V, the count
+ * returned. */
+static size_t accel_vars(const nh_system_t *sys, eom_t *e, uint32_t *v)
+{
+    size_t k = 0;
+    eom_method_t m = eom_method(e);
+    if (m == EOM_MAGGI || m == EOM_GIBBS_APPELL) {
+        for (size_t a = 0; a < sys->m; a++)
+            v[k++] = sys->zd[a];
+        return k;
+    }
+    for (size_t i = 0; i < sys->n; i++)
+        v[k++] = sys->qdd[i];
+    if (eom_has_multipliers(e))
+        for (size_t a = 0; a < sys->r; a++)
+            v[k++] = sys->lam[a];
+    return k;
+}
+
+/* show accel (ONLY == NULL), show x'' (ONLY = the variable's node), or
+ * show of an expression EV that holds accelerations: the solved forms
+ * (eom_solved), each a row "x'' = ..." (or EV's value alone), a form too
+ * long to read replaced by a remark that says so, and the equations they
+ * come from after any that is not shown. */
+static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
+                       const expr_t *only, const value_t *ev, diag_t *err)
+{
+    eom_t *e = ctx_eom(s, st->span, err);
+    if (!e)
+        return -1;
+    bool latex = st->u.show.latex;
+    const nh_system_t *sys = lower_system(lw);
+    expr_graph_t *g = lower_graph(lw);
+    uint32_t nv = expr_graph_nvars(g);
+    simp_t *sp = simp_new(g);
+    const expr_t **val = xcalloc(nv + 1, sizeof *val);
+    char why[256];
+    int solved = eom_solved(e, sp, val, why, sizeof why);
+    report_t r;
+    report_begin(&r, s->out, latex);
+    bool show_system = false;
+    if (solved != 0) {
+        report_remark(&r, "the accelerations are not solved symbolically: "
+                          "%s; the equations they come from:", why);
+        show_system = true;
+    } else if (ev) {
+        /* an expression: the solved forms put in */
+        unsigned n = ev->dim ? ev->dim : 1;
+        strbuf_t b;
+        strbuf_init(&b);
+        for (unsigned k = 0; k < n && !show_system; k++) {
+            const expr_t *in = simp_import(sp, ev->c[k]);
+            const expr_t *d = expr_subst(simp_graph(sp), in, val);
+            /* where the expression is defined, not the solved forms
+             * (they hold where the system is regular) */
+            char *t = simp_format(sp, simp_simplify_within(sp, d, in),
+                                  latex);
+            if (strlen(t) > SHOW_SOLVED_MAX) {
+                report_remark(&r, "the expression is too long to show "
+                                  "solved (%zu characters; the limit is "
+                                  "%d); the equations it comes from:",
+                              strlen(t), SHOW_SOLVED_MAX);
+                show_system = true;
+            }
+            if (n > 1)
+                strbuf_add(&b, k ? (latex ? " & " : ", ")
+                                 : (latex ? "\\begin{pmatrix}" : "["));
+            strbuf_add(&b, t);
+            free(t);
+        }
+        if (n > 1)
+            strbuf_add(&b, latex ? "\\end{pmatrix}" : "]");
+        char *t = strbuf_take(&b);
+        if (!show_system) {
+            fputs(t, s->out);
+            r.open_row = true;
+        }
+        free(t);
+    } else {
+        uint32_t *vars = xcalloc(sys->n + sys->m + sys->r + 1, sizeof *vars);
+        size_t nvar = only ? 1 : accel_vars(sys, e, vars);
+        if (only)
+            vars[0] = only->var;
+        for (size_t i = 0; i < nvar; i++) {
+            const char *name = expr_var_name(g, vars[i]);
+            if (!val[vars[i]]) {
+                report_remark(&r, "%s is not an unknown of the equations %s",
+                              name, eom_method_name(eom_method(e)));
+                continue;
+            }
+            char *t = simp_format(sp, val[vars[i]], latex);
+            if (strlen(t) > SHOW_SOLVED_MAX) {
+                report_remark(&r, "%s is too long to show solved (%zu "
+                                  "characters; the limit is %d)",
+                              name, strlen(t), SHOW_SOLVED_MAX);
+                show_system = true;
+            } else {
+                char *l = latex ? expr_latex_name(name) : NULL;
+                report_row(&r, latex ? l : name, t);
+                free(l);
+            }
+            free(t);
+        }
+        free(vars);
+        if (show_system)
+            report_remark(&r, "the equations they come from:");
+    }
+    if (show_system) {
+        report_close_row(&r);
+        put_system(s, e, latex);
+    }
+    report_end(&r);
+    free(val);
+    simp_free(sp);
+    return 0;
+}
+
 /* show reduced, show voronec: from the chosen equations when they are
  * voronec or naive, else from Voronec's equations prepared for the
  * purpose (an error when the constraints are not in explicit form). */
@@ -392,9 +713,11 @@ static int show_voronec(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
         return -1;
     bool latex = st->u.show.latex;
     if (reduced) {
-        fputs(latex ? "\\bar{L} = " : "Lbar = ", s->out);
-        put_expr(s, lower_graph(lw), eom_reduced_lagrangian(e), latex);
-        fputc('\n', s->out);
+        simp_t *sp = simp_new(lower_graph(lw));
+        fputs(latex ? "\\begin{align*}\n\\bar{L} &= " : "Lbar = ", s->out);
+        put_simplified(s, sp, eom_reduced_lagrangian(e), latex);
+        fputs(latex ? "\n\\end{align*}\n" : "\n", s->out);
+        simp_free(sp);
     } else {
         char *text = eom_describe_voronec(e, latex);
         fputs(text, s->out);
@@ -443,10 +766,21 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             return show_kinematics(s, lw, st, err);
         if (strcmp(w, "kane") == 0)
             return show_kane(s, lw, st, err);
+        if (strcmp(w, "accel") == 0)
+            return show_solved(s, lw, st, NULL, NULL, err);
     }
     value_t v;
     if (lower_expr(lw, e, LOWER_QUERY, &v, err))
         return -1;
+    if (lambda_available(s, lw, &v, e, err))
+        return -1;
+    if (lower_needs_accel(lw, &v)) {
+        /* x'', lambda(c), z' alone: its row; else the value, solved */
+        const expr_t *x = v.dim == 0 ? expr_unguarded(v.c[0]) : NULL;
+        if (x && x->op == EXPR_VAR)
+            return show_solved(s, lw, st, x, NULL, err);
+        return show_solved(s, lw, st, NULL, &v, err);
+    }
     expr_graph_t *g = lower_graph(lw);
     size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
     for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
@@ -459,18 +793,24 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               SHOW_MAX_TERMS);
         }
     free(memo);
+    /* LaTeX: a formula in an align* (so it compiles as it is, §7.1), a
+     * vector a pmatrix row */
+    simp_t *sp = simp_new(g);
+    if (latex)
+        fputs("\\begin{align*}\n", s->out);
     if (v.dim == 0) {
-        put_expr(s, g, v.c[0], latex);
+        put_simplified(s, sp, v.c[0], latex);
     } else {
-        fputs(latex ? "\\left[" : "[", s->out);
+        fputs(latex ? "\\begin{pmatrix}" : "[", s->out);
         for (unsigned k = 0; k < v.dim; k++) {
             if (k)
-                fputs(", ", s->out);
-            put_expr(s, g, v.c[k], latex);
+                fputs(latex ? " & " : ", ", s->out);
+            put_simplified(s, sp, v.c[k], latex);
         }
-        fputs(latex ? "\\right]" : "]", s->out);
+        fputs(latex ? "\\end{pmatrix}" : "]", s->out);
     }
-    fputc('\n', s->out);
+    simp_free(sp);
+    fputs(latex ? "\n\\end{align*}\n" : "\n", s->out);
     return 0;
 }
 
@@ -685,8 +1025,11 @@ int output_worksheet(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double vars[nv ? nv : 1];
     lower_fill_vars(lw, &s->model, vars);
-    if (worksheet_run(lower_system(lw), vars, st->u.word.name, false,
-                      st->u.word.span, s->out, err) != 0) {
+    bool latex = st->u.worksheet.latex;
+    if (latex)
+        s->out_kind = CTX_OUT_LATEX;
+    if (worksheet_run(lower_system(lw), vars, st->u.worksheet.name.name,
+                      latex, st->u.worksheet.name.span, s->out, err) != 0) {
         if (err->set && err->span.file == SRC_NO_FILE)
             err->span = st->span;
         return -1;

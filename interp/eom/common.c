@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "interp/eom/linalg.h"
+#include "interp/expr/simplify.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -1209,38 +1210,132 @@ void eom_buf_printf(eom_buf_t *b, const char *fmt, ...)
     va_end(ap);
 }
 
-void eom_buf_expr(eom_buf_t *b, const expr_graph_t *g, const expr_t *e,
-                  bool latex)
+/* LaTeX: the environment, opened before the first line. */
+static void eom_buf_open(eom_buf_t *b, bool latex)
 {
-    if (e->op == EXPR_CONST && e->value == 0.0) {
-        eom_buf_puts(b, "0"); /* not "-0": a folded −1·0 keeps its sign */
-        return;
+    if (latex && !b->open) {
+        eom_buf_puts(b, "\\begin{align*}\n");
+        b->open = true;
     }
-    char *s = latex ? expr_to_latex(g, e) : expr_to_text(g, e);
-    eom_buf_puts(b, s);
-    free(s);
 }
 
-void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
+/* LaTeX: a row after another ends that one with \\ (written then, so
+ * that the last row has none). */
+static void eom_buf_next_row(eom_buf_t *b, bool latex)
+{
+    if (!latex)
+        return;
+    eom_buf_open(b, latex);
+    if (b->last_row) {
+        size_t at = b->last_row - 1;
+        eom_buf_reserve(b, 3);
+        memmove(b->s + at + 3, b->s + at, b->len - at + 1);
+        memcpy(b->s + at, " \\\\", 3);
+        b->len += 3;
+    }
+}
+
+static void eom_buf_display(eom_buf_t *b, expr_graph_t *g)
+{
+    if (!b->simp)
+        b->simp = simp_new(g);
+}
+
+void eom_buf_row(eom_buf_t *b, expr_graph_t *g, const expr_t *l,
                  const expr_t *r, bool latex)
 {
-    eom_buf_expr(b, g, l, latex);
-    eom_buf_puts(b, latex ? " &= " : " = ");
-    eom_buf_expr(b, g, r, latex);
-    eom_buf_puts(b, latex ? " \\\\\n" : "\n");
+    if (b->collect) {
+        if (b->nrow == b->rowcap) {
+            b->rowcap = b->rowcap ? 2 * b->rowcap : 8;
+            b->cl = realloc(b->cl, b->rowcap * sizeof *b->cl);
+            b->cr = realloc(b->cr, b->rowcap * sizeof *b->cr);
+            if (!b->cl || !b->cr)
+                abort();
+        }
+        b->cl[b->nrow] = l;
+        b->cr[b->nrow++] = r;
+        return;
+    }
+    eom_buf_display(b, g);
+    simp_t *sp = b->simp;
+    const expr_t *L, *R, *cond;
+    simp_row(sp, simp_import(sp, l), simp_import(sp, r), NH_RANK_ACCEL, &L,
+             &R, &cond);
+    char *t = simp_format_row(sp, L, R, cond, latex);
+    eom_buf_next_row(b, latex);
+    eom_buf_puts(b, t);
+    free(t);
+    b->last_row = b->len + 1;
+    eom_buf_puts(b, "\n");
 }
 
 void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
                     const char *latex_label, const expr_t *e, bool latex)
 {
+    if (b->collect) {
+        eom_buf_row(b, g, expr_num(g, 0), e, latex);
+        return;
+    }
+    eom_buf_display(b, g);
+    simp_t *sp = b->simp;
+    char *t = simp_format(sp, simp_simplify(sp, simp_import(sp, e)), latex);
+    eom_buf_next_row(b, latex);
     eom_buf_puts(b, latex ? latex_label : text_label);
     eom_buf_puts(b, latex ? " &= " : " = ");
-    eom_buf_expr(b, g, e, latex);
-    eom_buf_puts(b, latex ? " \\\\\n" : "\n");
+    eom_buf_puts(b, t);
+    free(t);
+    b->last_row = b->len + 1;
+    eom_buf_puts(b, "\n");
+}
+
+char *eom_buf_finish(eom_buf_t *b, bool latex)
+{
+    if (latex && b->open)
+        eom_buf_puts(b, "\\end{align*}\n");
+    if (!b->s)
+        eom_buf_puts(b, "");
+    simp_free(b->simp);
+    if (b->sink) {
+        b->sink->cl = b->cl;
+        b->sink->cr = b->cr;
+        b->sink->nrow = b->nrow;
+    } else {
+        free(b->cl);
+        free(b->cr);
+    }
+    return b->s;
+}
+
+size_t eom_rows(eom_t *e, const expr_t ***l, const expr_t ***r)
+{
+    /* the describer run with a collecting buffer: the same rows */
+    eom_buf_t sink = {0};
+    e->collect = &sink;
+    free(e->describe(e, false));
+    e->collect = NULL;
+    *l = sink.cl;
+    *r = sink.cr;
+    return sink.nrow;
+}
+
+eom_buf_t eom_buf_start(const eom_t *e)
+{
+    eom_buf_t b = {0};
+    b.sink = e->collect;
+    b.collect = b.sink != NULL;
+    return b;
+}
+
+char *eom_latex_var(expr_graph_t *g, uint32_t v)
+{
+    return expr_to_latex(g, expr_var(g, v));
 }
 
 void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
 {
+    if (b->collect)
+        return;
+    eom_buf_open(b, latex);
     if (latex)
         eom_buf_puts(b, "% ");
     va_list ap;

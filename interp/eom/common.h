@@ -71,6 +71,7 @@ struct eom {
     const expr_t **vdep; /* Σ_j a_νj q_ind_j'                    (k)  */
     const expr_t **rowl, **rowr; /* describe: row i reads rowl = rowr */
     size_t nrows;
+    struct eom_buf *collect; /* eom_rows: where the describer's rows go */
 
     /* The fast path of a small system (common.c): a second tape that also
      * solves the method's definite linear system, by an LDLᵀ built from
@@ -271,28 +272,60 @@ void *eom_alloc(size_t count, size_t size);
 /* Writes NaN into every multiplier variable. */
 void eom_clear_lambda(const eom_t *e, double *vars);
 
-/* ---- text for the describers --------------------------------------- */
+/* ---- maggi.c, for solved.c ------------------------------------------ */
+
+/* The m rows Σ_b G_ab z_b' = rhs_a of maggi or gibbs_appell, as `show
+ * eom` shows them (maggi: with q' = ψ substituted). */
+void eom_maggi_rows(const eom_t *e, const expr_t **rowl,
+                    const expr_t **rowr);
+
+/* ---- text for the describers ---------------------------------------
+ * A describer writes headings, rows and named objects into an eom_buf_t
+ * and returns eom_buf_finish's string.  Rows and objects are shown in
+ * their display forms (LANGUAGE.md §7.1, interp/expr/simplify.h): a row
+ * l = r as L = R with the accelerations on the left, expanded,
+ * cancelled and collected.  LaTeX is one align* environment: rows
+ * "L &= R" separated by \\, headings as TeX comments inside it.  A buffer
+ * in collecting mode (eom_rows) formats nothing and keeps the rows' nodes
+ * instead. */
+
+struct simp;
 
 typedef struct eom_buf {
     char *s;
     size_t len, cap;
+    struct simp *simp;   /* the display, made at the first row */
+    bool open;           /* LaTeX: \begin{align*} written */
+    size_t last_row;     /* LaTeX: where the last row's text ends, + 1 */
+    /* collecting mode: the rows' sides, in the system's graph, handed
+     * to SINK by eom_buf_finish */
+    bool collect;
+    const expr_t **cl, **cr;
+    size_t nrow, rowcap;
+    struct eom_buf *sink;
 } eom_buf_t;
+
+/* A describer's buffer: collecting when eom_rows runs the describer. */
+eom_buf_t eom_buf_start(const eom_t *e);
 
 void eom_buf_puts(eom_buf_t *b, const char *s);
 void eom_buf_printf(eom_buf_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Appends E as text or LaTeX. */
-void eom_buf_expr(eom_buf_t *b, const expr_graph_t *g, const expr_t *e,
-                  bool latex);
-/* Appends the row "L = R" (LaTeX: "L &= R \\"), newline-terminated. */
-void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
+/* Appends the row "L = R" for the equation l = r (LaTeX "L &= R"),
+ * newline-terminated. */
+void eom_buf_row(eom_buf_t *b, expr_graph_t *g, const expr_t *l,
                  const expr_t *r, bool latex);
-/* Appends the row "LABEL = E" for a named object (TEXT_LABEL "F_u1",
- * LATEX_LABEL "F_{u_{1}}"). */
+/* Appends the row "LABEL = E" for a named object (TEXT_LABEL "M[x, y]" or
+ * "F_u1", LATEX_LABEL "M_{x,y}" or "F_{u_{1}}"), E in its display form. */
 void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
                     const char *latex_label, const expr_t *e, bool latex);
 /* Appends a heading line (LaTeX: as a comment "% ..."). */
 void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The text written (malloc'ed, never NULL), the LaTeX environment
+ * closed; the buffer's display freed. */
+char *eom_buf_finish(eom_buf_t *b, bool latex);
+/* The LaTeX of variable V of G (\ddot{\theta}, x_{1}); malloc'ed. */
+char *eom_latex_var(expr_graph_t *g, uint32_t v);
 
 #endif

@@ -104,6 +104,28 @@ bool eom_has_native(const eom_t *e);
  * (malloc'ed, the caller frees). */
 char *eom_describe(const eom_t *e, bool latex);
 
+/* The rows `show eom` shows, as nodes of the system's graph before their
+ * display (l[i] = r[i]; a named object E as 0 = E): for tests that check
+ * the display against them.  *L and *R are malloc'ed (the caller frees
+ * both); returns the count. */
+size_t eom_rows(eom_t *e, const expr_t ***l, const expr_t ***r);
+
+/* The accelerations solved symbolically (LANGUAGE.md §7.1 `show accel`):
+ * q'' of every coordinate, z' of every speed (maggi, gibbs_appell) and
+ * lambda of every constraint (multipliers, second_kind), from the
+ * method's linear system in its unknowns (q'' and lambda; the
+ * independent q''; z'), by simp_solve in the display SP
+ * (interp/expr/simplify.h), each in its display form.  VAL (expr_graph_
+ * nvars entries) receives display nodes at those variables and NULL
+ * elsewhere.  The forms hold where the system is regular (the method
+ * reports a singular state as an error).  Returns 0, or -1 with a
+ * sentence in WHY (WHYSIZE bytes) when the system is beyond the solver
+ * (more unknowns than SIMP_SOLVE_MAX, a determinant with more than
+ * SIMP_MAX_TERMS terms) or singular at every state. */
+struct simp;
+int eom_solved(const eom_t *e, struct simp *sp, const expr_t **val,
+               char *why, size_t whysize);
+
 /* Voronec's split and coefficients (voronec and naive only), for `show
  * voronec`, `show reduced` and tests.  eom_voronec_split returns the
  * number k of dependent coordinates and points *dep (k entries) and *ind

@@ -698,7 +698,5 @@ char *eom_kin_describe(const eom_kin_t *kin, bool latex)
         free(t);
     }
     strbuf_free(&rows);
-    if (!b.s)
-        eom_buf_puts(&b, "");
-    return b.s;
+    return eom_buf_finish(&b, latex);
 }

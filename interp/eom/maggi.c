@@ -504,10 +504,35 @@ static void mag_rows(const eom_t *e, const expr_t *const *G,
 
 
 
+void eom_maggi_rows(const eom_t *e, const expr_t **rowl, const expr_t **rowr)
+{
+    const nh_system_t *sys = e->sys;
+    size_t m = sys->m;
+    if (e->method != EOM_MAGGI) {
+        memcpy(rowl, e->rowl, m * sizeof *rowl);
+        memcpy(rowr, e->rowr, m * sizeof *rowr);
+        return;
+    }
+    /* maggi's rows: G and rhs as nodes (its tape has M, h and β), at the
+     * velocities q', shown with ψ in */
+    const expr_t **G = eom_alloc(m * m + 1, sizeof *G);
+    const expr_t **rhs = eom_alloc(m + 1, sizeof *rhs);
+    mag_system(e, e->beta, G, rhs);
+    mag_rows(e, G, rhs, rowl, rowr);
+    const expr_t **repl = eom_subst_velocities(sys, e->psi);
+    for (size_t a = 0; a < m; a++) {
+        rowl[a] = expr_subst(sys->g, rowl[a], repl);
+        rowr[a] = expr_subst(sys->g, rowr[a], repl);
+    }
+    free(repl);
+    free(G);
+    free(rhs);
+}
+
 static char *maggi_describe(const eom_t *e, bool latex)
 {
     const nh_system_t *sys = e->sys;
-    eom_buf_t b = {0};
+    eom_buf_t b = eom_buf_start(e);
     if (e->method == EOM_MAGGI)
         eom_buf_heading(&b, latex,
                         "maggi (Benenti eq. 27): sum_b G_ab z_b' = "
@@ -525,47 +550,27 @@ static char *maggi_describe(const eom_t *e, bool latex)
                         "the rows are formed at each evaluation: the "
                         "velocities without a kinematic equation are solved "
                         "from the constraints numerically (show kinematics)");
-    /* maggi's rows: G and rhs as nodes (its tape has M, h and β), at
-     * the velocities q', shown with ψ in. */
-    const expr_t **repl = NULL;
-    const expr_t **rowl = e->rowl, **rowr = e->rowr;
-    size_t first = e->kin_numeric ? sys->m : 0;
-    if (e->method == EOM_MAGGI && !e->kin_numeric) {
-        size_t m = sys->m;
-        const expr_t **G = eom_alloc(m * m + 1, sizeof *G);
-        const expr_t **rhs = eom_alloc(m + 1, sizeof *rhs);
-        rowl = eom_alloc(e->nrows, sizeof *rowl);
-        rowr = eom_alloc(e->nrows, sizeof *rowr);
-        memcpy(rowl, e->rowl, e->nrows * sizeof *rowl);
-        memcpy(rowr, e->rowr, e->nrows * sizeof *rowr);
-        mag_system(e, e->beta, G, rhs);
-        mag_rows(e, G, rhs, rowl, rowr);
-        free(G);
-        free(rhs);
-        repl = eom_subst_velocities(sys, e->psi);
-    }
+    size_t m = sys->m;
+    const expr_t **rowl = eom_alloc(m + 1, sizeof *rowl);
+    const expr_t **rowr = eom_alloc(m + 1, sizeof *rowr);
+    size_t first = e->kin_numeric ? m : 0;
+    if (!e->kin_numeric)
+        eom_maggi_rows(e, rowl, rowr);
     for (size_t i = first; i < e->nrows; i++) {
-        if (i == sys->m)
+        if (i == m)
             eom_buf_heading(&b, latex, "kinematic equations:");
-        const expr_t *l = rowl[i], *r = rowr[i];
-        if (repl && i < sys->m) {
-            l = expr_subst(sys->g, l, repl);
-            r = expr_subst(sys->g, r, repl);
-        }
-        eom_buf_row(&b, sys->g, l, r, latex);
+        if (i < m)
+            eom_buf_row(&b, sys->g, rowl[i], rowr[i], latex);
+        else
+            eom_buf_row(&b, sys->g, e->rowl[i], e->rowr[i], latex);
     }
     if (e->kin_k)
         eom_buf_heading(&b, latex,
                         "and the velocities without a kinematic equation, "
                         "from the constraints (show kinematics)");
-    if (repl) {
-        free(repl);
-        free(rowl);
-        free(rowr);
-    }
-    if (!b.s)
-        eom_buf_puts(&b, "");
-    return b.s;
+    free(rowl);
+    free(rowr);
+    return eom_buf_finish(&b, latex);
 }
 
 /* ---- Kane's form ------------------------------------------------------------ */
@@ -647,7 +652,7 @@ char *eom_describe_kane(const eom_t *e, bool latex)
     const expr_t **Frs = eom_alloc(m + 1, sizeof *Frs);
     bool vin = false;
     diag_t err = {0};
-    eom_buf_t b = {0};
+    eom_buf_t b = eom_buf_start(e);
     if (eom_kane(e, Fr, Frs, &vin, &err) != 0) {
         free(Fr);
         free(Frs);
@@ -674,7 +679,7 @@ char *eom_describe_kane(const eom_t *e, bool latex)
     }
     free(Fr);
     free(Frs);
-    return b.s;
+    return eom_buf_finish(&b, latex);
 }
 
 /* ---- prepare ------------------------------------------------------------------ */

@@ -315,25 +315,45 @@ static const expr_t *mult_constraint_row(const eom_t *e, size_t a)
     return s;
 }
 
-static void mult_label(eom_buf_t *b, bool latex, const char *sym,
-                       const char *i, const char *j)
+/* The LaTeX of index I of an object: coordinate I's name (\\theta), or
+ * constraint I - n's in roman (\\mathrm{roll\\_x}).  Malloc'ed. */
+static char *mult_index_latex(const eom_t *e, size_t i)
 {
-    if (latex) {
-        eom_buf_printf(b, "%s_{\\mathrm{%s}", sym, i);
-        if (j)
-            eom_buf_printf(b, ",\\mathrm{%s}", j);
-        eom_buf_puts(b, "} &= ");
-    } else {
-        eom_buf_printf(b, "%s[%s", sym, i);
-        if (j)
-            eom_buf_printf(b, ", %s", j);
-        eom_buf_puts(b, "] = ");
+    const nh_system_t *sys = e->sys;
+    if (i < sys->n)
+        return eom_latex_var(sys->g, sys->q[i]);
+    const char *nm = sys->cname[i - sys->n];
+    char *t = eom_alloc(2 * strlen(nm) + 16, 1);
+    size_t k = (size_t)sprintf(t, "\\mathrm{");
+    for (; *nm; nm++) {
+        if (*nm == '_')
+            t[k++] = '\\';
+        t[k++] = *nm;
     }
+    strcpy(t + k, "}");
+    return t;
 }
 
-static void mult_end(eom_buf_t *b, bool latex)
+/* The object SYM[I] or SYM[I, J] into B as a row; I and J index the
+ * coordinates, then the constraints (mult_index_latex); J may be -1. */
+static void mult_object(eom_buf_t *b, const eom_t *e, const char *sym,
+                        size_t i, long j, const expr_t *v, bool latex)
 {
-    eom_buf_puts(b, latex ? " \\\\\n" : "\n");
+    const nh_system_t *sys = e->sys;
+    const char *ti = i < sys->n ? sys->qname[i] : sys->cname[i - sys->n];
+    const char *tj = j < 0                 ? NULL
+                     : (size_t)j < sys->n ? sys->qname[j]
+                                          : sys->cname[(size_t)j - sys->n];
+    char *li = mult_index_latex(e, i);
+    char *lj = j < 0 ? NULL : mult_index_latex(e, (size_t)j);
+    size_t n = strlen(sym) + strlen(ti) + (tj ? strlen(tj) : 0) +
+               strlen(li) + (lj ? strlen(lj) : 0) + 16;
+    char text[n], tex[n];
+    snprintf(text, n, "%s[%s%s%s]", sym, ti, tj ? ", " : "", tj ? tj : "");
+    snprintf(tex, n, "%s_{%s%s%s}", sym, li, lj ? "," : "", lj ? lj : "");
+    eom_buf_object(b, sys->g, text, tex, v, latex);
+    free(li);
+    free(lj);
 }
 
 static char *mult_describe(const eom_t *e, bool latex)
@@ -341,7 +361,7 @@ static char *mult_describe(const eom_t *e, bool latex)
     const nh_system_t *sys = e->sys;
     expr_graph_t *g = sys->g;
     size_t n = sys->n, r = sys->r;
-    eom_buf_t b = {0};
+    eom_buf_t b = eom_buf_start(e);
     switch (e->method) {
     case EOM_LAGRANGE:
         eom_buf_heading(&b, latex,
@@ -370,36 +390,25 @@ static char *mult_describe(const eom_t *e, bool latex)
                 const expr_t *mij = e->d.M[i * n + j];
                 if (expr_is_const(mij, 0.0))
                     continue;
-                mult_label(&b, latex, "M", sys->qname[i], sys->qname[j]);
-                eom_buf_expr(&b, g, mij, latex);
-                mult_end(&b, latex);
+                mult_object(&b, e, "M", i, (long)j, mij, latex);
             }
-        for (size_t i = 0; i < n; i++) {
-            mult_label(&b, latex, "h", sys->qname[i], NULL);
-            eom_buf_expr(&b, g, e->d.h[i], latex);
-            mult_end(&b, latex);
-        }
+        for (size_t i = 0; i < n; i++)
+            mult_object(&b, e, "h", i, -1, e->d.h[i], latex);
         for (size_t a = 0; a < r; a++) {
             for (size_t i = 0; i < n; i++) {
                 const expr_t *bai = e->d.B[a * n + i];
                 if (expr_is_const(bai, 0.0))
                     continue;
-                mult_label(&b, latex, "B", sys->cname[a], sys->qname[i]);
-                eom_buf_expr(&b, g, bai, latex);
-                mult_end(&b, latex);
+                mult_object(&b, e, "B", n + a, (long)i, bai, latex);
             }
-            mult_label(&b, latex, "c", sys->cname[a], NULL);
-            eom_buf_expr(&b, g, e->d.c[a], latex);
-            mult_end(&b, latex);
+            mult_object(&b, e, "c", n + a, -1, e->d.c[a], latex);
         }
         eom_buf_heading(&b, latex,
                         "F = -M^-1 h;  H = B M^-1 B^T;  "
                         "lambda = -H^-1 (B F + c);  q'' = F + M^-1 B^T lambda");
         break;
     }
-    if (!b.s)
-        eom_buf_puts(&b, "");
-    return b.s;
+    return eom_buf_finish(&b, latex);
 }
 
 /* ---- the fast path -------------------------------------------------------- */

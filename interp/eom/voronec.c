@@ -336,7 +336,7 @@ static void vor_fast(eom_t *e, const expr_t *const *Mbar,
 static char *voronec_describe(const eom_t *e, bool latex)
 {
     const nh_system_t *sys = e->sys;
-    eom_buf_t b = {0};
+    eom_buf_t b = eom_buf_start(e);
     if (e->method == EOM_VORONEC)
         eom_buf_heading(&b, latex,
                         "voronec (Lemos eqs. 8-11): d/dt dLbar/dq_i' - "
@@ -355,9 +355,7 @@ static char *voronec_describe(const eom_t *e, bool latex)
             eom_buf_heading(&b, latex, "dependent velocities:");
         eom_buf_row(&b, sys->g, e->rowl[i], e->rowr[i], latex);
     }
-    if (!b.s)
-        eom_buf_puts(&b, "");
-    return b.s;
+    return eom_buf_finish(&b, latex);
 }
 
 /* ---- prepare -------------------------------------------------------------- */
@@ -599,20 +597,22 @@ char *eom_describe_voronec(const eom_t *e, bool latex)
         return NULL;
     const nh_system_t *sys = e->sys;
     expr_graph_t *g = sys->g;
-    eom_buf_t b = {0};
+    eom_buf_t b = eom_buf_start(e);
     eom_buf_heading(&b, latex,
                     "Voronec's coefficients (Lemos eqs. 8, 11): "
                     "q_nu' = sum_j a_nu,j q_j'");
     for (size_t nu = 0; nu < e->k; nu++)
         for (size_t j = 0; j < e->mi; j++) {
-            const char *qn = sys->qname[e->dep[nu]];
-            const char *qj = sys->qname[e->ind[j]];
-            if (latex)
-                eom_buf_printf(&b, "a_{\\mathrm{%s},\\mathrm{%s}} &= ", qn, qj);
-            else
-                eom_buf_printf(&b, "a[%s, %s] = ", qn, qj);
-            eom_buf_expr(&b, g, e->a[nu * e->mi + j], latex);
-            eom_buf_puts(&b, latex ? " \\\\\n" : "\n");
+            uint32_t qn = sys->q[e->dep[nu]], qj = sys->q[e->ind[j]];
+            char *ln = eom_latex_var(g, qn), *lj = eom_latex_var(g, qj);
+            size_t n = strlen(ln) + strlen(lj) + 2 * strlen(sys->qname[e->dep[nu]]) + 64;
+            char text[n], tex[n];
+            snprintf(text, n, "a[%s, %s]", sys->qname[e->dep[nu]],
+                     sys->qname[e->ind[j]]);
+            snprintf(tex, n, "a_{%s,%s}", ln, lj);
+            eom_buf_object(&b, g, text, tex, e->a[nu * e->mi + j], latex);
+            free(ln);
+            free(lj);
         }
     eom_buf_heading(&b, latex,
                     "nonzero b^nu_ij for i < j (b^nu_ji = -b^nu_ij)");
@@ -622,18 +622,21 @@ char *eom_describe_voronec(const eom_t *e, bool latex)
                 const expr_t *bij = e->b[(nu * e->mi + i) * e->mi + j];
                 if (expr_is_const(bij, 0.0))
                     continue;
+                char *ln = eom_latex_var(g, sys->q[e->dep[nu]]);
+                char *li = eom_latex_var(g, sys->q[e->ind[i]]);
+                char *lj = eom_latex_var(g, sys->q[e->ind[j]]);
                 const char *qn = sys->qname[e->dep[nu]];
                 const char *qi = sys->qname[e->ind[i]];
                 const char *qj = sys->qname[e->ind[j]];
-                if (latex)
-                    eom_buf_printf(&b,
-                                   "b^{\\mathrm{%s}}_{\\mathrm{%s},\\mathrm{%s}}"
-                                   " &= ",
-                                   qn, qi, qj);
-                else
-                    eom_buf_printf(&b, "b[%s; %s, %s] = ", qn, qi, qj);
-                eom_buf_expr(&b, g, bij, latex);
-                eom_buf_puts(&b, latex ? " \\\\\n" : "\n");
+                size_t n = strlen(ln) + strlen(li) + strlen(lj) +
+                           strlen(qn) + strlen(qi) + strlen(qj) + 64;
+                char text[n], tex[n];
+                snprintf(text, n, "b[%s; %s, %s]", qn, qi, qj);
+                snprintf(tex, n, "b^{%s}_{%s,%s}", ln, li, lj);
+                eom_buf_object(&b, g, text, tex, bij, latex);
+                free(ln);
+                free(li);
+                free(lj);
             }
-    return b.s;
+    return eom_buf_finish(&b, latex);
 }

@@ -43,19 +43,17 @@
  * with the part's domain ("domains and guards" below).
  * No rule needs a domain assumption: sqrt(x^2) stays as it is.
  *
- * Constant folding.  Constants in a sum or product fold with IEEE
- * arithmetic in canonical (sorted) order.  A power or function of constants
- * folds only when the result is finite (0^-1, log(0), sqrt(-1) stay as
- * nodes and evaluate to inf or NaN at run time, and 0/0 = 0*0^-1 is 0
- * guarded by 0^-1).  Folding uses expr_apply,
- * so a folded constant has exactly the bits evaluation would give; 1/3 is
- * folded to the double nearest 1/3, and the printer writes it back as
- * "x/3" or in the shortest decimal that reads back to the same bits.
- * Constants are hashed by bits: 0 and -0 are different nodes, and so are
- * NaNs with different payloads.  IEEE addition is not associative, so
- * (0.1+0.2)+0.3 and 0.1+(0.2+0.3) fold to different constants; the
- * canonical forms are exact for everything else (and for constants that
- * are exact in binary).
+ * Constant folding.  Constants are exact fractions where they can be
+ * (rational.c, LANGUAGE.md §7.1): constants in a sum or product, and
+ * integer powers of a constant, fold exactly, so (0.1+0.2)+0.3 and
+ * 0.1+(0.2+0.3) are both 3/5; past the bounds of a fraction they fold
+ * with IEEE arithmetic in canonical (sorted) order, as before.  A power
+ * or function of constants otherwise folds only when the result is
+ * finite (0^-1, log(0), sqrt(-1) stay as nodes and evaluate to inf or
+ * NaN at run time, and 0/0 = 0*0^-1 is 0 guarded by 0^-1), through
+ * expr_apply.  A constant is hashed by its fraction (2/5 and 0.4 are one
+ * node), or by its bits when it is none: 0 and -0 are different nodes,
+ * and so are NaNs with different payloads.
  *
  * Evaluation semantics (expr_apply, shared with the tape): ADD and MUL
  * fold their operands left to right in canonical order; POW computes a*a
@@ -192,11 +190,15 @@ static uint32_t node_hash(expr_op_t op, const expr_t *const *args, uint32_t n,
 
 static bool node_same(const expr_t *e, expr_op_t op,
                       const expr_t *const *args, uint32_t n, uint64_t bits,
-                      uint32_t var)
+                      uint32_t var, const expr_q_t *q)
 {
     if (e->op != op || e->nargs != n || e->var != var)
         return false;
-    if (op == EXPR_CONST && double_bits(e->value) != bits)
+    /* a constant is its fraction (one double may round two of them), or
+     * its bits when it is none */
+    if (op == EXPR_CONST &&
+        (double_bits(e->value) != bits || e->den != q->den ||
+         e->num != q->num))
         return false;
     for (uint32_t i = 0; i < n; i++)
         if (e->args[i] != args[i])
@@ -254,18 +256,23 @@ static bool own_partial(expr_op_t op, const expr_t *const *args,
     }
 }
 
-/* The node (op, args, constant bits, var), created if new.  ARGS must
- * already be in canonical form; they are copied. */
+/* The node (op, args, constant Q, var), created if new.  ARGS must
+ * already be in canonical form; they are copied.  Q is read for CONST
+ * only (NULL otherwise). */
 static const expr_t *intern(expr_graph_t *g, expr_op_t op,
                             const expr_t *const *args, uint32_t n,
-                            double value, uint32_t var)
+                            const expr_q_t *q, uint32_t var)
 {
+    static const expr_q_t none = {0, 0, 0.0};
+    if (op != EXPR_CONST)
+        q = &none;
+    double value = q->value;
     uint64_t bits = op == EXPR_CONST ? double_bits(value) : 0;
     uint32_t h = node_hash(op, args, n, bits, var);
     size_t mask = g->table_cap - 1;
     size_t j = h & mask;
     for (const expr_t *e; (e = g->table[j]) != NULL; j = (j + 1) & mask)
-        if (e->hash == h && node_same(e, op, args, n, bits, var))
+        if (e->hash == h && node_same(e, op, args, n, bits, var, q))
             return e;
 
     expr_t *e = arena_alloc(g, sizeof *e + n * sizeof *args);
@@ -274,12 +281,15 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
     uint8_t flags = own_partial(op, args, value)
                         ? EXPR_F_PARTIAL | EXPR_F_OWN
                         : 0;
+    uint8_t rank = op == EXPR_VAR && var < g->nvars ? g->var_rank[var] : 0;
     for (uint32_t i = 0; i < n; i++) {
         copy[i] = args[i];
         const expr_dep_t *d = &g->dep[args[i]->id];
         for (int w = 0; w < EXPR_DEP_WORDS; w++)
             dep.w[w] |= d->w[w];
         flags |= g->flags[args[i]->id] & EXPR_F_PARTIAL;
+        if (g->node_rank[args[i]->id] > rank)
+            rank = g->node_rank[args[i]->id];
     }
     if (op == EXPR_VAR)
         expr_dep_add(&dep, var);
@@ -288,6 +298,8 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
     e->hash = h;
     e->nargs = n;
     e->value = op == EXPR_CONST ? value : 0.0;
+    e->num = q->num;
+    e->den = q->den;
     e->var = var;
     e->args = copy;
 
@@ -296,12 +308,15 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
         g->nodes = expr_xrealloc(g->nodes, g->cap * sizeof *g->nodes);
         g->dep = expr_xrealloc(g->dep, g->cap * sizeof *g->dep);
         g->flags = expr_xrealloc(g->flags, g->cap * sizeof *g->flags);
+        g->node_rank = expr_xrealloc(g->node_rank,
+                                     g->cap * sizeof *g->node_rank);
         if (g->ranks)
             ranks_reserve(g, g->cap);
     }
     g->nodes[g->count] = e;
     g->dep[g->count] = dep;
     g->flags[g->count] = flags;
+    g->node_rank[g->count] = rank;
     g->count++;
     g->table[j] = e;
     if (g->count * 2 > g->table_cap)
@@ -333,9 +348,15 @@ void expr_graph_free(expr_graph_t *g)
         free(g->names[i]);
     free(g->names);
     free(g->var_key);
+    free(g->var_rank);
+    if (g->var_latex)
+        for (uint32_t i = 0; i < g->nvars; i++)
+            free(g->var_latex[i]);
+    free(g->var_latex);
     free(g->nodes);
     free(g->dep);
     free(g->flags);
+    free(g->node_rank);
     free(g->table);
     free(g->memo);
     ranks_free(g->ranks);
@@ -362,8 +383,16 @@ uint32_t expr_var_declare(expr_graph_t *g, const char *name)
         g->names = expr_xrealloc(g->names, g->names_cap * sizeof *g->names);
         g->var_key =
             expr_xrealloc(g->var_key, g->names_cap * sizeof *g->var_key);
+        g->var_rank = expr_xrealloc(g->var_rank,
+                                    g->names_cap * sizeof *g->var_rank);
+        if (g->var_latex)
+            g->var_latex = expr_xrealloc(g->var_latex,
+                                         g->names_cap * sizeof *g->var_latex);
     }
     g->var_key[g->nvars] = g->nvars;
+    if (g->var_latex)
+        g->var_latex[g->nvars] = NULL;
+    g->var_rank[g->nvars] = 0;
     size_t len = strlen(name);
     char *copy = expr_xmalloc(len + 1);
     memcpy(copy, name, len + 1);
@@ -385,6 +414,44 @@ uint32_t expr_graph_nvars(const expr_graph_t *g)
 const char *expr_var_name(const expr_graph_t *g, uint32_t var)
 {
     return var < g->nvars ? g->names[var] : "?";
+}
+
+void expr_var_set_rank(expr_graph_t *g, uint32_t var, unsigned rank)
+{
+    if (var >= g->nvars)
+        return;
+    g->var_rank[var] = (uint8_t)(rank > 255 ? 255 : rank);
+    /* the variable's own node, if built already (nodes above it keep the
+     * rank they were built with) */
+    const expr_t *v = expr_var(g, var); /* (may grow node_rank) */
+    g->node_rank[v->id] = g->var_rank[var];
+}
+
+unsigned expr_rank(const expr_graph_t *g, const expr_t *e)
+{
+    return g->node_rank[e->id];
+}
+
+void expr_var_set_latex(expr_graph_t *g, uint32_t var, const char *latex)
+{
+    if (var >= g->nvars)
+        return;
+    if (!g->var_latex)
+        g->var_latex = expr_xcalloc(g->names_cap, sizeof *g->var_latex);
+    free(g->var_latex[var]);
+    size_t n = strlen(latex);
+    g->var_latex[var] = expr_xmalloc(n + 1);
+    memcpy(g->var_latex[var], latex, n + 1);
+}
+
+const char *expr_var_latex(const expr_graph_t *g, uint32_t var)
+{
+    return g->var_latex && var < g->nvars ? g->var_latex[var] : NULL;
+}
+
+unsigned expr_var_rank(const expr_graph_t *g, uint32_t var)
+{
+    return var < g->nvars ? g->var_rank[var] : 0;
 }
 
 /* ---- the canonical order ----------------------------------------------- */
@@ -466,6 +533,28 @@ static int order_num(double a, double b)
     return ua < ub ? -1 : ua > ub;
 }
 
+/* Two constants by value; two fractions that round to one double (1/3
+ * and 0.3333333333333333) by their terms. */
+static int order_const(const expr_t *a, const expr_t *b)
+{
+    int r = order_num(a->value, b->value);
+    if (r || a == b)
+        return r;
+    if (a->den != b->den)
+        return a->den < b->den ? -1 : 1;
+    return a->num < b->num ? -1 : a->num > b->num;
+}
+
+/* Coefficients, NULL standing for 1. */
+static int order_coef(const expr_t *a, const expr_t *b)
+{
+    if (a == b)
+        return 0;
+    if (!a || !b)
+        return order_num(a ? a->value : 1.0, b ? b->value : 1.0);
+    return order_const(a, b);
+}
+
 static int op_rank(expr_op_t op)
 {
     switch (op) {
@@ -499,7 +588,7 @@ static int order_atom(order_ctx_t *c, const expr_t *a, const expr_t *b)
     if (ra != rb)
         return ra < rb ? -1 : 1;
     if (a->op == EXPR_CONST)
-        return order_num(a->value, b->value);
+        return order_const(a, b);
     if (a->op == EXPR_VAR) {
         uint64_t ka = c->g->var_key[a->var], kb = c->g->var_key[b->var];
         if (ka != kb)
@@ -572,27 +661,28 @@ static int order_seq(order_ctx_t *c, const expr_t *const *a, size_t na,
     return na < nb ? -1 : na > nb;
 }
 
-/* E as coefficient * factors.  *HOLD keeps a lone factor addressable. */
+/* E as coefficient * factors; *COEF is the constant node, NULL for 1.
+ * *E stays addressable: a lone factor is read through it. */
 static void split_term(const expr_t *const *e, const expr_t *const **fac,
-                       size_t *n, double *coef)
+                       size_t *n, const expr_t **coef)
 {
     const expr_t *t = *e;
     if (t->op == EXPR_CONST) {
         *fac = NULL;
         *n = 0;
-        *coef = t->value;
+        *coef = t;
     } else if (t->op == EXPR_MUL && t->args[0]->op == EXPR_CONST) {
         *fac = t->args + 1;
         *n = t->nargs - 1;
-        *coef = t->args[0]->value;
+        *coef = t->args[0];
     } else if (t->op == EXPR_MUL) {
         *fac = t->args;
         *n = t->nargs;
-        *coef = 1.0;
+        *coef = NULL;
     } else {
         *fac = e;
         *n = 1;
-        *coef = 1.0;
+        *coef = NULL;
     }
 }
 
@@ -611,12 +701,12 @@ static int order(order_ctx_t *c, const expr_t *a, const expr_t *b)
     }
     const expr_t *const *fa, *const *fb;
     size_t na, nb;
-    double ca, cb;
+    const expr_t *ca, *cb;
     split_term(&a, &fa, &na, &ca);
     split_term(&b, &fb, &nb, &cb);
     int r = order_seq(c, fa, na, fb, nb);
     if (!r && !c->deep)
-        r = order_num(ca, cb);
+        r = order_coef(ca, cb);
     c->depth--;
     return r;
 }
@@ -798,7 +888,7 @@ static size_t rank_deps(const expr_graph_t *g, const expr_t *e,
 {
     const expr_t *const *f;
     size_t n, k = 0;
-    double coef;
+    const expr_t *coef;
     split_term(&e, &f, &n, &coef);
     for (size_t i = 0; i < n; i++) {
         const expr_t *base, *exp;
@@ -816,7 +906,7 @@ static size_t rank_deps_count(const expr_t *e)
 {
     const expr_t *const *f;
     size_t n, k = 0;
-    double coef;
+    const expr_t *coef;
     split_term(&e, &f, &n, &coef);
     for (size_t i = 0; i < n; i++) {
         const expr_t *base, *exp;
@@ -880,14 +970,36 @@ static int order_top(expr_graph_t *g, const expr_t *a, const expr_t *b)
 
 /* ---- construction ------------------------------------------------------ */
 
+const expr_t *expr_q_node(expr_graph_t *g, expr_q_t q)
+{
+    return intern(g, EXPR_CONST, NULL, 0, &q, 0);
+}
+
 const expr_t *expr_num(expr_graph_t *g, double v)
 {
-    return intern(g, EXPR_CONST, NULL, 0, v, 0);
+    return expr_q_node(g, expr_q_double(v));
+}
+
+const expr_t *expr_ratio(expr_graph_t *g, int64_t num, int64_t den)
+{
+    expr_q_t a = expr_q_double((double)num), b;
+    if (!expr_q_pow(expr_q_double((double)den), -1, &b))
+        b = expr_q_double(1.0 / (double)den);
+    return expr_q_node(g, expr_q_mul(a, b));
+}
+
+bool expr_rational(const expr_t *e, int64_t *num, int64_t *den)
+{
+    if (e->op != EXPR_CONST || e->den == 0)
+        return false;
+    *num = e->num;
+    *den = e->den;
+    return true;
 }
 
 const expr_t *expr_var(expr_graph_t *g, uint32_t var)
 {
-    return intern(g, EXPR_VAR, NULL, 0, 0.0, var);
+    return intern(g, EXPR_VAR, NULL, 0, NULL, var);
 }
 
 /* Numeric comparison: expr_is_const(e, 0) holds for the constant -0 too. */
@@ -900,7 +1012,7 @@ bool expr_is_const(const expr_t *e, double v)
 typedef struct term_item {
     const expr_t *const *fac;
     size_t n;
-    double coef;
+    const expr_t *coef; /* NULL for 1 */
     const expr_t *node;
 } term_item_t;
 
@@ -917,7 +1029,7 @@ static int term_cmp(expr_graph_t *g, const void *pa, const void *pb)
     order_ctx_t c = {g, 0, false, 0, ORDER_STEPS};
     int r = order_seq(&c, a->fac, a->n, b->fac, b->n);
     if (!r && !c.deep)
-        r = order_num(a->coef, b->coef);
+        r = order_coef(a->coef, b->coef);
     return c.deep ? order_top(g, a->node, b->node) : r;
 }
 
@@ -945,7 +1057,8 @@ static int factor_cmp(expr_graph_t *g, const void *pa, const void *pb)
 static int num_cmp(expr_graph_t *g, const void *pa, const void *pb)
 {
     (void)g;
-    return order_num(*(const double *)pa, *(const double *)pb);
+    return order_const(*(const expr_t *const *)pa,
+                       *(const expr_t *const *)pb);
 }
 
 typedef int (*item_cmp_fn)(expr_graph_t *g, const void *a, const void *b);
@@ -1283,7 +1396,7 @@ static const expr_t *guard_build(expr_graph_t *g, const expr_t *v, dom_t *d)
                                           : expr_xmalloc((k + 1) * sizeof *args);
     args[0] = v;
     memcpy(args + 1, d->a, k * sizeof *args);
-    const expr_t *r = intern(g, EXPR_GUARD, args, (uint32_t)(k + 1), 0.0, 0);
+    const expr_t *r = intern(g, EXPR_GUARD, args, (uint32_t)(k + 1), NULL, 0);
     if (args != al)
         free(args);
     return r;
@@ -1335,6 +1448,12 @@ const expr_t *expr_guard_same(expr_graph_t *g, const expr_t *v,
     return r;
 }
 
+bool expr_holds_domain(const expr_graph_t *g, const expr_t *v,
+                       const expr_t *x)
+{
+    return dom_inside(g, x, expr_unguarded(v));
+}
+
 const expr_t *expr_unguarded(const expr_t *e)
 {
     return e->op == EXPR_GUARD ? e->args[0] : e;
@@ -1343,6 +1462,16 @@ const expr_t *expr_unguarded(const expr_t *e)
 bool expr_partial(const expr_graph_t *g, const expr_t *e)
 {
     return partial(g, e);
+}
+
+void expr_graph_set_display(expr_graph_t *g)
+{
+    g->display = true;
+}
+
+bool expr_graph_is_display(const expr_graph_t *g)
+{
+    return g->display;
 }
 
 bool expr_graph_keep_domains(expr_graph_t *g, bool keep)
@@ -1476,7 +1605,7 @@ static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k,
     for (size_t i = 0; i < *k; i++) {
         const expr_t *const *f;
         size_t n;
-        double c;
+        const expr_t *c;
         split_term(&out[i], &f, &n, &c);
         for (size_t p = 0; p < n; p++) {
             any_sin |= trig_square(f[p], EXPR_SIN);
@@ -1489,7 +1618,7 @@ static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k,
     for (size_t i = 0; i < *k; i++) {
         const expr_t *const *fi;
         size_t ni;
-        double ci;
+        const expr_t *ci;
         if (!out[i])
             continue; /* the partner of an earlier term */
         split_term(&out[i], &fi, &ni, &ci);
@@ -1501,7 +1630,7 @@ static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k,
             for (; j < *k; j++) {
                 const expr_t *const *fj;
                 size_t nj;
-                double cj;
+                const expr_t *cj;
                 if (j == i || !out[j])
                     continue;
                 split_term(&out[j], &fj, &nj, &cj);
@@ -1522,7 +1651,7 @@ static bool pythagoras(expr_graph_t *g, const expr_t **out, size_t *k,
                                    ? fl
                                    : expr_xmalloc((ni + 1) * sizeof *f);
             size_t nf = 0;
-            f[nf++] = expr_num(g, ci);
+            f[nf++] = ci ? ci : g->one;
             for (size_t r = 0; r < ni; r++)
                 if (r != p)
                     f[nf++] = fi[r];
@@ -1634,19 +1763,22 @@ static const expr_t *sum_core(expr_graph_t *g, const expr_t *const *terms,
     size_t k = 0;
     for (size_t i = 0; i < m;) {
         size_t j = i + 1;
-        double c = it[i].coef;
+        expr_q_t cq = it[i].coef ? expr_q_of(it[i].coef)
+                                 : (expr_q_t){1, 1, 1.0};
         while (j < m && it[j].n == it[i].n &&
                (it[i].n == 0 ||
                 memcmp(it[j].fac, it[i].fac,
                        it[i].n * sizeof *it[i].fac) == 0)) {
-            c += it[j].coef;
+            cq = expr_q_add(cq, it[j].coef ? expr_q_of(it[j].coef)
+                                           : (expr_q_t){1, 1, 1.0});
             j++;
         }
+        double c = cq.value;
         if (it[i].n == 0) {
             /* The constant term (it sorts first): kept unless it is zero
              * and other terms follow. */
             if (c != 0 || j == m)
-                out[k++] = j == i + 1 ? it[i].node : expr_num(g, c);
+                out[k++] = j == i + 1 ? it[i].node : expr_q_node(g, cq);
         } else if (c == 0) {
             /* c*m - c*m: gone, but only where m is defined */
             dom_drop(g, d, it[i].node);
@@ -1663,10 +1795,10 @@ static const expr_t *sum_core(expr_graph_t *g, const expr_t *const *terms,
                                                       sizeof *f);
                 size_t nf = 0;
                 if (c != 1)
-                    f[nf++] = expr_num(g, c);
+                    f[nf++] = expr_q_node(g, cq);
                 memcpy(f + nf, it[i].fac, it[i].n * sizeof *f);
                 out[k++] = intern(g, EXPR_MUL, f, (uint32_t)(nf + it[i].n),
-                                  0.0, 0);
+                                  NULL, 0);
                 if (f != fl)
                     free(f);
             }
@@ -1681,7 +1813,7 @@ static const expr_t *sum_core(expr_graph_t *g, const expr_t *const *terms,
     else if (k == 1)
         r = out[0];
     else
-        r = intern(g, EXPR_ADD, out, (uint32_t)k, 0.0, 0);
+        r = intern(g, EXPR_ADD, out, (uint32_t)k, NULL, 0);
     if (it != local)
         free(it);
     if (ex != el)
@@ -1694,16 +1826,17 @@ static const expr_t *sum_core(expr_graph_t *g, const expr_t *const *terms,
 /* Product of FACTORS (none of them a MUL or a constant) and COEF; the
  * worker of expr_product after flattening.  The domains of the factors
  * dropped go to D. */
-static const expr_t *product_core(expr_graph_t *g, double coef,
+static const expr_t *product_core(expr_graph_t *g, expr_q_t cq,
                                   factor_item_t *it, size_t m, size_t *runs,
                                   size_t nruns, dom_t *d)
 {
+    double coef = cq.value;
     /* x*0 = 0, with the sign of the product of the constants (so that
      * the result does not depend on the grouping), where x is defined */
     if (m > 0 && coef == 0) {
         for (size_t i = 0; i < m; i++)
             dom_drop(g, d, it[i].node);
-        return expr_num(g, coef);
+        return expr_q_node(g, cq);
     }
     sort_small(g, it, m, sizeof *it, factor_cmp, runs, nruns);
 
@@ -1738,7 +1871,8 @@ static const expr_t *product_core(expr_graph_t *g, double coef,
             const expr_t *p = expr_pow(g, it[i].base, sum);
             split_guards(&p, 1, &p, d);
             if (p->op == EXPR_CONST) {
-                coef *= p->value;
+                cq = expr_q_mul(cq, expr_q_of(p));
+                coef = cq.value;
             } else {
                 factor_item_t f = {NULL, NULL, p};
                 split_factor(p, &f.base, &f.exp);
@@ -1755,7 +1889,7 @@ static const expr_t *product_core(expr_graph_t *g, double coef,
         const expr_t **f = m < LOCAL_ITEMS
                                ? fl
                                : expr_xmalloc((m + 1) * sizeof *f);
-        f[0] = expr_num(g, coef);
+        f[0] = expr_q_node(g, cq);
         for (size_t i = 0; i < m; i++)
             f[i + 1] = it[i].node;
         const expr_t *r = expr_product(g, f, m + 1);
@@ -1764,7 +1898,7 @@ static const expr_t *product_core(expr_graph_t *g, double coef,
         return r; /* guarded, maybe: expr_product's caller merges */
     }
     if (m == 0 || coef == 0)
-        return expr_num(g, coef);
+        return expr_q_node(g, cq);
     if (m == 1 && coef == 1)
         return it[0].node;
     const expr_t *fl[LOCAL_ITEMS + 1];
@@ -1772,10 +1906,10 @@ static const expr_t *product_core(expr_graph_t *g, double coef,
                                        : expr_xmalloc((m + 1) * sizeof *f);
     size_t nf = 0;
     if (coef != 1)
-        f[nf++] = expr_num(g, coef);
+        f[nf++] = expr_q_node(g, cq);
     for (size_t i = 0; i < m; i++)
         f[nf++] = it[i].node;
-    const expr_t *r = intern(g, EXPR_MUL, f, (uint32_t)nf, 0.0, 0);
+    const expr_t *r = intern(g, EXPR_MUL, f, (uint32_t)nf, NULL, 0);
     if (f != fl)
         free(f);
     return r;
@@ -1809,9 +1943,10 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
     factor_item_t *it = total <= LOCAL_ITEMS
                             ? local
                             : expr_xmalloc(total * sizeof *it);
-    double cl[LOCAL_ITEMS];
-    double *cs = nconst <= LOCAL_ITEMS ? cl
-                                       : expr_xmalloc(nconst * sizeof *cs);
+    const expr_t *cl[LOCAL_ITEMS];
+    const expr_t **cs = nconst <= LOCAL_ITEMS
+                            ? cl
+                            : expr_xmalloc(nconst * sizeof *cs);
     size_t rl[LOCAL_ITEMS];
     size_t *runs = n <= LOCAL_ITEMS ? rl : expr_xmalloc(n * sizeof *runs);
     size_t m = 0, nc = 0, nruns = 0;
@@ -1824,7 +1959,7 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
             runs[nruns++] = m; /* a product's factors are in order */
         for (size_t j = 0; j < k; j++) {
             if (src[j]->op == EXPR_CONST) {
-                cs[nc++] = src[j]->value;
+                cs[nc++] = src[j];
             } else if (sum_negative(src[j])) {
                 /* x*(-a - b) = -x*(a + b): the sign joins the
                  * coefficient, so that x*(a + b) + x*(-a - b) cancels */
@@ -1842,19 +1977,19 @@ const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n)
     }
     /* Fold the constants in sorted order, so the result does not depend
      * on the order they came in. */
-    double coef = 1.0;
+    expr_q_t coef = {1, 1, 1.0};
     if (nc > 0) {
         size_t *cr = expr_xmalloc(nc * sizeof *cr);
         for (size_t i = 0; i < nc; i++)
             cr[i] = i;
         sort_small(g, cs, nc, sizeof *cs, num_cmp, cr, nc);
         free(cr);
-        coef = cs[0];
+        coef = expr_q_of(cs[0]);
         for (size_t i = 1; i < nc; i++)
-            coef *= cs[i];
+            coef = expr_q_mul(coef, expr_q_of(cs[i]));
     }
     if (neg)
-        coef = -coef;
+        coef = expr_q_mul(coef, (expr_q_t){-1, 1, -1.0});
     const expr_t *r = guard_make(g, product_core(g, coef, it, m, runs,
                                                  nruns, &d),
                                  &d);
@@ -1967,6 +2102,9 @@ static const expr_t *pow_core(expr_graph_t *g, const expr_t *a,
         if (c == 1)
             return a;
         if (a->op == EXPR_CONST) {
+            expr_q_t q;
+            if (expr_q_pow(expr_q_of(a), c, &q))
+                return expr_q_node(g, q); /* exact: (2/5)^2 = 4/25 */
             double x[2] = {a->value, c};
             const expr_t *r = fold(g, EXPR_POW, x, 2);
             if (r)
@@ -1995,7 +2133,8 @@ static const expr_t *pow_core(expr_graph_t *g, const expr_t *a,
             }
             if (a->op == EXPR_SQRT && fmod(c, 2.0) == 0) { /* sqrt(x)^2k */
                 dom_drop(g, d, a); /* = x^k where x >= 0 */
-                return expr_pow(g, a->args[0], expr_num(g, c / 2));
+                return expr_pow(g, a->args[0],
+                                expr_mul(g, b, expr_ratio(g, 1, 2)));
             }
             if (sum_negative(a)) { /* (-S)^n = (-1)^n S^n */
                 const expr_t *r = expr_pow(g, sum_negate(g, a), b);
@@ -2008,7 +2147,7 @@ static const expr_t *pow_core(expr_graph_t *g, const expr_t *a,
         return g->one;
     }
     const expr_t *args[2] = {a, b};
-    return intern(g, EXPR_POW, args, 2, 0.0, 0);
+    return intern(g, EXPR_POW, args, 2, NULL, 0);
 }
 
 const expr_t *expr_pow(expr_graph_t *g, const expr_t *a, const expr_t *b)
@@ -2077,7 +2216,7 @@ const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
         if (a == b && op != EXPR_ATAN2)
             return a;
         const expr_t *args[2] = {a, b};
-        return intern(g, op, args, 2, 0.0, 0);
+        return intern(g, op, args, 2, NULL, 0);
     }
     default:
         break;
@@ -2106,7 +2245,7 @@ const expr_t *expr_call(expr_graph_t *g, expr_op_t op, const expr_t *a,
             break;
         }
     }
-    return intern(g, op, &a, 1, 0.0, 0);
+    return intern(g, op, &a, 1, NULL, 0);
 }
 
 /* ---- evaluation -------------------------------------------------------- */

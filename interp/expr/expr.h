@@ -89,7 +89,9 @@ struct expr {
     uint32_t id;            /* dense: 0..expr_graph_count()-1, for memo tables */
     uint32_t hash;
     uint32_t nargs;
-    double value;           /* EXPR_CONST */
+    double value;           /* EXPR_CONST: the double it evaluates to */
+    int64_t num, den;       /* EXPR_CONST: exactly num/den (den > 0), or
+                               den == 0 when it is no such fraction */
     uint32_t var;           /* EXPR_VAR */
     const expr_t *const *args; /* nargs children; ADD/MUL: canonical order */
 };
@@ -112,6 +114,16 @@ size_t expr_graph_edges(const expr_graph_t *g);
  * Returns the setting it replaces. */
 bool expr_graph_keep_domains(expr_graph_t *g, bool keep);
 
+/* Marks G as a display graph (interp/expr/simplify.h): its printers may
+ * show a double that IEEE arithmetic made of pi and small numbers
+ * (3*pi/4 past the bounds of a fraction, the folded asin(-1)) as that
+ * (-3*pi/4, -pi/2), whose text reads back to the same value but not
+ * always to the same node.  A graph's text otherwise always reads back
+ * to the very node (a constant that is exactly K*pi prints so in
+ * every graph). */
+void expr_graph_set_display(expr_graph_t *g);
+bool expr_graph_is_display(const expr_graph_t *g);
+
 /* ---- variables ------------------------------------------------------ */
 
 /* Declares variable number expr_graph_nvars(g) with NAME (copied) and
@@ -126,6 +138,24 @@ uint32_t expr_var_declare(expr_graph_t *g, const char *name);
 void expr_var_set_order(expr_graph_t *g, uint32_t var, uint64_t key);
 uint32_t expr_graph_nvars(const expr_graph_t *g);
 const char *expr_var_name(const expr_graph_t *g, uint32_t var);
+/* The place of a variable's factors in a printed product (LANGUAGE.md
+ * §7.1: numbers, parameters, functions of coordinates, velocities,
+ * accelerations): a factor prints after those of lower rank, its rank
+ * being the highest of its variables' (0 for a number); factors of one
+ * rank keep the canonical order.  Display only: the graph's canonical
+ * forms do not depend on it.  Every variable starts at rank 0; a node
+ * takes its rank when it is built, so a variable's rank is set before
+ * the first node that reads it (lower.c does it as it declares them). */
+void expr_var_set_rank(expr_graph_t *g, uint32_t var, unsigned rank);
+unsigned expr_var_rank(const expr_graph_t *g, uint32_t var);
+/* LaTeX for a variable whose name is no identifier (a display symbol
+ * such as "det(g[phi, psi])"): printed as given instead of from the name;
+ * copied.  NULL when none was set. */
+void expr_var_set_latex(expr_graph_t *g, uint32_t var, const char *latex);
+const char *expr_var_latex(const expr_graph_t *g, uint32_t var);
+/* The highest rank of the variables of E (0 for a number), as of E's
+ * construction; O(1). */
+unsigned expr_rank(const expr_graph_t *g, const expr_t *e);
 
 /* ---- construction (simplifying, hash-consing) ------------------------ */
 
@@ -157,6 +187,12 @@ bool expr_split(const expr_graph_t *g, const expr_t *e, const expr_t **a,
  * defined for every finite input, or when v already holds those parts. */
 const expr_t *expr_guard(expr_graph_t *g, const expr_t *value,
                          const expr_t *cond);
+/* Whether evaluating V shows where the atom X (an atom of a guard) is
+ * undefined: V holds X, or a power of X's base that needs as much (x^-2
+ * for x^-1), found within a bounded search.  The atoms of E's domain
+ * are those of expr_guard(g, expr_num(g, 0), e). */
+bool expr_holds_domain(const expr_graph_t *g, const expr_t *v,
+                       const expr_t *x);
 /* E's value without its guard: E itself unless E is a GUARD node. */
 const expr_t *expr_unguarded(const expr_t *e);
 /* Whether E may be undefined for some finite values of its variables
@@ -169,6 +205,17 @@ const expr_t *expr_sum(expr_graph_t *g, const expr_t *const *terms, size_t n);
 const expr_t *expr_product(expr_graph_t *g, const expr_t *const *f, size_t n);
 
 bool expr_is_const(const expr_t *e, double v); /* CONST with exactly v */
+
+/* The constant num/den (reduced; den != 0).  Constants are exact
+ * fractions (LANGUAGE.md §7.1): a double given to expr_num is the
+ * fraction of its shortest decimal (0.4 is 2/5), sums, products and
+ * integer powers of fractions fold exactly, and the node's value is the
+ * double nearest the fraction; numerators and denominators stay within
+ * 2^53, and a result beyond falls back to IEEE arithmetic (rational.c).
+ * The same number is the same node however it was written. */
+const expr_t *expr_ratio(expr_graph_t *g, int64_t num, int64_t den);
+/* Whether E is a constant that is an exact fraction; its terms. */
+bool expr_rational(const expr_t *e, int64_t *num, int64_t *den);
 
 /* ---- transformations ------------------------------------------------ */
 
@@ -228,6 +275,10 @@ char *expr_to_text(const expr_graph_t *g, const expr_t *e);
 /* LaTeX (\frac, \sin, ^{...}, primes as \dot{} / \ddot{} when the variable
  * name ends in ' / ''; Greek letter names as \theta etc.). */
 char *expr_to_latex(const expr_graph_t *g, const expr_t *e);
+/* A name as LaTeX, as the printer writes a variable of that name (theta
+ * -> \\theta, x1' -> \\dot{x}_{1}, lambda(roll_x) ->
+ * \\lambda_{\\mathrm{roll\\_x}}, mass -> \\mathrm{mass}); malloc'ed. */
+char *expr_latex_name(const char *name);
 
 /* Shortest "%.17g"-style text of v that strtod reads back to v exactly
  * (e.g. 0.1, 1e-12, 2.5, -0, inf, nan).  Writes into buf (>= 32 bytes). */

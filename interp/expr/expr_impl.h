@@ -74,17 +74,21 @@ struct expr_graph {
     const expr_t **nodes;       /* by id */
     expr_dep_t *dep;            /* by id: the variables below the node */
     uint8_t *flags;             /* by id: EXPR_F_* */
+    uint8_t *node_rank;         /* by id: expr_rank */
     size_t count, cap;
     const expr_t **table;       /* hash-consing, open addressing */
     size_t table_cap;           /* power of two, at least 2 * count */
     char **names;               /* variable names */
     uint64_t *var_key;          /* by variable: its place in the order */
+    uint8_t *var_rank;          /* by variable: expr_var_set_rank */
+    char **var_latex;           /* by variable: expr_var_set_latex, or NULL */
     uint32_t nvars, names_cap;
     expr_memo_entry_t *memo;    /* expr_diff results, open addressing */
     size_t memo_count, memo_cap;
     const expr_t *zero, *one, *minus_one;
     struct expr_ranks *ranks;
     bool no_domains;            /* expr_graph_keep_domains(g, false) */
+    bool display;               /* expr_graph_set_display */
 };
 
 /* Node flags (expr_graph_t.flags).  EXPR_F_PARTIAL: the node may be
@@ -105,6 +109,33 @@ void expr_memo_put(expr_graph_t *g, uint64_t key, const expr_t *val);
  * defined (the derivative of v where d is v' where d). */
 const expr_t *expr_guard_same(expr_graph_t *g, const expr_t *v,
                               const expr_t *guard);
+
+/* ---- exact numbers (rational.c) ----------------------------------------
+ * A constant's number: num/den reduced, den > 0, |num| and den at most
+ * 2^53, value the double nearest num/den; or den == 0 for a double that
+ * is no such fraction (value alone). */
+typedef struct expr_q {
+    int64_t num, den;
+    double value;
+} expr_q_t;
+
+/* The number of a double: exact when it is an integer within 2^53 or
+ * its shortest decimal is a fraction within the bounds. */
+expr_q_t expr_q_double(double v);
+/* The number of a CONST node. */
+expr_q_t expr_q_of(const expr_t *c);
+/* a + b, a * b: exact when both are and the result stays within the
+ * bounds, else IEEE on the values (read back by expr_q_double). */
+expr_q_t expr_q_add(expr_q_t a, expr_q_t b);
+expr_q_t expr_q_mul(expr_q_t a, expr_q_t b);
+/* a^n exactly, for an exact a and an integer n with |n| <= 64 (a != 0
+ * when n < 0); false when that leaves the bounds. */
+bool expr_q_pow(expr_q_t a, double n, expr_q_t *out);
+bool expr_q_is(expr_q_t a, int64_t num, int64_t den);
+int64_t expr_q_gcd(int64_t a, int64_t b);
+
+/* The CONST node of Q (expr.c). */
+const expr_t *expr_q_node(expr_graph_t *g, expr_q_t q);
 
 /* Allocation that aborts on failure (out of memory is fatal). */
 void *expr_xmalloc(size_t n);

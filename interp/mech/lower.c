@@ -1475,6 +1475,11 @@ static void declare_coord(lower_t *lw, size_t i)
     lw->q[i] = declare(lw, "", nm, "", ROLE_COORD, 3 * i);
     lw->qd[i] = declare(lw, "", nm, "'", ROLE_COORD, 3 * i + 1);
     lw->qdd[i] = declare(lw, "", nm, "''", ROLE_COORD, 3 * i + 2);
+    /* the order of factors in print (LANGUAGE.md §7.1): parameters, t,
+     * coordinates, velocities and speeds, accelerations, multipliers */
+    expr_var_set_rank(g, lw->q[i], NH_RANK_COORD);
+    expr_var_set_rank(g, lw->qd[i], NH_RANK_VELOCITY);
+    expr_var_set_rank(g, lw->qdd[i], NH_RANK_ACCEL);
     lw->dvar[lw->q[i]] = expr_var(g, lw->qd[i]);
     lw->dvar[lw->qd[i]] = expr_var(g, lw->qdd[i]);
     lw->second[lw->qdd[i]] = true;
@@ -1492,6 +1497,8 @@ static void declare_speed(lower_t *lw, size_t i)
     lw->zname[i] = nm;
     lw->z[i] = declare(lw, "", nm, "", ROLE_SPEED, 2 * i);
     lw->zd[i] = declare(lw, "", nm, "'", ROLE_SPEED, 2 * i + 1);
+    expr_var_set_rank(lw->g, lw->z[i], NH_RANK_VELOCITY);
+    expr_var_set_rank(lw->g, lw->zd[i], NH_RANK_ACCEL);
     lw->dvar[lw->z[i]] = expr_var(lw->g, lw->zd[i]);
     lw->second[lw->zd[i]] = true;
     lw->velocity[lw->z[i]] = true;
@@ -1508,6 +1515,7 @@ static void declare_param(lower_t *lw, size_t i)
     const char *nm = lw->model.params.v[i].name;
     lw->pname[i] = nm;
     lw->p[i] = declare(lw, "", nm, "", ROLE_PARAM, i);
+    expr_var_set_rank(lw->g, lw->p[i], NH_RANK_PARAM);
     lw->param_read[i] = false;
 }
 
@@ -1522,6 +1530,7 @@ static void declare_multiplier(lower_t *lw, size_t a)
     const size_t elt[] = {sizeof *lw->lam};
     grow_role(&lw->cap_lam, a + 1, arr, elt);
     lw->lam[a] = declare(lw, "lambda(", lw->cname[a], ")", ROLE_LAMBDA, a);
+    expr_var_set_rank(lw->g, lw->lam[a], NH_RANK_MULTIPLIER);
     lw->second[lw->lam[a]] = true;
 }
 
@@ -1556,6 +1565,7 @@ static void declare_variables(lower_t *lw)
     for (size_t i = 0; i < m->params.n; i++)
         declare_param(lw, i);
     lw->t = declare(lw, "", "t", "", ROLE_TIME, 0);
+    expr_var_set_rank(lw->g, lw->t, NH_RANK_TIME);
     lw->dvar[lw->t] = expr_num(lw->g, 1);
 }
 

@@ -24,6 +24,20 @@
 #include "interp/expr/expr.h"
 #include "lang/source.h"
 
+/* The print ranks of the variables (expr_var_set_rank), which order the
+ * factors of a printed product as LANGUAGE.md §7.1 asks: numbers,
+ * parameters, t, coordinates, velocities and speeds, accelerations (q''
+ * and z'), multipliers.  The display of equations also splits rows by
+ * them: the terms with an acceleration go on the left. */
+enum {
+    NH_RANK_PARAM = 1,
+    NH_RANK_TIME,
+    NH_RANK_COORD,
+    NH_RANK_VELOCITY,
+    NH_RANK_ACCEL,
+    NH_RANK_MULTIPLIER
+};
+
 typedef struct nh_particle {
     const char *name;
     src_span_t span;
