@@ -127,6 +127,11 @@ typedef enum ast_stmt_kind {
     STMT_BODY,       /* body B mass e at e frame F inertia e  u.body */
     STMT_GRAVITY,    /* gravity e                      u.gravity */
     STMT_TORQUE,     /* torque B = e                   u.force */
+    STMT_LINEARIZE,  /* linearize [VARS] [> "file"]    u.output (no vs) */
+    STMT_EIGEN,      /* eigen [VARS] [> "file"]        u.output (no vs) */
+    STMT_SWEEP,      /* sweep NAME from e to e step e [> "file"]: stmts
+                                                       u.sweep */
+    STMT_PLOT_SWEEP, /* plot sweep [> "file"] */
 } ast_stmt_kind_t;
 
 typedef struct ast_stmt ast_stmt_t;
@@ -203,6 +208,13 @@ struct ast_stmt {
             ast_expr_t *samples; /* NULL when not given */
         } compare;
         ast_ident_t word; /* equations, worksheet, help */
+        struct {
+            ast_ident_t name;          /* the parameter */
+            ast_expr_t *from, *to, *step;
+            ast_stmt_t **body;         /* to the end of the line */
+            size_t n;
+            src_span_t head;           /* `sweep` to the ':' */
+        } sweep;
         struct {
             const char *path; /* unescaped */
             src_span_t span;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/analysis/linearize.h"
+
 void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
               FILE *err)
 {
@@ -26,9 +28,78 @@ void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
     s->eom_method = -1;
 }
 
+void ctx_set_eom(ctx_t *s, eom_t *e)
+{
+    lin_free(s->lin);
+    s->lin = NULL;
+    eom_free(s->eom);
+    s->eom = e;
+}
+
+/* Frees the equations (and the linearization that borrows them). */
+static void ctx_free_eom(ctx_t *s)
+{
+    ctx_set_eom(s, NULL);
+}
+
+void ctx_rows_free(ctx_rows_t *t)
+{
+    for (size_t c = 0; c < t->ncols; c++)
+        free(t->titles[c]);
+    free(t->titles);
+    free(t->dashed);
+    free(t->data);
+    free(t->cur);
+    memset(t, 0, sizeof *t);
+}
+
+int ctx_row_add(ctx_t *s, const char *title, bool dashed, double value,
+                src_span_t where, diag_t *err)
+{
+    ctx_rows_t *t = s->row;
+    if (t->nrows == 0) {
+        t->titles = xrealloc(t->titles, (t->col + 1) * sizeof *t->titles);
+        t->dashed = xrealloc(t->dashed, (t->col + 1) * sizeof *t->dashed);
+        t->titles[t->col] = xstrdup(title);
+        t->dashed[t->col] = dashed;
+        t->ncols = t->col + 1;
+    } else if (t->col >= t->ncols) {
+        return diag_error(err, where,
+                          "this statement gives more values than at the "
+                          "sweep's first value (%zu columns)",
+                          t->ncols);
+    }
+    if (t->col == t->curcap) {
+        t->curcap = t->curcap ? 2 * t->curcap : 16;
+        t->cur = xrealloc(t->cur, t->curcap * sizeof *t->cur);
+    }
+    t->cur[t->col++] = value == 0 ? 0.0 : value; /* -0 reads as 0 */
+    return 0;
+}
+
+bool ctx_row_end(ctx_rows_t *t)
+{
+    if (t->col != t->ncols) {
+        t->col = 0;
+        return false;
+    }
+    if (t->nrows == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 16;
+        t->data = xrealloc(t->data, t->cap * (t->ncols ? t->ncols : 1) *
+                                        sizeof *t->data);
+    }
+    if (t->ncols)
+        memcpy(t->data + t->nrows * t->ncols, t->cur,
+               t->ncols * sizeof *t->data);
+    t->nrows++;
+    t->col = 0;
+    return true;
+}
+
 void ctx_free(ctx_t *s)
 {
-    eom_free(s->eom);
+    ctx_free_eom(s);
+    ctx_rows_free(&s->sweep);
     lower_free(s->lw);
     model_free(&s->model);
     sim_samples_free(&s->samples);
@@ -36,8 +107,7 @@ void ctx_free(ctx_t *s)
 
 void ctx_drop_lowering(ctx_t *s)
 {
-    eom_free(s->eom);
-    s->eom = NULL;
+    ctx_free_eom(s);
     lower_free(s->lw);
     s->lw = NULL;
 }
@@ -56,8 +126,7 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err)
     lower_t *lw = lower_model(&s->model, s->src, err);
     if (!lw)
         return NULL;
-    eom_free(s->eom);
-    s->eom = NULL;
+    ctx_free_eom(s);
     lower_free(s->lw);
     s->lw = lw;
     s->lw_generation = s->model.generation;
@@ -78,11 +147,21 @@ eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
     eom_t *e = eom_prepare(sys, (eom_method_t)method, where, err);
     if (!e)
         return NULL;
-    eom_free(s->eom);
+    ctx_free_eom(s);
     s->eom = e;
     s->eom_generation = s->model.generation;
     s->eom_method = method;
     return e;
+}
+
+struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err)
+{
+    eom_t *e = ctx_eom(s, where, err);
+    if (!e)
+        return NULL;
+    if (!s->lin)
+        s->lin = lin_new(lower_system(s->lw), e);
+    return s->lin;
 }
 
 void ctx_describe_state(ctx_t *s, const double *vars, char *buf,

@@ -72,8 +72,7 @@ static int commit_model(ctx_t *s, model_t *cand, bool declarations,
             lower_free(s->lw);
             s->lw = lw;
         }
-        eom_free(s->eom);
-        s->eom = NULL;
+        ctx_set_eom(s, NULL);
         s->lw_generation = cand->generation;
         sim_samples_clear(&s->samples); /* rows of the old variables */
     }
@@ -545,8 +544,7 @@ int decl_equations(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     eom_t *e = eom_prepare(lower_system(lw), (eom_method_t)m, st->span, err);
     if (!e)
         return -1;
-    eom_free(s->eom);
-    s->eom = e;
+    ctx_set_eom(s, e);
     s->eom_generation = s->model.generation;
     s->eom_method = m;
     s->model.method = m;

@@ -275,6 +275,67 @@ static int second_kind_compute(eom_t *e, double *vars, diag_t *err)
     return 0;
 }
 
+/* ---- derivatives --------------------------------------------------------- */
+
+/* lagrange, multipliers and second_kind solve the same system K u = b:
+ * u = (q'', λ), K = [M −Bᵀ; B 0], b = (−h, −c) (lagrange: M q'' = −h).
+ * Differentiated along a direction, K du = −(dK u − db): the rows
+ * dM q'' − dBᵀλ + dh and dB q'' + dc, with dM, dh, dB, dc the tape's
+ * derivatives (eom_tangent_tape) and u what the compute wrote. */
+static int mult_tangent(eom_t *e, double *vars, double *dvars, size_t k,
+                        diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    if (e->compute(e, vars, err) != 0)
+        return -1;
+    eom_tangent_tape(e, vars, dvars, k);
+    size_t n = sys->n, r = e->method == EOM_LAGRANGE ? 0 : sys->r;
+    size_t N = n + r, nu = mult_nupper(n);
+    const double *M = e->t_out, *B = M + nu + n;
+    const double *dM = e->t_dout, *dh = dM + nu * k, *dB = dh + n * k;
+    const double *dc = dB + r * n * k;
+    double *K = e->t_scratch, *rhs = K + N * N, *w = rhs + N * k;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t l = 0; l < n; l++)
+            K[i * N + l] = M[eom_upper_index(n, i, l)];
+        for (size_t a = 0; a < r; a++) {
+            K[i * N + n + a] = -B[a * n + i];
+            K[(n + a) * N + i] = B[a * n + i];
+        }
+    }
+    for (size_t a = 0; a < r; a++)
+        for (size_t b = 0; b < r; b++)
+            K[(n + a) * N + n + b] = 0.0;
+    for (size_t j = 0; j < k; j++) {
+        for (size_t i = 0; i < n; i++) {
+            double s = dh[i * k + j];
+            for (size_t l = 0; l < n; l++)
+                s += dM[eom_upper_index(n, i, l) * k + j] *
+                     vars[sys->qdd[l]];
+            for (size_t a = 0; a < r; a++)
+                s -= dB[(a * n + i) * k + j] * vars[sys->lam[a]];
+            rhs[i * k + j] = -s;
+        }
+        for (size_t a = 0; a < r; a++) {
+            double s = dc[a * k + j];
+            for (size_t i = 0; i < n; i++)
+                s += dB[(a * n + i) * k + j] * vars[sys->qdd[i]];
+            rhs[(n + a) * k + j] = -s;
+        }
+    }
+    if (eom_tangent_solve(K, N, rhs, k, w, e->t_perm,
+                          r ? "matrix [M -B^T; B 0]" : "mass matrix M",
+                          err) != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        memcpy(dvars + (size_t)sys->qdd[i] * k, rhs + i * k,
+               k * sizeof *dvars);
+    for (size_t a = 0; a < r; a++)
+        memcpy(dvars + (size_t)sys->lam[a] * k, rhs + (n + a) * k,
+               k * sizeof *dvars);
+    return 0;
+}
+
 /* ---- describe ----------------------------------------------------------- */
 
 /* Σ_j M_ij q_j'' + h0_i: the left side of row i. */
@@ -537,6 +598,7 @@ int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
     }
     }
     e->describe = mult_describe;
+    e->tangent = mult_tangent;
     eom_set_state(e, sys->qd, sys->qdd, n);
     if (e->method == EOM_LAGRANGE && n <= EOM_FAST_MAX)
         mult_fast(e, 0);

@@ -148,12 +148,14 @@ static double eom_constraint_scale(const nh_system_t *sys, const double *row,
  * the dependent coordinates last (the sphere: x, y after the angles) get
  * those solved, as a user writing `initial` expects — taking first, in
  * the same order, those marked in PREFER (given a starting guess with
- * `~`: the user says they are the dependent ones).  PREFER may be NULL. */
-static size_t eom_select_unknowns(const nh_system_t *sys, const double *A,
-                                  size_t rows, const bool *given,
-                                  const bool *prefer, size_t *sel)
+ * `~`: the user says they are the dependent ones).  PREFER may be NULL.
+ * SEL already holds K unknowns (0 for a fresh choice), which stay; the
+ * new count is returned. */
+static size_t eom_select_more(const nh_system_t *sys, const double *A,
+                              size_t rows, const bool *given,
+                              const bool *prefer, size_t *sel, size_t k)
 {
-    size_t n = sys->n, k = 0;
+    size_t n = sys->n;
     double *cols = eom_alloc(rows * (rows + 1), sizeof *cols);
     for (int pass = prefer ? 0 : 1; pass < 2; pass++)
         for (size_t i = n; i-- > 0 && k < rows;) {
@@ -169,6 +171,14 @@ static size_t eom_select_unknowns(const nh_system_t *sys, const double *A,
         }
     free(cols);
     return k;
+}
+
+/* eom_select_more from no unknowns. */
+static size_t eom_select_unknowns(const nh_system_t *sys, const double *A,
+                                  size_t rows, const bool *given,
+                                  const bool *prefer, size_t *sel)
+{
+    return eom_select_more(sys, A, rows, given, prefer, sel, 0);
 }
 
 /* What the solves need, derived and compiled once. */
@@ -514,6 +524,12 @@ int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
     return eom_velsolver_solve(vs, vars, given, NULL, err);
 }
 
+size_t eom_velsolver_holonomic(const eom_velsolver_t *vs, const size_t **which)
+{
+    *which = vs->hol;
+    return vs->nh;
+}
+
 size_t eom_velsolver_solved(const eom_velsolver_t *vs, bool coordinates,
                             const size_t **which)
 {
@@ -583,6 +599,102 @@ int eom_solve_velocities(const nh_system_t *sys, double *vars,
     eom_velsolver_t *vs = eom_velsolver_new(sys);
     int rc = eom_velsolver_run(vs, vars, given, err);
     eom_velsolver_free(vs);
+    return rc;
+}
+
+/* ---- the constraints' derivatives and the dependent variables ----------- */
+
+void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
+                             double *J, double *Cq, double *B)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r, nh = vs->nh;
+    if (r == 0)
+        return;
+    if (vs->tpos) {
+        tape_eval(vs->tpos, vars, vs->pout, vs->pwork);
+        memcpy(J, vs->pout + nh, nh * n * sizeof *J);
+    }
+    /* Ceff along each coordinate: forward-mode derivatives of the tape
+     * (C, Ceff, B), n directions at once. */
+    size_t nv = expr_graph_nvars(sys->g), nout = tape_nout(vs->tape);
+    double *dvars = eom_alloc(nv * n, sizeof *dvars);
+    double *dout = eom_alloc(nout * n, sizeof *dout);
+    double *dwork = eom_alloc((tape_work_size(vs->tape) + 1) * n,
+                              sizeof *dwork);
+    for (size_t i = 0; i < n; i++)
+        dvars[(size_t)sys->q[i] * n + i] = 1.0;
+    tape_eval_tangent(vs->tape, vars, dvars, n, vs->out, dout, vs->work,
+                      dwork);
+    memcpy(Cq, dout + r * n, r * n * sizeof *Cq);
+    memcpy(B, vs->out + 2 * r, r * n * sizeof *B);
+    free(dvars);
+    free(dout);
+    free(dwork);
+}
+
+/* Sorts the N indices of SEL in increasing order (declaration order). */
+static void eom_sort_indices(size_t *sel, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && sel[j - 1] > sel[j]; j--) {
+            size_t t = sel[j];
+            sel[j] = sel[j - 1];
+            sel[j - 1] = t;
+        }
+}
+
+/* ROWS unknowns among the columns of A: initial's choice (not GIVEN,
+ * PREFER first), completed from the given ones where that choice falls
+ * short at this state; their count. */
+static size_t eom_choose_rows(const nh_system_t *sys, const double *A,
+                              size_t rows, const bool *given,
+                              const bool *prefer, size_t *sel)
+{
+    size_t n = sys->n;
+    bool *none = eom_alloc(n + 1, sizeof *none);
+    const bool *excl = given ? given : none;
+    size_t k = eom_select_more(sys, A, rows, excl, prefer, sel, 0);
+    if (k < rows) {
+        for (size_t j = 0; j < k; j++)
+            none[sel[j]] = true;
+        k = eom_select_more(sys, A, rows, none, NULL, sel, k);
+    }
+    free(none);
+    eom_sort_indices(sel, k);
+    return k;
+}
+
+int eom_velsolver_choose(eom_velsolver_t *vs, const double *vars,
+                         const bool *given_q, const bool *guess_q,
+                         const bool *given_v, const bool *guess_v,
+                         bool velocities, eom_dependent_t *dep, diag_t *err)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r, nh = vs->nh;
+    dep->nq = dep->nv = 0;
+    if (r == 0)
+        return 0;
+    double *J = eom_alloc(nh * n + 1, sizeof *J);
+    double *Cq = eom_alloc(r * n, sizeof *Cq), *B = eom_alloc(r * n, sizeof *B);
+    double *buf = eom_alloc(r * n, sizeof *buf);
+    eom_velsolver_jacobians(vs, vars, J, Cq, B);
+    int rc = eom_check_independent(sys, B, buf, err);
+    if (rc == 0) {
+        dep->nq = eom_choose_rows(sys, J, nh, given_q, guess_q, dep->q);
+        if (velocities)
+            dep->nv = eom_choose_rows(sys, B, r, given_v, guess_v, dep->v);
+        /* B of rank r has the f' rows' J of rank nh, so both are full */
+        if (dep->nq < nh || (velocities && dep->nv < r))
+            rc = diag_error(err, SRC_SPAN_NONE,
+                            "the constraints do not determine %zu "
+                            "coordinates and %zu velocities at this state",
+                            nh, velocities ? r : 0);
+    }
+    free(J);
+    free(Cq);
+    free(B);
+    free(buf);
     return rc;
 }
 
