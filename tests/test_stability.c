@@ -2,7 +2,7 @@
  * test_stability.c — `linearize`, `eigen` and `sweep` (LANGUAGE.md §7.2)
  * against published results.
  *
- * The benchmark bicycle (examples/bicycle.nh, Meijaard, Papadopoulos,
+ * The benchmark bicycle (examples/bicycle_model.nh, Meijaard, Papadopoulos,
  * Ruina & Schwab, Proc. R. Soc. A 463 (2007) 1955–1982): running upright
  * at speed v, its motion linearized in roll phi, steer delta and their
  * rates is (their eq. 5.4, with their eq. 2)
@@ -46,7 +46,7 @@ typedef struct bench_matrices {
 } bench_matrices_t;
 
 /* Meijaard et al. (2007) Appendix A, eqs. (A1)–(A24), for the parameters
- * of their Table 1 (the same numbers as examples/bicycle.nh). */
+ * of their Table 1 (the same numbers as examples/bicycle_model.nh). */
 static void appendix_a(bench_matrices_t *b)
 {
     const double w = 1.02, c = 0.08, lam = M_PI / 10;
@@ -273,7 +273,8 @@ static void test_bicycle_against_the_benchmark(void **state)
     appendix_a(&b);
     const double g = 9.81;
     run_t r;
-    run_open(&r, "bicycle.nh");
+    run_open(&r, "bicycle_model.nh");
+    run_text(&r, "param v = 5\n");
     double worst_a = 0, worst_eig = 0, worst_exact = 0;
     for (int v = 0; v <= 10; v++) {
         char text[512];
@@ -348,7 +349,8 @@ static void test_bicycle_sweep_brackets_the_speeds(void **state)
 {
     (void)state;
     run_t r;
-    run_open(&r, "bicycle.nh");
+    run_open(&r, "bicycle_model.nh");
+    run_text(&r, "param v = 5\n");
     const char *p = run_text(
         &r, "sweep v from 0 to 10 step 0.01: " UPRIGHT
             "; eigen phi, delta, phi', delta'\n");
