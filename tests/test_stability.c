@@ -386,6 +386,55 @@ static void test_bicycle_sweep_brackets_the_speeds(void **state)
     run_close(&r);
 }
 
+/* The eigenvalues do not depend on the method (doc/stability.md: charts
+ * of the same motion, at a steady motion): multipliers, second_kind,
+ * maggi and gibbs_appell (the last two on the speeds u1 = phi',
+ * u2 = delta', u3 = thR') agree at 5 m/s, the whole A's 10 eigenvalues
+ * too (six zeros: the cyclic coordinates and the rear wheel's rate). */
+static void test_bicycle_methods_agree(void **state)
+{
+    (void)state;
+    run_t r;
+    run_open(&r, "bicycle_model.nh");
+    run_text(&r, "param v = 5\n");
+    static const char *const runs[] = {
+        "equations multipliers\n" UPRIGHT "\neigen phi, delta, phi', delta'\n",
+        "equations second_kind\n" UPRIGHT "\neigen phi, delta, phi', delta'\n",
+        "equations maggi\ninitial theta ~ 0, u3 = -v/rR\n"
+        "eigen phi, delta, u1, u2\n",
+        "equations gibbs_appell\ninitial theta ~ 0, u3 = -v/rR\n"
+        "eigen phi, delta, u1, u2\n",
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+        const char *p = run_text(&r, runs[k]);
+        for (int j = 0; j < 4; j++) {
+            double e[2] = {0, 0};
+            line_numbers(p, e, 2);
+            for (int c = 0; c < 2; c++)
+                if (!(fabs(e[c] - exact[5][j][c]) <= 1e-12 * fmax(1, fabs(exact[5][j][c]))))
+                    fail_msg("%s eig%d: %.17g, exact %.17g", runs[k], j + 1,
+                             e[c], exact[5][j][c]);
+            p = next_line(p);
+        }
+    }
+    /* the whole motion: the four, and 0 for the others */
+    const char *p = run_text(&r, "equations multipliers\n" UPRIGHT "\neigen\n");
+    size_t zeros = 0, found = 0;
+    for (int j = 0; j < 10; j++) {
+        double e[2] = {0, 0};
+        line_numbers(p, e, 2);
+        if (hypot(e[0], e[1]) < 1e-6)
+            zeros++;
+        for (int k = 0; k < 4; k++)
+            found += fabs(e[0] - exact[5][k][0]) < 1e-12 * 15 &&
+                     fabs(e[1] - exact[5][k][1]) < 1e-12 * 15;
+        p = next_line(p);
+    }
+    assert_int_equal(zeros, 6);
+    assert_int_equal(found, 4);
+    run_close(&r);
+}
+
 /* ---- the warning of §7.2 ------------------------------------------------ */
 
 /* A restriction that leaves out a variable feeding the kept ones: x' is
@@ -420,13 +469,53 @@ static void test_left_out_variable_warns(void **state)
     run_close(&r);
 }
 
+/* The warnings of a state where A holds at one instant only: the
+ * spherical pendulum's conical motion in Cartesian coordinates (y and x'
+ * move, and the motion depends on them), and a bead on a rod turning at
+ * a given rate (the constraint holds t).  At a steady motion — the
+ * bicycle upright, whose moving coordinates have zero columns — none. */
+static void test_state_warnings(void **state)
+{
+    (void)state;
+    run_t r;
+    run_open(&r, "spherical_pendulum.nh");
+    run_text(&r, "initial x = l*sin(alpha), z = -l*cos(alpha), "
+                 "y' = l*sin(alpha)*Omega\neigen\n");
+    fflush(r.ferr);
+    assert_non_null(strstr(r.err, "warning: the state is neither an "
+                                  "equilibrium nor a steady motion: y (rate "
+                                  "2.75"));
+    assert_non_null(strstr(r.err, "move and the motion depends on them, so "
+                                  "A changes along the motion and its "
+                                  "eigenvalues need not decide stability"));
+    run_close(&r);
+    run_open(&r, NULL);
+    run_text(&r, "param w = 2, m = 1\ncoord x, y\n"
+                 "particle P mass m at [x, y]\n"
+                 "constraint rod: x*sin(w*t) = y*cos(w*t)\n"
+                 "initial x = 1, t = 0.3\nlinearize\n");
+    fflush(r.ferr);
+    assert_non_null(strstr(r.err, "warning: the equations depend on t: A is "
+                                  "the linearization at this instant, and "
+                                  "its eigenvalues need not decide "
+                                  "stability"));
+    run_close(&r);
+    run_open(&r, "bicycle_model.nh");
+    run_text(&r, "param v = 5\n" UPRIGHT "\neigen\n");
+    fflush(r.ferr);
+    assert_int_equal(r.err_len, 0);
+    run_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_appendix_a_matches_the_paper),
         cmocka_unit_test(test_bicycle_against_the_benchmark),
         cmocka_unit_test(test_bicycle_sweep_brackets_the_speeds),
+        cmocka_unit_test(test_bicycle_methods_agree),
         cmocka_unit_test(test_left_out_variable_warns),
+        cmocka_unit_test(test_state_warnings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -258,6 +258,26 @@ int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
     return rc;
 }
 
+void lin_rates(const lin_t *l, const double *vars, double *rate)
+{
+    const uint32_t *deriv = eom_state_derivs(l->e);
+    for (size_t i = 0; i < l->nind; i++)
+        rate[i] = vars[deriv[l->ind_state[i]]];
+}
+
+bool lin_time_dependent(const lin_t *l)
+{
+    const nh_system_t *sys = l->sys;
+    expr_graph_t *g = sys->g;
+    bool t = expr_depends(g, sys->L, sys->t);
+    for (size_t i = 0; i < sys->n && !t; i++)
+        t = expr_depends(g, sys->Q[i], sys->t) ||
+            (sys->psi && sys->psi[i] && expr_depends(g, sys->psi[i], sys->t));
+    for (size_t a = 0; a < sys->r && !t; a++)
+        t = expr_depends(g, sys->C[a], sys->t);
+    return t;
+}
+
 /* ---- eigenvalues ------------------------------------------------------ */
 
 /* §7.2's order: decreasing real part, then decreasing imaginary part. */

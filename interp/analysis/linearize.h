@@ -58,6 +58,14 @@ size_t lin_dependent(const lin_t *l, const uint32_t **vars);
  * (span NONE). */
 int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err);
 
+/* After lin_matrix: the rates of the independent variables at VARS (as
+ * lin_matrix left it), lin_size of them, into RATE. */
+void lin_rates(const lin_t *l, const double *vars, double *rate);
+/* Whether the equations depend on t explicitly (the Lagrangian, a force,
+ * a constraint or a kinematic equation holds t): then A is that of one
+ * instant, whatever the state. */
+bool lin_time_dependent(const lin_t *l);
+
 /* The eigenvalues of the n×n matrix A (not changed) into RE, IM, ordered
  * by decreasing real part, then decreasing imaginary part (a complex
  * pair: a + b i first).  Returns 0, or -1 when GSL's QR iteration does

@@ -13,6 +13,8 @@
  * sweep (which restores them).
  */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +44,10 @@ typedef struct stab {
     double scale;        /* the largest |entry| of the whole A */
     bool *feeds;         /* nfull: left out, and feeds a kept one */
     size_t nfeeds;
+    double *rate;        /* nfull: the independent variables' rates */
+    bool *drifts;        /* nfull: moves, and the motion depends on it */
+    size_t ndrifts;
+    bool time_dependent; /* lin_time_dependent */
     const uint32_t *dep;
     size_t ndep;
 } stab_t;
@@ -51,6 +57,31 @@ static void stab_free(stab_t *r)
     free(r->keep);
     free(r->A);
     free(r->feeds);
+    free(r->rate);
+    free(r->drifts);
+}
+
+/* Whether the state is an equilibrium or a steady motion (§7.2): every
+ * variable that moves has a zero column of A (the equations do not
+ * contain it).  Marks in R->drifts those that move and that A's motion
+ * depends on; "moves" and "zero" are relative, 1e-9 of the largest rate
+ * and of A's largest entry (STAB_FEED_RTOL). */
+static void stab_steady(stab_t *r, const double *full)
+{
+    size_t N = r->nfull;
+    double gmax = 0.0;
+    for (size_t j = 0; j < N; j++)
+        gmax = fmax(gmax, fabs(r->rate[j]));
+    for (size_t j = 0; j < N; j++) {
+        if (!(fabs(r->rate[j]) > STAB_FEED_RTOL * fmax(1.0, gmax)))
+            continue;
+        for (size_t i = 0; i < N; i++)
+            if (fabs(full[i * N + j]) > STAB_FEED_RTOL * r->scale) {
+                r->drifts[j] = true;
+                r->ndrifts++;
+                break;
+            }
+    }
 }
 
 /* Turns an error of the analysis (span NONE) into one at the statement,
@@ -167,8 +198,12 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st, stab_t *r,
         free(full);
         return -1;
     }
-    free(vars);
     size_t N = r->nfull, nitems = st->u.output.n;
+    r->rate = xcalloc(N + 1, sizeof *r->rate);
+    r->drifts = xcalloc(N + 1, sizeof *r->drifts);
+    lin_rates(l, vars, r->rate);
+    r->time_dependent = lin_time_dependent(l);
+    free(vars);
     r->keep = xcalloc(N + 1, sizeof *r->keep);
     r->feeds = xcalloc(N + 1, sizeof *r->feeds);
     bool *kept = xcalloc(N + 1, sizeof *kept);
@@ -223,6 +258,7 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st, stab_t *r,
     if (rc == 0) {
         for (size_t k = 0; k < N * N; k++)
             r->scale = fmax(r->scale, fabs(full[k]));
+        stab_steady(r, full);
         r->A = xcalloc(r->m * r->m + 1, sizeof *r->A);
         for (size_t a = 0; a < r->m; a++)
             for (size_t b = 0; b < r->m; b++)
@@ -243,6 +279,53 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st, stab_t *r,
     return rc;
 }
 
+static void stab_warn(ctx_t *s, const ast_stmt_t *st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prints a warning at ST. */
+static void stab_warn(ctx_t *s, const ast_stmt_t *st, const char *fmt, ...)
+{
+    char msg[DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_t w = {0};
+    diag_error(&w, st->span, "%s", msg);
+    fflush(s->out);
+    diag_print_warning(s->err, s->src, &w);
+}
+
+/* The warnings of the state: A holds at this instant only when the
+ * equations depend on t or when the state is neither an equilibrium nor
+ * a steady motion; then its eigenvalues need not decide stability. */
+static void stab_warn_state(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
+{
+    expr_graph_t *g = r->sys->g;
+    if (r->time_dependent)
+        stab_warn(s, st,
+                  "the equations depend on t: A is the linearization at "
+                  "this instant, and its eigenvalues need not decide "
+                  "stability");
+    if (!r->ndrifts)
+        return;
+    strbuf_t b;
+    strbuf_init(&b);
+    char num[40];
+    for (size_t j = 0, k = 0; j < r->nfull; j++)
+        if (r->drifts[j])
+            strbuf_addf(&b, "%s%s (rate %s)", k++ ? ", " : "",
+                        expr_var_name(g, r->all[j]),
+                        stab_num(r->rate[j], num, sizeof num));
+    stab_warn(s, st,
+              "the state is neither an equilibrium nor a steady motion: "
+              "%s %s and the motion depends on %s, so A changes along the "
+              "motion and its eigenvalues need not decide stability",
+              b.data, r->ndrifts > 1 ? "move" : "moves",
+              r->ndrifts > 1 ? "them" : "it");
+    strbuf_free(&b);
+}
+
 /* The warning of §7.2: left-out variables feed the kept ones. */
 static void stab_warn_feeds(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
 {
@@ -255,15 +338,12 @@ static void stab_warn_feeds(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
         if (r->feeds[j])
             strbuf_addf(&b, "%s%s", k++ ? ", " : "",
                         expr_var_name(g, r->all[j]));
-    diag_t w = {0};
-    diag_error(&w, st->span,
-               "%s %s left out but %s the variables kept: the eigenvalues "
-               "of the restriction are not eigenvalues of the motion",
-               b.data, r->nfeeds > 1 ? "are" : "is",
-               r->nfeeds > 1 ? "feed" : "feeds");
+    stab_warn(s, st,
+              "%s %s left out but %s the variables kept: the eigenvalues of "
+              "the restriction are not eigenvalues of the motion",
+              b.data, r->nfeeds > 1 ? "are" : "is",
+              r->nfeeds > 1 ? "feed" : "feeds");
     strbuf_free(&b);
-    fflush(s->out);
-    diag_print_warning(s->err, s->src, &w);
 }
 
 int stability_linearize(ctx_t *s, const ast_stmt_t *st, diag_t *err)
@@ -289,6 +369,7 @@ int stability_linearize(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                     stab_num(r.A[a * r.m + c], num, sizeof num));
         fputs("]\n", s->out);
     }
+    stab_warn_state(s, st, &r);
     stab_warn_feeds(s, st, &r);
     stab_free(&r);
     return 0;
@@ -319,8 +400,10 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             if (rc == 0)
                 rc = ctx_row_add(s, title, true, im[k], st->span, err);
         }
-        if (rc == 0 && s->row->nrows == 0)
+        if (rc == 0 && s->row->nrows == 0) {
+            stab_warn_state(s, st, &r);
             stab_warn_feeds(s, st, &r);
+        }
     } else if (rc == 0 && m == 0) {
         fprintf(s->out, "no eigenvalues: the constraints leave no "
                         "independent variable\n");
@@ -358,6 +441,7 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             break;
         }
         strbuf_free(&b);
+        stab_warn_state(s, st, &r);
         stab_warn_feeds(s, st, &r);
     }
     free(re);
