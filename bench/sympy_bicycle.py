@@ -10,9 +10,11 @@
 #
 # Usage: sympy_bicycle.py LIMIT.  Runs the linearization in a child
 # process for at most LIMIT seconds and prints one line for bench.c:
-#   ok SECONDS        the linearization finished (A was found)
-#   failed SECONDS MESSAGE   it raised an exception
-#   timeout SECONDS   it was still running at the limit
+#   ok SECONDS STAGES        the linearization finished (A was found)
+#   failed SECONDS STAGES: MESSAGE   it raised an exception
+#   timeout SECONDS STAGES   it was still running at the limit
+# STAGES says how long each step took that finished: the model built,
+# Kane's equations formed (kanes_equations), the linearization.
 # Exits 1 when SymPy is not installed (bench.c then leaves the row out).
 import multiprocessing as mp
 import sys
@@ -107,7 +109,11 @@ def linearize(result):
     t0 = time.time()
     try:
         kane, bodies, loads, q, u, rR = build()
+        result.put(("stage", "built", time.time() - t0))
+        t1 = time.time()
         kane.kanes_equations(bodies, loads)
+        result.put(("stage", "kanes_equations", time.time() - t1))
+        t1 = time.time()
         v = 5
         op = {qi: 0 for qi in q}
         speeds = {ui: 0 for ui in u}
@@ -118,6 +124,7 @@ def linearize(result):
         op.update({ui.diff(): 0 for ui in u})
         A, _, _ = kane.linearize(op_point=op, A_and_B=True, simplify=False)
         A = sp.Matrix(A).evalf()
+        result.put(("stage", "linearize", time.time() - t1))
         result.put(("ok", time.time() - t0, ""))
     except Exception as e:  # SymPy's failure is the measurement
         msg = (type(e).__name__ + ": " + str(e)).replace("\n", " ")[:200]
@@ -131,16 +138,30 @@ def main():
     t0 = time.time()
     p.start()
     p.join(limit)
-    if p.is_alive():
+    timed_out = p.is_alive()
+    if timed_out:
         p.terminate()
         p.join()
-        print("timeout %.1f" % (time.time() - t0))
-        return
-    if result.empty():
-        print("failed %.1f the process died (exit %s)" % (time.time() - t0, p.exitcode))
-        return
-    status, seconds, msg = result.get()
-    print("%s %.1f %s" % (status, seconds, msg))
+    stages, end = [], None
+    while True:
+        try:
+            item = result.get(timeout=0.1)
+        except Exception:
+            break
+        if item[0] == "stage":
+            stages.append("%s %.1f s" % (item[1], item[2]))
+        else:
+            end = item
+    done = "(" + (", ".join(stages) if stages else "nothing finished") + ")"
+    if timed_out:
+        print("timeout %.1f %s" % (time.time() - t0, done))
+    elif end is None:
+        print("failed %.1f %s: the process died (exit %s)"
+              % (time.time() - t0, done, p.exitcode))
+    elif end[0] == "ok":
+        print("ok %.1f %s" % (end[1], done))
+    else:
+        print("failed %.1f %s: %s" % (end[1], done, end[2]))
 
 
 if __name__ == "__main__":

@@ -61,6 +61,10 @@ struct lin {
     uint32_t *depvars;   /* dependent graph variables */
     size_t ndep;
     bool chosen;
+    /* the constraints' Jacobians at the state of lin_choose, which
+     * lin_matrix reads: J = ∂f/∂q (nh×n), Cq = ∂Ceff/∂q, B = ∂Ceff/∂q'
+     * (r×n) */
+    double *J, *Cq, *B;
 };
 
 lin_t *lin_new(const nh_system_t *sys, eom_t *e)
@@ -84,6 +88,9 @@ lin_t *lin_new(const nh_system_t *sys, eom_t *e)
     l->ind = xcalloc(ns + 1, sizeof *l->ind);
     l->ind_state = xcalloc(ns + 1, sizeof *l->ind_state);
     l->depvars = xcalloc(2 * sys->n + 1, sizeof *l->depvars);
+    l->J = xcalloc(l->nh * sys->n + 1, sizeof *l->J);
+    l->Cq = xcalloc(sys->r * sys->n + 1, sizeof *l->Cq);
+    l->B = xcalloc(sys->r * sys->n + 1, sizeof *l->B);
     return l;
 }
 
@@ -97,6 +104,9 @@ void lin_free(lin_t *l)
     free(l->ind);
     free(l->ind_state);
     free(l->depvars);
+    free(l->J);
+    free(l->Cq);
+    free(l->B);
     free(l);
 }
 
@@ -107,8 +117,11 @@ int lin_choose(lin_t *l, const double *vars, const bool *given_q,
     const nh_system_t *sys = l->sys;
     l->chosen = false;
     l->dep = (eom_dependent_t){l->dq, 0, l->dv, 0};
-    if (eom_velsolver_choose(l->vs, vars, given_q, guess_q, given_v,
-                             guess_v, l->all_velocities, &l->dep, err) != 0)
+    if (sys->r > 0)
+        eom_velsolver_jacobians(l->vs, vars, l->J, l->Cq, l->B);
+    if (eom_velsolver_choose_from(l->vs, l->J, l->B, given_q, guess_q,
+                                  given_v, guess_v, l->all_velocities,
+                                  &l->dep, err) != 0)
         return -1;
     size_t n = sys->n, ns = eom_state_size(l->e);
     const uint32_t *sv = eom_state_vars(l->e);
@@ -176,9 +189,7 @@ int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
         dvars[(size_t)l->ind[j] * K + j] = 1.0;
     int rc = 0;
     if (r > 0) {
-        double *J = xcalloc(nh * n + 1, sizeof *J);
-        double *Cq = xcalloc(r * n, sizeof *Cq), *B = xcalloc(r * n, sizeof *B);
-        eom_velsolver_jacobians(l->vs, vars, J, Cq, B);
+        const double *J = l->J, *Cq = l->Cq, *B = l->B;
         /* J_d dq_d = −J_x e_x: the independent coordinates' seeds are the
          * columns of the identity, so J_x e_x is J's column. */
         double *Jd = xcalloc(nq * nq + 1, sizeof *Jd);
@@ -228,9 +239,6 @@ int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
             free(Bd);
             free(rv);
         }
-        free(J);
-        free(Cq);
-        free(B);
         free(Jd);
         free(rq);
     }

@@ -53,8 +53,9 @@ size_t lin_size(const lin_t *l);
 const uint32_t *lin_vars(const lin_t *l);
 size_t lin_dependent(const lin_t *l, const uint32_t **vars);
 
-/* A (lin_size² doubles, row-major) at VARS: VARS is completed as
- * eom_accel completes it.  Returns 0, or -1 with *err set as eom_accel
+/* A (lin_size² doubles, row-major) at VARS, the state of the last
+ * lin_choose (whose constraint Jacobians it reuses): VARS is completed
+ * as eom_accel completes it.  Returns 0, or -1 with *err set as eom_accel
  * (span NONE). */
 int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err);
 

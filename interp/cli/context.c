@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "interp/analysis/linearize.h"
+#include "interp/eom/velocity.h"
 
 void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
               FILE *err)
@@ -96,9 +97,16 @@ bool ctx_row_end(ctx_rows_t *t)
     return true;
 }
 
-void ctx_free(ctx_t *s)
+void ctx_free_derived(ctx_t *s)
 {
     ctx_free_eom(s);
+    eom_velsolver_free(s->vs);
+    s->vs = NULL;
+}
+
+void ctx_free(ctx_t *s)
+{
+    ctx_free_derived(s);
     ctx_rows_free(&s->sweep);
     lower_free(s->lw);
     model_free(&s->model);
@@ -107,7 +115,7 @@ void ctx_free(ctx_t *s)
 
 void ctx_drop_lowering(ctx_t *s)
 {
-    ctx_free_eom(s);
+    ctx_free_derived(s);
     lower_free(s->lw);
     s->lw = NULL;
 }
@@ -126,7 +134,7 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err)
     lower_t *lw = lower_model(&s->model, s->src, err);
     if (!lw)
         return NULL;
-    ctx_free_eom(s);
+    ctx_free_derived(s);
     lower_free(s->lw);
     s->lw = lw;
     s->lw_generation = s->model.generation;
@@ -152,6 +160,16 @@ eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
     s->eom_generation = s->model.generation;
     s->eom_method = method;
     return e;
+}
+
+struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return NULL;
+    if (!s->vs)
+        s->vs = eom_velsolver_new(lower_system(lw));
+    return s->vs;
 }
 
 struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err)

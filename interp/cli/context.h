@@ -81,6 +81,7 @@ typedef struct ctx {
     unsigned long eom_generation;
     int eom_method;
     struct lin *lin; /* linearize.h's, for s->eom (ctx_lin) */
+    struct eom_velsolver *vs; /* for s->lw (ctx_velsolver) */
 
     /* Recorded samples: rows of the value vector of the lowering of
      * generation samples_generation, made by the method samples_method.
@@ -124,6 +125,13 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err);
 /* The prepared equations of the chosen method (on demand); NULL with
  * *err set, at span WHERE. */
 eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err);
+/* The solver of the velocities the constraints determine (velocity.h)
+ * for the current lowering, prepared once per lowering (`initial` runs
+ * once per value of a sweep); NULL with *err set. */
+struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err);
+/* Frees what is derived from the lowering — the equations, the
+ * linearization, the velocity solver — when the lowering changes. */
+void ctx_free_derived(ctx_t *s);
 /* Replaces the equations by E (may be NULL), freeing the old ones and
  * what borrows them. */
 void ctx_set_eom(ctx_t *s, eom_t *e);

@@ -72,7 +72,7 @@ static int commit_model(ctx_t *s, model_t *cand, bool declarations,
             lower_free(s->lw);
             s->lw = lw;
         }
-        ctx_set_eom(s, NULL);
+        ctx_free_derived(s);
         s->lw_generation = cand->generation;
         sim_samples_clear(&s->samples); /* rows of the old variables */
     }
@@ -640,7 +640,9 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
     }
     vars[sys->t] = spec->t;
 
-    eom_velsolver_t *vs = eom_velsolver_new(sys);
+    eom_velsolver_t *vs = ctx_velsolver(s, err);
+    if (!vs)
+        return -1;
     const size_t *which;
     int rc = 0;
     /* Coordinates first: the velocity constraints of a holonomic f are
@@ -673,7 +675,7 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
          * (the velocities not given solved from the constraints first). */
         if (!any_z && any_v) {
             if (eom_velsolver_solve(vs, vars, given_v, guess_v, err) != 0 ||
-                eom_speeds_from_velocities(sys, vars, err) != 0) {
+                eom_velsolver_speeds(vs, vars, err) != 0) {
                 char msg[DIAG_MSG_MAX];
                 snprintf(msg, sizeof msg, "%s", err->msg);
                 diag_clear(err);
@@ -721,7 +723,7 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
             say_value(said, sys->qname[i], "'", vars[sys->qd[i]]);
     if (have_psi && sys->m > 0 && !(speeds_state || any_z)) {
         diag_t tmp = {0};
-        if (eom_speeds_from_velocities(sys, vars, &tmp) != 0)
+        if (eom_velsolver_speeds(vs, vars, &tmp) != 0)
             for (size_t i = 0; i < sys->m; i++)
                 vars[sys->z[i]] = 0; /* the speeds do not fit: unused */
     }
@@ -737,7 +739,6 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
         }
     }
 done:
-    eom_velsolver_free(vs);
     return rc;
 }
 

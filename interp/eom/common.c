@@ -901,7 +901,7 @@ void eom_tangent_reserve(eom_t *e, size_t k)
     } else {
         e->t_pout = e->t_pdout = e->t_pwork = e->t_pdwork = NULL;
     }
-    e->t_scratch = eom_alloc(big * big + big * k + 2 * big +
+    e->t_scratch = eom_alloc(big * big + big * k + 3 * big +
                                  2 * sys->n * (sys->m + 1) + sys->m * sys->m,
                              sizeof *e->t_scratch);
     e->t_perm = eom_alloc(big, sizeof *e->t_perm);

@@ -193,6 +193,8 @@ struct eom_velsolver {
     tape_t *tpos;
     double *pout, *pwork;
     bool *jdep; /* ∂f_j/∂q_i is not identically 0 (nh×n) */
+    tape_t *tspeed; /* eom_velsolver_speeds: ψ and Ψ, compiled when first
+                       needed */
     /* What the last solve solved for (indices of coordinates). */
     size_t *solved_q, nsolved_q, *solved_v, nsolved_v;
 };
@@ -259,6 +261,7 @@ void eom_velsolver_free(eom_velsolver_t *vs)
     free(vs->work);
     free(vs->hol);
     tape_free(vs->tpos);
+    tape_free(vs->tspeed);
     free(vs->jdep);
     free(vs->pout);
     free(vs->pwork);
@@ -665,6 +668,34 @@ static size_t eom_choose_rows(const nh_system_t *sys, const double *A,
     return k;
 }
 
+int eom_velsolver_choose_from(eom_velsolver_t *vs, const double *J,
+                              const double *B, const bool *given_q,
+                              const bool *guess_q, const bool *given_v,
+                              const bool *guess_v, bool velocities,
+                              eom_dependent_t *dep, diag_t *err)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r, nh = vs->nh;
+    dep->nq = dep->nv = 0;
+    if (r == 0)
+        return 0;
+    double *buf = eom_alloc(r * n, sizeof *buf);
+    int rc = eom_check_independent(sys, B, buf, err);
+    free(buf);
+    if (rc != 0)
+        return rc;
+    dep->nq = eom_choose_rows(sys, J, nh, given_q, guess_q, dep->q);
+    if (velocities)
+        dep->nv = eom_choose_rows(sys, B, r, given_v, guess_v, dep->v);
+    /* B of rank r has the f' rows' J of rank nh, so both are full */
+    if (dep->nq < nh || (velocities && dep->nv < r))
+        return diag_error(err, SRC_SPAN_NONE,
+                          "the constraints do not determine %zu "
+                          "coordinates and %zu velocities at this state",
+                          nh, velocities ? r : 0);
+    return 0;
+}
+
 int eom_velsolver_choose(eom_velsolver_t *vs, const double *vars,
                          const bool *given_q, const bool *guess_q,
                          const bool *given_v, const bool *guess_v,
@@ -672,29 +703,15 @@ int eom_velsolver_choose(eom_velsolver_t *vs, const double *vars,
 {
     const nh_system_t *sys = vs->sys;
     size_t n = sys->n, r = sys->r, nh = vs->nh;
-    dep->nq = dep->nv = 0;
-    if (r == 0)
-        return 0;
     double *J = eom_alloc(nh * n + 1, sizeof *J);
-    double *Cq = eom_alloc(r * n, sizeof *Cq), *B = eom_alloc(r * n, sizeof *B);
-    double *buf = eom_alloc(r * n, sizeof *buf);
+    double *Cq = eom_alloc(r * n + 1, sizeof *Cq);
+    double *B = eom_alloc(r * n + 1, sizeof *B);
     eom_velsolver_jacobians(vs, vars, J, Cq, B);
-    int rc = eom_check_independent(sys, B, buf, err);
-    if (rc == 0) {
-        dep->nq = eom_choose_rows(sys, J, nh, given_q, guess_q, dep->q);
-        if (velocities)
-            dep->nv = eom_choose_rows(sys, B, r, given_v, guess_v, dep->v);
-        /* B of rank r has the f' rows' J of rank nh, so both are full */
-        if (dep->nq < nh || (velocities && dep->nv < r))
-            rc = diag_error(err, SRC_SPAN_NONE,
-                            "the constraints do not determine %zu "
-                            "coordinates and %zu velocities at this state",
-                            nh, velocities ? r : 0);
-    }
+    int rc = eom_velsolver_choose_from(vs, J, B, given_q, guess_q, given_v,
+                                       guess_v, velocities, dep, err);
     free(J);
     free(Cq);
     free(B);
-    free(buf);
     return rc;
 }
 
@@ -724,19 +741,27 @@ static void eom_speed_resid(void *ctx, const double *x, double *res,
     }
 }
 
-int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
-                               diag_t *err)
+/* The tape of eom_speeds_solve: ψ (n), Ψ = ∂ψ/∂z (n×m); NULL (with *err
+ * set) when the system has no speeds or a coordinate no kinematic
+ * equation. */
+static tape_t *eom_speeds_tape(const nh_system_t *sys, diag_t *err)
 {
     size_t n = sys->n, m = sys->m;
-    if (m == 0)
-        return diag_error(err, SRC_SPAN_NONE, "no speeds declared");
-    if (!sys->psi)
-        return diag_error(err, SRC_SPAN_NONE, "no kinematic equations declared");
+    if (m == 0) {
+        diag_error(err, SRC_SPAN_NONE, "no speeds declared");
+        return NULL;
+    }
+    if (!sys->psi) {
+        diag_error(err, SRC_SPAN_NONE, "no kinematic equations declared");
+        return NULL;
+    }
     for (size_t i = 0; i < n; i++)
-        if (!sys->psi[i])
-            return diag_error(err, SRC_SPAN_NONE,
-                              "coordinate %s has no kinematic equation",
-                              sys->qname[i]);
+        if (!sys->psi[i]) {
+            diag_error(err, SRC_SPAN_NONE,
+                       "coordinate %s has no kinematic equation",
+                       sys->qname[i]);
+            return NULL;
+        }
     expr_graph_t *g = sys->g;
     size_t nout = n + n * m;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);
@@ -745,8 +770,19 @@ int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
         for (size_t a = 0; a < m; a++)
             outs[n + i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
     }
-    eom_speed_ctx_t c = {.sys = sys, .vars = vars};
-    c.tape = tape_compile(g, outs, nout, expr_graph_nvars(g));
+    tape_t *t = tape_compile(g, outs, nout, expr_graph_nvars(g));
+    if (!t)
+        abort();
+    free(outs);
+    return t;
+}
+
+/* eom_speeds_from_velocities with the tape of eom_speeds_tape. */
+static int eom_speeds_solve(const nh_system_t *sys, tape_t *tape,
+                            double *vars, diag_t *err)
+{
+    size_t n = sys->n, m = sys->m, nout = n + n * m;
+    eom_speed_ctx_t c = {.sys = sys, .vars = vars, .tape = tape};
     c.out = eom_alloc(nout, sizeof *c.out);
     c.work = eom_alloc(tape_work_size(c.tape), sizeof *c.work);
     double *qd = eom_alloc(n, sizeof *qd);
@@ -805,7 +841,23 @@ int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
     free(z0);
     free(c.out);
     free(c.work);
-    tape_free(c.tape);
-    free(outs);
     return rc;
+}
+
+int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
+                               diag_t *err)
+{
+    tape_t *t = eom_speeds_tape(sys, err);
+    if (!t)
+        return -1;
+    int rc = eom_speeds_solve(sys, t, vars, err);
+    tape_free(t);
+    return rc;
+}
+
+int eom_velsolver_speeds(eom_velsolver_t *vs, double *vars, diag_t *err)
+{
+    if (!vs->tspeed && !(vs->tspeed = eom_speeds_tape(vs->sys, err)))
+        return -1;
+    return eom_speeds_solve(vs->sys, vs->tspeed, vars, err);
 }

@@ -116,6 +116,13 @@ int eom_velsolver_choose(eom_velsolver_t *vs, const double *vars,
                          const bool *given_q, const bool *guess_q,
                          const bool *given_v, const bool *guess_v,
                          bool velocities, eom_dependent_t *dep, diag_t *err);
+/* The same from the Jacobians J, Cq, B at the state (as
+ * eom_velsolver_jacobians gives them), for a caller that needs them too. */
+int eom_velsolver_choose_from(eom_velsolver_t *vs, const double *J,
+                              const double *B, const bool *given_q,
+                              const bool *guess_q, const bool *given_v,
+                              const bool *guess_v, bool velocities,
+                              eom_dependent_t *dep, diag_t *err);
 
 /* For a system with kinematic equations: the speeds z that give the
  * velocities already in VARS through q' = psi(q, z, t) (Gauss–Newton on
@@ -124,5 +131,7 @@ int eom_velsolver_choose(eom_velsolver_t *vs, const double *vars,
  * Used by `compare` to put methods with different states on one state. */
 int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
                                diag_t *err);
+/* The same with the solver's tape, compiled once (`initial` in a sweep). */
+int eom_velsolver_speeds(eom_velsolver_t *vs, double *vars, diag_t *err);
 
 #endif
