@@ -96,6 +96,52 @@ static double worst_rows(const double *a, const double *b, size_t rows,
  * pitch constraint while it leans moves far for a small pitch.) */
 #define STEP 1e-5
 
+/* A function of M variables with NOUT values: 0, or -1 where it cannot
+ * be evaluated. */
+typedef int (*map_fn)(void *ctx, const double *x, double *out);
+
+/* F (NOUT rows of M) = ∂out/∂x at X by central differences, extrapolated
+ * from the steps h and h/2 (h = STEP·max(|x_j|, 1)); X is kept.  -1 when
+ * F cannot be evaluated at a displaced point. */
+static int differences(map_fn f, void *ctx, double *x, size_t m, size_t nout,
+                       double *F)
+{
+    double *f1 = malloc((nout + 1) * sizeof *f1);
+    double *f2 = malloc((nout + 1) * sizeof *f2);
+    int rc = 0;
+    for (size_t j = 0; j < m && rc == 0; j++)
+        for (int half = 0; half < 2 && rc == 0; half++) {
+            double xj = x[j], h = STEP * fmax(fabs(xj), 1.0) / (1 + half);
+            x[j] = xj + h;
+            rc = f(ctx, x, f1);
+            x[j] = xj - h;
+            if (rc == 0)
+                rc = f(ctx, x, f2);
+            x[j] = xj;
+            for (size_t i = 0; i < nout && rc == 0; i++) {
+                double dd = (f1[i] - f2[i]) / (2 * h);
+                F[i * m + j] = half ? (4 * dd - F[i * m + j]) / 3 : dd;
+            }
+        }
+    free(f1);
+    free(f2);
+    return rc;
+}
+
+/* eom_rhs as a map_fn of (y, t). */
+typedef struct rhs_map {
+    eom_t *e;
+    size_t ns;
+    double *vars;
+} rhs_map_t;
+
+static int rhs_at(void *ctx, const double *yt, double *out)
+{
+    rhs_map_t *c = ctx;
+    diag_t err = {0};
+    return eom_rhs(c->e, yt[c->ns], yt, out, c->vars, &err);
+}
+
 /* ∂f/∂y and ∂f/∂t at the state in VARS by eom_tangent and by central
  * differences of eom_rhs (extrapolated);
  * the worst disagreement, or -1 when the equations cannot be evaluated
@@ -109,8 +155,7 @@ static double ode_jacobian_error(const nh_system_t *sys, eom_t *e,
     double *vars = malloc(nv * sizeof *vars);
     double *dvars = calloc(nv * K, sizeof *dvars);
     double *J = calloc(ns * K, sizeof *J), *F = calloc(ns * K, sizeof *F);
-    double *y = malloc(ns * sizeof *y), *f1 = malloc(ns * sizeof *f1);
-    double *f2 = malloc(ns * sizeof *f2);
+    double *y = malloc(K * sizeof *y); /* the state, then t */
     diag_t err = {0};
     memcpy(vars, vars0, nv * sizeof *vars);
     for (size_t k = 0; k < ns; k++) {
@@ -125,22 +170,10 @@ static double ode_jacobian_error(const nh_system_t *sys, eom_t *e,
     for (size_t i = 0; i < ns; i++)
         for (size_t j = 0; j < K; j++)
             J[i * K + j] = dvars[(size_t)dv[i] * K + j];
-    for (size_t j = 0; j < K; j++)
-        for (int half = 0; half < 2; half++) {
-            double *p = j < ns ? &y[j] : &t, x = *p;
-            double h = STEP * fmax(fabs(x), 1.0) / (1 + half);
-            *p = x + h;
-            if (eom_rhs(e, t, y, f1, vars, &err) != 0)
-                goto done;
-            *p = x - h;
-            if (eom_rhs(e, t, y, f2, vars, &err) != 0)
-                goto done;
-            *p = x;
-            for (size_t i = 0; i < ns; i++) {
-                double dd = (f1[i] - f2[i]) / (2 * h);
-                F[i * K + j] = half ? (4 * dd - F[i * K + j]) / 3 : dd;
-            }
-        }
+    y[ns] = t;
+    rhs_map_t rm = {e, ns, vars};
+    if (differences(rhs_at, &rm, y, K, ns, F) != 0)
+        goto done;
     size_t wi = 0, wj = 0;
     worst = worst_rows(J, F, ns, K, &wi, &wj);
     if (worst > 1e-7)
@@ -154,8 +187,6 @@ done:
     free(J);
     free(F);
     free(y);
-    free(f1);
-    free(f2);
     return worst;
 }
 
@@ -199,6 +230,24 @@ static int manifold_rates(const nh_system_t *sys, eom_t *e, lin_t *l,
     return rc;
 }
 
+/* manifold_rates as a map_fn, from the state VARS0 each time. */
+typedef struct manifold_map {
+    const nh_system_t *sys;
+    eom_t *e;
+    lin_t *l;
+    eom_velsolver_t *vs;
+    double *vars;
+    const double *vars0;
+    size_t nv;
+} manifold_map_t;
+
+static int manifold_at(void *ctx, const double *x, double *out)
+{
+    manifold_map_t *c = ctx;
+    memcpy(c->vars, c->vars0, c->nv * sizeof *c->vars);
+    return manifold_rates(c->sys, c->e, c->l, c->vs, c->vars, x, out);
+}
+
 /* A at the state in VARS0 by lin_matrix and by central differences of
  * manifold_rates; the worst disagreement, or -1 as above. */
 static double manifold_error(const nh_system_t *sys, eom_t *e,
@@ -220,39 +269,21 @@ static double manifold_error(const nh_system_t *sys, eom_t *e,
     diag_t err = {0};
     double worst = -1;
     size_t m = 0;
-    double *A = NULL, *F = NULL, *x = NULL, *r1 = NULL, *r2 = NULL;
+    double *A = NULL, *F = NULL, *x = NULL;
     if (lin_choose(l, vars, gq, uq, gv, uv, &err) != 0)
         goto done;
     m = lin_size(l);
     A = calloc(m * m + 1, sizeof *A);
     F = calloc(m * m + 1, sizeof *F);
     x = calloc(m + 1, sizeof *x);
-    r1 = calloc(m + 1, sizeof *r1);
-    r2 = calloc(m + 1, sizeof *r2);
     if (lin_matrix(l, vars, A, &err) != 0)
         goto done;
     const uint32_t *ind = lin_vars(l);
     for (size_t k = 0; k < m; k++)
         x[k] = vars0[ind[k]];
-    for (size_t j = 0; j < m; j++) {
-        /* Richardson: (4 D(h/2) − D(h))/3 cancels the h² term */
-        for (int half = 0; half < 2; half++) {
-            double xj = x[j], h = STEP * fmax(fabs(xj), 1.0) / (1 + half);
-            memcpy(vars, vars0, nv * sizeof *vars);
-            x[j] = xj + h;
-            if (manifold_rates(sys, e, l, vs, vars, x, r1) != 0)
-                goto done;
-            memcpy(vars, vars0, nv * sizeof *vars);
-            x[j] = xj - h;
-            if (manifold_rates(sys, e, l, vs, vars, x, r2) != 0)
-                goto done;
-            x[j] = xj;
-            for (size_t i = 0; i < m; i++) {
-                double dd = (r1[i] - r2[i]) / (2 * h);
-                F[i * m + j] = half ? (4 * dd - F[i * m + j]) / 3 : dd;
-            }
-        }
-    }
+    manifold_map_t mm = {sys, e, l, vs, vars, vars0, nv};
+    if (differences(manifold_at, &mm, x, m, m, F) != 0)
+        goto done;
     size_t wi = 0, wj = 0;
     worst = worst_rows(A, F, m, m, &wi, &wj);
     if (worst > 1e-7)
@@ -264,8 +295,6 @@ done:
     free(A);
     free(F);
     free(x);
-    free(r1);
-    free(r2);
     free(vars);
     eom_velsolver_free(vs);
     lin_free(l);

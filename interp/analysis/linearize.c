@@ -166,13 +166,8 @@ static int lin_solve(double *a, size_t n, double *b, size_t k)
     size_t *perm = xcalloc(n, sizeof *perm);
     double *w = xcalloc(2 * n, sizeof *w);
     int rc = linalg_lu(a, n, perm, LINALG_RTOL);
-    for (size_t j = 0; j < k && rc == 0; j++) {
-        for (size_t i = 0; i < n; i++)
-            w[i] = b[i * k + j];
-        linalg_lu_solve(a, n, perm, w, w + n);
-        for (size_t i = 0; i < n; i++)
-            b[i * k + j] = w[i];
-    }
+    if (rc == 0)
+        linalg_lu_solve_many(a, n, perm, b, k, w);
     free(perm);
     free(w);
     return rc;

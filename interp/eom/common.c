@@ -940,13 +940,7 @@ int eom_tangent_solve(double *a, size_t n, double *b, size_t k, double *w,
         return 0;
     if (linalg_lu(a, n, perm, LINALG_RTOL) != 0)
         return diag_error(err, SRC_SPAN_NONE, "the %s is singular", what);
-    for (size_t j = 0; j < k; j++) {
-        for (size_t i = 0; i < n; i++)
-            w[i] = b[i * k + j];
-        linalg_lu_solve(a, n, perm, w, w + n);
-        for (size_t i = 0; i < n; i++)
-            b[i * k + j] = w[i];
-    }
+    linalg_lu_solve_many(a, n, perm, b, k, w);
     return 0;
 }
 

@@ -176,7 +176,7 @@ void eom_tangent_tape(eom_t *e, const double *vars, const double *dvars,
 void eom_tangent_pre(eom_t *e, double *vars, double *dvars, size_t k);
 /* Solves A X = B for the n×n matrix A (row-major, destroyed) and the
  * n×k right sides B (row-major: row i holds the k directions of unknown
- * i), overwritten by X; W has n doubles, PERM n entries.  Returns 0, or
+ * i), overwritten by X; W has 2n doubles, PERM n entries.  Returns 0, or
  * -1 with *err set naming WHAT when A is singular. */
 int eom_tangent_solve(double *a, size_t n, double *b, size_t k, double *w,
                       size_t *perm, const char *what, diag_t *err);

@@ -347,13 +347,7 @@ static int mult_tangent(eom_t *e, double *vars, double *dvars, size_t k,
             rhs[(n + a) * k + j] = -s;
         }
     }
-    for (size_t j = 0; j < k && N > 0; j++) {
-        for (size_t i = 0; i < N; i++)
-            w[i] = rhs[i * k + j];
-        linalg_lu_solve(K, N, e->t_perm, w, w + N);
-        for (size_t i = 0; i < N; i++)
-            rhs[i * k + j] = w[i];
-    }
+    linalg_lu_solve_many(K, N, e->t_perm, rhs, k, w);
     for (size_t i = 0; i < n; i++)
         memcpy(dvars + (size_t)sys->qdd[i] * k, rhs + i * k,
                k * sizeof *dvars);
