@@ -281,6 +281,13 @@ static void test_contextual_keywords(void **state)
     lexed_free(L);
     /* a sweep's `from` comes after its parameter, which may be called
      * from; a frame after the sweep's colon is a statement's start */
+    /* a sweep's line ends it even after a ';' (elsewhere a line's end
+     * after a ';' is nothing) */
+    L = lex("sweep k from 0 to 1 step 1: print k;\nprint k;\nprint k");
+    expect_kinds(L, SWEEP, IDENT, FROM, NUMBER, TO, NUMBER, STEP, NUMBER, ':',
+                 PRINT, IDENT, ';', NEWLINE, PRINT, IDENT, ';', PRINT, IDENT,
+                 NEWLINE, NHYYEOF, -1);
+    lexed_free(L);
     L = lex("sweep from from from to 1 step 1: frame A from N about z by from");
     expect_kinds(L, SWEEP, IDENT, FROM, IDENT, TO, NUMBER, STEP, NUMBER, ':',
                  FRAME, IDENT, FROM, IDENT, ABOUT, IDENT, BY, IDENT, NEWLINE,
