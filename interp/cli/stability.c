@@ -400,7 +400,7 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             if (rc == 0)
                 rc = ctx_row_add(s, title, true, im[k], st->span, err);
         }
-        if (rc == 0 && s->row->nrows == 0) {
+        if (rc == 0) { /* muted after the sweep's first value */
             stab_warn_state(s, st, &r);
             stab_warn_feeds(s, st, &r);
         }
@@ -649,9 +649,14 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     ctx_rows_t rows = {0};
     s->row = &rows;
     s->quiet = true; /* initial's and simulate's summaries */
+    /* The statements' warnings (a restricted eigen's, set's) at the
+     * first value only, not once per value. */
+    FILE *err_stream = s->err, *mute = NULL;
     int rc = 0;
     double v = a;
     for (size_t k = 0; k < count && rc == 0; k++) {
+        if (k == 1 && (mute = fopen("/dev/null", "w")))
+            s->err = mute;
         v = stab_value(a, b, h, k);
         if (nh_stop_due(&s->stop)) {
             rc = diag_error(err, st->u.sweep.head, "%s",
@@ -673,6 +678,9 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             rows.col = 0;
     }
     s->row = NULL;
+    s->err = err_stream;
+    if (mute)
+        fclose(mute);
     if (rc != 0 && err->set) {
         /* §7.2: the value and the error, at the statement that failed */
         char msg[DIAG_MSG_MAX], num[40];
