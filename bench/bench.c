@@ -376,19 +376,6 @@ static void stmt_work(void *p, long reps)
         }
 }
 
-/* The median of N runs of F (for operations of a second or so, where the
- * batches of measure would take minutes). */
-static double median_runs(work_fn f, void *ctx, int n)
-{
-    double v[9];
-    for (int k = 0; k < n; k++) {
-        double t0 = now();
-        f(ctx, 1);
-        v[k] = now() - t0;
-    }
-    return median(v, (size_t)n);
-}
-
 /* SymPy's linearization of the bicycle: "ok S", "failed S MESSAGE" or
  * "timeout S" (bench/sympy_bicycle.py), or false without SymPy. */
 static bool sympy_bicycle(const char *srcdir, double limit, char *line,
@@ -494,9 +481,7 @@ static void stability_rows(const char *srcdir, FILE *sink)
                         "delta, phi', delta'\n"};
     stmt_ctx_t sw0 = {s, "sweep v from 0 to 10 step 0.01: initial theta ~ 0, "
                          "phi' = 0, delta' = 0, thR' = -v/rR; print v\n"};
-    int n = quick ? 1 : 5;
-    t = median_runs(stmt_work, &sw, n);
-    tr = median_runs(stmt_work, &sw0, n);
+    measure(stmt_work, &sw, stmt_work, &sw0, &t, &tr);
     row("sweep 1001 speeds, initial + eigen", fmt_time(t, b1, sizeof b1),
         fmt_time(tr, b2, sizeof b2), t / tr, "< 1 s", t < 1.0);
     session_free(s);
@@ -527,8 +512,7 @@ static void stability_rows(const char *srcdir, FILE *sink)
         size_t nv = expr_graph_nvars(p.sys->g);
         stiff_ctx_t ex = {&p, calloc(nv, sizeof(double)), imp[k], false, {0}};
         stiff_ctx_t fd = {&p, calloc(nv, sizeof(double)), imp[k], true, {0}};
-        t = median_runs(stiff_work, &ex, quick ? 1 : 5);
-        tr = median_runs(stiff_work, &fd, quick ? 1 : 5);
+        measure(stiff_work, &ex, stiff_work, &fd, &t, &tr);
         snprintf(what, sizeof what, "stiff %s: %zu vs %zu steps, %zu+%zuJ vs %zu rhs",
                  imp[k], ex.sum.steps, fd.sum.steps, ex.sum.evaluations,
                  ex.sum.jacobians, fd.sum.evaluations);
