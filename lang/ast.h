@@ -132,6 +132,7 @@ typedef enum ast_stmt_kind {
     STMT_SWEEP,      /* sweep NAME from e to e step e [> "file"]: stmts
                                                        u.sweep */
     STMT_PLOT_SWEEP, /* plot sweep [> "file"] */
+    STMT_EXPORT,     /* export c "file"                u.export_ */
 } ast_stmt_kind_t;
 
 typedef struct ast_stmt ast_stmt_t;
@@ -219,6 +220,11 @@ struct ast_stmt {
             const char *path; /* unescaped */
             src_span_t span;
         } path;
+        struct {
+            ast_ident_t format; /* the word after `export`: c */
+            const char *path;   /* unescaped */
+            src_span_t span;    /* the string literal */
+        } export_;
     } u;
 };
 

@@ -136,6 +136,9 @@ ast_stmt_t *ast_stmt_sweep(ast_arena_t *arena, ast_ident_t name,
                            src_span_t span);
 ast_stmt_t *ast_stmt_path(ast_arena_t *arena, ast_stmt_kind_t kind,
                           ast_ident_t path, src_span_t span);
+/* export FORMAT "PATH" */
+ast_stmt_t *ast_stmt_export(ast_arena_t *arena, ast_ident_t format,
+                            ast_ident_t path, src_span_t span);
 
 /* Copies a list of ast_stmt_t * into PROGRAM (arrays in the arena). */
 void ast_program_from_list(ast_arena_t *arena, ast_list_t *stmts,

@@ -19,6 +19,6 @@ const char *const parse_keywords[] = {
     "load",      "import",     "help",      "quit",       "exit",
     /* new in v2 */
     "frame",     "body",       "gravity",   "torque",    "linearize",
-    "eigen",     "sweep",
+    "eigen",     "sweep",      "export",
     NULL,
 };

@@ -124,7 +124,7 @@ static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
     FRAME "frame" BODY "body" GRAVITY "gravity" TORQUE "torque"
     LINEARIZE "linearize" EIGEN "eigen" SWEEP "sweep"
     FROM "from" ABOUT "about" BY "by" INERTIA "inertia"
-    QUIT "quit" EXIT "exit"
+    EXPORT "export" QUIT "quit" EXIT "exit"
 
 /* A sweep's statements run to the end of the line (LANGUAGE.md §7.2): a
  * ';' after them continues the sweep, not the line around it. */
@@ -215,6 +215,8 @@ stmt:
         { $$ = ast_stmt_path(A, STMT_LOAD, ast_ident($2, @2), @$); }
   | "import" STRING
         { $$ = ast_stmt_path(A, STMT_IMPORT, ast_ident($2, @2), @$); }
+  | "export" name STRING
+        { $$ = ast_stmt_export(A, $2, ast_ident($3, @3), @$); }
   | "quit"              { $$ = ast_stmt_new(A, STMT_QUIT, @$); }
   | "exit"              { $$ = ast_stmt_new(A, STMT_EXIT, @$); }
     /* LANGUAGE.md §7.2: its `> "file"` comes before the statements */
@@ -382,7 +384,7 @@ keyword:
   | "accel" | "table" | "plot" | "vs" | "show" | "latex" | "check"
   | "compare" | "samples" | "worksheet" | "set" | "load" | "import"
   | "help" | "quit" | "exit" | "frame" | "body" | "gravity" | "torque"
-  | "linearize" | "eigen" | "sweep"
+  | "linearize" | "eigen" | "sweep" | "export"
     ;
 
 /* ---- expressions: LANGUAGE.md §3.1, lowest precedence first ---- */
@@ -533,7 +535,7 @@ static void parse_expected_desc(const yysymbol_kind_t *exp, int nexp,
         YYSYMBOL_COMPARE, YYSYMBOL_WORKSHEET, YYSYMBOL_SET, YYSYMBOL_LOAD,
         YYSYMBOL_IMPORT, YYSYMBOL_HELP, YYSYMBOL_QUIT, YYSYMBOL_EXIT,
         YYSYMBOL_FRAME, YYSYMBOL_BODY, YYSYMBOL_GRAVITY, YYSYMBOL_TORQUE,
-        YYSYMBOL_LINEARIZE, YYSYMBOL_EIGEN, YYSYMBOL_SWEEP,
+        YYSYMBOL_LINEARIZE, YYSYMBOL_EIGEN, YYSYMBOL_SWEEP, YYSYMBOL_EXPORT,
     };
     if (parse_sym_in(in, YYSYMBOL_PARAM) && parse_sym_in(in, YYSYMBOL_MASS)) {
         /* after `help`: any name or keyword */

@@ -153,7 +153,7 @@ static void test_keywords(void **state)
         ACCEL,     TABLE,   PLOT,       VS,        SHOW,    LATEX,
         CHECK,     COMPARE, SAMPLES,    WORKSHEET, SET,     LOAD,
         IMPORT,    HELP,    QUIT,       EXIT,      FRAME,   BODY,
-        GRAVITY,   TORQUE,  LINEARIZE,  EIGEN,     SWEEP,
+        GRAVITY,   TORQUE,  LINEARIZE,  EIGEN,     SWEEP,     EXPORT,
     };
     /* LANGUAGE.md §10, typed out again */
     static const char *const spec =
@@ -161,7 +161,7 @@ static void test_keywords(void **state)
         "force constraint kinematic equations initial simulate to step "
         "integrator rtol atol project reset print accel table plot vs show "
         "latex check compare samples worksheet set load import help quit "
-        "exit frame body gravity torque linearize eigen sweep";
+        "exit frame body gravity torque linearize eigen sweep export";
     size_t nk = sizeof kinds / sizeof *kinds;
     size_t i = 0;
     for (; parse_keywords[i]; i++) {

@@ -810,9 +810,14 @@ static void test_every_kind_and_keyword(void **state)
         {STMT_HELP, "help"},
         {STMT_QUIT, "quit"},
         {STMT_EXIT, "exit"},
+        {STMT_FRAME, "frame N"},
+        {STMT_BODY, "body b mass 1 at [0, 0, 0] frame N inertia [1, 1, 1]"},
+        {STMT_GRAVITY, "gravity [0, 0, -1]"},
+        {STMT_TORQUE, "torque b = [0, 0, 1]"},
+        {STMT_EXPORT, "export c \"f.c\""},
     };
     size_t n = sizeof all / sizeof *all;
-    assert_int_equal(n, STMT_EXIT + 1);
+    assert_int_equal(n, STMT_EXPORT + 1);
     for (size_t i = 0; i < n; i++) {
         char text[128];
         /* spaces and a comment around it do not belong to its span */

@@ -16,11 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/analysis/slips.h"
 #include "interp/cli/stmts.h"
 #include "interp/eom/velocity.h"
 
 /* ---- helpers --------------------------------------------------------- */
 
+/* The names of the simulation settings (`set NAME = …`, LANGUAGE.md §6,
+ * §8, §8.1): a parameter named so could never be set. */
+static const char *const setting_names[] = {
+    "rtol", "atol", "step", "integrator", "max_steps", "compile", NULL};
 
 static int check_free_name(const ctx_t *s, const model_t *m,
                            const ast_ident_t *id, model_kind_t kind,
@@ -34,6 +39,20 @@ static int check_free_name(const ctx_t *s, const model_t *m,
                           "name",
                           id->name,
                           strcmp(id->name, "t") == 0 ? "time" : "3.14159...");
+    /* LANGUAGE.md §3.4: a let named sin would change what every sin(...)
+     * of the model means. */
+    if (lower_is_builtin_function(id->name))
+        return diag_error(err, id->span,
+                          "'%s' is a built-in function and cannot be "
+                          "declared; choose another name",
+                          id->name);
+    for (size_t i = 0; setting_names[i]; i++)
+        if (strcmp(id->name, setting_names[i]) == 0)
+            return diag_error(err, id->span,
+                              "'%s' is the name of a simulation setting "
+                              "(`set %s = ...`) and cannot be declared; "
+                              "choose another name",
+                              id->name, id->name);
     if (old == MODEL_NONE || old == kind)
         return 0;
     char place[256];
@@ -45,19 +64,41 @@ static int check_free_name(const ctx_t *s, const model_t *m,
                       model_kind_name(kind));
 }
 
+/* Whether the declaration of KIND number IDX of the session's model is
+ * read by the model's own expressions (energies, particles, forces,
+ * constraints, kinematic equations): redeclaring one that is not keeps
+ * the samples (LANGUAGE.md §6).  The session's lowering answers even when
+ * it runs ahead of the model (decl_param extends it by the statement's
+ * new parameters, which no model expression reads): it is not lowered
+ * again here, which would free the lowering decl_param holds. */
+static bool read_by_model(ctx_t *s, model_kind_t kind, size_t idx)
+{
+    diag_t tmp = {0};
+    lower_t *lw = s->lw ? s->lw : ctx_lowered(s, &tmp);
+    return !lw || lower_model_reads(lw, kind, idx);
+}
+
 /* Lowers the candidate model; on success it becomes the session's model
- * and its lowering the cached one.  Consumes *cand either way. */
-static int commit_model(ctx_t *s, model_t *cand, bool declarations,
-                        diag_t *err)
+ * and its lowering the cached one.  Consumes *cand either way.
+ * DECLARATIONS: cand declares something new or different (not only new
+ * values of parameters).  KEEP: the statement only declares analysis
+ * names (lets, parameters the model does not read), which keeps the
+ * recorded samples; any other change of the model clears them, and ST is
+ * remembered as the statement that did (LANGUAGE.md §6). */
+static int commit(ctx_t *s, const ast_stmt_t *st, model_t *cand,
+                  bool declarations, bool keep, diag_t *err)
 {
     if (declarations) {
         cand->generation = s->model.generation + 1;
         /* A statement that only adds declarations extends the current
          * lowering: lowering the whole model for every statement would
          * cost O(statements x model).  lower_extend() says when it
-         * cannot (1), and leaves the lowering as it was on failure. */
+         * cannot (1), compares the lowering's own model with the
+         * candidate (so a lowering left ahead of the session's model by
+         * a failed `param` statement is handled too), and leaves the
+         * lowering as it was on failure. */
         int rc = 1;
-        if (s->lw && s->lw_generation == s->model.generation)
+        if (s->lw)
             rc = lower_extend(s->lw, cand, err);
         if (rc < 0) {
             model_free(cand);
@@ -74,11 +115,30 @@ static int commit_model(ctx_t *s, model_t *cand, bool declarations,
         }
         ctx_free_derived(s);
         s->lw_generation = cand->generation;
-        sim_samples_clear(&s->samples); /* rows of the old variables */
+        if (keep && s->samples_generation == s->model.generation)
+            s->samples_generation = cand->generation;
     }
+    if (!keep)
+        ctx_clear_samples(s, st->span);
     model_free(&s->model);
     s->model = *cand;
     return 0;
+}
+
+/* The commit of a declaration that changes the model. */
+static int commit_model(ctx_t *s, const ast_stmt_t *st, model_t *cand,
+                        diag_t *err)
+{
+    return commit(s, st, cand, true, false, err);
+}
+
+/* The candidate model of a declaration: a clone of the session's that
+ * shares its state (O(1), where a copy of the state would make n
+ * coordinate statements cost n^2).  Nothing writes the state until the
+ * candidate is committed or freed (model_clone_sharing_state). */
+static void begin(const ctx_t *s, model_t *cand)
+{
+    model_clone_sharing_state(cand, &s->model);
 }
 
 /* ---- declarations ---------------------------------------------------- */
@@ -110,11 +170,40 @@ static bool literal_number(const ast_expr_t *e, double *x)
     return true;
 }
 
+/* A lowering of CAND, which is the session's model with the parameters
+ * of the statement so far: the session's lowering, extended by them
+ * (extending cannot fail: parameters lower nothing).  The session's
+ * lowering then runs ahead of its model, so it is marked stale: commit()
+ * extends it to the whole statement, and after a failure the next
+ * statement lowers afresh.  NULL with *err set. */
+static lower_t *lowered_candidate(ctx_t *s, const model_t *cand,
+                                  diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return NULL;
+    if (cand->params.n == s->model.params.n)
+        return lw;
+    eom_free(s->eom); /* borrows the system's arrays, which may move */
+    s->eom = NULL;
+    s->lw_generation = CTX_STALE;
+    int rc = lower_extend(lw, cand, err);
+    if (rc > 0) { /* not expected: parameters alone always extend */
+        lower_t *fresh = lower_model(cand, s->src, err);
+        if (!fresh)
+            return NULL;
+        lower_free(s->lw);
+        s->lw = lw = fresh;
+        rc = 0;
+    }
+    return rc == 0 ? lw : NULL;
+}
+
 int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     model_t cand;
-    model_clone(&cand, &s->model);
-    bool added = false, stale = true;
+    begin(s, &cand);
+    bool added = false, keep = true, current = false;
     lower_t *lw = NULL;
     for (size_t i = 0; i < st->u.bindings.n; i++) {
         const ast_binding_t *b = &st->u.bindings.items[i];
@@ -125,34 +214,38 @@ int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (check_free_name(s, &cand, &b->name, MODEL_PARAM, err))
             goto fail;
         /* A number needs no lowering; other values may use parameters
-         * declared before, in this statement too: lower the candidate as
-         * it stands, again only after it gained a parameter (a statement
-         * of n bindings costs n, not n^2: fuzz finding 009). */
+         * declared before, in this statement too: the session's lowering
+         * extended by those (O(1) per parameter, not a lowering of the
+         * whole model per statement: fuzz finding 009, issue 12). */
         double x;
         if (!literal_number(b->value, &x)) {
-            if (stale) {
-                lower_free(lw);
-                lw = lower_model(&cand, s->src, err);
+            if (!current) {
+                lw = lowered_candidate(s, &cand, err);
                 if (!lw)
                     goto fail;
-                stale = false;
+                current = true;
             }
             if (ctx_eval_const(s, lw, &cand, b->value, &x, err))
                 goto fail;
         }
         size_t idx;
         if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_PARAM) {
-            cand.params.v[idx].value = x;
+            /* A new value of a parameter the model reads changes the
+             * motion: the samples go (LANGUAGE.md §6). */
+            if (idx < s->model.params.n && s->samples.n &&
+                x != s->model.params.v[idx].value &&
+                read_by_model(s, MODEL_PARAM, idx))
+                keep = false;
+            model_set_param_value(&cand, idx, x);
         } else {
             model_param_t p = {b->name.name, b->name.span, x};
             model_push_param(&cand, p);
-            added = stale = true;
+            added = true;
+            current = false;
         }
     }
-    lower_free(lw);
-    return commit_model(s, &cand, added, err);
+    return commit(s, st, &cand, added, keep, err);
 fail:
-    lower_free(lw);
     model_free(&cand);
     return -1;
 }
@@ -162,7 +255,7 @@ int decl_names(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     bool coord = st->kind == STMT_COORD;
     model_kind_t kind = coord ? MODEL_COORD : MODEL_SPEED;
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     for (size_t i = 0; i < st->u.names.n; i++) {
         const ast_ident_t *id = &st->u.names.items[i];
         if (check_free_name(s, &cand, id, kind, err)) {
@@ -184,7 +277,7 @@ int decl_names(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         else
             model_push_speed(&cand, nm);
     }
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 int decl_let(ctx_t *s, const ast_stmt_t *st, diag_t *err)
@@ -198,15 +291,45 @@ int decl_let(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 return diag_error(err, st->u.let.params[i].span,
                                   "the argument '%s' is named twice",
                                   st->u.let.params[i].name);
+    /* A let is an analysis name unless the model reads it: declaring
+     * one keeps the samples (LANGUAGE.md §6). */
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     size_t idx;
+    bool keep = true;
     model_let_t l = {id->name, id->span, st};
-    if (model_lookup(&cand, id->name, &idx, NULL) == MODEL_LET)
-        cand.lets.v[idx] = l;
-    else
+    if (model_lookup(&cand, id->name, &idx, NULL) == MODEL_LET) {
+        keep = !s->samples.n || !read_by_model(s, MODEL_LET, idx);
+        model_set_let(&cand, idx, l);
+    } else {
         model_push_let(&cand, l);
-    return commit_model(s, &cand, true, err);
+    }
+    return commit(s, st, &cand, true, keep, err);
+}
+
+/* Warnings about likely slips in the kinetic energy (whole: particles
+ * included) or the Lagrangian just declared (LANGUAGE.md §4), at SPAN, its
+ * expression.  Warnings are shown under -q too: unlike a note, a warning
+ * says the model is probably not what was meant (doc/language.md). */
+static void warn_slips(ctx_t *s, model_kind_t kind, const char *name,
+                       src_span_t span)
+{
+    const nh_system_t *sys = lower_system(s->lw);
+    const expr_t *e = kind == MODEL_KINETIC ? sys->T : sys->L;
+    if (!e)
+        return;
+    char what[128], msgs[4][SLIP_MSG_MAX];
+    snprintf(what, sizeof what, "%s %s",
+             kind == MODEL_KINETIC ? "the kinetic energy" : "the Lagrangian",
+             name);
+    size_t k = slip_energy(sys, e, what, kind == MODEL_KINETIC, msgs, 4);
+    if (k)
+        fflush(s->out);
+    for (size_t i = 0; i < k; i++) {
+        diag_t w = {0};
+        diag_error(&w, span, "%s", msgs[i]);
+        diag_print_warning(s->err, s->src, &w);
+    }
 }
 
 int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
@@ -216,7 +339,7 @@ int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                                                      : MODEL_LAGRANGIAN;
     const ast_ident_t *id = &st->u.energy.name;
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_energy_t *slot = kind == MODEL_KINETIC     ? &cand.kinetic
                            : kind == MODEL_POTENTIAL ? &cand.potential
                                                      : &cand.lagrangian;
@@ -254,7 +377,11 @@ int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     slot->name = id->name;
     slot->span = id->span;
     slot->value = st->u.energy.value;
-    return commit_model(s, &cand, true, err);
+    if (commit_model(s, st, &cand, err))
+        return -1;
+    if (kind != MODEL_POTENTIAL)
+        warn_slips(s, kind, id->name, st->u.energy.value->span);
+    return 0;
 fail:
     model_free(&cand);
     return -1;
@@ -268,15 +395,15 @@ int decl_particle(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (s->model.lagrangian.name)
         return lagrangian_excludes(s, st, "particle", err);
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_particle_t p = {id->name, id->span, st->u.particle.mass,
                           st->u.particle.position};
     size_t idx;
     if (model_lookup(&cand, id->name, &idx, NULL) == MODEL_PARTICLE)
-        cand.particles.v[idx] = p;
+        model_set_particle(&cand, idx, p);
     else
         model_push_particle(&cand, p);
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 /* "unknown name 'X'; did you mean 'Y'? (WHAT)", or without the
@@ -291,8 +418,8 @@ static int unknown_target(ctx_t *s, const ast_ident_t *id, const char *what,
         return diag_error(err, id->span,
                           "unknown name '%s'; did you mean '%s'? (%s)",
                           id->name, best, what);
-    return diag_error(err, id->span, "unknown name '%s' (%s)", id->name,
-                      what);
+    return diag_error(err, id->span, "unknown name '%s': %s, declared before it",
+                      id->name, what);
 }
 
 /* force x = F, force P = F, force B at X = F (LANGUAGE.md §4, §4.1), and
@@ -332,10 +459,10 @@ int decl_force(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           id->name, model_kind_name(k));
     }
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_force_t f = {id->name, id->span, st->u.force.value, at, torque};
     model_push_force(&cand, f);
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 /* The error for a name that should be a frame and is not. */
@@ -404,15 +531,15 @@ int decl_frame(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
     }
     model_t cand;
-    model_clone(&cand, m);
+    begin(s, &cand);
     model_frame_t f = {id->name,          id->span,          parent->name,
                        parent->span,      st->u.frame.axis,  st->u.frame.angle,
                        st->span};
     if (self >= 0)
-        cand.frames.v[self] = f;
+        model_set_frame(&cand, (size_t)self, f);
     else
         model_push_frame(&cand, f);
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 /* body B mass M at G frame F inertia I (LANGUAGE.md §4.1). */
@@ -426,7 +553,7 @@ int decl_body(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (model_frame_index(&s->model, st->u.body.frame.name) < 0)
         return not_a_frame(s, &st->u.body.frame, err);
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_body_t b = {id->name,
                       id->span,
                       st->u.body.mass,
@@ -437,10 +564,10 @@ int decl_body(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                       st->span};
     long idx = model_body_index(&cand, id->name);
     if (idx >= 0)
-        cand.bodies.v[idx] = b;
+        model_set_body(&cand, (size_t)idx, b);
     else
         model_push_body(&cand, b);
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 /* gravity G: replaces an earlier one (LANGUAGE.md §4.1). */
@@ -449,16 +576,16 @@ int decl_gravity(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (s->model.lagrangian.name)
         return lagrangian_excludes(s, st, "gravity", err);
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     cand.gravity = st->u.gravity;
     cand.gravity_span = st->span;
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     const ast_ident_t *id = &st->u.constraint.name;
     model_constraint_t c = {NULL, false, st->span, st->u.constraint.lhs,
                             st->u.constraint.rhs};
@@ -483,7 +610,7 @@ int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     long idx = model_constraint_index(&cand, c.name);
     if (idx >= 0) {
-        cand.constraints.v[idx] = c;
+        model_set_constraint(&cand, (size_t)idx, c);
     } else if (cand.constraints.n >= SESSION_MAX_CONSTRAINTS) {
         model_free(&cand);
         return diag_error(err, st->span,
@@ -493,7 +620,7 @@ int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         model_push_constraint(&cand, c);
     }
     const char *name = c.name;
-    if (commit_model(s, &cand, true, err) != 0)
+    if (commit_model(s, st, &cand, err) != 0)
         return -1;
     /* The components of a vector constraint that vanish identically are
      * dropped, with a note (LANGUAGE.md §4). */
@@ -519,17 +646,17 @@ int decl_kinematic(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           "the left side of a kinematic equation is the "
                           "velocity of a coordinate, like x'");
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_kinematic_t k = {lhs->a->name, st->span, st->u.constraint.rhs};
     size_t i;
     for (i = 0; i < cand.kinematics.n; i++)
         if (strcmp(cand.kinematics.v[i].coord, k.coord) == 0)
             break;
     if (i < cand.kinematics.n)
-        cand.kinematics.v[i] = k;
+        model_set_kinematic(&cand, i, k);
     else
         model_push_kinematic(&cand, k);
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 int decl_equations(ctx_t *s, const ast_stmt_t *st, diag_t *err)
@@ -663,14 +790,6 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
     bool speeds_state = method == EOM_MAGGI || method == EOM_GIBBS_APPELL;
     bool have_psi = sys->psi != NULL;
     if (have_psi && (speeds_state || any_z)) {
-        for (size_t i = 0; i < n; i++)
-            if (!sys->psi[i] && speeds_state) {
-                rc = diag_error(err, at,
-                                "coordinate %s has no kinematic equation, "
-                                "which %s needs",
-                                sys->qname[i], eom_method_name(method));
-                goto done;
-            }
         /* Velocities given without speeds: the speeds that produce them
          * (the velocities not given solved from the constraints first). */
         if (!any_z && any_v) {
@@ -687,7 +806,8 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
             }
         }
         /* The velocities are those of the speeds; a given one that differs
-         * is an error. */
+         * is an error.  Those without a kinematic equation are solved
+         * from the constraints below, with the others given. */
         for (size_t i = 0; i < n; i++) {
             if (!sys->psi[i])
                 continue;
@@ -718,6 +838,18 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
     size_t nqd = eom_velsolver_solved(vs, false, &which);
     for (size_t j = 0; j < nqd; j++)
         solved_v[which[j]] = true;
+    /* With speeds as the state, a velocity without a kinematic equation
+     * is the constraints' to determine (doc/language.md, Kane's form). */
+    for (size_t i = 0; have_psi && speeds_state && i < n; i++)
+        if (!sys->psi[i] && !solved_v[i] && !given_v[i]) {
+            rc = diag_error(err, at,
+                            "coordinate %s has no kinematic equation, and "
+                            "the constraints do not determine %s' here, "
+                            "which %s needs",
+                            sys->qname[i], sys->qname[i],
+                            eom_method_name(method));
+            goto done;
+        }
     for (size_t i = 0; said && i < n; i++)
         if (solved_v[i])
             say_value(said, sys->qname[i], "'", vars[sys->qd[i]]);
@@ -907,6 +1039,8 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     const ast_binding_t *b = &st->u.bindings.items[0];
     const char *name = b->name.name;
+    if (strcmp(name, "compile") == 0)
+        return ctx_set_compile(s, b->value, err);
     if (strcmp(name, "integrator") == 0) {
         if (b->value->kind == AST_NAME &&
             sim_integrator_known(b->value->name)) {
@@ -946,7 +1080,9 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     size_t idx;
     model_kind_t k = model_lookup(&s->model, name, &idx, NULL);
     if (k == MODEL_PARAM) {
-        s->model.params.v[idx].value = x; /* no new derivation needed */
+        /* no new derivation needed; through the model, whose arrays are
+         * shared with its clones (model.h) */
+        model_set_param_value(&s->model, idx, x);
         set_check_constraints(s, lw, st, name);
         return 0;
     }

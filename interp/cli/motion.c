@@ -94,7 +94,7 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     o.progress = s->quiet ? NULL : stderr;
 
     eom_t *e = ctx_eom(s, st->span, err);
-    if (!e)
+    if (!e || ctx_compile(s, e, st->span, err) != 0)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
@@ -115,6 +115,7 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               names);
         }
     }
+    ctx_samples_sync(s, lw); /* rows of kept samples, in lw's layout */
     if (s->samples.n && (s->samples_generation != s->model.generation ||
                          s->samples_method != (int)eom_method(e)))
         sim_samples_clear(&s->samples); /* another model or method */
@@ -128,9 +129,14 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         lower_store_state(lw, vars, &s->model);
         s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
     }
-    free(vars);
-    if (rc != 0)
+    if (rc != 0) {
+        /* a declaration that cannot be evaluated where the run stopped is
+         * to blame (LANGUAGE.md §4) */
+        ctx_blame_declaration(s, lw, vars, st->span, err);
+        free(vars);
         return at_statement(err, st->span);
+    }
+    free(vars);
     if (!s->quiet) {
         char b1[40], b2[40], b3[40];
         fprintf(s->out, "simulated to t = %s: %zu samples, %zu steps, "
@@ -167,16 +173,9 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
                           const ast_expr_t *x, columns_t *out, diag_t *err)
 {
     memset(out, 0, sizeof *out);
-    if (s->samples.n == 0)
-        return diag_error(err, st->span,
-                          "no samples recorded: run `simulate to T` first");
-    lower_t *lw = ctx_lowered(s, err);
+    lower_t *lw = ctx_samples_ready(s, st->span, err);
     if (!lw)
         return -1;
-    if (s->samples_generation != s->model.generation)
-        return diag_error(err, st->span,
-                          "the samples belong to a model that has changed "
-                          "since: simulate again");
     size_t nitems = st->u.output.n, n = nitems + (x ? 1 : 0);
     const ast_expr_t *exprs[n];
     if (x)

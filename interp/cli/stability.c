@@ -663,7 +663,7 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                             nh_stop_reason(&s->stop));
             break;
         }
-        s->model.params.v[pi].value = v;
+        model_set_param_value(&s->model, pi, v);
         rc = ctx_row_add(s, name->name, false, v, st->u.sweep.head, err);
         for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
             const ast_stmt_t *in = st->u.sweep.body[i];

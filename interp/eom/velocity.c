@@ -155,22 +155,36 @@ static size_t eom_select_more(const nh_system_t *sys, const double *A,
                               size_t rows, const bool *given,
                               const bool *prefer, size_t *sel, size_t k)
 {
-    size_t n = sys->n;
-    double *cols = eom_alloc(rows * (rows + 1), sizeof *cols);
+    size_t n = sys->n, k0 = k, norder = 0;
+    size_t *order = eom_alloc(n + k0 + 1, sizeof *order);
+    bool *in_sel = eom_alloc(n + 1, sizeof *in_sel);
+    /* the unknowns already chosen first, so that they stay */
+    for (size_t j = 0; j < k0; j++) {
+        order[norder++] = sel[j];
+        in_sel[sel[j]] = true;
+    }
     for (int pass = prefer ? 0 : 1; pass < 2; pass++)
-        for (size_t i = n; i-- > 0 && k < rows;) {
+        for (size_t i = n; i-- > 0;) {
             bool pref = prefer && prefer[i];
-            if (given[i] || (pass == 0) != pref)
-                continue;
-            sel[k] = i;
-            for (size_t a = 0; a < rows; a++)
-                for (size_t j = 0; j <= k; j++)
-                    cols[a * (k + 1) + j] = A[a * n + sel[j]];
-            if (linalg_rank(cols, rows, k + 1, 1e-10) == k + 1)
-                k++;
+            if (!given[i] && !in_sel[i] && (pass == 0) == pref)
+                order[norder++] = i;
         }
-    free(cols);
-    return k;
+    /* the columns of A in that order, each kept when it raises the rank */
+    bool *kept = eom_alloc(n + 1, sizeof *kept);
+    double *basis = eom_alloc(rows * rows + 1, sizeof *basis);
+    size_t *piv = eom_alloc(rows + 1, sizeof *piv);
+    linalg_independent(A, 1, n, rows, order, norder, 1e-10, kept, basis,
+                       piv);
+    size_t nsel = k0;
+    for (size_t o = k0; o < norder && nsel < rows; o++)
+        if (kept[order[o]])
+            sel[nsel++] = order[o];
+    free(order);
+    free(in_sel);
+    free(kept);
+    free(basis);
+    free(piv);
+    return nsel;
 }
 
 /* eom_select_more from no unknowns. */
@@ -755,20 +769,16 @@ static tape_t *eom_speeds_tape(const nh_system_t *sys, diag_t *err)
         diag_error(err, SRC_SPAN_NONE, "no kinematic equations declared");
         return NULL;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!sys->psi[i]) {
-            diag_error(err, SRC_SPAN_NONE,
-                       "coordinate %s has no kinematic equation",
-                       sys->qname[i]);
-            return NULL;
-        }
     expr_graph_t *g = sys->g;
     size_t nout = n + n * m;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    /* A velocity without a kinematic equation is one the constraints
+     * determine (kinematics.h): through them it follows the others, so
+     * its residual is 0 here. */
     for (size_t i = 0; i < n; i++) {
-        outs[i] = sys->psi[i];
+        outs[i] = sys->psi[i] ? sys->psi[i] : expr_var(g, sys->qd[i]);
         for (size_t a = 0; a < m; a++)
-            outs[n + i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
+            outs[n + i * m + a] = expr_diff(g, outs[i], sys->z[a]);
     }
     tape_t *t = tape_compile(g, outs, nout, expr_graph_nvars(g));
     if (!t)

@@ -126,8 +126,9 @@ int eom_velsolver_choose_from(eom_velsolver_t *vs, const double *J,
 
 /* For a system with kinematic equations: the speeds z that give the
  * velocities already in VARS through q' = psi(q, z, t) (Gauss–Newton on
- * the n equations in m unknowns, starting from the z in VARS); written
- * into VARS.  An error when no z reproduces q' within 1e-9 (relative).
+ * the equations given, in m unknowns, starting from the z in VARS; a
+ * velocity without one is the constraints' to match); written into
+ * VARS.  An error when no z reproduces q' within 1e-9 (relative).
  * Used by `compare` to put methods with different states on one state. */
 int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
                                diag_t *err);
