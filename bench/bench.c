@@ -25,6 +25,16 @@
  *             a child process, measured by wait4).
  *   engine    sin(sin(...sin(x)...)) 2000 deep and e = e*e + e doubled
  *             30 times: built, differentiated, compiled, evaluated.
+ *   stability the benchmark bicycle (examples/bicycle_model.nh) upright at
+ *             5 m/s: `linearize phi, delta, phi', delta'` (exact
+ *             derivatives of the 10 independent variables' motion) against
+ *             one right-hand side; a `sweep` of 1001 speeds with `initial`
+ *             and `eigen` against the same sweep with `initial` alone;
+ *             peer: SymPy's KanesMethod.linearize of the same bicycle
+ *             (bench/sympy_bicycle.py), with a time limit.  The implicit
+ *             integrators on a stiff model (a pendulum on a stiff spring):
+ *             steps and time with the exact Jacobian against central
+ *             differences (sim_options_t.jacobian_differences).
  *   declare   10^5 parameters, 10^5 lets, 1000 coordinates (the limit),
  *             one statement each, text -> model, against parsing the same
  *             text; the growth exponent over N/8 … N.
@@ -435,6 +445,172 @@ static void gsl_work(void *q, long reps)
         double y[8] = {0.1, 1, 0.2, 0, 0, 0.7, 0.3, 1.1};
         c->evals = ref_sphere_integrate(y, 100, 0.1, 1e-10, 1e-12);
     }
+}
+
+/* ---- linear stability --------------------------------------------------------- */
+
+typedef struct stmt_ctx {
+    session_t *s;
+    const char *text;
+} stmt_ctx_t;
+
+static void stmt_work(void *p, long reps)
+{
+    stmt_ctx_t *c = p;
+    for (long i = 0; i < reps; i++)
+        if (session_run_text(c->s, "<bench>", c->text, strlen(c->text),
+                             false) != RUN_OK) {
+            fprintf(stderr, "bench: %s failed\n", c->text);
+            exit(2);
+        }
+}
+
+/* SymPy's linearization of the bicycle: "ok S", "failed S MESSAGE" or
+ * "timeout S" (bench/sympy_bicycle.py), or false without SymPy. */
+static bool sympy_bicycle(const char *srcdir, double limit, char *line,
+                          size_t n)
+{
+    if (system("python3 -c 'import sympy' >/dev/null 2>&1") != 0)
+        return false;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "python3 '%s/bench/sympy_bicycle.py' %g 2>/dev/null", srcdir,
+             limit);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return false;
+    bool ok = fgets(line, (int)n, p) != NULL;
+    if (pclose(p) != 0 || !ok)
+        return false;
+    line[strcspn(line, "\n")] = '\0';
+    return true;
+}
+
+/* A pendulum on a stiff damped spring: the radial motion is about 300
+ * times faster than the swing, the implicit integrators' case. */
+static const char stiff_model[] =
+    "param m = 1, g = 9.81, l = 1, k = 1e5, c = 20\n"
+    "coord x, y\n"
+    "particle P mass m at [x, y]\n"
+    "let r = sqrt(x^2 + y^2)\n"
+    "potential V = m*g*y + k/2*(r - l)^2\n"
+    "force x = -c*(x*x' + y*y')*x/r^2\n"
+    "force y = -c*(x*x' + y*y')*y/r^2\n"
+    "initial x = 0.8, y = -0.61, x' = 0.3\n";
+
+typedef struct stiff_ctx {
+    prepared_t *p;
+    double *v;
+    const char *integrator;
+    bool differences;
+    sim_summary_t sum;
+} stiff_ctx_t;
+
+static void stiff_work(void *q, long reps)
+{
+    stiff_ctx_t *c = q;
+    size_t nv = expr_graph_nvars(c->p->sys->g);
+    sim_options_t o = {.t_end = 10, .step = 0.1, .rtol = 1e-8,
+                       .atol = 1e-10, .integrator = c->integrator,
+                       .jacobian_differences = c->differences};
+    for (long i = 0; i < reps; i++) {
+        sim_samples_t smp = {0};
+        diag_t err = {0};
+        memcpy(c->v, c->p->vars, nv * sizeof *c->v);
+        if (sim_run(c->p->e, c->p->sys, c->v, &o, &smp, &c->sum, &err) != 0) {
+            fprintf(stderr, "bench: simulate %s: %s\n", c->integrator,
+                    err.msg);
+            exit(2);
+        }
+        sim_samples_free(&smp);
+    }
+}
+
+static void stability_rows(const char *srcdir, FILE *sink)
+{
+    char b1[32], b2[32], what[96];
+    char path[4096];
+    snprintf(path, sizeof path, "%s/examples/bicycle_model.nh", srcdir);
+    session_t *s = session_new(true, sink, sink);
+    if (session_run_file(s, path) != RUN_OK) {
+        fprintf(stderr, "bench: %s did not run\n", path);
+        exit(2);
+    }
+    static const char upright[] =
+        "param v = 5\n"
+        "initial theta ~ 0, phi' = 0, delta' = 0, thR' = -v/rR\n";
+    stmt_ctx_t setup = {s, upright};
+    stmt_work(&setup, 1);
+    /* the first linearize prepares the equations and the solver */
+    stmt_ctx_t lin = {s, "linearize phi, delta, phi', delta'\n"};
+    stmt_work(&lin, 1);
+    ctx_t *cx = session_ctx(s);
+    diag_t err = {0};
+    rhs_ctx_t rc = {.e = ctx_eom(cx, SRC_SPAN_NONE, &err)};
+    lower_t *lw = ctx_lowered(cx, &err);
+    rc.vars = calloc(expr_graph_nvars(lower_graph(lw)), sizeof *rc.vars);
+    lower_fill_vars(lw, &cx->model, rc.vars);
+    size_t ns = eom_state_size(rc.e);
+    const uint32_t *sv = eom_state_vars(rc.e);
+    for (size_t i = 0; i < ns; i++)
+        rc.y[i] = rc.vars[sv[i]];
+    double t, tr;
+    measure(stmt_work, &lin, rhs_work, &rc, &t, &tr);
+    row("linearize bicycle (10 variables, exact)", fmt_time(t, b1, sizeof b1),
+        fmt_time(tr, b2, sizeof b2), t / tr, "< 2 ms", t < 2e-3);
+    stmt_ctx_t eig = {s, "eigen phi, delta, phi', delta'\n"};
+    measure(stmt_work, &eig, NULL, NULL, &t, &tr);
+    row("eigen bicycle (roll, steer)", fmt_time(t, b1, sizeof b1), "-", -1,
+        "(info)", true);
+    free(rc.vars);
+
+    /* a sweep of 1001 speeds, against the same sweep with initial alone */
+    stmt_ctx_t sw = {s, "sweep v from 0 to 10 step 0.01: initial theta ~ 0, "
+                        "phi' = 0, delta' = 0, thR' = -v/rR; eigen phi, "
+                        "delta, phi', delta'\n"};
+    stmt_ctx_t sw0 = {s, "sweep v from 0 to 10 step 0.01: initial theta ~ 0, "
+                         "phi' = 0, delta' = 0, thR' = -v/rR; print v\n"};
+    measure(stmt_work, &sw, stmt_work, &sw0, &t, &tr);
+    row("sweep 1001 speeds, initial + eigen", fmt_time(t, b1, sizeof b1),
+        fmt_time(tr, b2, sizeof b2), t / tr, "< 1 s", t < 1.0);
+    session_free(s);
+
+    /* SymPy's own linearization of the same bicycle */
+    const char *lim = getenv("NH_BENCH_SYMPY_LIMIT");
+    double limit = lim ? atof(lim) : quick ? 60 : 300;
+    char line[512];
+    if (sympy_bicycle(srcdir, limit, line, sizeof line)) {
+        double secs = 0;
+        char status[16] = "";
+        sscanf(line, "%15s %lf", status, &secs);
+        const char *rest = strchr(line, '(');
+        if (strcmp(status, "ok") == 0)
+            snprintf(b1, sizeof b1, "%.1f s", secs);
+        else
+            snprintf(b1, sizeof b1, "%s %.0f s", status, secs);
+        row("linearize bicycle, SymPy KanesMethod", b1, "-", -1, "(peer)",
+            true);
+        if (rest)
+            printf("  SymPy's stages: %s\n", rest);
+    }
+
+    /* the implicit integrators: exact Jacobian against differences */
+    static const char *imp[] = {"rk4imp", "bsimp", "msbdf"};
+    prepared_t p = prepare(stiff_model, "", "lagrange", sink);
+    for (size_t k = 0; k < sizeof imp / sizeof *imp; k++) {
+        size_t nv = expr_graph_nvars(p.sys->g);
+        stiff_ctx_t ex = {&p, calloc(nv, sizeof(double)), imp[k], false, {0}};
+        stiff_ctx_t fd = {&p, calloc(nv, sizeof(double)), imp[k], true, {0}};
+        measure(stiff_work, &ex, stiff_work, &fd, &t, &tr);
+        snprintf(what, sizeof what, "stiff %s: %zu vs %zu steps, %zu+%zuJ vs %zu rhs",
+                 imp[k], ex.sum.steps, fd.sum.steps, ex.sum.evaluations,
+                 ex.sum.jacobians, fd.sum.evaluations);
+        row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
+            t / tr, "<= 1x", t / tr <= 1.0);
+        free(ex.v);
+        free(fd.v);
+    }
+    prepared_free(&p);
 }
 
 /* ---- the rows of the sphere --------------------------------------------- */
@@ -1121,6 +1297,8 @@ int main(int argc, char **argv)
     /* the engine */
     engine_rows();
 
+    /* linear stability (issue 15) */
+    stability_rows(srcdir, sink);
     /* declarations */
     declaration_rows(sink);
 

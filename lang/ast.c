@@ -536,6 +536,29 @@ ast_stmt_t *ast_stmt_compare(ast_arena_t *arena, ast_ident_t a, ast_ident_t b,
     return s;
 }
 
+ast_stmt_t *ast_stmt_sweep(ast_arena_t *arena, ast_ident_t name,
+                           ast_expr_t *from, ast_expr_t *to,
+                           ast_expr_t *step, ast_ident_t file,
+                           ast_list_t *body, src_span_t head,
+                           src_span_t span)
+{
+    ast_stmt_t *s = ast_stmt_new(arena, STMT_SWEEP, span);
+    s->u.sweep.name = name;
+    s->u.sweep.from = from;
+    s->u.sweep.to = to;
+    s->u.sweep.step = step;
+    s->u.sweep.head = head;
+    s->to_file.name = file.name;
+    s->to_file.span = file.name ? file.span : SRC_SPAN_NONE;
+    size_t n = ast_list_len(body), k = 0;
+    s->u.sweep.body = ast_alloc(arena, (n ? n : 1) * sizeof(ast_stmt_t *));
+    for (size_t i = 0; i < n; i++)
+        if (body->items[i]) /* an empty statement: `;;` */
+            s->u.sweep.body[k++] = body->items[i];
+    s->u.sweep.n = k;
+    return s;
+}
+
 ast_stmt_t *ast_stmt_path(ast_arena_t *arena, ast_stmt_kind_t kind,
                           ast_ident_t path, src_span_t span)
 {
@@ -606,6 +629,10 @@ const char *ast_stmt_keyword(ast_stmt_kind_t kind)
     case STMT_BODY: return "body";
     case STMT_GRAVITY: return "gravity";
     case STMT_TORQUE: return "torque";
+    case STMT_LINEARIZE: return "linearize";
+    case STMT_EIGEN: return "eigen";
+    case STMT_SWEEP: return "sweep";
+    case STMT_PLOT_SWEEP: return "plot sweep";
     }
     return "?";
 }

@@ -127,6 +127,11 @@ typedef enum ast_stmt_kind {
     STMT_BODY,       /* body B mass e at e frame F inertia e  u.body */
     STMT_GRAVITY,    /* gravity e                      u.gravity */
     STMT_TORQUE,     /* torque B = e                   u.force */
+    STMT_LINEARIZE,  /* linearize [VARS] [> "file"]    u.output (no vs) */
+    STMT_EIGEN,      /* eigen [VARS] [> "file"]        u.output (no vs) */
+    STMT_SWEEP,      /* sweep NAME from e to e step e [> "file"]: stmts
+                                                       u.sweep */
+    STMT_PLOT_SWEEP, /* plot sweep [> "file"] */
     STMT_EXPORT,     /* export c "file"                u.export_ */
 } ast_stmt_kind_t;
 
@@ -208,6 +213,13 @@ struct ast_stmt {
             ast_ident_t name;
             bool latex;
         } worksheet;
+        struct {
+            ast_ident_t name;          /* the parameter */
+            ast_expr_t *from, *to, *step;
+            ast_stmt_t **body;         /* to the end of the line */
+            size_t n;
+            src_span_t head;           /* `sweep` to the ':' */
+        } sweep;
         struct {
             const char *path; /* unescaped */
             src_span_t span;

@@ -128,6 +128,14 @@ ast_stmt_t *ast_stmt_show(ast_arena_t *arena, bool latex, ast_expr_t *e,
 ast_stmt_t *ast_stmt_compare(ast_arena_t *arena, ast_ident_t a, ast_ident_t b,
                              ast_expr_t *samples, src_span_t span);
 /* load, import: PATH.name unescaped, PATH.span the string literal. */
+/* sweep NAME from FROM to TO step STEP [> FILE]: BODY (statements, NULL
+ * entries for empty ones, which are dropped); HEAD spans `sweep` to the
+ * colon. */
+ast_stmt_t *ast_stmt_sweep(ast_arena_t *arena, ast_ident_t name,
+                           ast_expr_t *from, ast_expr_t *to,
+                           ast_expr_t *step, ast_ident_t file,
+                           ast_list_t *body, src_span_t head,
+                           src_span_t span);
 ast_stmt_t *ast_stmt_path(ast_arena_t *arena, ast_stmt_kind_t kind,
                           ast_ident_t path, src_span_t span);
 /* export FORMAT "PATH" */

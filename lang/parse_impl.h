@@ -35,6 +35,9 @@ typedef struct parse_ctx {
     int ctx_word;        /* 1 + the index of the contextual keyword the
                           * statement may have next (lexer.l: from, about,
                           * by in `frame`, inertia in `body`), or 0 */
+    int stmt_tok;        /* the first token of the current statement */
+    bool in_sweep;       /* past the ':' of a sweep: a line's end ends
+                          * it, also after a ';' (LANGUAGE.md §7.2) */
     uint32_t last_end;   /* where that token ended */
     bool eof_newline;    /* the implicit end of line at EOF was given */
 

@@ -18,6 +18,9 @@
 %define api.location.type {src_span_t}
 %define parse.error custom
 %define parse.lac full
+/* IELR: `constraint NAME:` and `sweep ... step EXPR:` both meet a name
+ * before a colon, in states LALR would merge. */
+%define lr.type ielr
 %locations
 %expect 0
 
@@ -119,12 +122,19 @@ static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
     LATEX "latex" CHECK "check" COMPARE "compare" SAMPLES "samples"
     WORKSHEET "worksheet" SET "set" LOAD "load" IMPORT "import" HELP "help"
     FRAME "frame" BODY "body" GRAVITY "gravity" TORQUE "torque"
+    LINEARIZE "linearize" EIGEN "eigen" SWEEP "sweep"
     FROM "from" ABOUT "about" BY "by" INERTIA "inertia"
     EXPORT "export" QUIT "quit" EXIT "exit"
 
-%type <stmt> stmt printing
+/* A sweep's statements run to the end of the line (LANGUAGE.md §7.2): a
+ * ';' after them continues the sweep, not the line around it. */
+%precedence SWEEP_END
+%precedence ';' 
+
+%type <stmt> stmt printing opt_inner
 %type <expr> expr sum term unary power postfix primary opt_vs
-%type <list> exprs names bindings pbindings opt_params params sim_options
+%type <list> exprs opt_exprs names bindings pbindings opt_params params
+%type <list> sim_options sweep_body
 %type <binding> binding pbinding set_binding
 %type <count> primes
 %type <opt> sim_option
@@ -209,6 +219,21 @@ stmt:
         { $$ = ast_stmt_export(A, $2, ast_ident($3, @3), @$); }
   | "quit"              { $$ = ast_stmt_new(A, STMT_QUIT, @$); }
   | "exit"              { $$ = ast_stmt_new(A, STMT_EXIT, @$); }
+    /* LANGUAGE.md §7.2: its `> "file"` comes before the statements */
+  | "sweep" name "from" expr "to" expr "step" expr opt_redirect ':'
+        sweep_body %prec SWEEP_END
+        { $$ = ast_stmt_sweep(A, $2, $4, $6, $8, $9, $11, @$, @$);
+          $$->u.sweep.head = (src_span_t){@1.file, @1.begin, @10.end}; }
+    ;
+
+sweep_body:
+    opt_inner           { $$ = ast_list_push(A, NULL, $1); }
+  | sweep_body ';' opt_inner { $$ = ast_list_push(A, $1, $3); }
+    ;
+
+opt_inner:
+    %empty              { $$ = NULL; }
+  | stmt
     ;
 
 /* LANGUAGE.md §7: every statement that prints takes `> "file"` at its
@@ -246,6 +271,11 @@ printing:
         { $$ = ast_stmt_word(A, STMT_HELP, ast_ident(NULL, SRC_SPAN_NONE),
                              @$); }
   | "help" topic        { $$ = ast_stmt_word(A, STMT_HELP, $2, @$); }
+  | "linearize" opt_exprs
+        { $$ = ast_stmt_output(A, STMT_LINEARIZE, $2, NULL, @$); }
+  | "eigen" opt_exprs
+        { $$ = ast_stmt_output(A, STMT_EIGEN, $2, NULL, @$); }
+  | "plot" "sweep"      { $$ = ast_stmt_new(A, STMT_PLOT_SWEEP, @$); }
     ;
 
 name:
@@ -333,6 +363,11 @@ exprs:
   | exprs ',' expr      { $$ = ast_list_push(A, $1, $3); }
     ;
 
+opt_exprs:
+    %empty              { $$ = NULL; }
+  | exprs
+    ;
+
 opt_vs:
     %empty              { $$ = NULL; }
   | "vs" expr           { $$ = $2; }
@@ -356,7 +391,7 @@ keyword:
   | "accel" | "table" | "plot" | "vs" | "show" | "latex" | "check"
   | "compare" | "samples" | "worksheet" | "set" | "load" | "import"
   | "help" | "quit" | "exit" | "frame" | "body" | "gravity" | "torque"
-  | "export"
+  | "linearize" | "eigen" | "sweep" | "export"
     ;
 
 /* ---- expressions: LANGUAGE.md §3.1, lowest precedence first ---- */
@@ -507,7 +542,7 @@ static void parse_expected_desc(const yysymbol_kind_t *exp, int nexp,
         YYSYMBOL_COMPARE, YYSYMBOL_WORKSHEET, YYSYMBOL_SET, YYSYMBOL_LOAD,
         YYSYMBOL_IMPORT, YYSYMBOL_HELP, YYSYMBOL_QUIT, YYSYMBOL_EXIT,
         YYSYMBOL_FRAME, YYSYMBOL_BODY, YYSYMBOL_GRAVITY, YYSYMBOL_TORQUE,
-        YYSYMBOL_EXPORT,
+        YYSYMBOL_LINEARIZE, YYSYMBOL_EIGEN, YYSYMBOL_SWEEP, YYSYMBOL_EXPORT,
     };
     if (parse_sym_in(in, YYSYMBOL_PARAM) && parse_sym_in(in, YYSYMBOL_MASS)) {
         /* after `help`: any name or keyword */

@@ -3,7 +3,9 @@
 # expectations written in it (the test is the script):
 #   # expect: TEXT        the next line of standard output is exactly TEXT;
 #                         "NAME = ~VALUE" matches a number within 1e-9
-#                         (relative to max(1, |VALUE|)), "~VALUE@TOL" within TOL
+#                         (relative to max(1, |VALUE|)), "~VALUE@TOL" within TOL,
+#                         anywhere in the line and as often as needed
+#                         ("eig1 = ~-0.77@1e-9 + ~4.46@1e-9*i")
 #   # expect-error: TEXT  the next "…: error: …" line on standard error is TEXT
 #                         (TEXT ending in "..." matches a line that begins so)
 #   # expect-warning: TEXT  the same for "…: warning: …" lines; a script
@@ -52,19 +54,31 @@ fi
 # Standard output, line by line, with ~ for approximate numbers.
 if ! awk -v wantf="$tmp/want_out" '
     function abs(x) { return x < 0 ? -x : x }
-    function matches(got, want,    p, pre, spec, tol, v, g, scale) {
-        p = index(want, "~")
-        if (p == 0) return got == want
-        pre = substr(want, 1, p - 1)
-        if (substr(got, 1, length(pre)) != pre) return 0
-        spec = substr(want, p + 1)
-        tol = 1e-9
-        if (index(spec, "@")) { tol = substr(spec, index(spec, "@") + 1) + 0; spec = substr(spec, 1, index(spec, "@") - 1) }
-        v = spec + 0; g = substr(got, length(pre) + 1)
-        if (g !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) return 0
-        g = g + 0
-        scale = abs(v) > 1 ? abs(v) : 1
-        return abs(g - v) <= tol * scale
+    # A number at the start of S: its length, or 0.
+    function numlen(s) {
+        if (match(s, /^-?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?/) || match(s, /^-?[0-9]+\.?([eE][-+]?[0-9]+)?/)) return RLENGTH
+        return 0
+    }
+    # Literal text, and ~VALUE or ~VALUE@TOL wherever a number is expected
+    # (as many as the line has).
+    function matches(got, want,    p, pre, spec, tol, v, g, scale, k, nl) {
+        while ((p = index(want, "~")) > 0) {
+            pre = substr(want, 1, p - 1)
+            if (substr(got, 1, length(pre)) != pre) return 0
+            got = substr(got, length(pre) + 1); want = substr(want, p + 1)
+            k = numlen(want); if (k == 0) return 0
+            v = substr(want, 1, k) + 0; want = substr(want, k + 1)
+            tol = 1e-9
+            if (substr(want, 1, 1) == "@") {
+                want = substr(want, 2); k = numlen(want); if (k == 0) return 0
+                tol = substr(want, 1, k) + 0; want = substr(want, k + 1)
+            }
+            nl = numlen(got); if (nl == 0) return 0
+            g = substr(got, 1, nl) + 0; got = substr(got, nl + 1)
+            scale = abs(v) > 1 ? abs(v) : 1
+            if (abs(g - v) > tol * scale) return 0
+        }
+        return got == want
     }
     BEGIN { n = 0; while ((getline line < wantf) > 0) want[++n] = line }
     { got[++m] = $0 }

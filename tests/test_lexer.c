@@ -153,7 +153,7 @@ static void test_keywords(void **state)
         ACCEL,     TABLE,   PLOT,       VS,        SHOW,    LATEX,
         CHECK,     COMPARE, SAMPLES,    WORKSHEET, SET,     LOAD,
         IMPORT,    HELP,    QUIT,       EXIT,      FRAME,   BODY,
-        GRAVITY,   TORQUE,  EXPORT,
+        GRAVITY,   TORQUE,  LINEARIZE,  EIGEN,     SWEEP,     EXPORT,
     };
     /* LANGUAGE.md §10, typed out again */
     static const char *const spec =
@@ -161,7 +161,7 @@ static void test_keywords(void **state)
         "force constraint kinematic equations initial simulate to step "
         "integrator rtol atol project reset print accel table plot vs show "
         "latex check compare samples worksheet set load import help quit "
-        "exit frame body gravity torque export";
+        "exit frame body gravity torque linearize eigen sweep export";
     size_t nk = sizeof kinds / sizeof *kinds;
     size_t i = 0;
     for (; parse_keywords[i]; i++) {
@@ -247,8 +247,9 @@ static void test_operators(void **state)
     lexed_free(L);
 }
 
-/* from, about, by are keywords only in `frame`, inertia only in `body`
- * (LANGUAGE.md §10): a v1 script may use them as names elsewhere. */
+/* from, about, by are keywords only in `frame` (from also in `sweep`),
+ * inertia only in `body` (LANGUAGE.md §10): a v1 script may use them as
+ * names elsewhere. */
 static void test_contextual_keywords(void **state)
 {
     (void)state;
@@ -277,6 +278,20 @@ static void test_contextual_keywords(void **state)
     L = lex("frame A from from about x by by + about; from");
     expect_kinds(L, FRAME, IDENT, FROM, IDENT, ABOUT, IDENT, BY, IDENT, '+',
                  IDENT, ';', IDENT, NEWLINE, NHYYEOF, -1);
+    lexed_free(L);
+    /* a sweep's `from` comes after its parameter, which may be called
+     * from; a frame after the sweep's colon is a statement's start */
+    /* a sweep's line ends it even after a ';' (elsewhere a line's end
+     * after a ';' is nothing) */
+    L = lex("sweep k from 0 to 1 step 1: print k;\nprint k;\nprint k");
+    expect_kinds(L, SWEEP, IDENT, FROM, NUMBER, TO, NUMBER, STEP, NUMBER, ':',
+                 PRINT, IDENT, ';', NEWLINE, PRINT, IDENT, ';', PRINT, IDENT,
+                 NEWLINE, NHYYEOF, -1);
+    lexed_free(L);
+    L = lex("sweep from from from to 1 step 1: frame A from N about z by from");
+    expect_kinds(L, SWEEP, IDENT, FROM, IDENT, TO, NUMBER, STEP, NUMBER, ':',
+                 FRAME, IDENT, FROM, IDENT, ABOUT, IDENT, BY, IDENT, NEWLINE,
+                 NHYYEOF, -1);
     lexed_free(L);
 }
 

@@ -821,6 +821,10 @@ static void test_every_kind_and_keyword(void **state)
         {STMT_BODY, "body b mass 1 at [0, 0, 0] frame N inertia [1, 1, 1]"},
         {STMT_GRAVITY, "gravity [0, 0, -1]"},
         {STMT_TORQUE, "torque b = [0, 0, 1]"},
+        {STMT_LINEARIZE, "linearize x, x'"},
+        {STMT_EIGEN, "eigen"},
+        {STMT_SWEEP, "sweep k from 1 to 2 step 1: print k"},
+        {STMT_PLOT_SWEEP, "plot sweep"},
         {STMT_EXPORT, "export c \"f.c\""},
     };
     size_t n = sizeof all / sizeof *all;

@@ -61,7 +61,7 @@ static int setup(void **state)
     f->cols[0] = f->t;
     f->cols[1] = f->a;
     f->cols[2] = f->b;
-    f->data = (plot_columns_t){3, 40, f->titles, f->cols};
+    f->data = (plot_columns_t){3, 40, f->titles, f->cols, NULL};
     *state = f;
     return 0;
 }
@@ -255,6 +255,38 @@ static void test_plot_png_svg(void **state)
     assert_int_equal(dir_entries(f->tmp), 0);
 }
 
+/* The occurrences of NEEDLE in the SVG drawing of DATA. */
+static size_t svg_count(const plot_columns_t *data, const char *needle)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    diag_t err = {0};
+    if (plot_draw_svg(data, f, &err) != 0)
+        fail_msg("%s", err.msg);
+    fclose(f);
+    size_t k = 0;
+    for (const char *p = buf; (p = strstr(p, needle)); p++)
+        k++;
+    free(buf);
+    return k;
+}
+
+/* `plot sweep` draws the imaginary parts dashed: a column marked dashed
+ * gets a dash pattern of its own (the grid has one already). */
+static void test_plot_dashed(void **state)
+{
+    fixture_t *f = *state;
+    if (!have_gnuplot())
+        return; /* test_plot_without_gnuplot covers that path */
+    size_t solid = svg_count(&f->data, "stroke-dasharray");
+    const bool dashed[3] = {false, false, true};
+    f->data.dashed = dashed;
+    size_t one = svg_count(&f->data, "stroke-dasharray");
+    f->data.dashed = NULL;
+    assert_true(one > solid);
+}
+
 static void test_plot_terminal(void **state)
 {
     fixture_t *f = *state;
@@ -383,6 +415,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_plot_png_svg, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_terminal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plot_dashed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_hostile_names, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_plot_bad_names, setup, teardown),

@@ -523,6 +523,144 @@ static void test_guard(void **state)
     expr_graph_free(g);
 }
 
+/* Forward-mode derivatives (tape_eval_tangent) against the tape of the
+ * symbolic derivatives (expr_diff), on random DAGs over every smooth op
+ * at random points inside the domains: each variable's own direction and
+ * one random combination of them.  The two are different formulas for
+ * the same number (the symbolic one simplified), so they agree to
+ * rounding, not bit for bit: within 1e-9 relative.  (min, max, abs and
+ * sign are left to test_tangent_kinks: diff.c writes min and max as
+ * (a' + b')/2 ∓ sign(a − b)(a' − b')/2, which cancels catastrophically
+ * when the branch not taken is steep.) */
+static void test_tangent_vs_diff(void **state)
+{
+    (void)state;
+    rng_state = 1414213562;
+    size_t compared = 0;
+    for (int round = 0; round < 200; round++) {
+        const expr_t *v[NV];
+        expr_graph_t *g = new_graph(v);
+        enum { POOL = 40, K = NV + 1 };
+        const expr_t *pool[POOL];
+        size_t n = 0;
+        for (int i = 0; i < NV; i++)
+            pool[n++] = v[i];
+        pool[n++] = expr_num(g, 0.5);
+        pool[n++] = expr_num(g, 2);
+        while (n < POOL) {
+            const expr_t *e = random_node(g, pool, n);
+            if (e->op != EXPR_MIN && e->op != EXPR_MAX &&
+                e->op != EXPR_ABS && e->op != EXPR_SIGN)
+                pool[n++] = e;
+        }
+        enum { NOUT = 6 };
+        const expr_t *outs[NOUT];
+        for (int i = 0; i < NOUT; i++)
+            outs[i] = pool[POOL - 1 - i];
+        /* the symbolic derivatives, and a second tape of them */
+        const expr_t *d[NOUT * NV];
+        for (int o = 0; o < NOUT; o++)
+            for (int i = 0; i < NV; i++)
+                d[o * NV + i] = expr_diff(g, outs[o], (uint32_t)i);
+        tape_t *t = tape_compile(g, outs, NOUT, NV);
+        tape_t *td = tape_compile(g, d, NOUT * NV, NV);
+        double *work = calloc(tape_work_size(t) + 1, sizeof *work);
+        double *dwork = calloc((tape_work_size(t) + 1) * K, sizeof *dwork);
+        double *wd = calloc(tape_work_size(td) + 1, sizeof *wd);
+        for (int p = 0; p < 20; p++) {
+            double vals[NV], seed[NV * K], c[NV];
+            for (int i = 0; i < NV; i++) {
+                vals[i] = rng() % 2 ? uniform(0.1, 0.9) : uniform(-3, 3);
+                c[i] = uniform(-1, 1);
+                for (int j = 0; j < K; j++)
+                    seed[i * K + j] = j == i ? 1.0 : j == NV ? c[i] : 0.0;
+            }
+            double out[NOUT], dout[NOUT * K], want[NOUT * NV];
+            double ref[NOUT];
+            tape_eval_tangent(t, vals, seed, K, out, dout, work, dwork);
+            tape_eval(t, vals, ref, work);
+            tape_eval(td, vals, want, wd);
+            for (int o = 0; o < NOUT; o++) {
+                /* the values are tape_eval's, bit for bit */
+                assert_true(memcmp(&out[o], &ref[o], sizeof ref[o]) == 0 ||
+                            (isnan(out[o]) && isnan(ref[o])));
+                if (!isfinite(out[o]) || fabs(out[o]) > 1e6)
+                    continue;
+                double comb = 0, scale = 1;
+                bool finite = true;
+                for (int i = 0; i < NV; i++) {
+                    double w = want[o * NV + i];
+                    finite &= isfinite(w) && fabs(w) < 1e6;
+                    comb += c[i] * w;
+                    scale += fabs(c[i] * w);
+                }
+                if (!finite)
+                    continue;
+                for (int i = 0; i < NV; i++) {
+                    double w = want[o * NV + i], got = dout[o * K + i];
+                    if (!(fabs(got - w) <= 1e-9 * fmax(1, fabs(w)))) {
+                        char *s = expr_to_text(g, outs[o]);
+                        print_error("d/d%s of %s: tangent %.17g, diff %.17g "
+                                    "at point %d\n",
+                                    expr_var_name(g, (uint32_t)i), s, got,
+                                    w, p);
+                        free(s);
+                        fail();
+                    }
+                    compared++;
+                }
+                assert_true(fabs(dout[o * K + NV] - comb) <= 1e-9 * scale);
+            }
+        }
+        free(work);
+        free(dwork);
+        free(wd);
+        tape_free(t);
+        tape_free(td);
+        expr_graph_free(g);
+    }
+    assert_true(compared > 10000); /* the test saw enough derivatives */
+}
+
+/* The kinks: min and max follow the branch taken (the mean of the two
+ * slopes at a tie, as diff.c's formula gives), |a|' = sign(a) a', and
+ * sign is flat. */
+static void test_tangent_kinks(void **state)
+{
+    (void)state;
+    const expr_t *v[NV];
+    expr_graph_t *g = new_graph(v);
+    const expr_t *x = v[0], *y = v[1];
+    const expr_t *sq = expr_pow(g, y, expr_num(g, 2)); /* slope 2y */
+    const expr_t *outs[] = {
+        expr_call(g, EXPR_MIN, x, sq), expr_call(g, EXPR_MAX, x, sq),
+        expr_call(g, EXPR_ABS, expr_sub(g, x, sq), NULL),
+        expr_call(g, EXPR_SIGN, expr_sub(g, x, sq), NULL)};
+    tape_t *t = tape_compile(g, outs, 4, NV);
+    double *work = calloc(tape_work_size(t) + 1, sizeof *work);
+    double *dwork = calloc((tape_work_size(t) + 1) * 2, sizeof *dwork);
+    double seed[NV * 2] = {0};
+    seed[0 * 2 + 0] = 1; /* d/dx */
+    seed[1 * 2 + 1] = 1; /* d/dy */
+    /* (x, y): x below y², above it, and at the tie x = y² = 4 */
+    const double pts[3][2] = {{1, 3}, {10, 3}, {4, 2}};
+    const double want[3][4][2] = {
+        {{1, 0}, {0, 6}, {-1, 6}, {0, 0}},
+        {{0, 6}, {1, 0}, {1, -6}, {0, 0}},
+        {{0.5, 2}, {0.5, 2}, {0, 0}, {0, 0}}};
+    for (int p = 0; p < 3; p++) {
+        double vals[NV] = {pts[p][0], pts[p][1]}, out[4], dout[8];
+        tape_eval_tangent(t, vals, seed, 2, out, dout, work, dwork);
+        for (int o = 0; o < 4; o++)
+            for (int j = 0; j < 2; j++)
+                assert_true(dout[o * 2 + j] == want[p][o][j]);
+    }
+    free(work);
+    free(dwork);
+    tape_free(t);
+    expr_graph_free(g);
+}
+
 /* tape_write_c: the C text of random tapes over every op, compiled with
  * -std=c99 -Wall -Wextra -pedantic (no warning), gives tape_eval's bits at
  * random and special points — the last tapes long enough to be written in
@@ -634,6 +772,8 @@ int main(void)
         cmocka_unit_test(test_lagrangian_tape),
         cmocka_unit_test(test_no_value_hidden),
         cmocka_unit_test(test_guard),
+        cmocka_unit_test(test_tangent_vs_diff),
+        cmocka_unit_test(test_tangent_kinks),
         cmocka_unit_test(test_c_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "config.h"
+#include "interp/analysis/linearize.h"
+#include "interp/eom/velocity.h"
 #include "interp/run/native.h"
 
 void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
@@ -32,9 +34,85 @@ void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
     s->samples_cleared_at = SRC_SPAN_NONE;
 }
 
+void ctx_set_eom(ctx_t *s, eom_t *e)
+{
+    lin_free(s->lin);
+    s->lin = NULL;
+    eom_free(s->eom);
+    s->eom = e;
+}
+
+/* Frees the equations (and the linearization that borrows them). */
+static void ctx_free_eom(ctx_t *s)
+{
+    ctx_set_eom(s, NULL);
+}
+
+void ctx_rows_free(ctx_rows_t *t)
+{
+    for (size_t c = 0; c < t->ncols; c++)
+        free(t->titles[c]);
+    free(t->titles);
+    free(t->dashed);
+    free(t->data);
+    free(t->cur);
+    memset(t, 0, sizeof *t);
+}
+
+int ctx_row_add(ctx_t *s, const char *title, bool dashed, double value,
+                src_span_t where, diag_t *err)
+{
+    ctx_rows_t *t = s->row;
+    if (t->nrows == 0) {
+        t->titles = xrealloc(t->titles, (t->col + 1) * sizeof *t->titles);
+        t->dashed = xrealloc(t->dashed, (t->col + 1) * sizeof *t->dashed);
+        t->titles[t->col] = xstrdup(title);
+        t->dashed[t->col] = dashed;
+        t->ncols = t->col + 1;
+    } else if (t->col >= t->ncols) {
+        return diag_error(err, where,
+                          "this statement gives more values than at the "
+                          "sweep's first value (%zu columns)",
+                          t->ncols);
+    }
+    if (t->col == t->curcap) {
+        t->curcap = t->curcap ? 2 * t->curcap : 16;
+        t->cur = xrealloc(t->cur, t->curcap * sizeof *t->cur);
+    }
+    t->cur[t->col++] = value == 0 ? 0.0 : value; /* -0 reads as 0 */
+    return 0;
+}
+
+bool ctx_row_end(ctx_rows_t *t)
+{
+    if (t->col != t->ncols) {
+        t->col = 0;
+        return false;
+    }
+    if (t->nrows == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 16;
+        t->data = xrealloc(t->data, t->cap * (t->ncols ? t->ncols : 1) *
+                                        sizeof *t->data);
+    }
+    if (t->ncols)
+        memcpy(t->data + t->nrows * t->ncols, t->cur,
+               t->ncols * sizeof *t->data);
+    t->nrows++;
+    t->col = 0;
+    return true;
+}
+
+void ctx_free_derived(ctx_t *s)
+{
+    ctx_free_eom(s);
+    eom_velsolver_free(s->vs);
+    s->vs = NULL;
+}
+
 void ctx_free(ctx_t *s)
 {
-    eom_free(s->eom);
+    ctx_free_derived(s);
+    ctx_rows_free(&s->sweep);
     lower_free(s->lw);
     model_free(&s->model);
     sim_samples_free(&s->samples);
@@ -202,8 +280,7 @@ lower_t *ctx_samples_ready(ctx_t *s, src_span_t span, diag_t *err)
 
 void ctx_drop_lowering(ctx_t *s)
 {
-    eom_free(s->eom);
-    s->eom = NULL;
+    ctx_free_derived(s);
     lower_free(s->lw);
     s->lw = NULL;
 }
@@ -222,8 +299,7 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err)
     lower_t *lw = lower_model(&s->model, s->src, err);
     if (!lw)
         return NULL;
-    eom_free(s->eom);
-    s->eom = NULL;
+    ctx_free_derived(s);
     lower_free(s->lw);
     s->lw = lw;
     s->lw_generation = s->model.generation;
@@ -280,11 +356,31 @@ eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
     eom_t *e = eom_prepare(sys, (eom_method_t)method, where, err);
     if (!e)
         return NULL;
-    eom_free(s->eom);
+    ctx_free_eom(s);
     s->eom = e;
     s->eom_generation = s->model.generation;
     s->eom_method = method;
     return e;
+}
+
+struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return NULL;
+    if (!s->vs)
+        s->vs = eom_velsolver_new(lower_system(lw));
+    return s->vs;
+}
+
+struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err)
+{
+    eom_t *e = ctx_eom(s, where, err);
+    if (!e)
+        return NULL;
+    if (!s->lin)
+        s->lin = lin_new(lower_system(s->lw), e);
+    return s->lin;
 }
 
 int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err)

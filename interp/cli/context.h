@@ -33,6 +33,9 @@
 /* A lowering whose graph holds more nodes after a failed statement is
  * dropped and rebuilt when next needed, so the memory goes back. */
 #define SESSION_REBUILD_NODES 500000
+/* The values one sweep may take (LANGUAGE.md §7.2, doc/limits.md): its
+ * rows are kept for `plot sweep`. */
+#define SWEEP_MAX_VALUES 100000
 
 /* What a statement printed on OUT, for a front end that shows kinds of
  * output apart (the machine interface, doc/protocol.md).  The session
@@ -43,6 +46,27 @@ typedef enum ctx_output {
     CTX_OUT_LATEX,
     CTX_OUT_SVG,
 } ctx_output_t;
+
+/* A table of numbers built a row at a time: the rows of a sweep
+ * (LANGUAGE.md §7.2).  The first row fixes the columns (titles, and
+ * which are drawn dashed: the imaginary parts of eigenvalues); each
+ * later row must add the same number of values. */
+typedef struct ctx_rows {
+    size_t ncols;      /* fixed by the first row */
+    char **titles;     /* ncols, malloc'ed */
+    bool *dashed;      /* ncols */
+    double *data;      /* nrows × ncols */
+    size_t nrows, cap; /* complete rows, rows allocated */
+    double *cur;       /* the row being built */
+    size_t col, curcap;
+} ctx_rows_t;
+
+void ctx_rows_free(ctx_rows_t *t);
+/* Ends the row being built: true when it has the first row's number of
+ * columns (then it is kept), false otherwise (then it is dropped). */
+bool ctx_row_end(ctx_rows_t *t);
+
+struct lin;
 
 typedef struct ctx {
     const source_set_t *src; /* the session's texts (borrowed) */
@@ -56,6 +80,8 @@ typedef struct ctx {
     eom_t *eom;
     unsigned long eom_generation;
     int eom_method;
+    struct lin *lin; /* linearize.h's, for s->eom (ctx_lin) */
+    struct eom_velsolver *vs; /* for s->lw (ctx_velsolver) */
 
     /* Recorded samples: rows of the value vector of the lowering of
      * generation samples_generation, made by the method samples_method.
@@ -97,6 +123,14 @@ typedef struct ctx {
     bool svg_plots; /* `plot` without a file: SVG text on OUT (a notebook),
                        not gnuplot's text drawing */
     nh_stop_t stop; /* session_interrupt, the time limit */
+
+    /* While a sweep runs its statements (LANGUAGE.md §7.2), ROW is the
+     * table its rows go to: print, eigen and accel add their values to
+     * the row being built (ctx_row_add) instead of printing, and the
+     * statements say nothing else.  SWEEP is the last sweep's table, for
+     * `plot sweep`. */
+    ctx_rows_t *row;
+    ctx_rows_t sweep;
 } ctx_t;
 
 /* A statement run on a context: 0, or -1 with *err set (and nothing
@@ -116,6 +150,19 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err);
 /* The prepared equations of the chosen method (on demand); NULL with
  * *err set, at span WHERE. */
 eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err);
+/* The solver of the velocities the constraints determine (velocity.h)
+ * for the current lowering, prepared once per lowering (`initial` runs
+ * once per value of a sweep); NULL with *err set. */
+struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err);
+/* Frees what is derived from the lowering — the equations, the
+ * linearization, the velocity solver — when the lowering changes. */
+void ctx_free_derived(ctx_t *s);
+/* Replaces the equations by E (may be NULL), freeing the old ones and
+ * what borrows them. */
+void ctx_set_eom(ctx_t *s, eom_t *e);
+/* The linearization of the chosen equations (linearize.h), prepared for
+ * ctx_eom's equations and kept with them; NULL with *err set. */
+struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err);
 /* Drops the lowering and the equations (rebuilt when next needed). */
 void ctx_drop_lowering(ctx_t *s);
 /* The same when a failed statement left the graph larger than
@@ -155,6 +202,12 @@ int ctx_unknown_integrator(const char *name, src_span_t span, diag_t *err);
 int ctx_eval_const(ctx_t *s, lower_t *lw, const model_t *m,
                    const ast_expr_t *e, double *out, diag_t *err);
 
+/* Inside a sweep: appends VALUE, in a column titled TITLE (drawn dashed
+ * by `plot sweep` when DASHED), to the row being built.  The first row
+ * sets the titles; in a later one a column beyond the first row's is an
+ * error at WHERE (a statement whose values change in number). */
+int ctx_row_add(ctx_t *s, const char *title, bool dashed, double value,
+                src_span_t where, diag_t *err);
 /* Rewrites *ERR, an error of the equations at the value vector VARS for
  * the statement at WHERE: at the declaration whose expression cannot be
  * evaluated (or differentiated) there when there is one (LANGUAGE.md §4),

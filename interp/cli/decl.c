@@ -113,8 +113,7 @@ static int commit(ctx_t *s, const ast_stmt_t *st, model_t *cand,
             lower_free(s->lw);
             s->lw = lw;
         }
-        eom_free(s->eom);
-        s->eom = NULL;
+        ctx_free_derived(s);
         s->lw_generation = cand->generation;
         if (keep && s->samples_generation == s->model.generation)
             s->samples_generation = cand->generation;
@@ -672,8 +671,7 @@ int decl_equations(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     eom_t *e = eom_prepare(lower_system(lw), (eom_method_t)m, st->span, err);
     if (!e)
         return -1;
-    eom_free(s->eom);
-    s->eom = e;
+    ctx_set_eom(s, e);
     s->eom_generation = s->model.generation;
     s->eom_method = m;
     s->model.method = m;
@@ -769,7 +767,9 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
     }
     vars[sys->t] = spec->t;
 
-    eom_velsolver_t *vs = eom_velsolver_new(sys);
+    eom_velsolver_t *vs = ctx_velsolver(s, err);
+    if (!vs)
+        return -1;
     const size_t *which;
     int rc = 0;
     /* Coordinates first: the velocity constraints of a holonomic f are
@@ -794,7 +794,7 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
          * (the velocities not given solved from the constraints first). */
         if (!any_z && any_v) {
             if (eom_velsolver_solve(vs, vars, given_v, guess_v, err) != 0 ||
-                eom_speeds_from_velocities(sys, vars, err) != 0) {
+                eom_velsolver_speeds(vs, vars, err) != 0) {
                 char msg[DIAG_MSG_MAX];
                 snprintf(msg, sizeof msg, "%s", err->msg);
                 diag_clear(err);
@@ -855,7 +855,7 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
             say_value(said, sys->qname[i], "'", vars[sys->qd[i]]);
     if (have_psi && sys->m > 0 && !(speeds_state || any_z)) {
         diag_t tmp = {0};
-        if (eom_speeds_from_velocities(sys, vars, &tmp) != 0)
+        if (eom_velsolver_speeds(vs, vars, &tmp) != 0)
             for (size_t i = 0; i < sys->m; i++)
                 vars[sys->z[i]] = 0; /* the speeds do not fit: unused */
     }
@@ -871,7 +871,6 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
         }
     }
 done:
-    eom_velsolver_free(vs);
     return rc;
 }
 

@@ -25,6 +25,7 @@ static const help_entry_t entries[] = {
      "Bodies:       frame body gravity torque\n"
      "Equations:    equations accel compare check show\n"
      "Motion:       initial simulate reset table plot\n"
+     "Stability:    linearize eigen sweep\n"
      "Teaching:     worksheet\n"
      "Session:      set load import export help quit exit\n"
      "Methods:      lagrange multipliers second_kind voronec naive maggi\n"
@@ -33,8 +34,9 @@ static const help_entry_t entries[] = {
      "Notebooks:    notebook\n"
      "\n"
      "Every statement that prints (print accel show check compare\n"
-     "worksheet help table) takes > \"file\" at its end and writes there\n"
-     "instead; the file is replaced only when all of it was written.\n"
+     "worksheet help table linearize eigen) takes > \"file\" at its end\n"
+     "and writes there instead; the file is replaced only when all of it\n"
+     "was written.\n"
      "`help TOPIC` tells more about any of these.\n"},
     {"param",
      "param NAME = VALUE, ...\n"
@@ -213,8 +215,49 @@ static const help_entry_t entries[] = {
     {"plot",
      "plot Y, ... [vs X] [> \"file.png\" | \"file.svg\"]\n"
      "  Draws the recorded samples with gnuplot (X defaults to t); in a\n"
-     "  notebook, without a file, the figure is shown inline.\n"},
+     "  notebook, without a file, the figure is shown inline.\n"
+     "plot sweep [> \"file.png\" | \"file.svg\"]\n"
+     "  Draws the last sweep's columns against its parameter: eigenvalues'\n"
+     "  real parts solid and imaginary parts dashed, each eigenvalue followed\n"
+     "  continuously from value to value (help sweep).\n"},
     {"vs", "vs: part of `plot Y vs X` (help plot).\n"},
+    {"linearize",
+     "linearize [VARS] [> \"file\"]\n"
+     "  The motion of the chosen equations linearized at the current state,\n"
+     "  on the constraint manifold: x' = A x in the independent variables.\n"
+     "  The dependent ones are those `initial` solves for (the coordinates\n"
+     "  the holonomic constraints fix, the velocities the constraints fix;\n"
+     "  give a velocity in `initial` to keep it independent, `~` a coordinate\n"
+     "  to make it dependent); they enter A through the constraints.  The\n"
+     "  derivatives are exact (automatic differentiation), not differences.\n"
+     "  The state need not be an equilibrium: at a steady motion the\n"
+     "  coordinates the equations do not contain have zero columns.\n"
+     "  Prints `dependent: ...`, `variables: ...`, then A row by row.\n"
+     "  VARS (phi, delta, phi', delta') keeps those rows and columns, with a\n"
+     "  warning when a variable left out feeds them.\n"
+     "  Example: initial phi' = 0, delta' = 0, thR' = -v/rR; linearize phi,\n"
+     "           delta, phi', delta'\n"},
+    {"eigen",
+     "eigen [VARS] [> \"file\"]\n"
+     "  The eigenvalues of linearize's A (GSL), `eigN = a` or `a + b*i`, by\n"
+     "  decreasing real part, then decreasing imaginary part; then whether\n"
+     "  the state is asymptotically stable, unstable (naming the eigenvalues\n"
+     "  with positive real part) or neither (some on the imaginary axis:\n"
+     "  a real part below 1e-7 of A's largest entry counts as 0).  Inside a\n"
+     "  sweep: the columns re(eig1), im(eig1), ...\n"},
+    {"sweep",
+     "sweep NAME from A to B step S [> \"file.csv\"]: STATEMENTS\n"
+     "  Runs the statements (to the end of the line, separated by ;) once\n"
+     "  for each value of parameter NAME from A to B (inclusive), then puts\n"
+     "  back the parameter, the state, the samples and the settings.\n"
+     "  `initial` solves the state again for each value; print, eigen and\n"
+     "  accel write one CSV row per value (header: NAME, then their columns)\n"
+     "  to the output or the file.  Inside: initial, reset, simulate, set,\n"
+     "  print, eigen, accel.  At most 100000 values.  A value that fails is\n"
+     "  reported with the error; the rows before it stay.  `plot sweep`\n"
+     "  draws the last sweep (real parts solid, imaginary parts dashed).\n"
+     "  Example: sweep v from 0 to 10 step 0.01: initial thR' = -v/rR;\n"
+     "           eigen phi, delta, phi', delta'\n"},
     {"show",
      "show EXPR         the expression simplified, as text\n"
      "show latex EXPR   the same as LaTeX\n"
@@ -437,7 +480,7 @@ const char *const help_topics[] = {
     "project", "reset", "print", "accel", "table", "plot", "vs", "show",
     "latex", "check", "compare", "samples", "worksheet", "set", "load",
     "import", "help", "quit", "exit", "frame", "body", "gravity", "torque",
-    "export", "lagrange", "multipliers",
+    "linearize", "eigen", "sweep", "export", "lagrange", "multipliers",
     "second_kind", "voronec", "naive", "maggi", "first_kind", "kane",
     "gibbs_appell", "expressions", "functions", "vectors", "prime", "errors",
     "frames", "notebook", NULL};

@@ -106,6 +106,26 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (eval_value(s, lw, &vals[i], vars, st->u.output.items[i], x[i], err))
             return -1;
     char buf[40];
+    if (s->row) {
+        /* inside a sweep: columns TEXT, or TEXT[1], TEXT[2], ... */
+        int rc = 0;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            char *text = ctx_span_text(s, st->u.output.items[i]->span);
+            for (unsigned k = 0; k < (vals[i].dim ? vals[i].dim : 1u) &&
+                                 rc == 0;
+                 k++) {
+                strbuf_t title;
+                strbuf_init(&title);
+                strbuf_addf(&title, vals[i].dim ? "%s[%u]" : "%s", text,
+                            k + 1);
+                rc = ctx_row_add(s, title.data, false, x[i][k],
+                                 st->u.output.items[i]->span, err);
+                strbuf_free(&title);
+            }
+            free(text);
+        }
+        return rc;
+    }
     for (size_t i = 0; i < n; i++) {
         char *text = ctx_span_text(s, st->u.output.items[i]->span);
         fprintf(s->out, "%s = ", text);
@@ -122,23 +142,37 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     return 0;
 }
 
-/* The accelerations of E at VARS, as `accel` prints them. */
-static void print_accel(ctx_t *s, const nh_system_t *sys, eom_t *e,
-                        const double *vars)
+/* One value of `accel`: a line NAME = VALUE, or inside a sweep a column
+ * NAME. */
+static int accel_value(ctx_t *s, const char *name, double v, src_span_t at,
+                       diag_t *err)
 {
+    if (s->row)
+        return ctx_row_add(s, name, false, v, at, err);
     char buf[40];
+    fprintf(s->out, "%s = %s\n", name, num(v, buf, sizeof buf));
+    return 0;
+}
+
+/* The accelerations of E at VARS, as `accel` prints them. */
+static int print_accel(ctx_t *s, const nh_system_t *sys, eom_t *e,
+                       const double *vars, src_span_t at, diag_t *err)
+{
+    expr_graph_t *g = sys->g;
     eom_method_t m = eom_method(e);
+    int rc = 0;
     if (m == EOM_MAGGI || m == EOM_GIBBS_APPELL)
-        for (size_t i = 0; i < sys->m; i++)
-            fprintf(s->out, "%s' = %s\n", sys->zname[i],
-                    num(vars[sys->zd[i]], buf, sizeof buf));
-    for (size_t i = 0; i < sys->n; i++)
-        fprintf(s->out, "%s'' = %s\n", sys->qname[i],
-                num(vars[sys->qdd[i]], buf, sizeof buf));
+        for (size_t i = 0; i < sys->m && rc == 0; i++)
+            rc = accel_value(s, expr_var_name(g, sys->zd[i]),
+                             vars[sys->zd[i]], at, err);
+    for (size_t i = 0; i < sys->n && rc == 0; i++)
+        rc = accel_value(s, expr_var_name(g, sys->qdd[i]), vars[sys->qdd[i]],
+                         at, err);
     if (eom_has_multipliers(e))
-        for (size_t a = 0; a < sys->r; a++)
-            fprintf(s->out, "lambda(%s) = %s\n", sys->cname[a],
-                    num(vars[sys->lam[a]], buf, sizeof buf));
+        for (size_t a = 0; a < sys->r && rc == 0; a++)
+            rc = accel_value(s, expr_var_name(g, sys->lam[a]),
+                             vars[sys->lam[a]], at, err);
+    return rc;
 }
 
 int output_accel(ctx_t *s, const ast_stmt_t *st, diag_t *err)
@@ -150,8 +184,7 @@ int output_accel(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     double vars[nv ? nv : 1];
     if (state_vars(s, lw, true, st->span, vars, err))
         return -1;
-    print_accel(s, lower_system(lw), s->eom, vars);
-    return 0;
+    return print_accel(s, lower_system(lw), s->eom, vars, st->span, err);
 }
 
 /* ---- show ------------------------------------------------------------ */

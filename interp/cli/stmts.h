@@ -41,6 +41,11 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int motion_table(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int motion_plot(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
+/* Linear stability (stability.c, LANGUAGE.md §7.2). */
+int stability_linearize(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* export c "file.c" (export.c). */
 int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 

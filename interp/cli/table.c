@@ -37,14 +37,20 @@ static const stmt_fn stmt_table[] = {
     [STMT_BODY] = decl_body,
     [STMT_GRAVITY] = decl_gravity,
     [STMT_TORQUE] = decl_force,
+    [STMT_LINEARIZE] = stability_linearize,
+    [STMT_EIGEN] = stability_eigen,
+    [STMT_SWEEP] = stability_sweep,
+    [STMT_PLOT_SWEEP] = stability_plot_sweep,
     [STMT_EXPORT] = export_stmt,
     /* load, import, quit, exit: the session's own (session.c) */
 };
 
 bool stmt_names_own_file(ast_stmt_kind_t kind)
 {
-    /* plot's file is an image, and its extension chooses the format */
-    return kind == STMT_PLOT;
+    /* plot's file is an image, and its extension chooses the format; a
+     * sweep keeps the rows it wrote before a value that failed */
+    return kind == STMT_PLOT || kind == STMT_PLOT_SWEEP ||
+           kind == STMT_SWEEP;
 }
 
 stmt_fn stmt_lookup(ast_stmt_kind_t kind)

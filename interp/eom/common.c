@@ -724,6 +724,16 @@ void eom_free(eom_t *e)
     free(e->rowr);
     free(e->beta);
     free(e->Psi);
+    free(e->t_out);
+    free(e->t_dout);
+    free(e->t_work);
+    free(e->t_dwork);
+    free(e->t_pout);
+    free(e->t_pdout);
+    free(e->t_pwork);
+    free(e->t_pdwork);
+    free(e->t_scratch);
+    free(e->t_perm);
     free(e);
 }
 
@@ -734,6 +744,8 @@ const struct eom_kin *eom_kinematics(const eom_t *e) { return e->kin; }
 size_t eom_state_size(const eom_t *e) { return e->nstate; }
 
 const uint32_t *eom_state_vars(const eom_t *e) { return e->state; }
+
+const uint32_t *eom_state_derivs(const eom_t *e) { return e->deriv; }
 
 /* ---- the hot path ------------------------------------------------------- */
 
@@ -908,6 +920,79 @@ int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
         return -1;
     for (size_t k = 0; k < ns; k++)
         dydt[k] = vars[deriv[k]];
+    return 0;
+}
+
+/* ---- derivatives --------------------------------------------------------- */
+
+void eom_tangent_reserve(eom_t *e, size_t k)
+{
+    if (k <= e->tk)
+        return;
+    const nh_system_t *sys = e->sys;
+    /* The largest linear system a family differentiates: multipliers'
+     * n + r, Voronec's n − r, Maggi's m (with n-sized work). */
+    size_t big = sys->n + sys->r + sys->m + 1;
+    size_t nout = tape_nout(e->tape), nw = tape_work_size(e->tape);
+    double *bufs[] = {e->t_out, e->t_dout, e->t_work, e->t_dwork,
+                      e->t_pout, e->t_pdout, e->t_pwork, e->t_pdwork,
+                      e->t_scratch};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        free(bufs[i]);
+    free(e->t_perm);
+    e->t_out = eom_alloc(nout + 1, sizeof *e->t_out);
+    e->t_dout = eom_alloc((nout + 1) * k, sizeof *e->t_dout);
+    e->t_work = eom_alloc(nw + 1, sizeof *e->t_work);
+    e->t_dwork = eom_alloc((nw + 1) * k, sizeof *e->t_dwork);
+    if (e->pre) {
+        size_t np = tape_nout(e->pre), npw = tape_work_size(e->pre);
+        e->t_pout = eom_alloc(np + 1, sizeof *e->t_pout);
+        e->t_pdout = eom_alloc((np + 1) * k, sizeof *e->t_pdout);
+        e->t_pwork = eom_alloc(npw + 1, sizeof *e->t_pwork);
+        e->t_pdwork = eom_alloc((npw + 1) * k, sizeof *e->t_pdwork);
+    } else {
+        e->t_pout = e->t_pdout = e->t_pwork = e->t_pdwork = NULL;
+    }
+    e->t_scratch = eom_alloc(big * big + big * k + 3 * big +
+                                 2 * sys->n * (sys->m + 1) + sys->m * sys->m,
+                             sizeof *e->t_scratch);
+    e->t_perm = eom_alloc(big, sizeof *e->t_perm);
+    e->tk = k;
+}
+
+int eom_tangent(eom_t *e, double *vars, double *dvars, size_t k,
+                diag_t *err)
+{
+    eom_tangent_reserve(e, k);
+    return e->tangent(e, vars, dvars, k, err);
+}
+
+void eom_tangent_tape(eom_t *e, const double *vars, const double *dvars,
+                      size_t k)
+{
+    tape_eval_tangent(e->tape, vars, dvars, k, e->t_out, e->t_dout,
+                      e->t_work, e->t_dwork);
+}
+
+void eom_tangent_pre(eom_t *e, double *vars, double *dvars, size_t k)
+{
+    tape_eval_tangent(e->pre, vars, dvars, k, e->t_pout, e->t_pdout,
+                      e->t_pwork, e->t_pdwork);
+    for (size_t i = 0; i < e->npre; i++) {
+        vars[e->pre_var[i]] = e->t_pout[i];
+        memcpy(dvars + (size_t)e->pre_var[i] * k, e->t_pdout + i * k,
+               k * sizeof *dvars);
+    }
+}
+
+int eom_tangent_solve(double *a, size_t n, double *b, size_t k, double *w,
+                      size_t *perm, const char *what, diag_t *err)
+{
+    if (n == 0)
+        return 0;
+    if (linalg_lu(a, n, perm, LINALG_RTOL) != 0)
+        return diag_error(err, SRC_SPAN_NONE, "the %s is singular", what);
+    linalg_lu_solve_many(a, n, perm, b, k, w);
     return 0;
 }
 

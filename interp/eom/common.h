@@ -38,6 +38,10 @@ typedef struct eom_derived {
 } eom_derived_t;
 
 typedef int (*eom_compute_fn)(eom_t *e, double *vars, diag_t *err);
+/* The derivatives of a compute (eom_tangent): the compute itself, then
+ * the directional derivatives of what it wrote, K directions. */
+typedef int (*eom_tangent_fn)(eom_t *e, double *vars, double *dvars,
+                              size_t k, diag_t *err);
 typedef char *(*eom_describe_fn)(const eom_t *e, bool latex);
 
 struct eom {
@@ -60,6 +64,18 @@ struct eom {
 
     eom_compute_fn compute;
     eom_describe_fn describe;
+
+    /* Forward-mode derivatives (eom_tangent): the family's function, and
+     * buffers for TK directions (eom_tangent_reserve), so that the ODE
+     * Jacobian allocates nothing: e->tape's values and derivatives
+     * (t_out, t_dout), its work slots (t_work, t_dwork), the same for
+     * e->pre, and the scratch of the linear algebra. */
+    eom_tangent_fn tangent;
+    size_t tk;
+    double *t_out, *t_dout, *t_work, *t_dwork;
+    double *t_pout, *t_pdout, *t_pwork, *t_pdwork;
+    double *t_scratch;
+    size_t *t_perm;
 
     /* voronec, naive: the split of the coordinates and the coefficients
      * of the explicit constraints q_dep' = Σ_j a_νj q_ind_j'. */
@@ -184,6 +200,32 @@ void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout);
 void eom_compile_pre(eom_t *e, const expr_t *const *outs,
                      const uint32_t *var, size_t nvar, size_t nout);
 void eom_run_pre(eom_t *e, double *vars);
+/* Evaluates e->tape with derivatives into e->t_out, e->t_dout (the
+ * buffers of eom_tangent_reserve), K directions, from DVARS. */
+void eom_tangent_tape(eom_t *e, const double *vars, const double *dvars,
+                      size_t k);
+/* The same for e->pre, whose values and derivatives go into the
+ * variables it writes (as eom_run_pre): VARS and DVARS. */
+void eom_tangent_pre(eom_t *e, double *vars, double *dvars, size_t k);
+/* Solves A X = B for the n×n matrix A (row-major, destroyed) and the
+ * n×k right sides B (row-major: row i holds the k directions of unknown
+ * i), overwritten by X; W has 2n doubles, PERM n entries.  Returns 0, or
+ * -1 with *err set naming WHAT when A is singular. */
+int eom_tangent_solve(double *a, size_t n, double *b, size_t k, double *w,
+                      size_t *perm, const char *what, diag_t *err);
+
+/* The place of entry (i, j) of a symmetric n×n matrix packed as its
+ * upper triangle row by row (the layout of M, M̄ and G on the tapes). */
+static inline size_t eom_upper_index(size_t n, size_t i, size_t j)
+{
+    if (i > j) {
+        size_t t = i;
+        i = j;
+        j = t;
+    }
+    return i * (2 * n - i + 1) / 2 + (j - i);
+}
+
 /* Allocates e->scratch (nd doubles) and e->perm (np entries). */
 void eom_alloc_scratch(eom_t *e, size_t nd, size_t np);
 /* Sets the ODE state: the n coordinates, then NV velocity-like

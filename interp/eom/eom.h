@@ -64,6 +64,9 @@ bool eom_has_multipliers(const eom_t *e);
  *   maggi, gibbs_appell: q_1..q_n, z_1..z_m. */
 size_t eom_state_size(const eom_t *e);
 const uint32_t *eom_state_vars(const eom_t *e);
+/* The variable holding the time derivative of each state variable after
+ * eom_accel (q_i', q_i'', z_a'), in the order of eom_state_vars. */
+const uint32_t *eom_state_derivs(const eom_t *e);
 
 /* Completes VARS (inputs q, independent q' or z, parameters, t) with the
  * velocities the method derives (voronec, naive: the dependent ones;
@@ -84,6 +87,22 @@ int eom_accel(eom_t *e, double *vars, diag_t *err);
 int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
             diag_t *err);
 
+/* Forward-mode automatic differentiation of eom_accel (the exact
+ * derivatives of the motion, for `linearize` and the implicit
+ * integrators' Jacobian): VARS as for eom_accel, and DVARS one row of K
+ * doubles per variable of the graph — on entry the derivatives of the
+ * inputs (state, t, parameters) in K directions, the other rows zero; on
+ * return also those of what eom_accel writes (the derived velocities or
+ * q' = psi, q'', z', lambda where the method has them).  The tapes are
+ * differentiated instruction by instruction (tape_eval_tangent) and the
+ * method's dense solve by implicit differentiation of its linear system
+ * A u = b: A du = db − dA u, with A factored once for the K directions.
+ * Returns 0, or -1 with *err set as eom_accel (or when A is singular).
+ * eom_tangent_reserve allocates the buffers for K directions, so that a
+ * later call with at most K allocates nothing (the ODE Jacobian). */
+int eom_tangent(eom_t *e, double *vars, double *dvars, size_t k,
+                diag_t *err);
+void eom_tangent_reserve(eom_t *e, size_t k);
 /* Native code for what eom_accel and eom_rhs compute (`set compile =
  * on`: run/native.c compiles the C text of cgen.h): VALUES(vars) writes
  * what the compute step writes, RHS(t, y, vars, dydt) is eom_rhs; each

@@ -107,6 +107,18 @@ void linalg_lu_solve(const double *lu, size_t n, const size_t *perm,
     }
 }
 
+void linalg_lu_solve_many(const double *lu, size_t n, const size_t *perm,
+                          double *b, size_t k, double *work)
+{
+    for (size_t j = 0; j < k; j++) {
+        for (size_t i = 0; i < n; i++)
+            work[i] = b[i * k + j];
+        linalg_lu_solve(lu, n, perm, work, work + n);
+        for (size_t i = 0; i < n; i++)
+            b[i * k + j] = work[i];
+    }
+}
+
 int linalg_ldlt(double *a, size_t n, double rtol)
 {
     double amax = 0.0;

@@ -35,6 +35,12 @@ int linalg_lu(double *a, size_t n, size_t *perm, double rtol);
 void linalg_lu_solve(const double *lu, size_t n, const size_t *perm,
                      double *b, double *work);
 
+/* linalg_lu_solve for K right sides at once: B has n rows of K (row i
+ * holds unknown i of every right side), overwritten by the solutions.
+ * WORK has 2n doubles. */
+void linalg_lu_solve_many(const double *lu, size_t n, const size_t *perm,
+                          double *b, size_t k, double *work);
+
 /* Factors the symmetric n×n matrix A, of which the lower triangle is
  * read, into A = L·D·Lᵀ without pivoting: unit lower L below the
  * diagonal, 1/D on the diagonal; the upper triangle is scratch.  For a

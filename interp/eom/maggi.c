@@ -291,6 +291,118 @@ static int maggi_compute_matrix(eom_t *e, double *vars, diag_t *err)
     return 0;
 }
 
+/* ---- derivatives --------------------------------------------------------- */
+
+/* The derivatives of the two computes (eom_tangent).  Both end in
+ * G z' = rhs and q'' = β + Ψ z' (Benenti eq. 22), so
+ *   G dz' = drhs − dG z',   dq'' = dβ + dΨ z' + Ψ dz'.
+ * gibbs_appell's tape gives G and rhs (and ψ, read with the substitution
+ * q' = ψ already made); maggi's gives M, h, β at the velocities q',
+ * which its first tape sets to ψ: the derivatives of ψ go into those
+ * rows of DVARS before the second tape reads them.  There, with
+ * E = M q'' + h at the solution (the constraint forces, not 0),
+ * drhs − dG z' = −(dΨᵀE + Ψᵀ(dM q'' + M dβ + M dΨ z' + dh)). */
+static int maggi_tangent(eom_t *e, double *vars, double *dvars, size_t k,
+                         diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    if (e->compute(e, vars, err) != 0)
+        return -1;
+    size_t n = sys->n, m = sys->m, nun = mag_nupper(n), num = mag_nupper(m);
+    bool maggi = e->method == EOM_MAGGI;
+    if (maggi)
+        eom_tangent_pre(e, vars, dvars, k);
+    eom_tangent_tape(e, vars, dvars, k);
+    const double *out = e->t_out, *dout = e->t_dout;
+    /* outputs: maggi q' M h β Ψ; gibbs_appell ψ G rhs β Ψ */
+    size_t o_mid = n + (maggi ? nun + n : num + m);
+    const double *Psi = out + o_mid + n;
+    const double *dbeta = dout + o_mid * k, *dPsi = dbeta + n * k;
+    double *G = e->t_scratch, *rhs = G + m * m, *w = rhs + m * k;
+    double *E = w + 2 * m, *MPsi = E + n;
+    double *zd = MPsi + n * m, *qdd = zd + m;
+    for (size_t a = 0; a < m; a++)
+        zd[a] = vars[sys->zd[a]];
+    for (size_t i = 0; i < n; i++)
+        qdd[i] = vars[sys->qdd[i]];
+    if (maggi) {
+        const double *M = out + n, *h = M + nun;
+        const double *dM = dout + n * k, *dh = dM + nun * k;
+        for (size_t i = 0; i < n; i++) {
+            double s = h[i];
+            for (size_t l = 0; l < n; l++)
+                s += M[eom_upper_index(n, i, l)] * qdd[l];
+            E[i] = s;
+            for (size_t b = 0; b < m; b++) {
+                double t = 0.0;
+                for (size_t l = 0; l < n; l++)
+                    t += M[eom_upper_index(n, i, l)] * Psi[l * m + b];
+                MPsi[i * m + b] = t;
+            }
+        }
+        for (size_t a = 0; a < m; a++)
+            for (size_t b = 0; b < m; b++) {
+                double t = 0.0;
+                for (size_t i = 0; i < n; i++)
+                    t += Psi[i * m + a] * MPsi[i * m + b];
+                G[a * m + b] = t;
+            }
+        for (size_t j = 0; j < k; j++) {
+            /* F_i = dM q'' + M (dβ + dΨ z') + dh, row by row */
+            for (size_t a = 0; a < m; a++)
+                rhs[a * k + j] = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                double f = dh[i * k + j];
+                for (size_t l = 0; l < n; l++) {
+                    double ddq = dbeta[l * k + j];
+                    for (size_t b = 0; b < m; b++)
+                        ddq += dPsi[(l * m + b) * k + j] * zd[b];
+                    f += dM[eom_upper_index(n, i, l) * k + j] * qdd[l] +
+                         M[eom_upper_index(n, i, l)] * ddq;
+                }
+                for (size_t a = 0; a < m; a++)
+                    rhs[a * k + j] -= dPsi[(i * m + a) * k + j] * E[i] +
+                                      Psi[i * m + a] * f;
+            }
+        }
+    } else {
+        const double *Gu = out + n, *dG = dout + n * k, *drhs = dG + num * k;
+        for (size_t a = 0; a < m; a++)
+            for (size_t b = 0; b < m; b++)
+                G[a * m + b] = Gu[eom_upper_index(m, a, b)];
+        for (size_t a = 0; a < m; a++)
+            for (size_t j = 0; j < k; j++) {
+                double s = drhs[a * k + j];
+                for (size_t b = 0; b < m; b++)
+                    s -= dG[eom_upper_index(m, a, b) * k + j] * zd[b];
+                rhs[a * k + j] = s;
+            }
+        /* q' = ψ: the tape's first outputs */
+        for (size_t i = 0; i < n; i++)
+            memcpy(dvars + (size_t)sys->qd[i] * k, dout + i * k,
+                   k * sizeof *dvars);
+    }
+    if (eom_tangent_solve(G, m, rhs, k, w, e->t_perm,
+                          maggi ? "matrix G = Psi^T M Psi"
+                                : "matrix G = d2S/dz'dz' of the Gibbs function",
+                          err) != 0)
+        return -1;
+    for (size_t a = 0; a < m; a++)
+        memcpy(dvars + (size_t)sys->zd[a] * k, rhs + a * k,
+               k * sizeof *dvars);
+    for (size_t i = 0; i < n; i++) {
+        double *d = dvars + (size_t)sys->qdd[i] * k;
+        for (size_t j = 0; j < k; j++) {
+            double s = dbeta[i * k + j];
+            for (size_t b = 0; b < m; b++)
+                s += dPsi[(i * m + b) * k + j] * zd[b] +
+                     Psi[i * m + b] * rhs[b * k + j];
+            d[j] = s;
+        }
+    }
+    return 0;
+}
+
 /* ---- requirements -------------------------------------------------------- */
 
 /* A small deterministic generator for the sample points (no global
@@ -1008,6 +1120,7 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
         e->compute = maggi_compute;
     }
     e->describe = maggi_describe;
+    e->tangent = maggi_tangent;
     if (small) {
         /* One tape, so ψ goes in, and what cancels then does (the
          * sphere's maggi tape computes Lemos eq. 16). */

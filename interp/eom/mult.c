@@ -275,6 +275,88 @@ static int second_kind_compute(eom_t *e, double *vars, diag_t *err)
     return 0;
 }
 
+/* ---- derivatives --------------------------------------------------------- */
+
+/* lagrange, multipliers and second_kind solve the same system K u = b:
+ * u = (q'', λ), K = [M −Bᵀ; B 0], b = (−h, −c) (lagrange: M q'' = −h).
+ * Differentiated along a direction, K du = −(dK u − db): the rows
+ * dM q'' − dBᵀλ + dh and dB q'' + dc, with dM, dh, dB, dc the tape's
+ * derivatives (eom_tangent_tape). */
+static int mult_tangent(eom_t *e, double *vars, double *dvars, size_t k,
+                        diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n, r = e->method == EOM_LAGRANGE ? 0 : sys->r;
+    size_t N = n + r, nu = mult_nupper(n);
+    /* The values come with the derivatives: K u = b is solved here, with
+     * the factorization the derivatives reuse, instead of by the compute
+     * (whose path — blocks, or the fast tape — differs only in rounding);
+     * the compute runs only to report a state it finds singular. */
+    eom_tangent_tape(e, vars, dvars, k);
+    const double *M = e->t_out, *h = M + nu, *B = h + n, *c = B + r * n;
+    const double *dM = e->t_dout, *dh = dM + nu * k, *dB = dh + n * k;
+    const double *dc = dB + r * n * k;
+    double *K = e->t_scratch, *rhs = K + N * N, *w = rhs + N * k;
+    double *u = w + 2 * N;
+    if (eom_check_finite(M, nu + n + (r ? r * n + r : 0),
+                         r ? "M, h, B, c" : "M, h", err))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t l = 0; l < n; l++)
+            K[i * N + l] = M[eom_upper_index(n, i, l)];
+        for (size_t a = 0; a < r; a++) {
+            K[i * N + n + a] = -B[a * n + i];
+            K[(n + a) * N + i] = B[a * n + i];
+        }
+        u[i] = -h[i];
+    }
+    for (size_t a = 0; a < r; a++) {
+        for (size_t b = 0; b < r; b++)
+            K[(n + a) * N + n + b] = 0.0;
+        u[n + a] = -c[a];
+    }
+    if (N > 0 && linalg_lu(K, N, e->t_perm, LINALG_RTOL) != 0) {
+        if (e->compute(e, vars, err) != 0)
+            return -1; /* its error names the matrix at fault */
+        return diag_error(err, SRC_SPAN_NONE, "the %s is singular",
+                          r ? "matrix [M -B^T; B 0]" : "mass matrix M");
+    }
+    if (N > 0)
+        linalg_lu_solve(K, N, e->t_perm, u, w);
+    if (eom_check_finite(u, N, r ? "q'' and lambda" : "q''", err))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        vars[sys->qdd[i]] = u[i];
+    for (size_t a = 0; a < r; a++)
+        vars[sys->lam[a]] = u[n + a];
+    if (e->method == EOM_LAGRANGE)
+        eom_clear_lambda(e, vars);
+    for (size_t j = 0; j < k; j++) {
+        for (size_t i = 0; i < n; i++) {
+            double s = dh[i * k + j];
+            for (size_t l = 0; l < n; l++)
+                s += dM[eom_upper_index(n, i, l) * k + j] * u[l];
+            for (size_t a = 0; a < r; a++)
+                s -= dB[(a * n + i) * k + j] * u[n + a];
+            rhs[i * k + j] = -s;
+        }
+        for (size_t a = 0; a < r; a++) {
+            double s = dc[a * k + j];
+            for (size_t i = 0; i < n; i++)
+                s += dB[(a * n + i) * k + j] * u[i];
+            rhs[(n + a) * k + j] = -s;
+        }
+    }
+    linalg_lu_solve_many(K, N, e->t_perm, rhs, k, w);
+    for (size_t i = 0; i < n; i++)
+        memcpy(dvars + (size_t)sys->qdd[i] * k, rhs + i * k,
+               k * sizeof *dvars);
+    for (size_t a = 0; a < r; a++)
+        memcpy(dvars + (size_t)sys->lam[a] * k, rhs + (n + a) * k,
+               k * sizeof *dvars);
+    return 0;
+}
+
 /* ---- describe ----------------------------------------------------------- */
 
 /* Σ_j M_ij q_j'' + h0_i: the left side of row i. */
@@ -546,6 +628,7 @@ int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
     }
     }
     e->describe = mult_describe;
+    e->tangent = mult_tangent;
     eom_set_state(e, sys->qd, sys->qdd, n);
     if (e->method == EOM_LAGRANGE && n <= EOM_FAST_MAX)
         mult_fast(e, 0);

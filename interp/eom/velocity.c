@@ -148,33 +148,51 @@ static double eom_constraint_scale(const nh_system_t *sys, const double *row,
  * the dependent coordinates last (the sphere: x, y after the angles) get
  * those solved, as a user writing `initial` expects — taking first, in
  * the same order, those marked in PREFER (given a starting guess with
- * `~`: the user says they are the dependent ones).  PREFER may be NULL. */
-static size_t eom_select_unknowns(const nh_system_t *sys, const double *A,
-                                  size_t rows, const bool *given,
-                                  const bool *prefer, size_t *sel)
+ * `~`: the user says they are the dependent ones).  PREFER may be NULL.
+ * SEL already holds K unknowns (0 for a fresh choice), which stay; the
+ * new count is returned. */
+static size_t eom_select_more(const nh_system_t *sys, const double *A,
+                              size_t rows, const bool *given,
+                              const bool *prefer, size_t *sel, size_t k)
 {
-    size_t n = sys->n, k = 0;
-    size_t *order = eom_alloc(n + 1, sizeof *order);
+    size_t n = sys->n, k0 = k, norder = 0;
+    size_t *order = eom_alloc(n + k0 + 1, sizeof *order);
+    bool *in_sel = eom_alloc(n + 1, sizeof *in_sel);
+    /* the unknowns already chosen first, so that they stay */
+    for (size_t j = 0; j < k0; j++) {
+        order[norder++] = sel[j];
+        in_sel[sel[j]] = true;
+    }
     for (int pass = prefer ? 0 : 1; pass < 2; pass++)
         for (size_t i = n; i-- > 0;) {
             bool pref = prefer && prefer[i];
-            if (!given[i] && (pass == 0) == pref)
-                order[k++] = i;
+            if (!given[i] && !in_sel[i] && (pass == 0) == pref)
+                order[norder++] = i;
         }
     /* the columns of A in that order, each kept when it raises the rank */
     bool *kept = eom_alloc(n + 1, sizeof *kept);
     double *basis = eom_alloc(rows * rows + 1, sizeof *basis);
     size_t *piv = eom_alloc(rows + 1, sizeof *piv);
-    linalg_independent(A, 1, n, rows, order, k, 1e-10, kept, basis, piv);
-    size_t nsel = 0;
-    for (size_t o = 0; o < k && nsel < rows; o++)
+    linalg_independent(A, 1, n, rows, order, norder, 1e-10, kept, basis,
+                       piv);
+    size_t nsel = k0;
+    for (size_t o = k0; o < norder && nsel < rows; o++)
         if (kept[order[o]])
             sel[nsel++] = order[o];
     free(order);
+    free(in_sel);
     free(kept);
     free(basis);
     free(piv);
     return nsel;
+}
+
+/* eom_select_more from no unknowns. */
+static size_t eom_select_unknowns(const nh_system_t *sys, const double *A,
+                                  size_t rows, const bool *given,
+                                  const bool *prefer, size_t *sel)
+{
+    return eom_select_more(sys, A, rows, given, prefer, sel, 0);
 }
 
 /* What the solves need, derived and compiled once. */
@@ -189,6 +207,8 @@ struct eom_velsolver {
     tape_t *tpos;
     double *pout, *pwork;
     bool *jdep; /* ∂f_j/∂q_i is not identically 0 (nh×n) */
+    tape_t *tspeed; /* eom_velsolver_speeds: ψ and Ψ, compiled when first
+                       needed */
     /* What the last solve solved for (indices of coordinates). */
     size_t *solved_q, nsolved_q, *solved_v, nsolved_v;
 };
@@ -255,6 +275,7 @@ void eom_velsolver_free(eom_velsolver_t *vs)
     free(vs->work);
     free(vs->hol);
     tape_free(vs->tpos);
+    tape_free(vs->tspeed);
     free(vs->jdep);
     free(vs->pout);
     free(vs->pwork);
@@ -520,6 +541,12 @@ int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
     return eom_velsolver_solve(vs, vars, given, NULL, err);
 }
 
+size_t eom_velsolver_holonomic(const eom_velsolver_t *vs, const size_t **which)
+{
+    *which = vs->hol;
+    return vs->nh;
+}
+
 size_t eom_velsolver_solved(const eom_velsolver_t *vs, bool coordinates,
                             const size_t **which)
 {
@@ -592,6 +619,116 @@ int eom_solve_velocities(const nh_system_t *sys, double *vars,
     return rc;
 }
 
+/* ---- the constraints' derivatives and the dependent variables ----------- */
+
+void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
+                             double *J, double *Cq, double *B)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r, nh = vs->nh;
+    if (r == 0)
+        return;
+    if (vs->tpos) {
+        tape_eval(vs->tpos, vars, vs->pout, vs->pwork);
+        memcpy(J, vs->pout + nh, nh * n * sizeof *J);
+    }
+    /* Ceff along each coordinate: forward-mode derivatives of the tape
+     * (C, Ceff, B), n directions at once. */
+    size_t nv = expr_graph_nvars(sys->g), nout = tape_nout(vs->tape);
+    double *dvars = eom_alloc(nv * n, sizeof *dvars);
+    double *dout = eom_alloc(nout * n, sizeof *dout);
+    double *dwork = eom_alloc((tape_work_size(vs->tape) + 1) * n,
+                              sizeof *dwork);
+    for (size_t i = 0; i < n; i++)
+        dvars[(size_t)sys->q[i] * n + i] = 1.0;
+    tape_eval_tangent(vs->tape, vars, dvars, n, vs->out, dout, vs->work,
+                      dwork);
+    memcpy(Cq, dout + r * n, r * n * sizeof *Cq);
+    memcpy(B, vs->out + 2 * r, r * n * sizeof *B);
+    free(dvars);
+    free(dout);
+    free(dwork);
+}
+
+/* Sorts the N indices of SEL in increasing order (declaration order). */
+static void eom_sort_indices(size_t *sel, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && sel[j - 1] > sel[j]; j--) {
+            size_t t = sel[j];
+            sel[j] = sel[j - 1];
+            sel[j - 1] = t;
+        }
+}
+
+/* ROWS unknowns among the columns of A: initial's choice (not GIVEN,
+ * PREFER first), completed from the given ones where that choice falls
+ * short at this state; their count. */
+static size_t eom_choose_rows(const nh_system_t *sys, const double *A,
+                              size_t rows, const bool *given,
+                              const bool *prefer, size_t *sel)
+{
+    size_t n = sys->n;
+    bool *none = eom_alloc(n + 1, sizeof *none);
+    const bool *excl = given ? given : none;
+    size_t k = eom_select_more(sys, A, rows, excl, prefer, sel, 0);
+    if (k < rows) {
+        for (size_t j = 0; j < k; j++)
+            none[sel[j]] = true;
+        k = eom_select_more(sys, A, rows, none, NULL, sel, k);
+    }
+    free(none);
+    eom_sort_indices(sel, k);
+    return k;
+}
+
+int eom_velsolver_choose_from(eom_velsolver_t *vs, const double *J,
+                              const double *B, const bool *given_q,
+                              const bool *guess_q, const bool *given_v,
+                              const bool *guess_v, bool velocities,
+                              eom_dependent_t *dep, diag_t *err)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r, nh = vs->nh;
+    dep->nq = dep->nv = 0;
+    if (r == 0)
+        return 0;
+    double *buf = eom_alloc(r * n, sizeof *buf);
+    int rc = eom_check_independent(sys, B, buf, err);
+    free(buf);
+    if (rc != 0)
+        return rc;
+    dep->nq = eom_choose_rows(sys, J, nh, given_q, guess_q, dep->q);
+    if (velocities)
+        dep->nv = eom_choose_rows(sys, B, r, given_v, guess_v, dep->v);
+    /* B of rank r has the f' rows' J of rank nh, so both are full */
+    if (dep->nq < nh || (velocities && dep->nv < r))
+        return diag_error(err, SRC_SPAN_NONE,
+                          "the constraints do not determine %zu "
+                          "coordinates and %zu velocities at this state",
+                          nh, velocities ? r : 0);
+    return 0;
+}
+
+int eom_velsolver_choose(eom_velsolver_t *vs, const double *vars,
+                         const bool *given_q, const bool *guess_q,
+                         const bool *given_v, const bool *guess_v,
+                         bool velocities, eom_dependent_t *dep, diag_t *err)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r, nh = vs->nh;
+    double *J = eom_alloc(nh * n + 1, sizeof *J);
+    double *Cq = eom_alloc(r * n + 1, sizeof *Cq);
+    double *B = eom_alloc(r * n + 1, sizeof *B);
+    eom_velsolver_jacobians(vs, vars, J, Cq, B);
+    int rc = eom_velsolver_choose_from(vs, J, B, given_q, guess_q, given_v,
+                                       guess_v, velocities, dep, err);
+    free(J);
+    free(Cq);
+    free(B);
+    return rc;
+}
+
 /* ---- speeds from velocities --------------------------------------------- */
 
 typedef struct eom_speed_ctx {
@@ -618,14 +755,20 @@ static void eom_speed_resid(void *ctx, const double *x, double *res,
     }
 }
 
-int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
-                               diag_t *err)
+/* The tape of eom_speeds_solve: ψ (n), Ψ = ∂ψ/∂z (n×m); NULL (with *err
+ * set) when the system has no speeds or a coordinate no kinematic
+ * equation. */
+static tape_t *eom_speeds_tape(const nh_system_t *sys, diag_t *err)
 {
     size_t n = sys->n, m = sys->m;
-    if (m == 0)
-        return diag_error(err, SRC_SPAN_NONE, "no speeds declared");
-    if (!sys->psi)
-        return diag_error(err, SRC_SPAN_NONE, "no kinematic equations declared");
+    if (m == 0) {
+        diag_error(err, SRC_SPAN_NONE, "no speeds declared");
+        return NULL;
+    }
+    if (!sys->psi) {
+        diag_error(err, SRC_SPAN_NONE, "no kinematic equations declared");
+        return NULL;
+    }
     expr_graph_t *g = sys->g;
     size_t nout = n + n * m;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);
@@ -637,8 +780,19 @@ int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
         for (size_t a = 0; a < m; a++)
             outs[n + i * m + a] = expr_diff(g, outs[i], sys->z[a]);
     }
-    eom_speed_ctx_t c = {.sys = sys, .vars = vars};
-    c.tape = tape_compile(g, outs, nout, expr_graph_nvars(g));
+    tape_t *t = tape_compile(g, outs, nout, expr_graph_nvars(g));
+    if (!t)
+        abort();
+    free(outs);
+    return t;
+}
+
+/* eom_speeds_from_velocities with the tape of eom_speeds_tape. */
+static int eom_speeds_solve(const nh_system_t *sys, tape_t *tape,
+                            double *vars, diag_t *err)
+{
+    size_t n = sys->n, m = sys->m, nout = n + n * m;
+    eom_speed_ctx_t c = {.sys = sys, .vars = vars, .tape = tape};
     c.out = eom_alloc(nout, sizeof *c.out);
     c.work = eom_alloc(tape_work_size(c.tape), sizeof *c.work);
     double *qd = eom_alloc(n, sizeof *qd);
@@ -697,7 +851,23 @@ int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
     free(z0);
     free(c.out);
     free(c.work);
-    tape_free(c.tape);
-    free(outs);
     return rc;
+}
+
+int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
+                               diag_t *err)
+{
+    tape_t *t = eom_speeds_tape(sys, err);
+    if (!t)
+        return -1;
+    int rc = eom_speeds_solve(sys, t, vars, err);
+    tape_free(t);
+    return rc;
+}
+
+int eom_velsolver_speeds(eom_velsolver_t *vs, double *vars, diag_t *err)
+{
+    if (!vs->tspeed && !(vs->tspeed = eom_speeds_tape(vs->sys, err)))
+        return -1;
+    return eom_speeds_solve(vs->sys, vs->tspeed, vars, err);
 }

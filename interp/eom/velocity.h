@@ -82,6 +82,48 @@ double eom_velsolver_violation(eom_velsolver_t *vs, const double *vars,
 double eom_constraint_violation(const nh_system_t *sys, const double *vars,
                                 char *names, size_t size);
 
+/* The constraints' derivatives at VARS: J = ∂f/∂q of the holonomic
+ * ones (eom_velsolver_holonomic of them, nh×n, in declaration order),
+ * Cq = ∂Ceff/∂q and B = ∂Ceff/∂q' of every constraint at velocity
+ * level (r×n; Ceff is C, or f' for a holonomic f).  Exact: Cq by
+ * forward-mode derivatives of the constraints' tape. */
+void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
+                             double *J, double *Cq, double *B);
+/* The number of holonomic constraints, and the index of each among the
+ * constraints (borrowed). */
+size_t eom_velsolver_holonomic(const eom_velsolver_t *vs, const size_t **which);
+
+/* The variables the constraints determine at a state (LANGUAGE.md §7.2:
+ * the dependent ones of `linearize`): coordinate indices Q[0..NQ) that
+ * the holonomic constraints determine, and velocity indices V[0..NV) that
+ * the constraints at velocity level determine, each in declaration order.
+ * The arrays have room for n entries (the caller's). */
+typedef struct eom_dependent {
+    size_t *q, nq;
+    size_t *v, nv;
+} eom_dependent_t;
+
+/* The choice `initial` makes (eom_velsolver_positions, _solve): from the
+ * last declared coordinate backwards, those not given (GIVEN_Q, GIVEN_V;
+ * NULL: none given) whose columns of ∂f/∂q (of B) raise the rank, the
+ * guessed ones (GUESS_Q, GUESS_V, may be NULL) first — made at VARS, and
+ * completed from the given ones where the columns of those not given
+ * fall short there (a pendulum whose x and y were both given).
+ * VELOCITIES false: only the coordinates (the methods whose state holds
+ * no dependent velocity).  Returns 0, or -1 with *err set when the
+ * constraints are not independent at VARS (naming them, span NONE). */
+int eom_velsolver_choose(eom_velsolver_t *vs, const double *vars,
+                         const bool *given_q, const bool *guess_q,
+                         const bool *given_v, const bool *guess_v,
+                         bool velocities, eom_dependent_t *dep, diag_t *err);
+/* The same from the Jacobians J, Cq, B at the state (as
+ * eom_velsolver_jacobians gives them), for a caller that needs them too. */
+int eom_velsolver_choose_from(eom_velsolver_t *vs, const double *J,
+                              const double *B, const bool *given_q,
+                              const bool *guess_q, const bool *given_v,
+                              const bool *guess_v, bool velocities,
+                              eom_dependent_t *dep, diag_t *err);
+
 /* For a system with kinematic equations: the speeds z that give the
  * velocities already in VARS through q' = psi(q, z, t) (Gauss–Newton on
  * the equations given, in m unknowns, starting from the z in VARS; a
@@ -90,5 +132,7 @@ double eom_constraint_violation(const nh_system_t *sys, const double *vars,
  * Used by `compare` to put methods with different states on one state. */
 int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
                                diag_t *err);
+/* The same with the solver's tape, compiled once (`initial` in a sweep). */
+int eom_velsolver_speeds(eom_velsolver_t *vs, double *vars, diag_t *err);
 
 #endif

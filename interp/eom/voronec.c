@@ -76,6 +76,58 @@ static int voronec_compute(eom_t *e, double *vars, diag_t *err)
     return 0;
 }
 
+/* The derivatives of voronec_compute (eom_tangent): q_ν' = vdep_ν, whose
+ * derivatives the tape gives; M̄ x = −h̄ for x = q_ind'' differentiated,
+ * M̄ dx = −(dM̄ x + dh̄); q_ν'' = w_ν + Σ_j a_νj x_j, so dq_ν'' =
+ * dw_ν + Σ_j (da_νj x_j + a_νj dx_j).  The tape reads the state (q and
+ * the independent velocities), never the dependent velocities: L̄, h̄
+ * and w have them substituted (eom_prepare_voronec). */
+static int voronec_tangent(eom_t *e, double *vars, double *dvars, size_t k,
+                           diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    if (e->compute(e, vars, err) != 0)
+        return -1;
+    eom_tangent_tape(e, vars, dvars, k);
+    size_t kd = e->k, mi = e->mi, nu = vor_nupper(mi);
+    const double *Mu = e->t_out + kd, *a = Mu + nu + mi;
+    const double *dvdep = e->t_dout, *dM = dvdep + kd * k, *dh = dM + nu * k;
+    const double *da = dh + mi * k, *dw = da + kd * mi * k;
+    double *A = e->t_scratch, *x = A + mi * mi, *dx = x + mi;
+    double *wk = dx + mi * k;
+    for (size_t i = 0; i < mi; i++) {
+        x[i] = vars[sys->qdd[e->ind[i]]];
+        for (size_t l = 0; l < mi; l++)
+            A[i * mi + l] = Mu[eom_upper_index(mi, i, l)];
+    }
+    for (size_t i = 0; i < mi; i++)
+        for (size_t j = 0; j < k; j++) {
+            double s = dh[i * k + j];
+            for (size_t l = 0; l < mi; l++)
+                s += dM[eom_upper_index(mi, i, l) * k + j] * x[l];
+            dx[i * k + j] = -s;
+        }
+    if (eom_tangent_solve(A, mi, dx, k, wk, e->t_perm,
+                          "reduced mass matrix Mbar", err) != 0)
+        return -1;
+    for (size_t i = 0; i < mi; i++)
+        memcpy(dvars + (size_t)sys->qdd[e->ind[i]] * k, dx + i * k,
+               k * sizeof *dvars);
+    for (size_t nuv = 0; nuv < kd; nuv++) {
+        double *dv = dvars + (size_t)sys->qd[e->dep[nuv]] * k;
+        double *dq = dvars + (size_t)sys->qdd[e->dep[nuv]] * k;
+        memcpy(dv, dvdep + nuv * k, k * sizeof *dv);
+        for (size_t j = 0; j < k; j++) {
+            double s = dw[nuv * k + j];
+            for (size_t l = 0; l < mi; l++)
+                s += da[(nuv * mi + l) * k + j] * x[l] +
+                     a[nuv * mi + l] * dx[l * k + j];
+            dq[j] = s;
+        }
+    }
+    return 0;
+}
+
 /* ---- explicit form ------------------------------------------------------- */
 
 #define VORONEC_NEED "Voronec's equations need qd' = Σ a(q) q'"
@@ -527,6 +579,7 @@ int eom_prepare_voronec(eom_t *e, src_span_t where, diag_t *err)
     eom_alloc_scratch(e, mi * mi + 2 * mi, mi);
     e->compute = voronec_compute;
     e->describe = voronec_describe;
+    e->tangent = voronec_tangent;
     if (n <= EOM_FAST_MAX)
         vor_fast(e, Mbar, outs_h, dv, vel);
 

@@ -1137,6 +1137,250 @@ done:
 #undef W
 }
 
+/* ---- forward-mode derivatives ------------------------------------------- */
+
+/* The derivative of one instruction's value in K directions at once:
+ * d[j] for j < K, with the operands' values VA, VB, VC and their
+ * derivative rows DA, DB, DC (which may alias DW: each direction reads
+ * its own entry before writing it).  The rules are diff.c's, one per op
+ * (LANGUAGE.md §3.4's functions): a non-differentiable point takes the
+ * value diff.c's formula gives there (|a|' = sign(a) a', 0 at a = 0;
+ * min and max the mean of the two slopes where a = b). */
+static void tape_tangent_ins(const tape_ins_t *ip, double *work,
+                             double *dwork, size_t k)
+{
+    double va = work[ip->a], vb = work[ip->b], vc = work[ip->c];
+    const double *da = dwork + (size_t)ip->a * k;
+    const double *db = dwork + (size_t)ip->b * k;
+    const double *dc = dwork + (size_t)ip->c * k;
+    double *dw = dwork + (size_t)ip->dst * k;
+    double w, f, x[2];
+    switch ((tape_op_t)ip->op) {
+    case T_ADD:
+        work[ip->dst] = va + vb;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = da[j] + db[j];
+        return;
+    case T_SUB:
+        work[ip->dst] = va - vb;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = da[j] - db[j];
+        return;
+    case T_MUL:
+        work[ip->dst] = va * vb;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = da[j] * vb + va * db[j];
+        return;
+    case T_NEG:
+        work[ip->dst] = -va;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = -da[j];
+        return;
+    case T_L_ADD_ADD:
+    case T_L_ADD_SUB:
+    case T_L_SUB_ADD:
+    case T_L_SUB_SUB: {
+        double s1 = ip->op == T_L_ADD_ADD || ip->op == T_L_ADD_SUB ? 1 : -1;
+        double s2 = ip->op == T_L_ADD_ADD || ip->op == T_L_SUB_ADD ? 1 : -1;
+        double a = s1 > 0 ? va + vb : va - vb;
+        work[ip->dst] = s2 > 0 ? a + vc : a - vc;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = da[j] + s1 * db[j] + s2 * dc[j];
+        return;
+    }
+    case T_L_MUL_MUL: {
+        double a = va * vb;
+        work[ip->dst] = a * vc;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = (da[j] * vb + va * db[j]) * vc + a * dc[j];
+        return;
+    }
+    case T_L_MUL_ADD:
+    case T_L_MUL_SUB: {
+        double s = ip->op == T_L_MUL_ADD ? 1 : -1, a = va * vb;
+        work[ip->dst] = s > 0 ? a + vc : a - vc;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = da[j] * vb + va * db[j] + s * dc[j];
+        return;
+    }
+    case T_L_ADD_MUL:
+    case T_L_SUB_MUL: {
+        double s = ip->op == T_L_ADD_MUL ? 1 : -1;
+        double a = s > 0 ? va + vb : va - vb;
+        work[ip->dst] = a * vc;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = (da[j] + s * db[j]) * vc + a * dc[j];
+        return;
+    }
+    case T_R_ADD_MUL:
+    case T_R_SUB_MUL: {
+        double s = ip->op == T_R_ADD_MUL ? 1 : -1, a = vb * vc;
+        work[ip->dst] = s > 0 ? va + a : va - a;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = da[j] + s * (db[j] * vc + vb * dc[j]);
+        return;
+    }
+    case T_SQR:
+        work[ip->dst] = va * va;
+        f = 2 * va;
+        break;
+    case T_CUBE:
+        work[ip->dst] = va * va * va;
+        f = 3 * va * va;
+        break;
+    case T_RECIP:
+        w = work[ip->dst] = expr_recip(va);
+        f = -w * w;
+        break;
+    case T_RSQR:
+        w = work[ip->dst] = expr_rsqr(va);
+        f = -2 * w / va;
+        break;
+    case T_POWK: /* b is a constant */
+        work[ip->dst] = expr_pow_ieee(va, vb);
+        f = vb * pow(va, vb - 1);
+        break;
+    case T_POW:
+        x[0] = va;
+        x[1] = vb;
+        w = work[ip->dst] = expr_apply(EXPR_POW, x, 2);
+        for (size_t j = 0; j < k; j++) {
+            double t = 0;
+            if (da[j] != 0)
+                t += vb * pow(va, vb - 1) * da[j];
+            if (db[j] != 0)
+                t += w * log(va) * db[j];
+            dw[j] = t;
+        }
+        return;
+    case T_GUARD: /* (v where d)' = v' where d */
+        w = work[ip->dst] = expr_guard_apply(va, vb);
+        for (size_t j = 0; j < k; j++)
+            dw[j] = isnan(w) ? NAN : da[j];
+        return;
+    case T_SIN:
+        work[ip->dst] = sin(va);
+        f = cos(va);
+        break;
+    case T_COS:
+        work[ip->dst] = cos(va);
+        f = -sin(va);
+        break;
+    case T_SINCOS: {
+        double s = sin(va), c = cos(va);
+        double *dcos = dwork + (size_t)ip->c * k;
+        work[ip->dst] = s;
+        work[ip->c] = c;
+        for (size_t j = 0; j < k; j++) {
+            double d = da[j];
+            dw[j] = c * d;
+            dcos[j] = -s * d;
+        }
+        return;
+    }
+    case T_TAN:
+        w = work[ip->dst] = tan(va);
+        f = 1 + w * w;
+        break;
+    case T_ASIN:
+        work[ip->dst] = asin(va);
+        f = 1 / sqrt(1 - va * va);
+        break;
+    case T_ACOS:
+        work[ip->dst] = acos(va);
+        f = -1 / sqrt(1 - va * va);
+        break;
+    case T_ATAN:
+        work[ip->dst] = expr_keep_bad(atan(va), va);
+        f = 1 / (1 + va * va);
+        break;
+    case T_SINH:
+        work[ip->dst] = sinh(va);
+        f = cosh(va);
+        break;
+    case T_COSH:
+        work[ip->dst] = cosh(va);
+        f = sinh(va);
+        break;
+    case T_TANH:
+        w = work[ip->dst] = expr_keep_bad(tanh(va), va);
+        f = 1 - w * w;
+        break;
+    case T_EXP:
+        f = work[ip->dst] = expr_keep_bad(exp(va), va);
+        break;
+    case T_LOG:
+        work[ip->dst] = log(va);
+        f = 1 / va;
+        break;
+    case T_SQRT:
+        w = work[ip->dst] = sqrt(va);
+        f = 0.5 / w;
+        break;
+    case T_ABS:
+        work[ip->dst] = fabs(va);
+        f = va > 0 ? 1 : va < 0 ? -1 : 0;
+        break;
+    case T_SIGN:
+        x[0] = va;
+        work[ip->dst] = expr_apply(EXPR_SIGN, x, 1);
+        f = 0;
+        break;
+    case T_ATAN2: { /* (x y' - y x') / (x^2 + y^2), y = a, x = b */
+        x[0] = va;
+        x[1] = vb;
+        work[ip->dst] = expr_apply(EXPR_ATAN2, x, 2);
+        double r = va * va + vb * vb;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = (vb * da[j] - va * db[j]) / r;
+        return;
+    }
+    case T_MIN:
+    case T_MAX: {
+        x[0] = va;
+        x[1] = vb;
+        bool min = ip->op == T_MIN;
+        work[ip->dst] = expr_apply(min ? EXPR_MIN : EXPR_MAX, x, 2);
+        double wa = va == vb ? 0.5 : (va < vb) == min ? 1 : 0;
+        for (size_t j = 0; j < k; j++)
+            dw[j] = wa * da[j] + (1 - wa) * db[j];
+        return;
+    }
+    default: /* T_END, T_COUNT: never here */
+        return;
+    }
+    /* a direction in which the operand does not move does not move the
+     * value, whatever f is there (sqrt at 0, along another variable) */
+    for (size_t j = 0; j < k; j++)
+        dw[j] = da[j] == 0 ? 0 : f * da[j];
+}
+
+void tape_eval_tangent(const tape_t *t, const double *vars,
+                       const double *dvars, size_t k, double *out,
+                       double *dout, double *work, double *dwork)
+{
+    if (t->nconst) {
+        memcpy(work, t->consts, t->nconst * sizeof *work);
+        memset(dwork, 0, t->nconst * k * sizeof *dwork);
+    }
+    double *in = work + t->nconst, *din = dwork + t->nconst * k;
+    for (size_t j = 0; j < t->nin; j++) {
+        in[j] = vars[t->in_var[j]];
+        memcpy(din + j * k, dvars + (size_t)t->in_var[j] * k,
+               k * sizeof *din);
+    }
+    for (const tape_ins_t *ip = t->code; ip->op != T_END; ip++)
+        tape_tangent_ins(ip, work, dwork, k);
+    for (size_t o = 0; o < t->nout; o++) {
+        uint32_t s = t->outs[o];
+        bool var = s & TAPE_VAR;
+        uint32_t at = s & ~TAPE_VAR;
+        out[o] = var ? vars[at] : work[at];
+        memcpy(dout + o * k, (var ? dvars : dwork) + (size_t)at * k,
+               k * sizeof *dout);
+    }
+}
+
 /* ---- C text --------------------------------------------------------------- */
 
 /* The C text of each opcode (TAPE_OPS), its second value, and the

@@ -49,6 +49,19 @@ const uint32_t *tape_inputs(const tape_t *tape, size_t *n);
 void tape_eval(const tape_t *tape, const double *vars, double *out,
                double *work);
 
+/* Forward-mode automatic differentiation: OUT as tape_eval gives it,
+ * and DOUT (nout rows of K) its derivatives in K directions, given the
+ * derivatives DVARS of the variables in those directions (one row of K
+ * per variable of the graph; rows of variables the tape does not read
+ * are not touched).  Exact to rounding: each instruction's value is
+ * computed as tape_eval computes it, and its derivative by the rule of
+ * its operation (diff.c's), so DOUT agrees with the tape of the
+ * expr_diff of the outputs to a few ulps.  WORK has tape_work_size
+ * doubles, DWORK tape_work_size × K. */
+void tape_eval_tangent(const tape_t *tape, const double *vars,
+                       const double *dvars, size_t k, double *out,
+                       double *dout, double *work, double *dwork);
+
 /* Appends to B the C99 text of
  *     static void NAME(const double *v, double *o)
  * which sets o[k] to output k of the tape at the value vector v, by the

@@ -262,7 +262,8 @@ static int plot_write_script(const plot_columns_t *d, plot_kind_t kind, const pl
         if (c > 1)
             fputs(", \\\n     ", f);
         plot_gp_string(f, t->data);
-        fprintf(f, " using 1:%zu with lines title ", c + 1);
+        fprintf(f, " using 1:%zu with lines%s title ", c + 1,
+                d->dashed && d->dashed[c] ? " dashtype 2" : "");
         plot_gp_string(f, d->titles[c]);
     }
     fputs("\nset output\n", f);

@@ -18,6 +18,7 @@
 #ifndef NH_PLOT_H
 #define NH_PLOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -29,6 +30,9 @@ typedef struct plot_columns {
     size_t ncols, nrows;
     const char *const *titles;  /* ncols: the expression texts */
     const double *const *col;   /* ncols arrays of nrows */
+    const bool *dashed;         /* ncols, or NULL: plot_draw draws these
+                                   curves dashed (the imaginary parts of
+                                   `plot sweep`) */
 } plot_columns_t;
 
 /* `table`: a CSV header of the titles (quoted as RFC 4180 when they hold

@@ -17,16 +17,14 @@
  * size it proposes for the next interval.
  *
  * The Jacobian the implicit steppers need (rk1imp rk2imp rk4imp bsimp
- * msbdf) is a central-difference Jacobian of eom_rhs, not automatic
- * differentiation: the right-hand side is a tape evaluation followed by a
- * dense solve whose form differs per method (multipliers, Voronec, Maggi,
- * Gibbs–Appell), so a symbolic Jacobian would mean differentiating every
- * entry of M, h, B, c with respect to every state variable (n²·2n nodes
- * for M alone) and then the solve itself, in seven variants.  Central
- * differences with h_j = ε^(1/3)·max(|y_j|, 1) give about 10 correct
- * digits — ample for the Newton iterations of an implicit stepper, whose
- * accuracy is set by the error control, not by the Jacobian — at
- * 2·(dim + 1) right-hand-side calls per Jacobian.
+ * msbdf) is exact: the derivatives of the motion in the state's
+ * directions and in t, by forward-mode differentiation of the method's
+ * tape and implicit differentiation of its dense solve (eom_tangent, the
+ * machinery of `linearize`: doc/stability.md), ns + 1 directions in one
+ * pass, into buffers reserved before the run.  It used to be central
+ * differences of eom_rhs, 2·(ns + 1) right-hand sides per Jacobian with
+ * about 10 correct digits; sim_options_t.jacobian_differences keeps that
+ * road for the benchmark that compares the two (bench/bench.c).
  *
  * Projection (`project`): holonomic constraints f(q, t) = 0 at position
  * level by Newton with the least-norm correction Δq = −Jᵀ(JJᵀ)⁻¹f,
@@ -121,6 +119,17 @@ static const gsl_odeiv2_step_type *sim_step_type(const char *name)
 bool sim_integrator_known(const char *name)
 {
     return name && sim_step_type(name) != NULL;
+}
+
+/* Whether integrator NAME calls the Jacobian (GSL's implicit steppers). */
+static bool sim_implicit(const char *name)
+{
+    static const char *const implicit[] = {"rk1imp", "rk2imp", "rk4imp",
+                                           "bsimp", "msbdf"};
+    for (size_t k = 0; name && k < sizeof implicit / sizeof *implicit; k++)
+        if (strcmp(name, implicit[k]) == 0)
+            return true;
+    return false;
 }
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -511,7 +520,11 @@ typedef struct sim_ctx {
     const uint32_t *sv;  /* the state variables */
     double *vars;        /* scratch value vector for eom_rhs */
     double *yj, *f1, *f2; /* the finite-difference Jacobian */
-    size_t nevals;
+    double *dvars;        /* the exact one: graph variables × (ns + 1) */
+    size_t nvars;
+    const uint32_t *deriv; /* the variable of each state's rate */
+    bool differences;     /* sim_options_t.jacobian_differences */
+    size_t nevals, njac;
     /* Looked at before every evaluation, so that a step of a large model
      * (13 factorisations of its mass matrix) does not delay a stop. */
     const nh_stop_t *stop;
@@ -555,14 +568,13 @@ static int sim_ode_f(double t, const double y[], double dydt[], void *params)
     return GSL_EBADFUNC;
 }
 
-/* Central differences (see the header comment for why not AD):
+/* Central differences (sim_options_t.jacobian_differences):
  * ∂f_i/∂y_j ≈ (f(y + h e_j) − f(y − h e_j)) / 2h, h = ε^(1/3)·max(|y_j|, 1),
  * rounded so that y ± h is exact; the same in t for ∂f/∂t.  GSL's layout:
  * dfdy[i·dim + j] = ∂f_i/∂y_j. */
-static int sim_ode_jac(double t, const double y[], double *dfdy,
-                       double dfdt[], void *params)
+static int sim_ode_jac_differences(double t, const double y[], double *dfdy,
+                                   double dfdt[], sim_ctx_t *c)
 {
-    sim_ctx_t *c = params;
     size_t ns = c->ns;
     const double eps3 = cbrt(DBL_EPSILON);
     memcpy(c->yj, y, ns * sizeof *y);
@@ -595,6 +607,54 @@ static int sim_ode_jac(double t, const double y[], double *dfdy,
     for (size_t i = 0; i < ns; i++)
         dfdt[i] = (c->f1[i] - c->f2[i]) / (2.0 * ht);
     return GSL_SUCCESS;
+}
+
+/* The exact Jacobian (the header comment): the state's ns directions and
+ * t's, seeded into c->dvars, through eom_tangent; a failure is recorded
+ * as sim_ode_f records one. */
+static int sim_ode_jac(double t, const double y[], double *dfdy,
+                       double dfdt[], void *params)
+{
+    sim_ctx_t *c = params;
+    if (c->differences)
+        return sim_ode_jac_differences(t, y, dfdy, dfdt, c);
+    if (nh_stop_due(c->stop)) {
+        c->stopped = true;
+        return GSL_EBADFUNC;
+    }
+    size_t ns = c->ns, K = ns + 1;
+    c->njac++;
+    if (c->fail.set)
+        diag_clear(&c->fail);
+    memset(c->dvars, 0, c->nvars * K * sizeof *c->dvars);
+    for (size_t k = 0; k < ns; k++) {
+        c->vars[c->sv[k]] = y[k];
+        c->dvars[(size_t)c->sv[k] * K + k] = 1.0;
+    }
+    c->vars[c->sys->t] = t;
+    c->dvars[(size_t)c->sys->t * K + ns] = 1.0;
+    int rc = 0;
+    if (!sim_all_finite(y, ns) || !isfinite(t))
+        rc = diag_error(&c->fail, SRC_SPAN_NONE,
+                        "the state is not finite (the integration "
+                        "diverged)");
+    else if (eom_tangent(c->e, c->vars, c->dvars, K, &c->fail) != 0)
+        rc = -1;
+    for (size_t i = 0; i < ns && rc == 0; i++) {
+        const double *row = c->dvars + (size_t)c->deriv[i] * K;
+        memcpy(dfdy + i * ns, row, ns * sizeof *dfdy);
+        dfdt[i] = row[ns];
+        if (!sim_all_finite(row, K))
+            rc = diag_error(&c->fail, SRC_SPAN_NONE,
+                            "a non-finite value in the Jacobian of the "
+                            "motion");
+    }
+    if (rc == 0)
+        return GSL_SUCCESS;
+    c->failed = true;
+    c->fail_t = t;
+    memcpy(c->fail_y, y, ns * sizeof *y);
+    return GSL_EBADFUNC;
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -845,6 +905,7 @@ static void sim_state_free(sim_state_t *s)
     free(s->ctx.f1);
     free(s->ctx.f2);
     free(s->ctx.fail_y);
+    free(s->ctx.dvars);
     sim_cons_free(&s->cons);
     tape_free(s->tenergy);
     free(s->eout);
@@ -1197,6 +1258,14 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
     s.ctx.f1 = sim_alloc(ns, sizeof(double));
     s.ctx.f2 = sim_alloc(ns, sizeof(double));
     s.ctx.fail_y = sim_alloc(ns, sizeof(double));
+    s.ctx.nvars = width;
+    s.ctx.deriv = eom_state_derivs(e);
+    s.ctx.differences = opt->jacobian_differences;
+    if (sim_implicit(opt->integrator) && !opt->jacobian_differences) {
+        /* allocated now: the callback allocates nothing */
+        s.ctx.dvars = sim_alloc(width * (ns + 1), sizeof(double));
+        eom_tangent_reserve(e, ns + 1);
+    }
     s.base = sim_alloc(width, sizeof(double));
     s.row = sim_alloc(width, sizeof(double));
     s.y = sim_alloc(ns, sizeof(double));
@@ -1257,6 +1326,7 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
         memcpy(vars, samples->data + (samples->n - 1) * width,
                width * sizeof *vars);
     s.sum.evaluations = s.ctx.nevals;
+    s.sum.jacobians = s.ctx.njac;
     if (summary)
         *summary = s.sum;
     sim_state_free(&s);

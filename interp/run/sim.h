@@ -63,6 +63,10 @@ typedef struct sim_options {
                                an error with the time and the state of
                                the last completed step (NULL: runs to the
                                end) */
+    bool jacobian_differences; /* the implicit integrators' Jacobian by
+                               central differences of the right-hand side
+                               instead of exactly (for the benchmark that
+                               compares them) */
 } sim_options_t;
 
 typedef struct sim_samples {
@@ -74,8 +78,9 @@ typedef struct sim_samples {
 typedef struct sim_summary {
     size_t samples;       /* recorded by this run */
     size_t steps;         /* accepted integrator steps */
-    size_t evaluations;   /* right-hand-side calls (those of the
+    size_t evaluations;   /* right-hand-side calls (those of a
                              finite-difference Jacobian included) */
+    size_t jacobians;     /* exact Jacobians (implicit integrators) */
     double max_residual;  /* max |C| along the run (position level for
                              holonomic constraints, velocity level for all),
                              after projection when it is on */

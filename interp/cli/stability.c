@@ -1,0 +1,816 @@
+/*
+ * stability.c — the statements of linear stability (LANGUAGE.md §7.2):
+ * linearize, eigen, sweep and plot sweep.
+ *
+ * linearize and eigen read the current state and the chosen equations
+ * (interp/analysis/linearize.h does the mathematics); sweep runs a few
+ * statements once per value of a parameter and collects what print,
+ * eigen and accel give into one table (context.h: ctx_rows_t), then puts
+ * the parameter, the state, the remembered `initial`, the samples and
+ * the settings back as they were.
+ *
+ * Must not: change the model, the state or the samples, except inside a
+ * sweep (which restores them).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/analysis/linearize.h"
+#include "interp/base/outfile.h"
+#include "interp/base/util.h"
+#include "interp/cli/stmts.h"
+#include "interp/run/plot.h"
+
+/* The restriction of A to VARS: a nonzero entry of A[VARS, others] above
+ * this fraction of A's largest entry means a variable left out feeds the
+ * kept ones (§7.2). */
+#define STAB_FEED_RTOL 1e-9
+
+static const char *stab_num(double x, char *buf, size_t size)
+{
+    return expr_format_number(x == 0 ? 0.0 : x, buf, size);
+}
+
+/* The linearization at the current state, restricted to VARS. */
+typedef struct stab {
+    const nh_system_t *sys;
+    size_t nfull, m;     /* all independent variables, those kept */
+    const uint32_t *all; /* lin_vars */
+    size_t *keep;        /* m indices into all */
+    double *A;           /* m×m, the kept rows and columns */
+    double scale;        /* the largest |entry| of the whole A */
+    bool *feeds;         /* nfull: left out, and feeds a kept one */
+    size_t nfeeds;
+    double *rate;        /* nfull: the independent variables' rates */
+    bool *drifts;        /* nfull: moves, and the motion depends on it */
+    size_t ndrifts;
+    bool time_dependent; /* lin_time_dependent */
+    const uint32_t *dep;
+    size_t ndep;
+} stab_t;
+
+static void stab_free(stab_t *r)
+{
+    free(r->keep);
+    free(r->A);
+    free(r->feeds);
+    free(r->rate);
+    free(r->drifts);
+}
+
+/* Whether the state is an equilibrium or a steady motion (§7.2): every
+ * variable that moves has a zero column of A (the equations do not
+ * contain it).  Marks in R->drifts those that move and that A's motion
+ * depends on; "moves" and "zero" are relative, 1e-9 of the largest rate
+ * and of A's largest entry (STAB_FEED_RTOL). */
+static void stab_steady(stab_t *r, const double *full)
+{
+    size_t N = r->nfull;
+    double gmax = 0.0;
+    for (size_t j = 0; j < N; j++)
+        gmax = fmax(gmax, fabs(r->rate[j]));
+    for (size_t j = 0; j < N; j++) {
+        if (!(fabs(r->rate[j]) > STAB_FEED_RTOL * fmax(1.0, gmax)))
+            continue;
+        for (size_t i = 0; i < N; i++)
+            if (fabs(full[i * N + j]) > STAB_FEED_RTOL * r->scale) {
+                r->drifts[j] = true;
+                r->ndrifts++;
+                break;
+            }
+    }
+}
+
+/* Turns an error of the analysis (span NONE) into one at the statement,
+ * with the state. */
+static int stab_at(ctx_t *s, const ast_stmt_t *st, const double *vars,
+                   diag_t *err)
+{
+    char state[1024], msg[DIAG_MSG_MAX];
+    ctx_describe_state(s, vars, state, sizeof state);
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    diag_clear(err);
+    return diag_error(err, st->span, "%s%s", msg, state);
+}
+
+/* The graph variable that the VARS entry E names (a coordinate, its
+ * velocity, a speed); -1 with *err set when it names none. */
+static long stab_var_of(ctx_t *s, lower_t *lw, const ast_expr_t *e,
+                        diag_t *err)
+{
+    const nh_system_t *sys = lower_system(lw);
+    const ast_expr_t *base = e;
+    unsigned primes = 0;
+    while (base->kind == AST_PRIME) {
+        base = base->a;
+        primes++;
+    }
+    if (base->kind != AST_NAME)
+        return diag_error(err, e->span,
+                          "the variables are named, as coordinates, "
+                          "velocities and speeds (phi, phi'); this is an "
+                          "expression");
+    long qi = model_coord_index(&s->model, base->name);
+    long zi = model_speed_index(&s->model, base->name);
+    if (qi >= 0 && primes <= 1)
+        return primes ? sys->qd[qi] : sys->q[qi];
+    if (zi >= 0 && primes == 0)
+        return sys->z[zi];
+    if (qi >= 0 || zi >= 0)
+        return diag_error(err, e->span,
+                          "an acceleration is not a variable of the state; "
+                          "name coordinates, velocities and speeds");
+    model_kind_t k = model_lookup(&s->model, base->name, NULL, NULL);
+    if (k == MODEL_NONE) {
+        size_t n = sys->n, nz = sys->m;
+        const char *cands[n + nz + 1];
+        for (size_t j = 0; j < n + nz; j++)
+            cands[j] = j < n ? sys->qname[j] : sys->zname[j - n];
+        cands[n + nz] = NULL;
+        const char *best = source_closest(base->name, cands);
+        if (best)
+            return diag_error(err, base->span,
+                              "unknown name '%s'; did you mean '%s'?",
+                              base->name, best);
+        return diag_error(err, base->span, "unknown name '%s'", base->name);
+    }
+    return diag_error(err, base->span,
+                      "'%s' is %s, not a variable of the state (a "
+                      "coordinate, a velocity or a speed)",
+                      base->name, model_kind_name(k));
+}
+
+/* The dependent variables as text: "theta, x', y'" or "none". */
+static void stab_dep_text(const stab_t *r, expr_graph_t *g, strbuf_t *b)
+{
+    for (size_t k = 0; k < r->ndep; k++)
+        strbuf_addf(b, "%s%s", k ? ", " : "", expr_var_name(g, r->dep[k]));
+    if (!r->ndep)
+        strbuf_addf(b, "none");
+}
+
+/* The linearization of the chosen equations at the current state,
+ * restricted to the statement's VARS (all when none). */
+static int stab_compute(ctx_t *s, const ast_stmt_t *st, stab_t *r,
+                        diag_t *err)
+{
+    memset(r, 0, sizeof *r);
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return -1;
+    lin_t *l = ctx_lin(s, st->span, err);
+    if (!l)
+        return -1;
+    const nh_system_t *sys = lower_system(lw);
+    expr_graph_t *g = lower_graph(lw);
+    r->sys = sys;
+    size_t nv = expr_graph_nvars(g), n = sys->n;
+    double *vars = xcalloc(nv + 1, sizeof *vars);
+    lower_fill_vars(lw, &s->model, vars);
+    /* How the last `initial` gave each name: its choice of the dependent
+     * ones is the linearization's (§7.2). */
+    const model_t *m = &s->model;
+    bool have = m->q0_how.n == n && m->qd0_how.n == n;
+    bool *flags = xcalloc(4 * n + 1, sizeof *flags);
+    bool *gq = flags, *uq = flags + n, *gv = flags + 2 * n, *uv = flags + 3 * n;
+    for (size_t i = 0; i < n && have; i++) {
+        gq[i] = m->q0_how.v[i] == MODEL_INIT_GIVEN;
+        uq[i] = m->q0_how.v[i] == MODEL_INIT_GUESS;
+        gv[i] = m->qd0_how.v[i] == MODEL_INIT_GIVEN;
+        uv[i] = m->qd0_how.v[i] == MODEL_INIT_GUESS;
+    }
+    int rc = lin_choose(l, vars, gq, uq, gv, uv, err);
+    free(flags);
+    double *full = NULL;
+    if (rc == 0) {
+        r->nfull = lin_size(l);
+        r->all = lin_vars(l);
+        r->ndep = lin_dependent(l, &r->dep);
+        full = xcalloc(r->nfull * r->nfull + 1, sizeof *full);
+        rc = lin_matrix(l, vars, full, err);
+    }
+    if (rc != 0) {
+        stab_at(s, st, vars, err);
+        free(vars);
+        free(full);
+        return -1;
+    }
+    size_t N = r->nfull, nitems = st->u.output.n;
+    r->rate = xcalloc(N + 1, sizeof *r->rate);
+    r->drifts = xcalloc(N + 1, sizeof *r->drifts);
+    lin_rates(l, vars, r->rate);
+    r->time_dependent = lin_time_dependent(l);
+    free(vars);
+    r->keep = xcalloc(N + 1, sizeof *r->keep);
+    r->feeds = xcalloc(N + 1, sizeof *r->feeds);
+    bool *kept = xcalloc(N + 1, sizeof *kept);
+    if (nitems == 0) {
+        for (size_t j = 0; j < N; j++)
+            r->keep[j] = j;
+        r->m = N;
+    }
+    for (size_t i = 0; i < nitems && rc == 0; i++) {
+        const ast_expr_t *e = st->u.output.items[i];
+        long v = stab_var_of(s, lw, e, err);
+        if (v < 0) {
+            rc = -1;
+            break;
+        }
+        size_t j = 0;
+        while (j < N && r->all[j] != (uint32_t)v)
+            j++;
+        if (j < N && kept[j]) {
+            rc = diag_error(err, e->span, "'%s' is named twice",
+                            expr_var_name(g, (uint32_t)v));
+        } else if (j < N) {
+            kept[j] = true;
+            r->keep[r->m++] = j;
+        } else {
+            bool dependent = false;
+            for (size_t k = 0; k < r->ndep; k++)
+                dependent |= r->dep[k] == (uint32_t)v;
+            strbuf_t b;
+            strbuf_init(&b);
+            if (r->ndep) {
+                strbuf_addf(&b, " (the dependent variables are ");
+                stab_dep_text(r, g, &b);
+                strbuf_addf(&b, ")");
+            }
+            if (dependent)
+                rc = diag_error(err, e->span,
+                                "'%s' is dependent: the constraints "
+                                "determine it%s",
+                                expr_var_name(g, (uint32_t)v), b.data);
+            else
+                rc = diag_error(err, e->span,
+                                "'%s' is not a variable of the %s state: "
+                                "the equations derive it from the "
+                                "others%s",
+                                expr_var_name(g, (uint32_t)v),
+                                eom_method_name(eom_method(s->eom)),
+                                b.data ? b.data : "");
+            strbuf_free(&b);
+        }
+    }
+    if (rc == 0) {
+        for (size_t k = 0; k < N * N; k++)
+            r->scale = fmax(r->scale, fabs(full[k]));
+        stab_steady(r, full);
+        r->A = xcalloc(r->m * r->m + 1, sizeof *r->A);
+        for (size_t a = 0; a < r->m; a++)
+            for (size_t b = 0; b < r->m; b++)
+                r->A[a * r->m + b] = full[r->keep[a] * N + r->keep[b]];
+        for (size_t j = 0; j < N && nitems; j++)
+            for (size_t a = 0; a < r->m && !kept[j]; a++)
+                if (fabs(full[r->keep[a] * N + j]) >
+                    STAB_FEED_RTOL * r->scale) {
+                    r->feeds[j] = true;
+                    r->nfeeds++;
+                    break;
+                }
+    }
+    free(kept);
+    free(full);
+    if (rc != 0)
+        stab_free(r);
+    return rc;
+}
+
+static void stab_warn(ctx_t *s, const ast_stmt_t *st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prints a warning at ST. */
+static void stab_warn(ctx_t *s, const ast_stmt_t *st, const char *fmt, ...)
+{
+    char msg[DIAG_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diag_t w = {0};
+    diag_error(&w, st->span, "%s", msg);
+    fflush(s->out);
+    diag_print_warning(s->err, s->src, &w);
+}
+
+/* The warnings of the state: A holds at this instant only when the
+ * equations depend on t or when the state is neither an equilibrium nor
+ * a steady motion; then its eigenvalues need not decide stability. */
+static void stab_warn_state(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
+{
+    expr_graph_t *g = r->sys->g;
+    if (r->time_dependent)
+        stab_warn(s, st,
+                  "the equations depend on t: A is the linearization at "
+                  "this instant, and its eigenvalues need not decide "
+                  "stability");
+    if (!r->ndrifts)
+        return;
+    strbuf_t b;
+    strbuf_init(&b);
+    char num[40];
+    for (size_t j = 0, k = 0; j < r->nfull; j++)
+        if (r->drifts[j])
+            strbuf_addf(&b, "%s%s (rate %s)", k++ ? ", " : "",
+                        expr_var_name(g, r->all[j]),
+                        stab_num(r->rate[j], num, sizeof num));
+    stab_warn(s, st,
+              "the state is neither an equilibrium nor a steady motion: "
+              "%s %s and the motion depends on %s, so A changes along the "
+              "motion and its eigenvalues need not decide stability",
+              b.data, r->ndrifts > 1 ? "move" : "moves",
+              r->ndrifts > 1 ? "them" : "it");
+    strbuf_free(&b);
+}
+
+/* The warning of §7.2: left-out variables feed the kept ones. */
+static void stab_warn_feeds(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
+{
+    if (!r->nfeeds)
+        return;
+    expr_graph_t *g = r->sys->g;
+    strbuf_t b;
+    strbuf_init(&b);
+    for (size_t j = 0, k = 0; j < r->nfull; j++)
+        if (r->feeds[j])
+            strbuf_addf(&b, "%s%s", k++ ? ", " : "",
+                        expr_var_name(g, r->all[j]));
+    stab_warn(s, st,
+              "%s %s left out but %s the variables kept: the eigenvalues of "
+              "the restriction are not eigenvalues of the motion",
+              b.data, r->nfeeds > 1 ? "are" : "is",
+              r->nfeeds > 1 ? "feed" : "feeds");
+    strbuf_free(&b);
+}
+
+int stability_linearize(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    stab_t r;
+    if (stab_compute(s, st, &r, err) != 0)
+        return -1;
+    expr_graph_t *g = r.sys->g;
+    strbuf_t b;
+    strbuf_init(&b);
+    stab_dep_text(&r, g, &b);
+    fprintf(s->out, "dependent: %s\nvariables:", b.data);
+    strbuf_free(&b);
+    for (size_t a = 0; a < r.m; a++)
+        fprintf(s->out, "%s %s", a ? "," : "",
+                expr_var_name(g, r.all[r.keep[a]]));
+    fputs(r.m ? "\n" : " none\n", s->out);
+    char num[40];
+    for (size_t a = 0; a < r.m; a++) {
+        fputc('[', s->out);
+        for (size_t c = 0; c < r.m; c++)
+            fprintf(s->out, "%s%s", c ? ", " : "",
+                    stab_num(r.A[a * r.m + c], num, sizeof num));
+        fputs("]\n", s->out);
+    }
+    stab_warn_state(s, st, &r);
+    stab_warn_feeds(s, st, &r);
+    stab_free(&r);
+    return 0;
+}
+
+int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    stab_t r;
+    if (stab_compute(s, st, &r, err) != 0)
+        return -1;
+    size_t m = r.m;
+    double *re = xcalloc(2 * m + 1, sizeof *re), *im = re + m;
+    bool *one = xcalloc(m + 1, sizeof *one);
+    int rc = 0;
+    if (lin_eigen(r.A, m, re, im) != 0)
+        rc = diag_error(err, st->span,
+                        "the eigenvalues could not be computed (GSL's QR "
+                        "iteration did not converge)");
+    char n1[40], n2[40];
+    if (rc == 0 && s->row) {
+        /* a sweep's columns: re(eig1), im(eig1), ...; only at its first
+         * value does a left-out variable get the warning */
+        for (size_t k = 0; k < m && rc == 0; k++) {
+            char title[48];
+            snprintf(title, sizeof title, "re(eig%zu)", k + 1);
+            rc = ctx_row_add(s, title, false, re[k], st->span, err);
+            snprintf(title, sizeof title, "im(eig%zu)", k + 1);
+            if (rc == 0)
+                rc = ctx_row_add(s, title, true, im[k], st->span, err);
+        }
+        if (rc == 0) { /* muted after the sweep's first value */
+            stab_warn_state(s, st, &r);
+            stab_warn_feeds(s, st, &r);
+        }
+    } else if (rc == 0 && m == 0) {
+        fprintf(s->out, "no eigenvalues: the constraints leave no "
+                        "independent variable\n");
+    } else if (rc == 0) {
+        for (size_t k = 0; k < m; k++) {
+            fprintf(s->out, "eig%zu = %s", k + 1,
+                    stab_num(re[k], n1, sizeof n1));
+            if (im[k] != 0)
+                fprintf(s->out, " %c %s*i", im[k] > 0 ? '+' : '-',
+                        stab_num(fabs(im[k]), n2, sizeof n2));
+            fputc('\n', s->out);
+        }
+        lin_verdict_t v = lin_classify(re, m, r.scale, one);
+        strbuf_t b;
+        strbuf_init(&b);
+        size_t count = 0;
+        for (size_t k = 0; k < m; k++)
+            if (one[k])
+                strbuf_addf(&b, "%seig%zu", count++ ? ", " : "", k + 1);
+        switch (v) {
+        case LIN_STABLE:
+            fprintf(s->out, "asymptotically stable: every eigenvalue has a "
+                            "negative real part\n");
+            break;
+        case LIN_UNSTABLE:
+            fprintf(s->out, "unstable: %s %s a positive real part\n",
+                    b.data, count > 1 ? "have" : "has");
+            break;
+        case LIN_NEITHER:
+            fprintf(s->out,
+                    "neither asymptotically stable nor unstable: %s %s on "
+                    "the imaginary axis, where the linearization does not "
+                    "decide\n",
+                    b.data, count > 1 ? "are" : "is");
+            break;
+        }
+        strbuf_free(&b);
+        stab_warn_state(s, st, &r);
+        stab_warn_feeds(s, st, &r);
+    }
+    free(re);
+    free(one);
+    stab_free(&r);
+    return rc;
+}
+
+/* ---- sweep --------------------------------------------------------------- */
+
+/* What a sweep may run, and the function that runs it (§7.2: initial
+ * re-solves the state for each value; print, eigen and accel write the
+ * rows).  Declarations would change the model at every value, and the
+ * statements that print tables, plots or reports of their own have no
+ * place in a row. */
+static stmt_fn stab_inner(ast_stmt_kind_t kind)
+{
+    switch (kind) {
+    case STMT_INITIAL: return decl_initial;
+    case STMT_RESET: return decl_reset;
+    case STMT_SIMULATE: return motion_simulate;
+    case STMT_SET: return decl_set;
+    case STMT_PRINT: return output_print;
+    case STMT_EIGEN: return stability_eigen;
+    case STMT_ACCEL: return output_accel;
+    default: return NULL;
+    }
+}
+
+static bool stab_writes_row(ast_stmt_kind_t kind)
+{
+    return kind == STMT_PRINT || kind == STMT_EIGEN || kind == STMT_ACCEL;
+}
+
+/* The statements of sweep ST checked before anything runs. */
+static int stab_check_body(const ast_stmt_t *st, diag_t *err)
+{
+    const char *name = st->u.sweep.name.name;
+    if (st->u.sweep.n == 0)
+        return diag_error(err, st->u.sweep.head,
+                          "a sweep needs statements after ':' (initial, "
+                          "simulate, print, eigen, accel, ...)");
+    bool rows = false;
+    for (size_t i = 0; i < st->u.sweep.n; i++) {
+        const ast_stmt_t *in = st->u.sweep.body[i];
+        if (in->kind == STMT_SWEEP)
+            return diag_error(err, in->u.sweep.head,
+                              "a sweep inside a sweep is not allowed: run "
+                              "the sweeps one after the other");
+        if (!stab_inner(in->kind))
+            return diag_error(err, in->span,
+                              "%s has no place inside a sweep, which runs "
+                              "initial, reset, simulate, set, print, eigen "
+                              "and accel",
+                              ast_stmt_keyword(in->kind));
+        if (in->to_file.name)
+            return diag_error(err, in->to_file.span,
+                              "inside a sweep the rows go where the sweep "
+                              "writes: `sweep ... > \"file.csv\": ...`");
+        if (in->kind == STMT_SET &&
+            strcmp(in->u.bindings.items[0].name.name, name) == 0)
+            return diag_error(err, in->u.bindings.items[0].name.span,
+                              "the sweep sets '%s' itself", name);
+        rows |= stab_writes_row(in->kind);
+    }
+    if (!rows)
+        return diag_error(err, st->u.sweep.head,
+                          "the statements write no row: a sweep gives the "
+                          "values of print, eigen and accel, one row per "
+                          "value of %s",
+                          name);
+    return 0;
+}
+
+/* The settings a statement inside may change (`set rtol = ...`). */
+typedef struct stab_settings {
+    double rtol, atol, step;
+    size_t max_steps;
+    char integrator[32];
+    bool quiet;
+} stab_settings_t;
+
+static void stab_save_settings(const ctx_t *s, stab_settings_t *k)
+{
+    k->rtol = s->rtol;
+    k->atol = s->atol;
+    k->step = s->step;
+    k->max_steps = s->max_steps;
+    memcpy(k->integrator, s->integrator, sizeof k->integrator);
+    k->quiet = s->quiet;
+}
+
+static void stab_restore_settings(ctx_t *s, const stab_settings_t *k)
+{
+    s->rtol = k->rtol;
+    s->atol = k->atol;
+    s->step = k->step;
+    s->max_steps = k->max_steps;
+    memcpy(s->integrator, k->integrator, sizeof k->integrator);
+    s->quiet = k->quiet;
+}
+
+/* The number of values from A to B by S, checked (§7.2 and
+ * doc/limits.md); 0 with *err set. */
+static size_t stab_count(const ast_stmt_t *st, double a, double b, double h,
+                         diag_t *err)
+{
+    char na[40], nb[40];
+    if (h == 0) {
+        diag_error(err, st->u.sweep.step->span, "the step must not be 0");
+        return 0;
+    }
+    if ((b - a) * h < 0) {
+        diag_error(err, st->u.sweep.step->span,
+                   "the step goes away from %s: from %s to %s it must be "
+                   "%s",
+                   stab_num(b, nb, sizeof nb), stab_num(a, na, sizeof na),
+                   nb, h > 0 ? "negative" : "positive");
+        return 0;
+    }
+    /* a range a whole number of steps long reaches B despite rounding */
+    double k = floor((b - a) / h + 1e-9);
+    if (!(k + 1 <= SWEEP_MAX_VALUES)) {
+        diag_error(err, st->u.sweep.step->span,
+                   "the sweep would take %.0f values; at most %d (take a "
+                   "larger step or a shorter range)",
+                   k + 1, SWEEP_MAX_VALUES);
+        return 0;
+    }
+    return (size_t)k + 1;
+}
+
+/* Value K of the range: A + K·S, and B itself when that is B to
+ * rounding (0.1·3 is not 0.3). */
+static double stab_value(double a, double b, double h, size_t k)
+{
+    double v = a + (double)k * h;
+    return fabs(v - b) <= 1e-9 * fabs(h) ? b : v;
+}
+
+/* The rows as CSV (plot_table's form: a header, then one row each). */
+static void stab_write_rows(const ctx_rows_t *t, FILE *out)
+{
+    double **col = xcalloc(t->ncols + 1, sizeof *col);
+    for (size_t c = 0; c < t->ncols; c++) {
+        col[c] = xcalloc(t->nrows + 1, sizeof *col[c]);
+        for (size_t k = 0; k < t->nrows; k++)
+            col[c][k] = t->data[k * t->ncols + c];
+    }
+    plot_columns_t pc = {t->ncols, t->nrows,
+                         (const char *const *)t->titles,
+                         (const double *const *)col, NULL};
+    plot_table(&pc, out);
+    for (size_t c = 0; c < t->ncols; c++)
+        free(col[c]);
+    free(col);
+}
+
+int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return -1;
+    const ast_ident_t *name = &st->u.sweep.name;
+    size_t pi;
+    model_kind_t kind = model_lookup(&s->model, name->name, &pi, NULL);
+    if (kind != MODEL_PARAM) {
+        const char *best = lower_suggest(lw, name->name);
+        if (kind == MODEL_NONE && best)
+            return diag_error(err, name->span,
+                              "unknown name '%s'; did you mean '%s'?",
+                              name->name, best);
+        return diag_error(err, name->span,
+                          "a sweep runs over a parameter; '%s' is %s",
+                          name->name,
+                          kind == MODEL_NONE ? "not declared"
+                                             : model_kind_name(kind));
+    }
+    double a, b, h;
+    if (ctx_eval_const(s, lw, &s->model, st->u.sweep.from, &a, err) ||
+        ctx_eval_const(s, lw, &s->model, st->u.sweep.to, &b, err) ||
+        ctx_eval_const(s, lw, &s->model, st->u.sweep.step, &h, err))
+        return -1;
+    size_t count = stab_count(st, a, b, h, err);
+    if (count == 0 || stab_check_body(st, err) != 0)
+        return -1;
+    outfile_t of = {0};
+    if (st->to_file.name) {
+        int e = outfile_open(&of, st->to_file.name);
+        if (e)
+            return diag_error(err, st->to_file.span, "cannot write '%s': %s",
+                              st->to_file.name, strerror(e));
+    }
+
+    /* What the statements may change, kept to be put back. */
+    model_t saved;
+    model_clone(&saved, &s->model);
+    sim_samples_t samples = s->samples;
+    unsigned long samples_generation = s->samples_generation;
+    int samples_method = s->samples_method;
+    memset(&s->samples, 0, sizeof s->samples);
+    stab_settings_t settings;
+    stab_save_settings(s, &settings);
+
+    ctx_rows_t rows = {0};
+    s->row = &rows;
+    s->quiet = true; /* initial's and simulate's summaries */
+    /* The statements' warnings (a restricted eigen's, set's) at the
+     * first value only, not once per value. */
+    FILE *err_stream = s->err, *mute = NULL;
+    int rc = 0;
+    double v = a;
+    for (size_t k = 0; k < count && rc == 0; k++) {
+        if (k == 1 && (mute = fopen("/dev/null", "w")))
+            s->err = mute;
+        v = stab_value(a, b, h, k);
+        if (nh_stop_due(&s->stop)) {
+            rc = diag_error(err, st->u.sweep.head, "%s",
+                            nh_stop_reason(&s->stop));
+            break;
+        }
+        model_set_param_value(&s->model, pi, v);
+        rc = ctx_row_add(s, name->name, false, v, st->u.sweep.head, err);
+        for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
+            const ast_stmt_t *in = st->u.sweep.body[i];
+            rc = stab_inner(in->kind)(s, in, err);
+        }
+        if (rc == 0 && !ctx_row_end(&rows))
+            rc = diag_error(err, st->u.sweep.head,
+                            "the statements gave fewer values than at the "
+                            "sweep's first value (%zu columns)",
+                            rows.ncols);
+        if (rc != 0)
+            rows.col = 0;
+    }
+    s->row = NULL;
+    s->err = err_stream;
+    if (mute)
+        fclose(mute);
+    if (rc != 0 && err->set) {
+        /* §7.2: the value and the error, at the statement that failed */
+        char msg[DIAG_MSG_MAX], num[40];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        src_span_t at = err->span.file == SRC_NO_FILE ? st->span : err->span;
+        diag_clear(err);
+        diag_error(err, at, "at %s = %s: %s", name->name,
+                   stab_num(v, num, sizeof num), msg);
+    }
+
+    /* Everything back as it was; the rows before a failure stay. */
+    model_free(&s->model);
+    s->model = saved;
+    sim_samples_free(&s->samples);
+    s->samples = samples;
+    s->samples_generation = samples_generation;
+    s->samples_method = samples_method;
+    stab_restore_settings(s, &settings);
+    ctx_rows_free(&s->sweep);
+    s->sweep = rows;
+
+    if (rows.nrows > 0)
+        stab_write_rows(&rows, st->to_file.name ? of.f : s->out);
+    if (st->to_file.name) {
+        if (rows.nrows == 0) {
+            outfile_abort(&of);
+        } else {
+            int e = outfile_commit(&of);
+            if (e && rc == 0)
+                rc = diag_error(err, st->to_file.span,
+                                "cannot write '%s': %s", st->to_file.name,
+                                strerror(e));
+        }
+    }
+    return rc;
+}
+
+/* Reorders, row by row, the M eigenvalues in the columns RE[j], IM[j]
+ * (NROWS rows) so that each column follows one eigenvalue continuously:
+ * the CSV's order (by real part) swaps two eigenvalues where their real
+ * parts cross, which drawn as lines would join unrelated points.  Each
+ * column's next value is predicted linearly from its last two, and the
+ * closest pair of (prediction, value) is matched first, greedily. */
+static void stab_follow(double **re, double **im, size_t m, size_t nrows)
+{
+    double *yr = xcalloc(2 * m + 1, sizeof *yr), *yi = yr + m;
+    bool *used = xcalloc(2 * m + 1, sizeof *used), *done = used + m;
+    for (size_t k = 1; k < nrows; k++) {
+        for (size_t i = 0; i < m; i++) {
+            yr[i] = re[i][k];
+            yi[i] = im[i][k];
+            used[i] = done[i] = false;
+        }
+        for (size_t step = 0; step < m; step++) {
+            double best = INFINITY;
+            size_t bj = 0, bi = 0;
+            for (size_t j = 0; j < m; j++) {
+                if (done[j])
+                    continue;
+                double pr = re[j][k - 1], pi = im[j][k - 1];
+                if (k >= 2) {
+                    pr += re[j][k - 1] - re[j][k - 2];
+                    pi += im[j][k - 1] - im[j][k - 2];
+                }
+                for (size_t i = 0; i < m; i++) {
+                    double d = hypot(yr[i] - pr, yi[i] - pi);
+                    if (!used[i] && !(d >= best)) {
+                        best = d;
+                        bj = j;
+                        bi = i;
+                    }
+                }
+            }
+            done[bj] = used[bi] = true;
+            re[bj][k] = yr[bi];
+            im[bj][k] = yi[bi];
+        }
+    }
+    free(yr);
+    free(used);
+}
+
+int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    const ctx_rows_t *t = &s->sweep;
+    if (t->nrows == 0)
+        return diag_error(err, st->span,
+                          "no sweep to plot: run `sweep NAME from A to B "
+                          "step S: ...` first");
+    double **col = xcalloc(t->ncols + 1, sizeof *col);
+    for (size_t c = 0; c < t->ncols; c++) {
+        col[c] = xcalloc(t->nrows + 1, sizeof *col[c]);
+        for (size_t k = 0; k < t->nrows; k++)
+            col[c][k] = t->data[k * t->ncols + c];
+    }
+    /* Each eigen's columns re(eig1), im(eig1), ... re(eigM), im(eigM):
+     * its eigenvalues followed continuously. */
+    for (size_t c = 0; c + 1 < t->ncols;) {
+        size_t m = 0;
+        while (c + 2 * m + 1 < t->ncols && t->dashed[c + 2 * m + 1] &&
+               strncmp(t->titles[c + 2 * m], "re(eig", 6) == 0 &&
+               (m == 0 || strcmp(t->titles[c + 2 * m], "re(eig1)") != 0))
+            m++;
+        if (m == 0) {
+            c++;
+            continue;
+        }
+        double **re = xcalloc(2 * m, sizeof *re), **im = re + m;
+        for (size_t j = 0; j < m; j++) {
+            re[j] = col[c + 2 * j];
+            im[j] = col[c + 2 * j + 1];
+        }
+        stab_follow(re, im, m, t->nrows);
+        free(re);
+        c += 2 * m;
+    }
+    plot_columns_t pc = {t->ncols, t->nrows, (const char *const *)t->titles,
+                         (const double *const *)col, t->dashed};
+    const char *file = st->to_file.name;
+    int rc;
+    if (!file && s->svg_plots) {
+        s->out_kind = CTX_OUT_SVG;
+        rc = plot_draw_svg(&pc, s->out, err);
+    } else {
+        rc = plot_draw(&pc, file, s->out, err);
+    }
+    for (size_t c = 0; c < t->ncols; c++)
+        free(col[c]);
+    free(col);
+    if (rc != 0 && err->set && err->span.file == SRC_NO_FILE)
+        err->span = file ? st->to_file.span : st->span;
+    return rc;
+}
