@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "interp/eom/linalg.h"
+#include "interp/mech/rigid.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -333,7 +334,8 @@ static const expr_t *eom_pform_mass(eom_pform_t *f, const size_t *set,
  * parameters, and V reads no velocity. */
 bool eom_particle_form(const nh_system_t *sys)
 {
-    if (!sys->T || !sys->T_only_particles || sys->nparticles == 0)
+    if (!sys->T || !(sys->T_only_particles || sys->T_only_bodies) ||
+        sys->nparticles + sys->nbodies == 0)
         return false;
     expr_graph_t *g = sys->g;
     bool *motion = eom_alloc(expr_graph_nvars(g), sizeof *motion);
@@ -358,6 +360,19 @@ bool eom_particle_form(const nh_system_t *sys)
             ok = false;
         for (size_t c = 0; c < P->dim && ok; c++)
             if (expr_depends_any(g, P->pos[c], vel))
+                ok = false;
+    }
+    /* A body: its centre of mass as a particle; its inertia constant
+     * (its angular velocity is linear in q' by construction). */
+    for (size_t k = 0; k < sys->nbodies && ok; k++) {
+        const nh_body_t *b = &sys->bodies[k];
+        if (expr_depends_any(g, b->mass, motion))
+            ok = false;
+        for (size_t c = 0; c < 6 && ok; c++)
+            if (expr_depends_any(g, b->inertia[c], motion))
+                ok = false;
+        for (size_t c = 0; c < 3 && ok; c++)
+            if (expr_depends_any(g, b->pos[c], vel))
                 ok = false;
     }
     free(motion);
@@ -476,13 +491,100 @@ static const expr_t *eom_pform_mass_entry(eom_pform_t *f, size_t i, size_t j,
     return s;
 }
 
-/* p, M, h0 and h of SYS by the particles (see above). */
+/* The bodies' rotations, added into p, M and h0 (i <= j for M): with
+ * w_b the angular velocity of body b on its own axes (linear in q'),
+ * Ω_bi = ∂w_b/∂q_i' (the partial angular velocities) and α_b = dw_b/dt
+ * at q'' = 0,
+ *   p_i  += Σ_b Ω_biᵀ I_b w_b
+ *   M_ij += Σ_b Ω_biᵀ I_b Ω_bj
+ *   h0_i += Σ_b Ω_biᵀ (I_b α_b + w_b × I_b w_b)
+ * (Euler's equations on the body's axes, where the inertia is constant,
+ * projected on the partial angular velocities: Kane and Levinson,
+ * Dynamics: Theory and Applications (1985), §§5.4, 6.1 — Kane's
+ * generalized inertia force of a rigid body, which with speeds q' is
+ * −(d/dt ∂T_rot/∂q_i' − ∂T_rot/∂q_i)).  The rotational energy's second
+ * derivatives would build the same numbers through d/dt of ∂T/∂q', whose
+ * products of the chain's sines and cosines the tape cannot share. */
+static void eom_derive_rotations(const nh_system_t *sys, eom_derived_t *d,
+                                 const expr_t *const *dv, eom_dt_memo_t *dtm)
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, nb = sys->nbodies;
+    const expr_t **Om = eom_alloc(3 * n, sizeof *Om);
+    const expr_t **IOm = eom_alloc(3 * n, sizeof *IOm);
+    const expr_t **tp = eom_alloc(n * (nb + 1), sizeof *tp);
+    const expr_t **th = eom_alloc(n * (nb + 1), sizeof *th);
+    const expr_t **tM = eom_alloc(n * n * (nb + 1), sizeof *tM);
+    for (size_t i = 0; i < n; i++) {
+        tp[i * (nb + 1)] = d->p[i];
+        th[i * (nb + 1)] = d->h0[i];
+        for (size_t j = i; j < n; j++)
+            tM[(i * n + j) * (nb + 1)] = d->M[i * n + j];
+    }
+    for (size_t b = 0; b < nb; b++) {
+        const nh_body_t *B = &sys->bodies[b];
+        const expr_t *Iw[3], *al[3], *Ial[3], *gyro[3], *K[3];
+        for (size_t i = 0; i < n; i++) {
+            for (int k = 0; k < 3; k++)
+                Om[3 * i + k] = expr_diff(g, B->wloc[k], sys->qd[i]);
+            rigid_inertia_times(g, B->inertia, Om + 3 * i, IOm + 3 * i);
+        }
+        rigid_inertia_times(g, B->inertia, B->wloc, Iw);
+        for (int k = 0; k < 3; k++)
+            al[k] = eom_dt_node(g, B->wloc[k], dv, dtm);
+        rigid_inertia_times(g, B->inertia, al, Ial);
+        rigid_cross(g, B->wloc, Iw, gyro);
+        for (int k = 0; k < 3; k++)
+            K[k] = expr_add(g, Ial[k], gyro[k]);
+        for (size_t i = 0; i < n; i++) {
+            tp[i * (nb + 1) + 1 + b] = rigid_dot(g, Om + 3 * i, Iw, 3);
+            th[i * (nb + 1) + 1 + b] = rigid_dot(g, Om + 3 * i, K, 3);
+            for (size_t j = i; j < n; j++)
+                tM[(i * n + j) * (nb + 1) + 1 + b] =
+                    rigid_dot(g, Om + 3 * i, IOm + 3 * j, 3);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        d->p[i] = expr_sum(g, tp + i * (nb + 1), nb + 1);
+        d->h0[i] = expr_sum(g, th + i * (nb + 1), nb + 1);
+        for (size_t j = i; j < n; j++) {
+            d->M[i * n + j] = expr_sum(g, tM + (i * n + j) * (nb + 1), nb + 1);
+            d->M[j * n + i] = d->M[i * n + j];
+        }
+    }
+    free(Om);
+    free(IOm);
+    free(tp);
+    free(th);
+    free(tM);
+}
+
+/* p, M, h0 and h of SYS by the particles and bodies (see above). */
 static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
                                  const expr_t *const *dv)
 {
     expr_graph_t *g = sys->g;
-    size_t n = sys->n, np = sys->nparticles;
-    eom_pform_t f = {.g = g, .n = n, .np = np, .pt = sys->particles};
+    size_t n = sys->n, np = sys->nparticles + sys->nbodies;
+    /* a body's centre of mass moves as a particle of its mass */
+    nh_particle_t *centres = NULL;
+    const nh_particle_t *pt = sys->particles;
+    if (sys->nbodies) {
+        centres = eom_alloc(np, sizeof *centres);
+        if (sys->nparticles)
+            memcpy(centres, sys->particles,
+                   sys->nparticles * sizeof *centres);
+        for (size_t b = 0; b < sys->nbodies; b++) {
+            const nh_body_t *B = &sys->bodies[b];
+            nh_particle_t *P = &centres[sys->nparticles + b];
+            P->name = B->name;
+            P->mass = B->mass;
+            P->dim = 3;
+            for (int k = 0; k < 3; k++)
+                P->pos[k] = B->pos[k];
+        }
+        pt = centres;
+    }
+    eom_pform_t f = {.g = g, .n = n, .np = np, .pt = pt};
     f.col = eom_alloc(np * n, sizeof *f.col);
     f.byq = eom_alloc(n, sizeof *f.byq);
     f.nbyq = eom_alloc(n, sizeof *f.nbyq);
@@ -494,7 +596,7 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
     eom_dt_memo_t dtm = {eom_alloc(expr_graph_count(g), sizeof *dtm.node),
                          expr_graph_count(g)};
     for (size_t nu = 0; nu < np; nu++) {
-        const nh_particle_t *P = &sys->particles[nu];
+        const nh_particle_t *P = &pt[nu];
         for (size_t i = 0; i < n; i++) {
             eom_pcol_t c = {{NULL, NULL, NULL}, P->dim};
             bool any = false;
@@ -511,7 +613,6 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
             A[nu * 3 + k] = eom_dt_node(g, V[nu * 3 + k], dv, &dtm);
         }
     }
-    free(dtm.node);
     eom_pform_group(&f);
     size_t *set = eom_alloc(np + 1, sizeof *set);
     uint64_t *bits = eom_alloc(f.W + 1, sizeof *bits);
@@ -522,6 +623,11 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
             d->M[j * n + i] = d->M[i * n + j];
         }
         d->h0[i] = eom_pform_dot_groups(&f, i, A);
+    }
+    if (sys->nbodies)
+        eom_derive_rotations(sys, d, dv, &dtm);
+    free(dtm.node);
+    for (size_t i = 0; i < n; i++) {
         if (sys->V)
             d->h0[i] = expr_add(g, d->h0[i], expr_diff(g, sys->V, sys->q[i]));
         d->h[i] = expr_sub(g, d->h0[i], sys->Q[i]);
@@ -545,6 +651,7 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
     free(f.sets);
     free(f.ms);
     free(f.mhash);
+    free(centres);
 }
 
 /* The constraint rows: Ceff (f' for a holonomic f, else C), whether each
@@ -1014,6 +1121,12 @@ void eom_ldlt_nodes(expr_graph_t *g, const expr_t *const *A, size_t n,
     free(W);
     free(inv);
     free(t);
+}
+
+bool eom_fast_pays(const eom_t *e)
+{
+    size_t len = tape_length(e->tape) + (e->pre ? tape_length(e->pre) : 0);
+    return e->sys->n <= EOM_FAST_MAX && len <= EOM_FAST_TAPE_MAX;
 }
 
 /* The fast path: the fast tape, then its pivots against the tolerance of

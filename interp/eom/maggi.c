@@ -522,12 +522,7 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
 
     const expr_t **G = eom_alloc(m * m, sizeof *G);
     const expr_t **rhs = eom_alloc(m, sizeof *rhs);
-    bool small = n <= EOM_FAST_MAX && m <= EOM_FAST_MAX;
-    if (maggi) {
-        /* as nodes only for the fast path (and for show: describe) */
-        if (small)
-            mag_system(e, beta, G, rhs);
-    } else {
+    if (!maggi) {
         e->S_particles = mag_particle_form(sys);
         const expr_t **dvz = eom_dvar(sys, sys->psi);
         const expr_t **zd0 = eom_alloc(e->nvars, sizeof *zd0);
@@ -597,6 +592,11 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
         outs[o++] = e->Psi[i];
     eom_compile(e, outs, nout);
     free(outs);
+    bool small = m <= EOM_FAST_MAX && eom_fast_pays(e);
+    /* maggi: G and its right side as nodes only for the fast path (and
+     * for show: describe) */
+    if (maggi && small)
+        mag_system(e, beta, G, rhs);
 
     /* Rows for describe: Σ_b G_ab z_b' = rhs_a, then q_i' = ψ_i (maggi
      * builds the first m in maggi_describe, from e->beta). */

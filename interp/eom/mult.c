@@ -12,8 +12,9 @@
  *                time-dependent constraint), q'' = F + M⁻¹Bᵀλ (eq. 48).
  * The multipliers' system is solved by those same blocks when M and H
  * are definite (two LDLᵀ of sizes n and r, not an LU of size n + r), by
- * LU of the whole otherwise.  Small systems (n, r <= EOM_FAST_MAX) of
- * lagrange and multipliers have the fast path of common.c: the blocks built
+ * LU of the whole otherwise.  Small systems (n, r <= EOM_FAST_MAX, short
+ * tapes: eom_fast_pays) of lagrange and multipliers have the fast path of
+ * common.c: the blocks built
  * from nodes and compiled with the rest.
  *
  * Must not: allocate in the compute functions (they run inside the ODE
@@ -538,10 +539,10 @@ int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
     }
     e->describe = mult_describe;
     eom_set_state(e, sys->qd, sys->qdd, n);
-    if (e->method == EOM_LAGRANGE && n <= EOM_FAST_MAX)
+    if (e->method == EOM_LAGRANGE && eom_fast_pays(e))
         mult_fast(e, 0);
-    else if (e->method == EOM_MULTIPLIERS && n <= EOM_FAST_MAX &&
-             r <= EOM_FAST_MAX)
+    else if (e->method == EOM_MULTIPLIERS && r <= EOM_FAST_MAX &&
+             eom_fast_pays(e))
         mult_fast(e, r);
     return 0;
 }

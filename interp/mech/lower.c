@@ -89,6 +89,7 @@ struct lower {
     const expr_t **Q, **C, **Cv, **psi;
     src_span_t *cspan, *psi_span;
     nh_particle_t *particles;
+    nh_body_t *bodies;
 
     const char **known; /* for lower_known_names */
     size_t count_base;  /* graph size when the current lowering began */
@@ -1401,10 +1402,10 @@ static int lower_particle(lower_t *lw, size_t i, nh_particle_t *sp,
     return 0;
 }
 
-/* Body I: its kinetic energy M/2 dot(G', G') + ½ wᵀ I w (LANGUAGE.md
- * §4.1) in *TERM. */
-static int lower_body(lower_t *lw, size_t i, const expr_t **term,
-                      diag_t *err)
+/* Body I: its entry *SB of the system and its kinetic energy
+ * M/2 dot(G', G') + ½ wᵀ I w (LANGUAGE.md §4.1) in *TERM. */
+static int lower_body(lower_t *lw, size_t i, nh_body_t *sb,
+                      const expr_t **term, diag_t *err)
 {
     expr_graph_t *g = lw->g;
     ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
@@ -1454,6 +1455,13 @@ static int lower_body(lower_t *lw, size_t i, const expr_t **term,
     for (int k = 0; k < 3; k++)
         Gdot[k] = expr_dt(g, G.c[k], lw->dvar);
     *term = rigid_kinetic(g, f, mass.c[0], Gdot, I);
+    sb->name = b->name;
+    sb->mass = mass.c[0];
+    for (int k = 0; k < 3; k++) {
+        sb->pos[k] = G.c[k];
+        sb->wloc[k] = f->wloc[k];
+    }
+    memcpy(sb->inertia, I, sizeof I);
     return 0;
 }
 
@@ -1501,6 +1509,8 @@ static void set_energies(lower_t *lw)
     }
     lw->sys.T_only_particles = !m->kinetic.name && m->particles.n > 0 &&
                                m->bodies.n == 0 && !m->lagrangian.name;
+    lw->sys.T_only_bodies = !m->kinetic.name && m->bodies.n > 0 &&
+                            !m->lagrangian.name;
 }
 
 /* Gravity's vector into lw->gravity (dim 0: none); lw->Vg cleared. */
@@ -1546,7 +1556,7 @@ static int lower_energies(lower_t *lw, diag_t *err)
      * energy: LANGUAGE.md §4.1). */
     for (size_t i = 0; i < m->bodies.n; i++) {
         const expr_t *term;
-        if (lower_body(lw, i, &term, err) != 0 ||
+        if (lower_body(lw, i, &lw->bodies[i], &term, err) != 0 ||
             add_gravity(lw, lw->body_mass[i].v.c[0], lw->body_pos[i].v.c, 3,
                         "body", m->bodies.v[i].name, gspan, err) != 0)
             return -1;
@@ -1825,7 +1835,7 @@ static int lower_let(lower_t *lw, size_t i, diag_t *err)
 
 /* The system's view of what a declaration can grow or replace: forces,
  * constraints and their multipliers, particles, kinematic equations. */
-static void publish_rows(lower_t *lw, size_t r, size_t np)
+static void publish_rows(lower_t *lw, size_t r, size_t np, size_t nb)
 {
     nh_system_t *s = &lw->sys;
     s->Q = lw->Q;
@@ -1836,6 +1846,8 @@ static void publish_rows(lower_t *lw, size_t r, size_t np)
     s->lam = lw->lam;
     s->nparticles = np;
     s->particles = lw->particles;
+    s->nbodies = nb;
+    s->bodies = lw->bodies;
     s->psi = lw->psi;
     s->psi_span = lw->psi_span;
 }
@@ -1870,6 +1882,7 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     lw->cname = xcalloc(nrows + 1, sizeof *lw->cname);
     lw->cons = xcalloc(r + 1, sizeof *lw->cons);
     lw->particles = xcalloc(np + 1, sizeof *lw->particles);
+    lw->bodies = xcalloc(m->bodies.n + 1, sizeof *lw->bodies);
     lw->particle_pos = xcalloc(np + 1, sizeof *lw->particle_pos);
     lw->particle_mass = xcalloc(np + 1, sizeof *lw->particle_mass);
     lw->frame_memo = xcalloc(m->frames.n + 1, sizeof *lw->frame_memo);
@@ -1899,7 +1912,7 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     s->pname = lw->pname;
     s->p = lw->p;
     s->t = lw->t;
-    publish_rows(lw, 0, np);
+    publish_rows(lw, 0, np, m->bodies.n);
 
     /* Lets last: a let may use reaction(), which needs the constraints
      * and their multipliers. */
@@ -1913,7 +1926,7 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
         rc = lower_constraint(lw, a, &rows, lw->cons, err);
     if (!rc) {
         declare_multipliers(lw, 0, rows.n);
-        publish_rows(lw, rows.n, np);
+        publish_rows(lw, rows.n, np, m->bodies.n);
     }
     for (size_t k = 0; k < m->kinematics.n && !rc; k++)
         rc = lower_kinematic(lw, k, lw->psi, lw->psi_span, err);
@@ -2096,6 +2109,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
 
     nh_particle_t *parts = dup_items(lw->particles, np0, np + 1,
                                      sizeof *parts);
+    nh_body_t *bods = dup_items(lw->bodies, nb0, nb + 1, sizeof *bods);
     const expr_t **Q = dup_items(lw->Q, n, n + 1, sizeof *Q);
     rows_t rows = {dup_items(lw->C, r0, rcap + 1, sizeof *rows.C),
                    dup_items(lw->Cv, r0, rcap + 1, sizeof *rows.Cv),
@@ -2124,7 +2138,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     }
     for (size_t i = nb0; i < nb && !rc; i++) {
         const expr_t *term;
-        rc = lower_body(lw, i, &term, err);
+        rc = lower_body(lw, i, &bods[i], &term, err);
         if (!rc)
             rc = add_gravity(lw, lw->body_mass[i].v.c[0],
                              lw->body_pos[i].v.c, 3, "body",
@@ -2144,6 +2158,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
 
     if (rc) {
         free(parts);
+        free(bods);
         free(Q);
         free(rows.C);
         free(rows.Cv);
@@ -2170,6 +2185,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
 
 #define INSTALL(field, v) (free((void *)lw->field), lw->field = (v))
     INSTALL(particles, parts);
+    INSTALL(bodies, bods);
     INSTALL(Q, Q);
     INSTALL(C, rows.C);
     INSTALL(Cv, rows.Cv);
@@ -2194,7 +2210,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         forget_calls(lw, nl, LOWER_QUERY);
     }
 
-    publish_rows(lw, rows.n, np);
+    publish_rows(lw, rows.n, np, nb);
     set_energies(lw);
     return 0;
 }
@@ -2226,6 +2242,7 @@ void lower_free(lower_t *lw)
     free(lw->psi);
     free(lw->psi_span);
     free(lw->particles);
+    free(lw->bodies);
     free(lw->particle_pos);
     free(lw->particle_mass);
     free(lw->frame_memo);

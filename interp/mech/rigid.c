@@ -92,6 +92,20 @@ void rigid_point_velocity(expr_graph_t *g, const rigid_frame_t *f,
         out[k] = expr_add(g, Gdot[k], wr[k]);
 }
 
+void rigid_inertia_times(expr_graph_t *g, const expr_t *const inertia[6],
+                         const expr_t *const v[3], const expr_t *out[3])
+{
+    /* row a: I_aa v_a + I_(a,a+1) v_(a+1) + I_(a-1,a) v_(a-1), where
+     * inertia[3 + a] is the entry (a, a+1) */
+    for (int a = 0; a < 3; a++) {
+        int b = (a + 1) % 3, c = (a + 2) % 3;
+        const expr_t *t[3] = {expr_mul(g, inertia[a], v[a]),
+                              expr_mul(g, inertia[3 + a], v[b]),
+                              expr_mul(g, inertia[3 + c], v[c])};
+        out[a] = expr_sum(g, t, 3);
+    }
+}
+
 const expr_t *rigid_kinetic(expr_graph_t *g, const rigid_frame_t *f,
                             const expr_t *mass, const expr_t *const Gdot[3],
                             const expr_t *const inertia[6])

@@ -56,6 +56,11 @@ void rigid_point_velocity(expr_graph_t *g, const rigid_frame_t *f,
                           const expr_t *const x[3], const expr_t *const G[3],
                           const expr_t *const Gdot[3], const expr_t *out[3]);
 
+/* I·V for the symmetric matrix I of the six entries [Ixx, Iyy, Izz, Ixy,
+ * Iyz, Izx] and a 3-vector V, into OUT (which may not alias V). */
+void rigid_inertia_times(expr_graph_t *g, const expr_t *const inertia[6],
+                         const expr_t *const v[3], const expr_t *out[3]);
+
 /* A body's kinetic energy M/2·dot(GDOT, GDOT) + ½ wᵀ I w with w = F's
  * wloc and I the symmetric matrix of the six entries
  * [Ixx, Iyy, Izz, Ixy, Iyz, Izx] on F's axes (König's theorem). */

@@ -33,6 +33,17 @@ typedef struct nh_particle {
     const expr_t *force[3];    /* sum of `force P = ...`; NULL entries = 0 */
 } nh_particle_t;
 
+/* A rigid body (LANGUAGE.md §4.1): what the equations need of it. */
+typedef struct nh_body {
+    const char *name;
+    const expr_t *mass;
+    const expr_t *pos[3];      /* centre of mass, inertial axes: of q, t */
+    const expr_t *wloc[3];     /* angular velocity on the body's own axes,
+                                * linear in q' (composed along its frames) */
+    const expr_t *inertia[6];  /* [Ixx, Iyy, Izz, Ixy, Iyz, Izx] about the
+                                * centre of mass, on the body's axes */
+} nh_body_t;
+
 typedef struct nh_system {
     expr_graph_t *g;
 
@@ -54,6 +65,8 @@ typedef struct nh_system {
      * gave them (T, V are NULL when the model used `lagrangian`). */
     const expr_t *L, *T, *V;
     bool T_only_particles;     /* T is exactly the particles' energy */
+    bool T_only_bodies;        /* T is exactly the bodies' and particles'
+                                * energies, with at least one body */
 
     /* Generalized forces Q_i (n entries, never NULL): `force` on
      * coordinates plus dot(F, ∂P/∂q_i) of forces on particles.  Potential
@@ -74,6 +87,9 @@ typedef struct nh_system {
 
     size_t nparticles;
     const nh_particle_t *particles;
+
+    size_t nbodies;
+    const nh_body_t *bodies;
 } nh_system_t;
 
 #endif
