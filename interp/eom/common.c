@@ -706,8 +706,7 @@ void eom_derive_c(const nh_system_t *sys, eom_derived_t *d)
         return;
     const expr_t **dv = eom_dvar(sys, NULL);
     d->c = eom_alloc(sys->r, sizeof *d->c);
-    for (size_t a = 0; a < sys->r; a++)
-        d->c[a] = expr_dt(sys->g, d->Ceff[a], dv);
+    eom_dt_forward(sys->g, d->Ceff, sys->r, dv, d->c);
     free(dv);
 }
 
