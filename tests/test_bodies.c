@@ -401,6 +401,29 @@ static void test_body_form(void **state)
         "force two at G2 + C.x = [0.1*x', -0.2, c]\n"
         "torque one = [0, 0.3*a', -0.1]\n";
     print_message("zoo: %g\n", body_form_agrees(zoo, "zoo"));
+    /* A chain (bench/nchain.sh's, 12 bodies): its bodies share their
+     * partial angular velocities, and the rotations are summed by groups
+     * on the inertial axes (2 x 78 groups + 10 x 12 < 364 body pairs). */
+    char *chain = malloc(1 << 14);
+    size_t len = (size_t)snprintf(
+        chain, 1 << 14,
+        "param m = 1, l = 0.5, g = 9.81, I1 = 0.01, I2 = 0.02, I3 = 0.025\n"
+        "coord x, y, q1, q2, q3, q4, q5, q6, q7, q8, q9, q10, q11, q12\n"
+        "frame N\nframe F1 from N about z by q1\n"
+        "let P0 = [x, y, 0]\nlet P1 = P0 + l*F1.x\n"
+        "body b1 mass m at P0 + l/2*F1.x frame F1 inertia [I1, I2, I3]\n");
+    for (int i = 2; i <= 12; i++)
+        len += (size_t)snprintf(
+            chain + len, (1 << 14) - len,
+            "frame F%d from F%d about %c by q%d\nlet P%d = P%d + l*F%d.x\n"
+            "body b%d mass m + 0.1*%d at P%d + l/2*F%d.x frame F%d inertia "
+            "[I1, I2, I3, 0.001, 0, 0.002]\n",
+            i, i - 1, i % 2 ? 'x' : 'y', i, i, i - 1, i, i, i, i - 1, i, i);
+    snprintf(chain + len, (1 << 14) - len,
+             "gravity [0, 0, -g]\n"
+             "constraint knife: dot(velocity(P0, b1), F1.y) = 0\n");
+    print_message("chain: %g\n", body_form_agrees(chain, "chain"));
+    free(chain);
 }
 
 int main(void)

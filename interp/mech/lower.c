@@ -1460,6 +1460,9 @@ static int lower_body(lower_t *lw, size_t i, nh_body_t *sb,
     for (int k = 0; k < 3; k++) {
         sb->pos[k] = G.c[k];
         sb->wloc[k] = f->wloc[k];
+        sb->omega[k] = f->omega[k];
+        for (int c = 0; c < 3; c++)
+            sb->axis[k][c] = f->axis[k][c];
     }
     memcpy(sb->inertia, I, sizeof I);
     return 0;

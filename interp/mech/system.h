@@ -38,7 +38,9 @@ typedef struct nh_body {
     const char *name;
     const expr_t *mass;
     const expr_t *pos[3];      /* centre of mass, inertial axes: of q, t */
-    const expr_t *wloc[3];     /* angular velocity on the body's own axes,
+    const expr_t *axis[3][3];  /* its unit vectors x, y, z (inertial) */
+    const expr_t *omega[3];    /* angular velocity, inertial axes, and */
+    const expr_t *wloc[3];     /* the same on the body's own axes: both
                                 * linear in q' (composed along its frames) */
     const expr_t *inertia[6];  /* [Ixx, Iyy, Izz, Ixy, Iyz, Izx] about the
                                 * centre of mass, on the body's axes */
