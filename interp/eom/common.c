@@ -536,9 +536,11 @@ static const expr_t *eom_pform_mass_entry(eom_pform_t *f, size_t i, size_t j,
  * (Kane and Levinson, Dynamics: Theory and Applications (1985), §§5.4,
  * 6.1: Kane's generalized inertia force of a rigid body, which with the
  * speeds q' is −(d/dt ∂T_rot/∂q_i' − ∂T_rot/∂q_i)).  K_b comes from
- * Euler's equations on the body's own axes, where its inertia is
- * constant, K_b = R (I α + w × I w) with w = Rᵀω_b, α = dw/dt and R the
- * body's unit vectors as columns; I_b on the inertial axes is R I Rᵀ.
+ * Euler's equations on axes where the inertia is constant (the body's
+ * own, or for a wheel its frame before the spin: rigid_body_axes),
+ * K_b = R (I α + W × I w) with w = Rᵀω_b, α = dw/dt, W the angular
+ * velocity of those axes (w itself on the body's own) and R their unit
+ * vectors as columns; I_b on the inertial axes is R I Rᵀ.
  * Bodies down a chain share their partial angular velocities (Ω_bi is
  * the axis of joint i for every body beyond it: the same node), so the
  * sums run over groups of bodies with the same column Ω, and each
@@ -613,9 +615,9 @@ static size_t eom_rrun(const eom_rmember_t *m, size_t cnt, size_t *k,
     return len;
 }
 
-/* Body by body, on each body's own axes: with Ω_bi = ∂w_b/∂q_i' (w_b on
- * its axes), p_i += Ω_bi · I w, M_ij += Ω_bi · I Ω_bj, h0_i += Ω_bi · KL
- * (KL: K on the body's axes).  Fewer operations than the groups when the
+/* Body by body, on each body's axes (rigid_body_axes): with Ω_bi =
+ * ∂w_b/∂q_i' (w_b on those axes), p_i += Ω_bi · I w, M_ij += Ω_bi · I Ω_bj,
+ * h0_i += Ω_bi · KL (KL: K on those axes).  Fewer operations than the groups when the
  * bodies share few partial angular velocities (the bicycle's four). */
 static void eom_rotations_local(const nh_system_t *sys, eom_derived_t *d,
                                 const expr_t *const (*Iw)[3],
@@ -775,7 +777,9 @@ static void eom_derive_rotations(const nh_system_t *sys, eom_derived_t *d,
         for (int k = 0; k < 3; k++)
             al[k] = eom_dt_node(g, B->wloc[k], dv, dtm);
         rigid_inertia_times(g, B->inertia, al, Ial);
-        rigid_cross(g, B->wloc, Iw[b], gyro);
+        /* d/dt of I w on axes turning at waxes (Euler's equations when
+         * they are the body's own) */
+        rigid_cross(g, B->waxes, Iw[b], gyro);
         for (int k = 0; k < 3; k++)
             KL[b][k] = expr_add(g, Ial[k], gyro[k]);
     }

@@ -1454,16 +1454,14 @@ static int lower_body(lower_t *lw, size_t i, nh_body_t *sb,
     const expr_t *Gdot[3];
     for (int k = 0; k < 3; k++)
         Gdot[k] = expr_dt(g, G.c[k], lw->dvar);
-    *term = rigid_kinetic(g, f, mass.c[0], Gdot, I);
     sb->name = b->name;
     sb->mass = mass.c[0];
+    rigid_body_axes(f, I, g, sb->axis, sb->wloc, sb->waxes);
     for (int k = 0; k < 3; k++) {
         sb->pos[k] = G.c[k];
-        sb->wloc[k] = f->wloc[k];
         sb->omega[k] = f->omega[k];
-        for (int c = 0; c < 3; c++)
-            sb->axis[k][c] = f->axis[k][c];
     }
+    *term = rigid_kinetic(g, sb->wloc, mass.c[0], Gdot, I);
     memcpy(sb->inertia, I, sizeof I);
     return 0;
 }

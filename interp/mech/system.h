@@ -38,12 +38,16 @@ typedef struct nh_body {
     const char *name;
     const expr_t *mass;
     const expr_t *pos[3];      /* centre of mass, inertial axes: of q, t */
-    const expr_t *axis[3][3];  /* its unit vectors x, y, z (inertial) */
+    const expr_t *axis[3][3];  /* the axes of wloc and inertia: the
+                                * body's frame's unit vectors, or its
+                                * parent's (rigid_body_axes) */
     const expr_t *omega[3];    /* angular velocity, inertial axes, and */
-    const expr_t *wloc[3];     /* the same on the body's own axes: both
-                                * linear in q' (composed along its frames) */
+    const expr_t *wloc[3];     /* the same on those axes: both linear in
+                                * q' (composed along the body's frames) */
+    const expr_t *waxes[3];    /* the angular velocity of those axes, on
+                                * them: wloc, or the parent frame's */
     const expr_t *inertia[6];  /* [Ixx, Iyy, Izz, Ixy, Iyz, Izx] about the
-                                * centre of mass, on the body's axes */
+                                * centre of mass, on those axes */
 } nh_body_t;
 
 typedef struct nh_system {
