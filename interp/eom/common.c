@@ -617,9 +617,46 @@ static size_t eom_rrun(const eom_rmember_t *m, size_t cnt, size_t *k,
 
 /* Body by body, on each body's axes (rigid_body_axes): with Ω_bi =
  * ∂w_b/∂q_i' (w_b on those axes), p_i += Ω_bi · I w, M_ij += Ω_bi · I Ω_bj,
- * h0_i += Ω_bi · KL (KL: K on those axes).  Fewer operations than the groups when the
- * bodies share few partial angular velocities (the bicycle's four). */
+ * h0_i += Ω_bi · KL (KL: K on those axes).  Fewer operations than the
+ * groups when the bodies share few partial angular velocities (the
+ * bicycle's four).  Only the coordinates a body turns with (COL >= 0)
+ * are visited: the terms are gathered per entry, so the work is the
+ * number of (body, i, j) that contribute, not bodies × n². */
+typedef struct eom_rterm {
+    size_t i, j, b;
+    const expr_t *t;
+} eom_rterm_t;
+
+static int eom_cmp_rterm(const void *a, const void *b)
+{
+    const eom_rterm_t *x = a, *y = b;
+    if (x->i != y->i)
+        return x->i < y->i ? -1 : 1;
+    if (x->j != y->j)
+        return x->j < y->j ? -1 : 1;
+    return x->b < y->b ? -1 : x->b > y->b;
+}
+
+/* Adds the terms T (sorted by entry; j = SIZE_MAX for a vector) into the
+ * entries: OUT[i] for vectors, OUT[i*n + j] and OUT[j*n + i] for M. */
+static void eom_rterms_add(expr_graph_t *g, const eom_rterm_t *t, size_t nt,
+                           size_t n, const expr_t **out, bool matrix)
+{
+    const expr_t **s = eom_alloc(nt + 1, sizeof *s);
+    for (size_t k = 0; k < nt;) {
+        size_t i = t[k].i, j = t[k].j, e = matrix ? i * n + j : i, m = 0;
+        s[m++] = out[e];
+        for (; k < nt && t[k].i == i && t[k].j == j; k++)
+            s[m++] = t[k].t;
+        out[e] = expr_sum(g, s, m);
+        if (matrix)
+            out[j * n + i] = out[e];
+    }
+    free(s);
+}
+
 static void eom_rotations_local(const nh_system_t *sys, eom_derived_t *d,
+                                const int32_t *col,
                                 const expr_t *const (*Iw)[3],
                                 const expr_t *const (*KL)[3])
 {
@@ -627,42 +664,53 @@ static void eom_rotations_local(const nh_system_t *sys, eom_derived_t *d,
     size_t n = sys->n, nb = sys->nbodies;
     const expr_t **Om = eom_alloc(3 * n, sizeof *Om);
     const expr_t **IOm = eom_alloc(3 * n, sizeof *IOm);
-    const expr_t **tp = eom_alloc(n * (nb + 1), sizeof *tp);
-    const expr_t **th = eom_alloc(n * (nb + 1), sizeof *th);
-    const expr_t **tM = eom_alloc(n * n * (nb + 1), sizeof *tM);
-    for (size_t i = 0; i < n; i++) {
-        tp[i * (nb + 1)] = d->p[i];
-        th[i * (nb + 1)] = d->h0[i];
-        for (size_t j = i; j < n; j++)
-            tM[(i * n + j) * (nb + 1)] = d->M[i * n + j];
-    }
+    size_t *on = eom_alloc(n, sizeof *on);
+    size_t nv = 0, nm = 0, capm = 0;
+    eom_rterm_t *tp = NULL, *th = NULL, *tm = NULL;
     for (size_t b = 0; b < nb; b++) {
         const nh_body_t *B = &sys->bodies[b];
-        for (size_t i = 0; i < n; i++) {
-            for (int k = 0; k < 3; k++)
-                Om[3 * i + k] = expr_diff(g, B->wloc[k], sys->qd[i]);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (col[b * n + i] >= 0)
+                on[k++] = i;
+        tp = realloc(tp, (nv + k + 1) * sizeof *tp);
+        th = realloc(th, (nv + k + 1) * sizeof *th);
+        if (nm + k * (k + 1) / 2 + 1 > capm) {
+            capm = 2 * (nm + k * (k + 1) / 2) + 16;
+            tm = realloc(tm, capm * sizeof *tm);
+        }
+        if (!tp || !th || !tm)
+            abort();
+        for (size_t a = 0; a < k; a++) {
+            size_t i = on[a];
+            for (int c = 0; c < 3; c++)
+                Om[3 * i + c] = expr_diff(g, B->wloc[c], sys->qd[i]);
             rigid_inertia_times(g, B->inertia, Om + 3 * i, IOm + 3 * i);
         }
-        for (size_t i = 0; i < n; i++) {
-            tp[i * (nb + 1) + 1 + b] = rigid_dot(g, Om + 3 * i, Iw[b], 3);
-            th[i * (nb + 1) + 1 + b] = rigid_dot(g, Om + 3 * i, KL[b], 3);
-            for (size_t j = i; j < n; j++)
-                tM[(i * n + j) * (nb + 1) + 1 + b] =
-                    rigid_dot(g, Om + 3 * i, IOm + 3 * j, 3);
+        for (size_t a = 0; a < k; a++) {
+            size_t i = on[a];
+            tp[nv] = (eom_rterm_t){i, SIZE_MAX, b,
+                                   rigid_dot(g, Om + 3 * i, Iw[b], 3)};
+            th[nv++] = (eom_rterm_t){i, SIZE_MAX, b,
+                                     rigid_dot(g, Om + 3 * i, KL[b], 3)};
+            for (size_t c = a; c < k; c++)
+                tm[nm++] = (eom_rterm_t){i, on[c], b,
+                                         rigid_dot(g, Om + 3 * i,
+                                                   IOm + 3 * on[c], 3)};
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        d->p[i] = expr_sum(g, tp + i * (nb + 1), nb + 1);
-        d->h0[i] = expr_sum(g, th + i * (nb + 1), nb + 1);
-        for (size_t j = i; j < n; j++)
-            d->M[i * n + j] = d->M[j * n + i] =
-                expr_sum(g, tM + (i * n + j) * (nb + 1), nb + 1);
-    }
+    qsort(tp, nv, sizeof *tp, eom_cmp_rterm);
+    qsort(th, nv, sizeof *th, eom_cmp_rterm);
+    qsort(tm, nm, sizeof *tm, eom_cmp_rterm);
+    eom_rterms_add(g, tp, nv, n, d->p, false);
+    eom_rterms_add(g, th, nv, n, d->h0, false);
+    eom_rterms_add(g, tm, nm, n, d->M, true);
     free(Om);
     free(IOm);
+    free(on);
     free(tp);
     free(th);
-    free(tM);
+    free(tm);
 }
 
 /* The members of q_i's groups (and q_j's, when J differs from I) into
@@ -815,7 +863,7 @@ static void eom_derive_rotations(const nh_system_t *sys, eom_derived_t *d,
                               (const expr_t *const(*)[3])Iw,
                               (const expr_t *const(*)[3])KL);
     else
-        eom_rotations_local(sys, d, (const expr_t *const(*)[3])Iw,
+        eom_rotations_local(sys, d, col, (const expr_t *const(*)[3])Iw,
                             (const expr_t *const(*)[3])KL);
     free(col);
     free(cf.cols);
