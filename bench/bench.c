@@ -498,8 +498,8 @@ static const scale_family_t ntrailer = {
 /* The same vehicles as bodies, each with a frame of its own. */
 static const scale_family_t nbodies = {
     "nbodies",
-    "Chain of N + 1 bodies (bench/nbodies.sh: the N-trailer with a body and "
-    "a frame per vehicle, N + 1 knife edges)",
+    "Chain of N + 1 bodies (bench/ntrailer.sh N bodies: the N-trailer "
+    "with a body and a frame per vehicle, N + 1 knife edges)",
     true};
 /* Frames nested N deep: every link's position and orientation read all
  * the hinges before it, so M_ij sums over the links beyond both joints

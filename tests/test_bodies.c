@@ -30,7 +30,7 @@
 #include "interp/cli/context.h"
 #include "interp/cli/session.h"
 #include "interp/eom/common.h"
-#include "interp/expr/tape.h"
+#include "tests/sys_builder.h"
 
 typedef struct example {
     session_t *s;
@@ -292,63 +292,14 @@ static double body_form_agrees(const char *text, const char *what)
     const nh_system_t *sys = lower_system(lw);
     assert_true(sys->T_only_bodies);
     assert_true(eom_particle_form(sys));
-    size_t n = sys->n, nv = expr_graph_nvars(sys->g);
-    size_t nout = 3 * n + n * n;
-    eom_derived_t dl, db;
-    eom_derive_form(sys, &dl, false);
-    eom_derive_form(sys, &db, true);
-    const expr_t **ol = calloc(nout, sizeof *ol), **ob = calloc(nout, sizeof *ob);
-    for (size_t i = 0; i < n; i++) {
-        ol[i] = dl.p[i];
-        ob[i] = db.p[i];
-        ol[n + i] = dl.h0[i];
-        ob[n + i] = db.h0[i];
-        ol[2 * n + i] = dl.h[i];
-        ob[2 * n + i] = db.h[i];
-        for (size_t j = 0; j < n; j++) {
-            ol[3 * n + i * n + j] = dl.M[i * n + j];
-            ob[3 * n + i * n + j] = db.M[i * n + j];
-        }
-    }
-    tape_t *tl = tape_compile(sys->g, ol, nout, (uint32_t)nv);
-    tape_t *tb = tape_compile(sys->g, ob, nout, (uint32_t)nv);
-    double *vl = calloc(nout, sizeof *vl), *vb = calloc(nout, sizeof *vb);
-    double *wl = calloc(tape_work_size(tl) + 1, sizeof *wl);
-    double *wb = calloc(tape_work_size(tb) + 1, sizeof *wb);
-    double *vars = calloc(nv, sizeof *vars);
+    double *vars = calloc(expr_graph_nvars(sys->g), sizeof *vars);
     lower_fill_vars(lw, &session_ctx(s)->model, vars);
-    uint64_t seed = 0xb0d1e5;
-    double worst = 0;
-    for (int trial = 0; trial < 20; trial++) {
-        for (size_t i = 0; i < n; i++) {
-            vars[sys->q[i]] = uniform(&seed, -1.5, 1.5);
-            vars[sys->qd[i]] = uniform(&seed, -2, 2);
-        }
-        vars[sys->t] = uniform(&seed, 0, 3);
-        tape_eval(tl, vars, vl, wl);
-        tape_eval(tb, vars, vb, wb);
-        for (size_t k = 0; k < nout; k++) {
-            double d = fabs(vb[k] - vl[k]) / fmax(1.0, fabs(vl[k]));
-            if (!(d <= 1e-12))
-                fail_msg("%s, state %d: %s[%zu] by the bodies %.17g, from "
-                         "L %.17g",
-                         what, trial,
-                         k < n ? "p" : k < 2 * n ? "h0" : k < 3 * n ? "h" : "M",
-                         k < 3 * n ? k % n : k - 3 * n, vb[k], vl[k]);
-            worst = fmax(worst, d);
-        }
-    }
+    char where[256];
+    double worst = sb_forms_differ(sys, vars, 0xb0d1e5, 20, where,
+                                   sizeof where);
+    if (!(worst <= 1e-12))
+        fail_msg("%s: by the bodies, %s", what, where);
     free(vars);
-    free(vl);
-    free(vb);
-    free(wl);
-    free(wb);
-    tape_free(tl);
-    tape_free(tb);
-    free(ol);
-    free(ob);
-    eom_derived_free(&dl);
-    eom_derived_free(&db);
     session_free(s);
     fclose(out);
     return worst;

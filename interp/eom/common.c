@@ -553,20 +553,21 @@ typedef struct eom_rot {
     const expr_t *L[3], *K[3], *I[6]; /* inertial axes; I as in rigid.h */
 } eom_rot_t;
 
-/* A body in a group: its column's number, then the body. */
-typedef struct eom_rmember {
-    int32_t col, col2;
-    size_t body;
-} eom_rmember_t;
+/* Three keys and a term, sorted by the keys in order: a body in a group
+ * (its columns' numbers for q_i and q_j, then the body), or a term of an
+ * entry (i, j, then the body). */
+typedef struct eom_rkey {
+    size_t k[3];
+    const expr_t *t;
+} eom_rkey_t;
 
-static int eom_cmp_rmember(const void *a, const void *b)
+static int eom_cmp_rkey(const void *a, const void *b)
 {
-    const eom_rmember_t *x = a, *y = b;
-    if (x->col != y->col)
-        return x->col < y->col ? -1 : 1;
-    if (x->col2 != y->col2)
-        return x->col2 < y->col2 ? -1 : 1;
-    return x->body < y->body ? -1 : x->body > y->body;
+    const eom_rkey_t *x = a, *y = b;
+    for (int c = 0; c < 3; c++)
+        if (x->k[c] != y->k[c])
+            return x->k[c] < y->k[c] ? -1 : 1;
+    return 0;
 }
 
 /* L, K and I summed over the bodies SET (LEN, sorted), once per set. */
@@ -606,12 +607,12 @@ static const eom_rot_t *eom_rot_sum(expr_graph_t *g, eom_sets_t *sets,
 /* Groups the members M[0..cnt) (sorted) into runs of the same columns;
  * each run's bodies into SET (sorted, as the members are).  Returns the
  * run's length; *K moves past it. */
-static size_t eom_rrun(const eom_rmember_t *m, size_t cnt, size_t *k,
+static size_t eom_rrun(const eom_rkey_t *m, size_t cnt, size_t *k,
                        size_t *set)
 {
     size_t len = 0, a = *k;
-    while (*k < cnt && m[*k].col == m[a].col && m[*k].col2 == m[a].col2)
-        set[len++] = m[(*k)++].body;
+    while (*k < cnt && m[*k].k[0] == m[a].k[0] && m[*k].k[1] == m[a].k[1])
+        set[len++] = m[(*k)++].k[2];
     return len;
 }
 
@@ -622,31 +623,17 @@ static size_t eom_rrun(const eom_rmember_t *m, size_t cnt, size_t *k,
  * bicycle's four).  Only the coordinates a body turns with (COL >= 0)
  * are visited: the terms are gathered per entry, so the work is the
  * number of (body, i, j) that contribute, not bodies × n². */
-typedef struct eom_rterm {
-    size_t i, j, b;
-    const expr_t *t;
-} eom_rterm_t;
-
-static int eom_cmp_rterm(const void *a, const void *b)
-{
-    const eom_rterm_t *x = a, *y = b;
-    if (x->i != y->i)
-        return x->i < y->i ? -1 : 1;
-    if (x->j != y->j)
-        return x->j < y->j ? -1 : 1;
-    return x->b < y->b ? -1 : x->b > y->b;
-}
-
 /* Adds the terms T (sorted by entry; j = SIZE_MAX for a vector) into the
  * entries: OUT[i] for vectors, OUT[i*n + j] and OUT[j*n + i] for M. */
-static void eom_rterms_add(expr_graph_t *g, const eom_rterm_t *t, size_t nt,
+static void eom_rterms_add(expr_graph_t *g, const eom_rkey_t *t, size_t nt,
                            size_t n, const expr_t **out, bool matrix)
 {
     const expr_t **s = eom_alloc(nt + 1, sizeof *s);
     for (size_t k = 0; k < nt;) {
-        size_t i = t[k].i, j = t[k].j, e = matrix ? i * n + j : i, m = 0;
+        size_t i = t[k].k[0], j = t[k].k[1], e = matrix ? i * n + j : i;
+        size_t m = 0;
         s[m++] = out[e];
-        for (; k < nt && t[k].i == i && t[k].j == j; k++)
+        for (; k < nt && t[k].k[0] == i && t[k].k[1] == j; k++)
             s[m++] = t[k].t;
         out[e] = expr_sum(g, s, m);
         if (matrix)
@@ -666,7 +653,7 @@ static void eom_rotations_local(const nh_system_t *sys, eom_derived_t *d,
     const expr_t **IOm = eom_alloc(3 * n, sizeof *IOm);
     size_t *on = eom_alloc(n, sizeof *on);
     size_t nv = 0, nm = 0, capm = 0;
-    eom_rterm_t *tp = NULL, *th = NULL, *tm = NULL;
+    eom_rkey_t *tp = NULL, *th = NULL, *tm = NULL;
     for (size_t b = 0; b < nb; b++) {
         const nh_body_t *B = &sys->bodies[b];
         size_t k = 0;
@@ -689,19 +676,19 @@ static void eom_rotations_local(const nh_system_t *sys, eom_derived_t *d,
         }
         for (size_t a = 0; a < k; a++) {
             size_t i = on[a];
-            tp[nv] = (eom_rterm_t){i, SIZE_MAX, b,
-                                   rigid_dot(g, Om + 3 * i, Iw[b], 3)};
-            th[nv++] = (eom_rterm_t){i, SIZE_MAX, b,
-                                     rigid_dot(g, Om + 3 * i, KL[b], 3)};
+            tp[nv] = (eom_rkey_t){{i, SIZE_MAX, b},
+                                  rigid_dot(g, Om + 3 * i, Iw[b], 3)};
+            th[nv++] = (eom_rkey_t){{i, SIZE_MAX, b},
+                                    rigid_dot(g, Om + 3 * i, KL[b], 3)};
             for (size_t c = a; c < k; c++)
-                tm[nm++] = (eom_rterm_t){i, on[c], b,
-                                         rigid_dot(g, Om + 3 * i,
-                                                   IOm + 3 * on[c], 3)};
+                tm[nm++] = (eom_rkey_t){{i, on[c], b},
+                                        rigid_dot(g, Om + 3 * i,
+                                                  IOm + 3 * on[c], 3)};
         }
     }
-    qsort(tp, nv, sizeof *tp, eom_cmp_rterm);
-    qsort(th, nv, sizeof *th, eom_cmp_rterm);
-    qsort(tm, nm, sizeof *tm, eom_cmp_rterm);
+    qsort(tp, nv, sizeof *tp, eom_cmp_rkey);
+    qsort(th, nv, sizeof *th, eom_cmp_rkey);
+    qsort(tm, nm, sizeof *tm, eom_cmp_rkey);
     eom_rterms_add(g, tp, nv, n, d->p, false);
     eom_rterms_add(g, th, nv, n, d->h0, false);
     eom_rterms_add(g, tm, nm, n, d->M, true);
@@ -716,14 +703,15 @@ static void eom_rotations_local(const nh_system_t *sys, eom_derived_t *d,
 /* The members of q_i's groups (and q_j's, when J differs from I) into
  * MEM, sorted by their columns; returns how many. */
 static size_t eom_rmembers(const int32_t *col, size_t n, size_t nb,
-                           size_t i, size_t j, eom_rmember_t *mem)
+                           size_t i, size_t j, eom_rkey_t *mem)
 {
     size_t nm = 0;
     for (size_t b = 0; b < nb; b++)
         if (col[b * n + i] >= 0 && col[b * n + j] >= 0)
-            mem[nm++] = (eom_rmember_t){col[b * n + i],
-                                        i == j ? 0 : col[b * n + j], b};
-    qsort(mem, nm, sizeof *mem, eom_cmp_rmember);
+            mem[nm++] = (eom_rkey_t){{(size_t)col[b * n + i],
+                                      i == j ? 0 : (size_t)col[b * n + j], b},
+                                     NULL};
+    qsort(mem, nm, sizeof *mem, eom_cmp_rkey);
     return nm;
 }
 
@@ -766,7 +754,7 @@ static void eom_rotations_grouped(const nh_system_t *sys, eom_derived_t *d,
     eom_sets_t sets = {0};
     eom_rot_t *sums = NULL;
     size_t capsums = 0;
-    eom_rmember_t *mem = eom_alloc(nb, sizeof *mem);
+    eom_rkey_t *mem = eom_alloc(nb, sizeof *mem);
     size_t *set = eom_alloc(nb, sizeof *set);
     const expr_t **tp = eom_alloc(nb + 1, sizeof *tp);
     const expr_t **th = eom_alloc(nb + 1, sizeof *th);
@@ -775,7 +763,7 @@ static void eom_rotations_grouped(const nh_system_t *sys, eom_derived_t *d,
         tp[np++] = d->p[i];
         th[nh++] = d->h0[i];
         for (size_t k = 0; k < cnt;) {
-            const expr_t *const *om = cf->cols[mem[k].col].c;
+            const expr_t *const *om = cf->cols[mem[k].k[0]].c;
             size_t len = eom_rrun(mem, cnt, &k, set);
             const eom_rot_t *r = eom_rot_sum(g, &sets, &sums, &capsums, per,
                                              set, len);
@@ -788,9 +776,9 @@ static void eom_rotations_grouped(const nh_system_t *sys, eom_derived_t *d,
             size_t nm = eom_rmembers(col, n, nb, i, j, mem), nt = 0;
             tp[nt++] = d->M[i * n + j];
             for (size_t k = 0; k < nm;) {
-                const expr_t *const *oi = cf->cols[mem[k].col].c;
+                const expr_t *const *oi = cf->cols[mem[k].k[0]].c;
                 const expr_t *const *oj =
-                    cf->cols[i == j ? mem[k].col : mem[k].col2].c;
+                    cf->cols[i == j ? mem[k].k[0] : mem[k].k[1]].c;
                 size_t len = eom_rrun(mem, nm, &k, set);
                 const eom_rot_t *r = eom_rot_sum(g, &sets, &sums, &capsums,
                                                  per, set, len);
@@ -848,14 +836,14 @@ static void eom_derive_rotations(const nh_system_t *sys, eom_derived_t *d,
      * and pair (i, j) the body turns with; by groups, one I Ω and one dot
      * per group of a pair, and an R I Rᵀ per body (about ten). */
     size_t pairs = 0, groups = 0;
-    eom_rmember_t *mem = eom_alloc(nb, sizeof *mem);
+    eom_rkey_t *mem = eom_alloc(nb, sizeof *mem);
     for (size_t i = 0; i < n; i++)
         for (size_t j = i; j < n; j++) {
             size_t nm = eom_rmembers(col, n, nb, i, j, mem);
             pairs += nm;
             for (size_t k = 1; k <= nm; k++)
-                groups += k == nm || mem[k].col != mem[k - 1].col ||
-                          mem[k].col2 != mem[k - 1].col2;
+                groups += k == nm || mem[k].k[0] != mem[k - 1].k[0] ||
+                          mem[k].k[1] != mem[k - 1].k[1];
         }
     free(mem);
     if (2 * groups + 10 * nb < pairs)
