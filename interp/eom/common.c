@@ -616,13 +616,6 @@ static size_t eom_rrun(const eom_rkey_t *m, size_t cnt, size_t *k,
     return len;
 }
 
-/* Body by body, on each body's axes (rigid_body_axes): with Ω_bi =
- * ∂w_b/∂q_i' (w_b on those axes), p_i += Ω_bi · I w, M_ij += Ω_bi · I Ω_bj,
- * h0_i += Ω_bi · KL (KL: K on those axes).  Fewer operations than the
- * groups when the bodies share few partial angular velocities (the
- * bicycle's four).  Only the coordinates a body turns with (COL >= 0)
- * are visited: the terms are gathered per entry, so the work is the
- * number of (body, i, j) that contribute, not bodies × n². */
 /* Adds the terms T (sorted by entry; j = SIZE_MAX for a vector) into the
  * entries: OUT[i] for vectors, OUT[i*n + j] and OUT[j*n + i] for M. */
 static void eom_rterms_add(expr_graph_t *g, const eom_rkey_t *t, size_t nt,
@@ -642,6 +635,13 @@ static void eom_rterms_add(expr_graph_t *g, const eom_rkey_t *t, size_t nt,
     free(s);
 }
 
+/* Body by body, on each body's axes (rigid_body_axes): with Ω_bi =
+ * ∂w_b/∂q_i' (w_b on those axes), p_i += Ω_bi · I w, M_ij += Ω_bi · I Ω_bj,
+ * h0_i += Ω_bi · KL (KL: K on those axes).  Fewer operations than the
+ * groups when the bodies share few partial angular velocities (the
+ * bicycle's four).  Only the coordinates a body turns with (COL >= 0)
+ * are visited: the terms are gathered per entry, so the work is the
+ * number of (body, i, j) that contribute, not bodies × n². */
 static void eom_rotations_local(const nh_system_t *sys, eom_derived_t *d,
                                 const int32_t *col,
                                 const expr_t *const (*Iw)[3],
