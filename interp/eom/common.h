@@ -185,8 +185,10 @@ void eom_expand(expr_graph_t *g, const expr_t **e, size_t n);
 /* ... and numeric tapes (M, h, B, c and the like) of up to this many
  * instructions: the fast path pays where the method's expressions are
  * short, so that multiplied out and solved by nodes they still cancel or
- * share (every example: numeric tapes of 7 to 103 instructions, fast
- * ones of 19 to 130).  On long expressions the solution by nodes grows
+ * share (the examples up to the rolling disk and Chaplygin's ball:
+ * numeric tapes of 7 to 103 instructions, fast ones of 19 to 181; the
+ * rattleback's 389 and the bicycle's 1260 go numeric).  On long
+ * expressions the solution by nodes grows
  * far beyond the numeric path it replaces: the 4-trailer's 188
  * instructions became 837, slower to run; the benchmark bicycle's 1668
  * became 11 641, at 90% of its derivation time (doc/performance.md). */
