@@ -39,7 +39,6 @@
 # Ars against an mpmath solve of B at each state — and fails otherwise.
 # LagrangesMethod does not solve for dependent speeds at all (its
 # multipliers join the unknowns), which is why it is the second route.
-import statistics
 import sys
 import time
 
