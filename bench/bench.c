@@ -13,11 +13,21 @@
  *             takes, against the hand-written closed form (ref_sphere.c).
  *   simulate  sim_run to t = 100 (rk8pd, rtol 1e-10, atol 1e-12, 1000
  *             samples) against the hand-written C + GSL rk8pd loop.
+ *   compiled  the same right-hand sides and runs with `set compile = on`
+ *             (run/native.c: the generated C compiled by cc, loaded),
+ *             against the same references; the time to the first
+ *             compiled run (generate, compile, load, one rhs) with an
+ *             empty compile cache and with a warm one, on the sphere and
+ *             the N-trailer (and the bicycle, examples/bicycle.nh, once
+ *             the bodies issue brings it).
  *   memory    the largest resident set of a run of 10⁶ steps against one
  *             of 10⁵ steps, with a sample every 1000 steps (each run in
  *             a child process, measured by wait4).
  *   engine    sin(sin(...sin(x)...)) 2000 deep and e = e*e + e doubled
  *             30 times: built, differentiated, compiled, evaluated.
+ *   declare   10^5 parameters, 10^5 lets, 1000 coordinates (the limit),
+ *             one statement each, text -> model, against parsing the same
+ *             text; the growth exponent over N/8 … N.
  *   scaling   the N-trailer (bench/ntrailer.sh writes the models) for
  *             N = 1, 2, 4, ..., 64: derivation (best of 3), graph nodes,
  *             tape length and right-hand side, by multipliers and maggi.
@@ -30,7 +40,8 @@
  * It reads the prepared equations of a session (context.h,
  * common.h): a white-box tool of the build tree, not a module.
  *
- * Usage: bench [-q] [-s SRCDIR] [MODELS_DIR], where MODELS_DIR holds
+ * Usage: bench [-q] [-S | -D] [-s SRCDIR] [MODELS_DIR] (-S: the scaling
+ * table alone; -D: the declaration rows alone), where MODELS_DIR holds
  * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
  * SRCDIR is where bench/sympy_sphere.py is (default .), and -q shortens
  * the runs (a smoke test).
@@ -42,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -52,8 +64,10 @@
 #include "interp/eom/common.h"
 #include "interp/cli/context.h"
 #include "interp/cli/session.h"
+#include "interp/run/native.h"
 #include "interp/run/sim.h"
 #include "interp/expr/tape.h"
+#include "lang/parse.h"
 
 /* ---- the model ----------------------------------------------------------- */
 
@@ -116,6 +130,7 @@ static long calibrate(work_fn f, void *ctx, double target)
 
 static bool quick; /* -q */
 static bool only_scaling; /* -S: the N-trailer table alone */
+static bool only_declarations; /* -D: the declaration rows alone */
 
 /* Seconds per call of A and of B (B may be NULL), medians over NB
  * batches that alternate between them. */
@@ -246,8 +261,11 @@ typedef struct rhs_ctx {
 static void rhs_work(void *p, long reps)
 {
     rhs_ctx_t *c = p;
+    /* one error record for all the calls, as simulate's callback keeps
+     * one (zeroing its kilobyte in each call cost more than a compiled
+     * right-hand side) */
+    diag_t err = {0};
     for (long i = 0; i < reps; i++) {
-        diag_t err = {0};
         c->y[0] += 1e-13; /* a new state each time: nothing is reused */
         eom_rhs(c->e, 0.0, c->y, c->dy, c->vars, &err);
     }
@@ -306,6 +324,77 @@ static size_t tape_len(const eom_t *e)
     return e->fast ? tape_length(e->fast) : tape_length(e->tape);
 }
 
+/* ---- compiled --------------------------------------------------------------- */
+
+/* The compile cache of the benchmark: a fresh folder for each cold
+ * start (XDG_CACHE_HOME), removed at the end. */
+static char cache_root[64];
+static int cache_count;
+
+static void cache_fresh(void)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/%d", cache_root, cache_count++);
+    mkdir(dir, 0700);
+    setenv("XDG_CACHE_HOME", dir, 1);
+}
+
+/* Attaches the compiled equations to P; false when there is no compiler
+ * or the compile fails (said on stderr). */
+static bool compile_prepared(prepared_t *p, native_info_t *info)
+{
+    diag_t err = {0};
+    int rc = native_attach(p->e, "bench", NULL, info, &err);
+    if (rc != 0)
+        fprintf(stderr, "bench: %s\n", rc > 0 ? "no C compiler" : err.msg);
+    return rc == 0;
+}
+
+/* Seconds to the first compiled rhs of MODEL + STATE with METHOD: prepare
+ * (not timed), generate, compile or find in the cache, load, one rhs. */
+static double first_compiled_run(const char *model, const char *state,
+                                 const char *method, FILE *sink,
+                                 bool *cached)
+{
+    prepared_t p = prepare(model, state, method, sink);
+    native_info_t info;
+    double t0 = now();
+    bool ok = compile_prepared(&p, &info);
+    size_t ns = eom_state_size(p.e);
+    double *y = calloc(ns, sizeof *y), *dy = calloc(ns, sizeof *dy);
+    const uint32_t *sv = eom_state_vars(p.e);
+    for (size_t i = 0; i < ns; i++)
+        y[i] = p.vars[sv[i]];
+    diag_t err = {0};
+    eom_rhs(p.e, 0.0, y, dy, p.vars, &err);
+    double dt = now() - t0;
+    *cached = info.cached;
+    free(y);
+    free(dy);
+    prepared_free(&p);
+    return ok ? dt : -1;
+}
+
+/* The time-to-first-run rows of one model: cold and warm. */
+static void first_run_rows(const char *what, const char *model,
+                           const char *state, const char *method, FILE *sink,
+                           const char *target, double limit)
+{
+    char b1[32], b2[32], label[96];
+    bool cached;
+    cache_fresh();
+    double cold = first_compiled_run(model, state, method, sink, &cached);
+    bool cold_ok = cold >= 0 && !cached;
+    double warm = first_compiled_run(model, state, method, sink, &cached);
+    bool warm_ok = warm >= 0 && cached;
+    snprintf(label, sizeof label, "first compiled run, %s (cold)", what);
+    row(label, cold_ok ? fmt_time(cold, b1, sizeof b1) : "failed", "-", -1,
+        target, cold_ok && (limit <= 0 || cold < limit));
+    snprintf(label, sizeof label, "first compiled run, %s (warm)", what);
+    row(label, warm_ok ? fmt_time(warm, b2, sizeof b2) : "failed", "-", -1,
+        "(cache hit)", warm_ok);
+}
+
 /* ---- simulate ---------------------------------------------------------------- */
 
 typedef struct sim_ctx {
@@ -345,6 +434,80 @@ static void gsl_work(void *q, long reps)
     for (long i = 0; i < reps; i++) {
         double y[8] = {0.1, 1, 0.2, 0, 0, 0.7, 0.3, 1.1};
         c->evals = ref_sphere_integrate(y, 100, 0.1, 1e-10, 1e-12);
+    }
+}
+
+/* ---- the rows of the sphere --------------------------------------------- */
+
+/* One right-hand side per method against the closed form: on the tapes
+ * (issue 6's targets) or COMPILED (issue 17: 1.5 for the three it
+ * names). */
+static void rhs_rows(FILE *sink, bool compiled)
+{
+    static const struct {
+        const char *method;
+        double target;
+        bool graded;
+    } rmeth[] = {{"voronec", 10, true},     {"maggi", 10, true},
+                 {"multipliers", 15, true}, {"naive", 10, false},
+                 {"second_kind", 15, false}, {"gibbs_appell", 10, false}};
+    ref_ctx_t refc = {{0.1, 1, 0.2, 0, 0, 0.7, 0.3, 1.1}, {0}};
+    char b1[32], b2[32];
+    for (size_t k = 0; k < sizeof rmeth / sizeof *rmeth; k++) {
+        prepared_t p = prepare(sphere_model, sphere_state, rmeth[k].method,
+                               sink);
+        native_info_t info;
+        bool ok = !compiled || compile_prepared(&p, &info);
+        rhs_ctx_t rc = {.e = p.e, .vars = p.vars};
+        size_t ns = eom_state_size(p.e);
+        const uint32_t *sv = eom_state_vars(p.e);
+        for (size_t i = 0; i < ns; i++)
+            rc.y[i] = p.vars[sv[i]];
+        double t, tr;
+        measure(rhs_work, &rc, ref_work, &refc, &t, &tr);
+        char what[64], target[32];
+        double limit = compiled ? 1.5 : rmeth[k].target;
+        if (compiled)
+            snprintf(what, sizeof what, "rhs %s, compiled", rmeth[k].method);
+        else
+            snprintf(what, sizeof what, "rhs %s (tape %zu)", rmeth[k].method,
+                     tape_len(p.e));
+        snprintf(target, sizeof target, rmeth[k].graded ? "<= %gx" : "(%gx)",
+                 limit);
+        row(what, ok ? fmt_time(t, b1, sizeof b1) : "failed",
+            fmt_time(tr, b2, sizeof b2), t / tr, target,
+            ok && (!rmeth[k].graded || t / tr <= limit));
+        prepared_free(&p);
+    }
+}
+
+/* simulate to 100 against the hand-written C + GSL: on the tapes (10x)
+ * or COMPILED (1.5x). */
+static void sim_rows(FILE *sink, bool compiled)
+{
+    static const char *smeth[] = {"voronec", "maggi", "multipliers"};
+    char b1[32], b2[32];
+    for (size_t k = 0; k < sizeof smeth / sizeof *smeth; k++) {
+        prepared_t p = prepare(sphere_model, sphere_state, smeth[k], sink);
+        native_info_t info;
+        bool ok = !compiled || compile_prepared(&p, &info);
+        sim_ctx_t sc = {&p, calloc(expr_graph_nvars(p.sys->g), sizeof(double)),
+                        0, 0};
+        gsl_ctx_t gc = {0};
+        double t, tr, limit = compiled ? 1.5 : 10;
+        measure(sim_work, &sc, gsl_work, &gc, &t, &tr);
+        char what[80], target[32];
+        if (compiled)
+            snprintf(what, sizeof what, "simulate to 100, %s, compiled",
+                     smeth[k]);
+        else
+            snprintf(what, sizeof what, "simulate to 100, %s (%zu rhs)",
+                     smeth[k], sc.evals);
+        snprintf(target, sizeof target, "<= %gx", limit);
+        row(what, ok ? fmt_time(t, b1, sizeof b1) : "failed",
+            fmt_time(tr, b2, sizeof b2), t / tr, target, ok && t / tr <= limit);
+        free(sc.v);
+        prepared_free(&p);
     }
 }
 
@@ -439,6 +602,138 @@ static void engine_rows(void)
              expr_graph_count(g));
     row(what, fmt_time(dt, b1, sizeof b1), "-", -1, "< 1 s", ok && dt < 1.0);
     expr_graph_free(g);
+}
+
+/* ---- declarations ----------------------------------------------------------- */
+
+static double loglog_slope(const double *x, const double *y, size_t n);
+
+/* A script of N declarations of one KIND, one per line: `param pI = I`,
+ * `let lI = a*x + I` (after `coord x` and `param a = 1`), `coord qI`. */
+static char *declarations_text(const char *kind, size_t n)
+{
+    size_t cap = 64 + 32 * n, len = 0;
+    char *s = malloc(cap);
+    if (strcmp(kind, "let") == 0)
+        len += (size_t)snprintf(s, cap, "coord x\nparam a = 1\n");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(
+            s + len, cap - len,
+            strcmp(kind, "param") == 0 ? "param p%zu = %zu\n"
+            : strcmp(kind, "let") == 0 ? "let l%zu = a*x + %zu\n"
+                                       : "coord q%zu\n",
+            i, i);
+    return s;
+}
+
+/* CPU seconds of this process (user and system: page faults count).
+ * The declaration rows use it rather than the wall clock: on the shared
+ * machine a run of 10^5 statements was on the CPU a quarter of its wall
+ * time, and the waiting, not the work, bent the growth exponent (1.18 in
+ * wall-clock time against 1.00 in CPU time and in instructions). */
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* CPU seconds to run TEXT in a fresh session (text -> model: parsing,
+ * checking and lowering every declaration, then freeing it), best of
+ * REPS, each run in a child process as nh runs a script: in one process
+ * the runs before leave the allocator's pool and the caches in states
+ * that depend on N (run in-process, 10^5 lets grew as N^1.15–1.25 where
+ * separate processes and instruction counts gave N^1.00–1.03). */
+static double declare_time(const char *text, FILE *sink, int reps)
+{
+    double best = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        int fd[2];
+        if (pipe(fd) != 0)
+            return INFINITY;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+            return INFINITY;
+        if (pid == 0) {
+            close(fd[0]);
+            double t0 = cpu_now();
+            session_t *s = open_session(text, sink);
+            session_free(s);
+            double dt = cpu_now() - t0;
+            _exit(write(fd[1], &dt, sizeof dt) == (ssize_t)sizeof dt ? 0 : 1);
+        }
+        close(fd[1]);
+        double dt = INFINITY;
+        if (read(fd[0], &dt, sizeof dt) != (ssize_t)sizeof dt)
+            dt = INFINITY;
+        close(fd[0]);
+        int status;
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0)
+            dt = INFINITY;
+        best = fmin(best, dt);
+    }
+    return best;
+}
+
+/* Seconds to parse TEXT alone, best of REPS: the reference, work every
+ * statement does and that grows linearly. */
+static double parse_time(const char *text, int reps)
+{
+    double best = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        double t0 = cpu_now();
+        source_set_t *set = source_set_new();
+        uint32_t file = source_add(set, "<bench>", text, strlen(text));
+        ast_arena_t *arena = ast_arena_new();
+        ast_program_t prog;
+        diag_t err = {0};
+        if (parse_program(set, file, arena, &prog, &err) != PARSE_OK) {
+            fprintf(stderr, "bench: the declarations did not parse\n");
+            exit(2);
+        }
+        ast_arena_free(arena);
+        source_set_free(set);
+        best = fmin(best, cpu_now() - t0);
+    }
+    return best;
+}
+
+/* Declaration scaling (issue 12, LANGUAGE.md §9: work grows about
+ * linearly with the number of statements): N declarations of one kind,
+ * N = top/8 … top, one statement each; the time for the largest N against
+ * parsing the same text, and the growth exponent over the four.  Targets:
+ * 10^5 parameters or lets in under 2 s, coordinates up to their limit
+ * (SESSION_MAX_COORDS), and growth N^k with k <= 1.15. */
+static void declaration_rows(FILE *sink)
+{
+    static const struct {
+        const char *kind;
+        size_t top;
+    } kinds[] = {{"param", 100000}, {"let", 100000}, {"coord", 1000}};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        size_t top = quick ? kinds[k].top / 10 : kinds[k].top;
+        int reps = quick ? 1 : 3;
+        double x[4], y[4], tparse = 0;
+        for (int i = 0; i < 4; i++) {
+            size_t n = top >> (3 - i);
+            char *text = declarations_text(kinds[k].kind, n);
+            x[i] = (double)n;
+            /* small N: more runs, so the noise of one does not tilt k */
+            y[i] = declare_time(text, sink, reps * (4 - i));
+            if (i == 3)
+                tparse = parse_time(text, reps);
+            free(text);
+        }
+        double kexp = loglog_slope(x, y, 4);
+        char what[80], b1[32], b2[32];
+        snprintf(what, sizeof what, "declare %zu %ss (growth N^%.2f)", top,
+                 kinds[k].kind, kexp);
+        row(what, fmt_time(y[3], b1, sizeof b1),
+            fmt_time(tparse, b2, sizeof b2), y[3] / tparse,
+            "<2s, k<=1.15", y[3] < 2.0 && kexp <= 1.15);
+    }
 }
 
 /* ---- scaling --------------------------------------------------------------- */
@@ -748,6 +1043,8 @@ int main(int argc, char **argv)
             quick = true;
         else if (strcmp(argv[i], "-S") == 0)
             only_scaling = true;
+        else if (strcmp(argv[i], "-D") == 0)
+            only_declarations = true;
         else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
             srcdir = argv[++i];
         else
@@ -758,6 +1055,12 @@ int main(int argc, char **argv)
         scaling(dir, sink, &ntrailer);
         scaling(dir, sink, &nbodies);
         scaling(dir, sink, &nchain);
+        fclose(sink);
+        return failures ? 1 : 0;
+    }
+    if (only_declarations) {
+        row_head();
+        declaration_rows(sink);
         fclose(sink);
         return failures ? 1 : 0;
     }
@@ -788,55 +1091,60 @@ int main(int argc, char **argv)
         free(text);
     }
 
-    /* right-hand sides */
-    static const struct {
-        const char *method;
-        double target;
-        bool graded;
-    } rmeth[] = {{"voronec", 10, true},     {"maggi", 10, true},
-                 {"multipliers", 15, true}, {"naive", 10, false},
-                 {"second_kind", 15, false}, {"gibbs_appell", 10, false}};
-    ref_ctx_t refc = {{0.1, 1, 0.2, 0, 0, 0.7, 0.3, 1.1}, {0}};
-    for (size_t k = 0; k < sizeof rmeth / sizeof *rmeth; k++) {
-        prepared_t p = prepare(sphere_model, sphere_state, rmeth[k].method,
-                               sink);
-        rhs_ctx_t rc = {.e = p.e, .vars = p.vars};
-        size_t ns = eom_state_size(p.e);
-        const uint32_t *sv = eom_state_vars(p.e);
-        for (size_t i = 0; i < ns; i++)
-            rc.y[i] = p.vars[sv[i]];
-        double t, tr;
-        measure(rhs_work, &rc, ref_work, &refc, &t, &tr);
-        char what[64], target[32];
-        snprintf(what, sizeof what, "rhs %s (tape %zu)", rmeth[k].method,
-                 tape_len(p.e));
-        snprintf(target, sizeof target, rmeth[k].graded ? "<= %gx" : "(%gx)",
-                 rmeth[k].target);
-        row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
-            t / tr, target, !rmeth[k].graded || t / tr <= rmeth[k].target);
-        prepared_free(&p);
-    }
+    rhs_rows(sink, false);
     if (have_sympy) {
         row("rhs multipliers, SymPy lambdified", fmt_time(sy_rhs, b1, sizeof b1),
             "-", -1, "(peer)", true);
     }
 
+    /* compiled right-hand sides (set compile = on) */
+    snprintf(cache_root, sizeof cache_root, "/tmp/nh-bench-XXXXXX");
+    if (!mkdtemp(cache_root)) {
+        fprintf(stderr, "bench: no temporary folder\n");
+        return 2;
+    }
+    cache_fresh();
+    rhs_rows(sink, true);
+
     /* simulate to 100 */
-    static const char *smeth[] = {"voronec", "maggi", "multipliers"};
-    for (size_t k = 0; k < sizeof smeth / sizeof *smeth; k++) {
-        prepared_t p = prepare(sphere_model, sphere_state, smeth[k], sink);
-        sim_ctx_t sc = {&p, calloc(expr_graph_nvars(p.sys->g), sizeof(double)),
-                        0, 0};
-        gsl_ctx_t gc = {0};
-        double t, tr;
-        measure(sim_work, &sc, gsl_work, &gc, &t, &tr);
-        char what[80];
-        snprintf(what, sizeof what, "simulate to 100, %s (%zu rhs)", smeth[k],
-                 sc.evals);
-        row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
-            t / tr, "<= 10x", t / tr <= 10);
-        free(sc.v);
-        prepared_free(&p);
+    sim_rows(sink, false);
+    sim_rows(sink, true);
+
+    /* time to the first compiled run */
+    first_run_rows("sphere voronec", sphere_model, sphere_state, "voronec",
+                   sink, "(report)", 0);
+    if (dir) {
+        for (int n = 16; n <= 64; n *= 4) {
+            char path[512], what[64];
+            snprintf(path, sizeof path, "%s/ntrailer-%d.nh", dir, n);
+            char *file = read_file(path);
+            if (!file)
+                continue;
+            snprintf(what, sizeof what, "%d-trailer multipliers", n);
+            first_run_rows(what, file, "", "multipliers", sink, "(report)", 0);
+            free(file);
+        }
+    }
+    {
+        /* The benchmark bicycle (Meijaard et al.) comes with the bodies
+         * issue as examples/bicycle.nh: its rows run once it is there. */
+        char path[512];
+        snprintf(path, sizeof path, "%s/examples/bicycle.nh", srcdir);
+        char *file = read_file(path);
+        if (file) {
+            first_run_rows("bicycle", file, "", "multipliers", sink,
+                           "(report)", 0);
+            free(file);
+        } else {
+            row("first compiled run, bicycle", "-", "-", -1,
+                "(no example)", true);
+        }
+    }
+    {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", cache_root);
+        if (system(cmd) != 0)
+            fprintf(stderr, "bench: could not remove %s\n", cache_root);
     }
 
     /* memory: steps per unit of time from a short run, then 1e5 and 1e6 */
@@ -861,6 +1169,9 @@ int main(int argc, char **argv)
 
     /* the benchmark bicycle */
     bicycle_rows(srcdir, have_sympy, sink);
+
+    /* declarations */
+    declaration_rows(sink);
 
     if (dir) {
         scaling(dir, sink, &ntrailer);

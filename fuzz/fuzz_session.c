@@ -7,7 +7,9 @@
  *
  * Must not: touch files outside the working directory (fuzz/run.sh runs
  * it in a scratch folder), so an input whose string literal holds a '/'
- * (a path for load, table > or plot >) is skipped; nor print anything
+ * (a path for load, table >, plot > or export c) is skipped, and the
+ * compile cache of `set compile = on` is the scratch folder's cache/
+ * (XDG_CACHE_HOME); nor print anything
  * for the inputs it runs unless NH_FUZZ_VERBOSE is set in the
  * environment (then nh's output and errors go to standard output and
  * error, for reproducing a finding by hand).
@@ -31,6 +33,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "interp/cli/session.h"
 #include "interp/base/util.h"
@@ -100,6 +104,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sink = fopen("/dev/null", "w");
         if (!sink)
             abort();
+        char cache[4096];
+        if (!getcwd(cache, sizeof cache - 8))
+            abort();
+        strcat(cache, "/cache");
+        setenv("XDG_CACHE_HOME", cache, 1);
     }
     if (size > FUZZ_MAX_INPUT || fuzz_has_path(data, size))
         return -1; /* not added to the corpus */

@@ -301,8 +301,18 @@ ast_binding_t *ast_binding_new(ast_arena_t *arena, ast_ident_t name,
     ast_binding_t *b = ast_alloc(arena, sizeof *b);
     b->name = name;
     b->primes = primes;
+    b->guess = false;
     b->value = value;
     b->span = span;
+    return b;
+}
+
+ast_binding_t *ast_guess_new(ast_arena_t *arena, ast_ident_t name,
+                             unsigned primes, ast_expr_t *value,
+                             src_span_t span)
+{
+    ast_binding_t *b = ast_binding_new(arena, name, primes, value, span);
+    b->guess = true;
     return b;
 }
 
@@ -526,6 +536,16 @@ ast_stmt_t *ast_stmt_path(ast_arena_t *arena, ast_stmt_kind_t kind,
     return s;
 }
 
+ast_stmt_t *ast_stmt_export(ast_arena_t *arena, ast_ident_t format,
+                            ast_ident_t path, src_span_t span)
+{
+    ast_stmt_t *s = ast_stmt_new(arena, STMT_EXPORT, span);
+    s->u.export_.format = format;
+    s->u.export_.path = path.name;
+    s->u.export_.span = path.span;
+    return s;
+}
+
 void ast_program_from_list(ast_arena_t *arena, ast_list_t *stmts,
                            ast_program_t *program)
 {
@@ -570,6 +590,7 @@ const char *ast_stmt_keyword(ast_stmt_kind_t kind)
     case STMT_LOAD: return "load";
     case STMT_IMPORT: return "import";
     case STMT_HELP: return "help";
+    case STMT_EXPORT: return "export";
     case STMT_QUIT: return "quit";
     case STMT_EXIT: return "exit";
     case STMT_FRAME: return "frame";

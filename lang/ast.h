@@ -66,10 +66,13 @@ typedef struct ast_ident {
 } ast_ident_t;
 
 /* NAME = value, with NAME' (primes = 1) allowed where the grammar allows it
- * (initial).  Used by param, initial, set. */
+ * (initial).  Used by param, initial, set.  In `initial`, NAME ~ value
+ * (guess) gives a starting value for the constraints to solve from, not
+ * a value (LANGUAGE.md §6). */
 typedef struct ast_binding {
     ast_ident_t name;
     unsigned primes;
+    bool guess;
     ast_expr_t *value;
     src_span_t span; /* the whole binding */
 } ast_binding_t;
@@ -124,6 +127,7 @@ typedef enum ast_stmt_kind {
     STMT_BODY,       /* body B mass e at e frame F inertia e  u.body */
     STMT_GRAVITY,    /* gravity e                      u.gravity */
     STMT_TORQUE,     /* torque B = e                   u.force */
+    STMT_EXPORT,     /* export c "file"                u.export_ */
 } ast_stmt_kind_t;
 
 typedef struct ast_stmt ast_stmt_t;
@@ -204,6 +208,11 @@ struct ast_stmt {
             const char *path; /* unescaped */
             src_span_t span;
         } path;
+        struct {
+            ast_ident_t format; /* the word after `export`: c */
+            const char *path;   /* unescaped */
+            src_span_t span;    /* the string literal */
+        } export_;
     } u;
 };
 

@@ -58,6 +58,10 @@ unsigned ast_expr_height(const ast_expr_t *e);
 ast_binding_t *ast_binding_new(ast_arena_t *arena, ast_ident_t name,
                                unsigned primes, ast_expr_t *value,
                                src_span_t span);
+/* NAME ~ value in `initial`: a binding with guess set. */
+ast_binding_t *ast_guess_new(ast_arena_t *arena, ast_ident_t name,
+                             unsigned primes, ast_expr_t *value,
+                             src_span_t span);
 ast_sim_option_t *ast_sim_option_new(ast_arena_t *arena,
                                      ast_sim_option_kind_t kind,
                                      ast_expr_t *value, ast_ident_t ident,
@@ -124,6 +128,9 @@ ast_stmt_t *ast_stmt_compare(ast_arena_t *arena, ast_ident_t a, ast_ident_t b,
 /* load, import: PATH.name unescaped, PATH.span the string literal. */
 ast_stmt_t *ast_stmt_path(ast_arena_t *arena, ast_stmt_kind_t kind,
                           ast_ident_t path, src_span_t span);
+/* export FORMAT "PATH" */
+ast_stmt_t *ast_stmt_export(ast_arena_t *arena, ast_ident_t format,
+                            ast_ident_t path, src_span_t span);
 
 /* Copies a list of ast_stmt_t * into PROGRAM (arrays in the arena). */
 void ast_program_from_list(ast_arena_t *arena, ast_list_t *stmts,

@@ -18,6 +18,6 @@ const char *const parse_keywords[] = {
     "check",     "compare",    "samples",   "worksheet",  "set",
     "load",      "import",     "help",      "quit",       "exit",
     /* new in v2 */
-    "frame",     "body",       "gravity",   "torque",
+    "frame",     "body",       "gravity",   "torque",     "export",
     NULL,
 };

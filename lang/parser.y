@@ -120,7 +120,7 @@ static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
     WORKSHEET "worksheet" SET "set" LOAD "load" IMPORT "import" HELP "help"
     FRAME "frame" BODY "body" GRAVITY "gravity" TORQUE "torque"
     FROM "from" ABOUT "about" BY "by" INERTIA "inertia"
-    QUIT "quit" EXIT "exit"
+    EXPORT "export" QUIT "quit" EXIT "exit"
 
 %type <stmt> stmt printing
 %type <expr> expr sum term unary power postfix primary opt_vs
@@ -205,6 +205,8 @@ stmt:
         { $$ = ast_stmt_path(A, STMT_LOAD, ast_ident($2, @2), @$); }
   | "import" STRING
         { $$ = ast_stmt_path(A, STMT_IMPORT, ast_ident($2, @2), @$); }
+  | "export" name STRING
+        { $$ = ast_stmt_export(A, $2, ast_ident($3, @3), @$); }
   | "quit"              { $$ = ast_stmt_new(A, STMT_QUIT, @$); }
   | "exit"              { $$ = ast_stmt_new(A, STMT_EXIT, @$); }
     ;
@@ -275,6 +277,7 @@ pbindings:
 
 pbinding:
     name primes '=' expr { $$ = ast_binding_new(A, $1, $2, $4, @$); }
+  | name primes '~' expr { $$ = ast_guess_new(A, $1, $2, $4, @$); }
     ;
 
 primes:
@@ -346,6 +349,7 @@ keyword:
   | "accel" | "table" | "plot" | "vs" | "show" | "latex" | "check"
   | "compare" | "samples" | "worksheet" | "set" | "load" | "import"
   | "help" | "quit" | "exit" | "frame" | "body" | "gravity" | "torque"
+  | "export"
     ;
 
 /* ---- expressions: LANGUAGE.md §3.1, lowest precedence first ---- */
@@ -496,6 +500,7 @@ static void parse_expected_desc(const yysymbol_kind_t *exp, int nexp,
         YYSYMBOL_COMPARE, YYSYMBOL_WORKSHEET, YYSYMBOL_SET, YYSYMBOL_LOAD,
         YYSYMBOL_IMPORT, YYSYMBOL_HELP, YYSYMBOL_QUIT, YYSYMBOL_EXIT,
         YYSYMBOL_FRAME, YYSYMBOL_BODY, YYSYMBOL_GRAVITY, YYSYMBOL_TORQUE,
+        YYSYMBOL_EXPORT,
     };
     if (parse_sym_in(in, YYSYMBOL_PARAM) && parse_sym_in(in, YYSYMBOL_MASS)) {
         /* after `help`: any name or keyword */

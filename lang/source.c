@@ -409,41 +409,59 @@ void diag_print_warning(FILE *out, const source_set_t *set, const diag_t *d)
     diag_print_kind(out, set, d, "warning");
 }
 
+void diag_print_note(FILE *out, const source_set_t *set, const diag_t *d)
+{
+    diag_print_kind(out, set, d, "note");
+}
+
 size_t source_edit_distance(const char *a, const char *b)
 {
     size_t na = strlen(a), nb = strlen(b);
     if (na > 64 || nb > 64)
         return (size_t)-1;
-    size_t row[65];
+    /* three rows of the table: i - 2, i - 1, i */
+    size_t rows[3][65];
+    size_t *prev2 = rows[0], *prev = rows[1], *row = rows[2];
     for (size_t j = 0; j <= nb; j++)
-        row[j] = j;
+        prev[j] = j;
     for (size_t i = 1; i <= na; i++) {
-        size_t diag = row[0];
         row[0] = i;
         for (size_t j = 1; j <= nb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
+            size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (prev[j] + 1 < best)
+                best = prev[j] + 1;
             if (row[j - 1] + 1 < best)
                 best = row[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && prev2[j - 2] + 1 < best)
+                best = prev2[j - 2] + 1;
             row[j] = best;
-            diag = up;
         }
+        size_t *t = prev2;
+        prev2 = prev;
+        prev = row;
+        row = t;
     }
-    return row[nb];
+    return prev[nb];
+}
+
+size_t source_slip_distance(const char *name, const char *candidate)
+{
+    if (strcasecmp(name, candidate) == 0)
+        return 0;
+    size_t la = strlen(name), lb = strlen(candidate);
+    size_t longer = la > lb ? la : lb;
+    size_t d = source_edit_distance(name, candidate);
+    return d <= 2 && 2 * d <= longer ? d : SIZE_MAX;
 }
 
 const char *source_closest(const char *name, const char *const *candidates)
 {
     const char *best = NULL;
     size_t best_d = SIZE_MAX;
-    size_t limit = strlen(name) <= 2 ? 1 : 2;
     for (size_t i = 0; candidates[i]; i++) {
-        size_t d = strcasecmp(name, candidates[i]) == 0
-                       ? 0 /* only the case differs */
-                       : source_edit_distance(name, candidates[i]);
-        if (d <= limit && d < best_d) {
+        size_t d = source_slip_distance(name, candidates[i]);
+        if (d < best_d) {
             best_d = d;
             best = candidates[i];
         }

@@ -88,15 +88,22 @@ void diag_clear(diag_t *d);
 /* Prints "FILE:LINE:COL: error: MSG", the source line and a caret line
  * (tildes under the rest of the span when it stays on that line). */
 void diag_print(FILE *out, const source_set_t *set, const diag_t *d);
-/* The same with "warning" in place of "error". */
+/* The same with "warning" or "note" in place of "error". */
 void diag_print_warning(FILE *out, const source_set_t *set, const diag_t *d);
+void diag_print_note(FILE *out, const source_set_t *set, const diag_t *d);
 
-/* Levenshtein distance between two names (SIZE_MAX past 64 bytes), for
- * "did you mean" suggestions. */
+/* Edit distance between two names — insertions, deletions,
+ * substitutions and swaps of neighbours, one each (optimal string
+ * alignment); SIZE_MAX past 64 bytes — for "did you mean" suggestions. */
 size_t source_edit_distance(const char *a, const char *b);
-/* The candidate closest to NAME — within 1 edit for names of up to two
- * characters, 2 otherwise, or equal but for case — or NULL.  CANDIDATES
- * is NULL-terminated. */
+/* How far CANDIDATE is from NAME when it is a likely slip for it, else
+ * SIZE_MAX: equal but for case (0), or d ≤ 2 edits with 2d ≤ L, L the
+ * longer length (the edits touch at most half of it).  So a one-letter
+ * name is never taken for another (J is not a slip for t), nor foo for
+ * to, while xx is for x, thta for theta and vornoec for voronec. */
+size_t source_slip_distance(const char *name, const char *candidate);
+/* The candidate closest to NAME among its likely slips, or NULL.
+ * CANDIDATES is NULL-terminated. */
 const char *source_closest(const char *name, const char *const *candidates);
 
 /* Length of the well-formed UTF-8 sequence at P (at most AVAIL bytes,

@@ -7,7 +7,8 @@
 # wildcard that does not cross a ';'; a message shorter than that must not
 # go on with ';', ':' or '(', which would make it a longer message such as
 # "...; did you mean"), and looks for a line of the tests that matches it:
-# an `# expect-error:` line of tests/lang/*.nh or examples/*.nh (comments
+# an `# expect-error:` or `# expect-warning:` line (a warning is made with
+# diag_error too) of tests/lang/*.nh or examples/*.nh (comments
 # do not count), or any line of tests/test_*.c.  Messages that no test can
 # produce (internal checks, failures of the operating system, arguments
 # only the C API can pass) are listed with a reason in
@@ -61,7 +62,7 @@ done > "$tmp/formats"
 # The test corpus: the expected errors of the scripts and examples (their
 # comments do not count), and the C test sources.
 {
-    grep -h '^[[:space:]]*# expect-error:' tests/lang/*.nh examples/*.nh
+    grep -h '^[[:space:]]*# expect-\(error\|warning\):' tests/lang/*.nh examples/*.nh
     cat tests/test_*.c
 } > "$tmp/corpus" 2>/dev/null
 

@@ -211,7 +211,7 @@ try:
 
     # Completion (cursor in characters: θ is one) and is_complete.
     rep = reply_to(kc, kc.complete("print θ + kin", 13))
-    check(rep["matches"] == ["kinematic", "kinetic"]
+    check(rep["matches"] == ["kinematic", "kinematics", "kinetic"]
           and rep["cursor_start"] == 10 and rep["cursor_end"] == 13,
           "completion: %r" % rep)
     for code, status in (("print (1 +", "incomplete"),

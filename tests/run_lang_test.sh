@@ -6,6 +6,9 @@
 #                         (relative to max(1, |VALUE|)), "~VALUE@TOL" within TOL
 #   # expect-error: TEXT  the next "…: error: …" line on standard error is TEXT
 #                         (TEXT ending in "..." matches a line that begins so)
+#   # expect-warning: TEXT  the same for "…: warning: …" lines; a script
+#                         with such lines must print exactly those warnings
+#                         (one without them is not checked for warnings)
 #   # exit: N             the exit status (default 0; 1 when an error is expected)
 #   # args: ARGS          options placed before the file name (default -q)
 #   # without: gnuplot    nh runs with an empty PATH, as on a machine without
@@ -24,6 +27,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 sed -n 's/^[[:space:]]*# expect: \{0,1\}//p' "$test_file" > "$tmp/want_out"
 sed -n 's/^[[:space:]]*# expect-error: //p' "$test_file" > "$tmp/want_err"
+sed -n 's/^[[:space:]]*# expect-warning: //p' "$test_file" > "$tmp/want_warn"
 want_exit=$(sed -n 's/^[[:space:]]*# exit: //p' "$test_file" | head -n 1)
 args=$(sed -n 's/^[[:space:]]*# args: //p' "$test_file" | head -n 1)
 run_path=$PATH
@@ -77,8 +81,10 @@ if ! awk -v wantf="$tmp/want_out" '
 fi
 
 grep ': error: ' "$tmp/err" > "$tmp/got_err" || true
-# An expected error line ending in "..." matches any line it begins.
-if ! awk -v wantf="$tmp/want_err" '
+grep ': warning: ' "$tmp/err" > "$tmp/got_warn" || true
+# An expected line ending in "..." matches any line it begins.
+same_lines() {
+    awk -v wantf="$1" '
     BEGIN { n = 0; while ((getline line < wantf) > 0) want[++n] = line }
     { got[++m] = $0 }
     END {
@@ -89,10 +95,18 @@ if ! awk -v wantf="$tmp/want_err" '
                 if (substr(got[i], 1, length(w) - 3) != substr(w, 1, length(w) - 3)) exit 1
             } else if (got[i] != w) exit 1
         }
-    }' "$tmp/got_err"; then
+    }' "$2"
+}
+if ! same_lines "$tmp/want_err" "$tmp/got_err"; then
     echo "FAIL: errors differ"
     echo "--- got:"; cat "$tmp/got_err"
     echo "--- want:"; cat "$tmp/want_err"
+    fail=1
+fi
+if [ -s "$tmp/want_warn" ] && ! same_lines "$tmp/want_warn" "$tmp/got_warn"; then
+    echo "FAIL: warnings differ"
+    echo "--- got:"; cat "$tmp/got_warn"
+    echo "--- want:"; cat "$tmp/want_warn"
     fail=1
 fi
 if [ ! -s "$tmp/want_err" ] && [ "$want_exit" = 0 ] && grep -q 'runtime error\|Sanitizer' "$tmp/err"; then

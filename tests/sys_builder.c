@@ -38,6 +38,7 @@ struct sb {
     const expr_t *Q[SB_MAX];
     const expr_t *C[SB_MAX];
     src_span_t cspan[SB_MAX];
+    long cleft[SB_MAX];
     const expr_t *psi[SB_MAX];
     src_span_t psi_span[SB_MAX];
     bool any_psi;
@@ -393,6 +394,17 @@ size_t sb_constraint(sb_t *b, const char *name, const char *text)
     size_t a = b->r++;
     b->cname[a] = sb_strdup(name);
     b->C[a] = sb_expr(b, text);
+    /* The written left side: a text that starts with a velocity q' (not
+     * q'') reads as q' = (the rest, negated), as C = LHS - RHS. */
+    b->cleft[a] = -1;
+    size_t len = strcspn(text, "' +-*/^()");
+    if (len && text[len] == '\'' && text[len + 1] != '\'') {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%.*s", (int)len, text);
+        size_t i = sp_find(b->qname, b->n, nm);
+        if (i != SIZE_MAX)
+            b->cleft[a] = (long)i;
+    }
     /* A recognisable fake span per constraint: file 0, bytes 100a.. */
     b->cspan[a] = (src_span_t){0, (uint32_t)(100 * (a + 1)),
                                (uint32_t)(100 * (a + 1) + 10)};
@@ -447,6 +459,7 @@ const nh_system_t *sb_system(sb_t *b)
     s->C = b->C;
     s->cname = (const char *const *)b->cname;
     s->cspan = b->cspan;
+    s->cleft = b->cleft;
     s->lam = b->lam;
     s->psi = b->any_psi ? b->psi : NULL;
     s->psi_span = b->any_psi ? b->psi_span : NULL;

@@ -9,7 +9,7 @@
  *   sb_param(b, "m", 1.0);
  *   sb_coord(b, "x"); sb_coord(b, "y");
  *   sb_kinetic(b, "m/2*(x'^2 + y'^2)");
- *   sb_constraint(b, "c1", "x' - y'");
+ *   sb_constraint(b, "c1", "x' - y'");   // C = x' - y', written x' = y'
  *   const nh_system_t *sys = sb_system(b);
  *   double *vars = sb_vars(b);           // parameters filled in
  *

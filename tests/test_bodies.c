@@ -185,9 +185,9 @@ static void test_extension_is_full_lowering(void **state)
         size_t na = model_run(&bike, probe, a, 8);
         if (mult)
             na += model_run(&bike, lambdas, a + 8, 5);
-        /* a parameter no expression uses: the whole model is lowered */
-        snprintf(text, sizeof text, "param unused_%zu = 1\n", k);
-        model_run(&bike, text, NULL, 0);
+        /* the inertial frame declared again replaces it: the whole
+         * model is lowered (a new parameter would extend the lowering) */
+        model_run(&bike, "frame N\n", NULL, 0);
         size_t nb = model_run(&bike, probe, b, 8);
         if (mult)
             nb += model_run(&bike, lambdas, b + 8, 5);
@@ -228,12 +228,80 @@ static void test_extension_is_full_lowering(void **state)
         "print a'', b'', x'', y'', lambda(c[1]), lambda(c[2]), spin[1]\n";
     double a[7], b[7];
     assert_int_equal(model_run(&m, probe2, a, 7), 7);
-    model_run(&m, "param unused = 1\n", NULL, 0);
+    model_run(&m, "frame N\n", NULL, 0);
     assert_int_equal(model_run(&m, probe2, b, 7), 7);
     for (size_t j = 0; j < 7; j++)
         if (memcmp(&a[j], &b[j], sizeof a[j]) != 0)
             fail_msg("value %zu: extended %.17g, whole %.17g", j + 1, a[j],
                      b[j]);
+    model_close(&m);
+}
+
+/* A model declared one statement at a time, frames, bodies, a particle,
+ * loads and a vector constraint interleaved with parameters and
+ * coordinates (each declaration extends the session's lowering: a new
+ * variable is declared last, a particle after a body is summed apart
+ * from the bodies), against the same model lowered at once (the inertial
+ * frame declared again replaces it): bit-identical accelerations and
+ * multipliers, by each method that takes the constraints as they are. */
+static void test_interleaved_is_full_lowering(void **state)
+{
+    (void)state;
+    model_t m;
+    memset(&m, 0, sizeof m);
+    m.fout = open_memstream(&m.out, &m.out_len);
+    m.ferr = open_memstream(&m.err, &m.err_len);
+    m.s = session_new(true, m.fout, m.ferr);
+    static const char *const stmts[] = {
+        "param g = 9.81\n",
+        "coord a\n",
+        "frame N\n",
+        "gravity [0, 0, -g]\n",
+        "frame A from N about z by a\n",
+        "param r = 0.4\n",
+        "coord b\n",
+        "frame B from A about [1, 1, 0] by b\n",
+        "param m = 2, I = 0.1\n",
+        "coord x, y\n",
+        "body arm mass m at [x, y, 0] + r*B.z frame B inertia [I, 2*I, "
+        "3*I, 0.01, 0.02, 0.03]\n",
+        "coord z\n",
+        "param mp = 0.5\n",
+        "particle P mass mp at [x + r*cos(a), y, z]\n",
+        "speed u\n",
+        "param F = 1\n",
+        "force arm at [x, y, 0] + r*B.x = [F, 2, 3]\n",
+        "torque arm = [0.1, -0.2, 0.3]\n",
+        "force P = [0, F, -F]\n",
+        "constraint c: velocity([x, y, 0] + r*B.x, arm) = [0, 0, 0]\n",
+        "let spin = on(B, omega(B))\n",
+        "param k = 3\n",
+        "let e = k*spin[1] + u\n",
+        NULL};
+    for (size_t i = 0; stmts[i]; i++)
+        model_run(&m, stmts[i], NULL, 0);
+    static const char *const methods[] = {"multipliers", "second_kind"};
+    static const char probe[] =
+        "initial a = 0.3, b = 0.7, x = 0.2, y = -0.1, z = 0.5, a' = 0.4, "
+        "z' = 0.2\n"
+        "print a'', b'', x'', y'', z'', lambda(c[1]), lambda(c[2]), "
+        "lambda(c[3]), e\n";
+    enum { NV = 9 };
+    for (size_t k = 0; k < sizeof methods / sizeof *methods; k++) {
+        char text[64];
+        snprintf(text, sizeof text, "equations %s\n", methods[k]);
+        model_run(&m, text, NULL, 0);
+        double a[NV], b[NV];
+        assert_int_equal(model_run(&m, probe, a, NV), NV);
+        model_run(&m, "frame N\n", NULL, 0);
+        assert_int_equal(model_run(&m, probe, b, NV), NV);
+        for (size_t j = 0; j < NV; j++) {
+            assert_true(isfinite(a[j]));
+            if (memcmp(&a[j], &b[j], sizeof a[j]) != 0)
+                fail_msg("%s, value %zu: extended %.17g, whole %.17g",
+                         methods[k], j + 1, a[j], b[j]);
+        }
+    }
     model_close(&m);
 }
 
@@ -382,6 +450,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_disk_body_against_hand),
         cmocka_unit_test(test_extension_is_full_lowering),
+        cmocka_unit_test(test_interleaved_is_full_lowering),
         cmocka_unit_test(test_frame_chain_limit),
         cmocka_unit_test(test_body_form),
     };

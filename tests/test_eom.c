@@ -1187,7 +1187,56 @@ static void test_prepare_errors(void **state)
     sb_kinetic(b, "(x'^2 + y'^2)/2");
     sb_kinematic(b, "x", "u");
     sys = sb_system(b);
-    prepare_fails(sys, EOM_MAGGI, NULL, "coordinate y", NULL);
+    prepare_fails(sys, EOM_MAGGI, NULL,
+                  "the constraints do not determine y', which has no "
+                  "kinematic equation",
+                  "`kinematic y' = ...`", NULL);
+    sb_free(b);
+
+    /* velocities without a kinematic equation (y', z'): a constraint
+     * determines y' but none z' */
+    b = sb_new();
+    sb_coord(b, "x");
+    sb_coord(b, "y");
+    sb_coord(b, "z");
+    sb_speed(b, "u");
+    sb_kinetic(b, "(x'^2 + y'^2 + z'^2)/2");
+    sb_constraint(b, "tie", "y' - 2*x'");
+    sb_kinematic(b, "x", "u");
+    sys = sb_system(b);
+    prepare_fails(sys, EOM_MAGGI, NULL, "do not determine z'",
+                  "(they determine y')", NULL);
+    sb_free(b);
+
+    /* y' only in a constraint not linear in it */
+    b = sb_new();
+    sb_coord(b, "x");
+    sb_coord(b, "y");
+    sb_speed(b, "u");
+    sb_kinetic(b, "(x'^2 + y'^2)/2");
+    sb_constraint(b, "speed", "y'^2 + x'^2 - 1");
+    sb_kinematic(b, "x", "u");
+    sys = sb_system(b);
+    prepare_fails(sys, EOM_GIBBS_APPELL, &sys->cspan[0],
+                  "constraint speed is not linear in y', which has no "
+                  "kinematic equation",
+                  NULL);
+    sb_free(b);
+
+    /* y', z' from two constraints, and a third that contradicts them */
+    b = sb_new();
+    sb_coord(b, "x");
+    sb_coord(b, "y");
+    sb_coord(b, "z");
+    sb_speed(b, "u");
+    sb_kinetic(b, "(x'^2 + y'^2 + z'^2)/2");
+    sb_constraint(b, "c1", "y' - x'");
+    sb_constraint(b, "c2", "z' - y'");
+    sb_constraint(b, "c3", "z' - 2*x'");
+    sb_kinematic(b, "x", "u");
+    sys = sb_system(b);
+    prepare_fails(sys, EOM_MAGGI, &sys->cspan[2], "constraint c3",
+                  "over-determine the velocities", NULL);
     sb_free(b);
 
     /* kinematic equations that break a declared constraint */
@@ -1213,15 +1262,15 @@ static void test_prepare_errors(void **state)
     prepare_fails(sys, EOM_NAIVE, &sys->cspan[0], "constraint c1", NULL);
     sb_free(b);
 
-    /* voronec: no velocity stands alone (x' has the coefficient x) */
+    /* voronec: no velocity alone on the left (x' has the coefficient x) */
     b = sb_new();
     sb_coord(b, "x");
     sb_coord(b, "y");
     sb_kinetic(b, "(x'^2 + y'^2)/2");
     sb_constraint(b, "lin", "x*x' + y*y'");
     sys = sb_system(b);
-    prepare_fails(sys, EOM_VORONEC, &sys->cspan[0], "lin", "stands alone",
-                  NULL);
+    prepare_fails(sys, EOM_VORONEC, &sys->cspan[0], "lin",
+                  "not one velocity alone", NULL);
     sb_free(b);
 
     /* voronec: a coefficient depending on t */

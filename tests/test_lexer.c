@@ -153,7 +153,7 @@ static void test_keywords(void **state)
         ACCEL,     TABLE,   PLOT,       VS,        SHOW,    LATEX,
         CHECK,     COMPARE, SAMPLES,    WORKSHEET, SET,     LOAD,
         IMPORT,    HELP,    QUIT,       EXIT,      FRAME,   BODY,
-        GRAVITY,   TORQUE,
+        GRAVITY,   TORQUE,  EXPORT,
     };
     /* LANGUAGE.md §10, typed out again */
     static const char *const spec =
@@ -161,7 +161,7 @@ static void test_keywords(void **state)
         "force constraint kinematic equations initial simulate to step "
         "integrator rtol atol project reset print accel table plot vs show "
         "latex check compare samples worksheet set load import help quit "
-        "exit frame body gravity torque";
+        "exit frame body gravity torque export";
     size_t nk = sizeof kinds / sizeof *kinds;
     size_t i = 0;
     for (; parse_keywords[i]; i++) {
@@ -234,10 +234,10 @@ static void test_numbers(void **state)
 static void test_operators(void **state)
 {
     (void)state;
-    lexed_t *L = lex("+-*/^'()[],;:=>");
+    lexed_t *L = lex("+-*/^'()[],;:=>~");
     expect_kinds(L, '+', '-', '*', '/', '^', '\'', '(', ')', '[', ']', ',',
-                 ';', ':', '=', '>', NHYYEOF, -1);
-    for (uint32_t i = 0; i < 15; i++)
+                 ';', ':', '=', '>', '~', NHYYEOF, -1);
+    for (uint32_t i = 0; i < 16; i++)
         expect_span(&L->toks[i], i, i + 1);
     lexed_free(L);
 
@@ -314,11 +314,11 @@ static void test_newlines(void **state)
     expect_kinds(L, IDENT, NEWLINE, IDENT, NEWLINE, NHYYEOF, -1);
     lexed_free(L);
 
-    /* inside brackets, after binary operators, '=', ':', ',' and '>' */
+    /* inside brackets, after binary operators, '=', ':', ',', '>', '~' */
     static const char *const goes_on[] = {
         "(a\nb)", "[a\nb]", "f(a,\nb)", "a +\nb", "a -\nb", "a *\nb",
         "a /\nb", "a ^\nb", "a =\nb",   "a :\nb", "a ,\nb", "a >\nb",
-        "((a)\n)",
+        "a ~\nb", "((a)\n)",
     };
     for (size_t i = 0; i < sizeof goes_on / sizeof *goes_on; i++) {
         L = lex(goes_on[i]);
@@ -446,7 +446,7 @@ static void test_bad_characters(void **state)
     expect_error(L, 1, 3, "unexpected character '\\xff'");
     lexed_free(L);
     static const char *const stray[] = {"!", "$", "%", "&", "?", "\\", "{",
-                                        "}", "|", "~", "`", "<", "."};
+                                        "}", "|", "`", "<", "."};
     for (size_t i = 0; i < sizeof stray / sizeof *stray; i++) {
         L = lex(stray[i]);
         char msg[64];

@@ -523,6 +523,8 @@ static void test_state_and_simulation(void **state)
         assert_true(s->u.bindings.items[i].value->num == values[i]);
     }
     span_is(P, s->u.bindings.items[1].span, "phi' = 0.7");
+    for (int i = 0; i < 4; i++)
+        assert_false(s->u.bindings.items[i].guess);
 
     s = P->prog.stmts[1];
     assert_int_equal(s->kind, STMT_SIMULATE);
@@ -568,6 +570,26 @@ static void test_state_and_simulation(void **state)
     s = P->prog.stmts[5];
     assert_int_equal(s->kind, STMT_RESET);
     span_is(P, s->span, "reset");
+    parsed_free(P);
+}
+
+/* `initial NAME ~ VALUE`: a starting guess for what the constraints
+ * determine (LANGUAGE.md §6), on coordinates and velocities alike; `~`
+ * is no binding elsewhere. */
+static void test_initial_guess(void **state)
+{
+    (void)state;
+    parsed_t *P = parse_ok("initial theta ~ 0.1, x = 2, y' ~ -1", 1);
+    const ast_stmt_t *s = P->prog.stmts[0];
+    assert_int_equal(s->kind, STMT_INITIAL);
+    assert_int_equal(s->u.bindings.n, 3);
+    assert_true(s->u.bindings.items[0].guess);
+    assert_false(s->u.bindings.items[1].guess);
+    assert_true(s->u.bindings.items[2].guess);
+    assert_int_equal(s->u.bindings.items[2].primes, 1);
+    ident_is(P, s->u.bindings.items[0].name, "theta");
+    span_is(P, s->u.bindings.items[0].span, "theta ~ 0.1");
+    span_is(P, s->u.bindings.items[2].value->span, "-1");
     parsed_free(P);
 }
 
@@ -788,9 +810,14 @@ static void test_every_kind_and_keyword(void **state)
         {STMT_HELP, "help"},
         {STMT_QUIT, "quit"},
         {STMT_EXIT, "exit"},
+        {STMT_FRAME, "frame N"},
+        {STMT_BODY, "body b mass 1 at [0, 0, 0] frame N inertia [1, 1, 1]"},
+        {STMT_GRAVITY, "gravity [0, 0, -1]"},
+        {STMT_TORQUE, "torque b = [0, 0, 1]"},
+        {STMT_EXPORT, "export c \"f.c\""},
     };
     size_t n = sizeof all / sizeof *all;
-    assert_int_equal(n, STMT_EXIT + 1);
+    assert_int_equal(n, STMT_EXPORT + 1);
     for (size_t i = 0; i < n; i++) {
         char text[128];
         /* spaces and a comment around it do not belong to its span */
@@ -925,7 +952,9 @@ static void test_error_locations(void **state)
                     "unexpected name 'out.png', expected a file name in "
                     "quotes");
     expect_error_at("initial x' 1", 1, 12,
-                    "unexpected number '1', expected '=' or a prime");
+                    "unexpected number '1', expected '=', '~' or a prime");
+    expect_error_at("param a ~ 1", 1, 9, "unexpected '~', expected '='");
+    expect_error_at("set a ~ 1", 1, 7, "unexpected '~', expected '='");
     expect_error_at("param a' = 1", 1, 8,
                     "unexpected prime, expected '='");
     expect_error_at("print 1 2", 1, 9,
@@ -1185,6 +1214,7 @@ int main(void)
         cmocka_unit_test(test_frames_and_bodies),
         cmocka_unit_test(test_constraints),
         cmocka_unit_test(test_state_and_simulation),
+        cmocka_unit_test(test_initial_guess),
         cmocka_unit_test(test_output_statements),
         cmocka_unit_test(test_show_and_teaching),
         cmocka_unit_test(test_to_file),

@@ -369,7 +369,10 @@ static void test_execute_error_in_loaded_file(void **state)
     assert_string_equal(str(v, "file"), path);
     assert_true(num(v, "line") == 2);
     assert_true(num(v, "column") == 7);
-    assert_string_equal(str(v, "message"), "unknown name 'zz'");
+    assert_string_equal(str(v, "message"),
+                        "unknown name 'zz': declare it first, with param, "
+                        "coord, speed, let, particle, kinetic, potential or "
+                        "lagrangian");
     json_free(v);
     expect_execute(c, "error");
     unlink(path);
@@ -467,9 +470,10 @@ static void test_complete(void **state)
     const json_t *m = json_get(v, "matches");
     assert_non_null(m);
     assert_int_equal(m->kind, JSON_ARRAY);
-    const char *want[] = {"kane", "kappa", "kinematic", "kinetic", "kx"};
-    assert_int_equal(m->len, 5);
-    for (size_t i = 0; i < 5; i++)
+    const char *want[] = {"kane",       "kappa",   "kinematic",
+                          "kinematics", "kinetic", "kx"};
+    assert_int_equal(m->len, 6);
+    for (size_t i = 0; i < 6; i++)
         assert_string_equal(m->items[i].str, want[i]);
     json_free(v);
     /* The cursor defaults to the end; after a break character the word

@@ -3,6 +3,7 @@
  * statement between good ones changes nothing (model, state, equations),
  * errors carry the right place, continuation, files.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -323,6 +324,99 @@ static void test_completions(void **state)
     assert_true(has_completion(c, "Arm.y"));
 }
 
+/* LANGUAGE.md §6: a simulate that fails keeps its samples and leaves the
+ * state at the last of them, so the next simulate continues the same
+ * trajectory and the samples stay in increasing t.  Here the step limit
+ * stops a harmonic oscillator (x = cos t from x = 1 at rest) part way;
+ * the next run from where it stopped reaches t = 10 and the table holds
+ * t = 0, 0.5, ..., 10 once each, every row on the closed form. */
+static void test_failed_simulate_continues(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, "coord x\nkinetic T = x'^2/2\n"
+                            "potential V = x^2/2\ninitial x = 1\n"
+                            "set max_steps = 20\n"),
+                     RUN_OK);
+    assert_int_equal(run(f, "simulate to 10 step 0.5\n"), RUN_ERROR);
+    fflush(f->fout);
+    size_t mark = f->out_len;
+    assert_int_equal(run(f, "print t, x - cos(t), x' + sin(t)\n"), RUN_OK);
+    fflush(f->fout);
+    double t = -1, dx = 1, dv = 1;
+    assert_int_equal(sscanf(f->out + mark,
+                            "t = %lf\nx - cos(t) = %lf\nx' + sin(t) = %lf",
+                            &t, &dx, &dv),
+                     3);
+    /* Stopped part way, at a sample time, on the trajectory. */
+    assert_true(t > 0 && t < 10 && t == 0.5 * floor(t / 0.5));
+    assert_true(fabs(dx) < 1e-9 && fabs(dv) < 1e-9);
+    assert_int_equal(run(f, "set max_steps = 1e6\nsimulate to 10 step 0.5\n"),
+                     RUN_OK);
+    fflush(f->fout);
+    mark = f->out_len;
+    assert_int_equal(run(f, "table t, x - cos(t)\n"), RUN_OK);
+    fflush(f->fout);
+    const char *p = f->out + mark;
+    assert_true(strncmp(p, "t,x - cos(t)\n", 13) == 0);
+    p += 13;
+    for (int k = 0; k <= 20; k++) {
+        double tk, d;
+        int used = 0;
+        assert_int_equal(sscanf(p, "%lf,%lf\n%n", &tk, &d, &used), 2);
+        assert_true(tk == 0.5 * k);
+        assert_true(fabs(d) < 1e-9);
+        p += used;
+    }
+    assert_int_equal(*p, '\0');
+}
+
+/* LANGUAGE.md §6: `set` of a parameter that the constraints use warns,
+ * naming the constraint and its residual, when the state then violates
+ * them by more than 1e-9; a parameter they do not use, or a value that
+ * keeps the state on them, says nothing.  The rod x^2 + y^2 = l^2 at
+ * (0.6, -0.8): l = 2 leaves it off by 1 - 4 = -3. */
+static void test_set_warns_off_constraints(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, "param l = 1, k = 2\ncoord x, y\n"
+                            "particle P mass k at [x, y]\n"
+                            "constraint rod: x^2 + y^2 = l^2\n"
+                            "initial x = 0.6, y ~ -1\n"),
+                     RUN_OK);
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    assert_int_equal(run(f, "set k = 3\n"), RUN_OK);
+    assert_int_equal(run(f, "set l = 1\n"), RUN_OK);
+    assert_string_equal(err_since(f, mark), "");
+    assert_int_equal(run(f, "set l = 2\n"), RUN_OK);
+    assert_non_null(strstr(
+        err_since(f, mark),
+        "<repl>:1:1: warning: "
+        "the state now violates rod (residual -3): `reset` solves it again "
+        "from the remembered initial values, `simulate ... project` pulls "
+        "it back first\n"));
+    fflush(f->ferr);
+    mark = f->err_len;
+    assert_int_equal(run(f, "set l = 1\n"), RUN_OK);
+    assert_string_equal(err_since(f, mark), "");
+    assert_int_equal(run(f, "simulate to 0.1\n"), RUN_OK);
+}
+
+/* An error that describes the state of a model with no coordinates and
+ * no speeds ends at the time: "at t = 0", not "at t = 0; state:". */
+static void test_empty_state_description(void **state)
+{
+    fixture_t *f = *state;
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    assert_int_equal(run(f, "param a = 0\nprint 1/a\n"), RUN_ERROR);
+    const char *e = err_since(f, mark);
+    const char *line_end = strchr(e, '\n');
+    assert_non_null(line_end);
+    assert_null(strstr(e, "state:"));
+    assert_true(line_end - e > 9 && strncmp(line_end - 9, " at t = 0", 9) == 0);
+}
+
 /* Every keyword, every method name and every topic has a help text that
  * starts by naming its subject, and the overview exists. */
 static void test_help_covers_every_statement(void **state)
@@ -608,6 +702,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_time_limit_stops_long_work,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_interrupt_from_signal, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_failed_simulate_continues, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_empty_state_description, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_set_warns_off_constraints, setup,
                                         teardown),
         cmocka_unit_test(test_help_covers_every_statement),
         cmocka_unit_test_setup_teardown(test_memory_follows_the_model, setup,

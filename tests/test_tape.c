@@ -25,6 +25,7 @@
 
 #include "interp/expr/expr.h"
 #include "interp/expr/tape.h"
+#include "tests/cc_load.h"
 
 static uint64_t rng_state;
 static uint64_t rng(void)
@@ -129,6 +130,24 @@ static double random_value(void)
     }
 }
 
+/* POOL[0..size): the variables V, three constants, then random nodes
+ * over what comes before; with RECENT, mostly over the last 40 (a long
+ * tape that stays finite at many points), some over anything before. */
+static void random_pool(expr_graph_t *g, const expr_t *const *v,
+                        const expr_t **pool, size_t size, bool recent)
+{
+    size_t n = 0;
+    for (int i = 0; i < NV; i++)
+        pool[n++] = v[i];
+    pool[n++] = expr_num(g, 0.5);
+    pool[n++] = expr_num(g, -3);
+    pool[n++] = expr_num(g, 2);
+    while (n < size) {
+        size_t from = recent && rng() % 4 ? n - (n < 40 ? n : 40) : 0;
+        pool[n] = random_node(g, pool + from, n - from), n++;
+    }
+}
+
 static void test_random_dags(void **state)
 {
     (void)state;
@@ -138,14 +157,7 @@ static void test_random_dags(void **state)
         expr_graph_t *g = new_graph(v);
         enum { POOL = 80 };
         const expr_t *pool[POOL];
-        size_t n = 0;
-        for (int i = 0; i < NV; i++)
-            pool[n++] = v[i];
-        pool[n++] = expr_num(g, 0.5);
-        pool[n++] = expr_num(g, -3);
-        pool[n++] = expr_num(g, 2);
-        while (n < POOL)
-            pool[n] = random_node(g, pool, n), n++;
+        random_pool(g, v, pool, POOL, false);
         /* outputs: the last nodes, some random ones, a bare variable, a
          * bare constant, and one output twice */
         const expr_t *outs[16];
@@ -511,6 +523,105 @@ static void test_guard(void **state)
     expr_graph_free(g);
 }
 
+/* tape_write_c: the C text of random tapes over every op, compiled with
+ * -std=c99 -Wall -Wextra -pedantic (no warning), gives tape_eval's bits at
+ * random and special points — the last tapes long enough to be written in
+ * pieces, with values, inputs and sincos pairs read across them; and
+ * tape_c_literal reads back exactly. */
+typedef void (*tape_c_fn)(int which, const double *v, double *o);
+
+static void test_c_text(void **state)
+{
+    (void)state;
+    rng_state = 1414213562;
+    enum { DAGS = 62, POOL = 80, BIG = 2400, NOUT = 14 };
+    expr_graph_t *graphs[DAGS];
+    tape_t *tapes[DAGS];
+    const expr_t *outs[DAGS][NOUT];
+    strbuf_t text, body;
+    strbuf_init(&text);
+    strbuf_init(&body);
+    strbuf_add(&text, "#include <math.h>\n");
+    unsigned helpers = 0;
+    for (int d = 0; d < DAGS; d++) {
+        const expr_t *v[NV];
+        expr_graph_t *g = graphs[d] = new_graph(v);
+        size_t size = d < DAGS - 2 ? POOL : BIG;
+        const expr_t **pool = malloc(size * sizeof *pool);
+        random_pool(g, v, pool, size, size == BIG);
+        size_t k = 0;
+        for (int i = 0; i < 8; i++)
+            outs[d][k++] = pool[size - 1 - i];
+        for (int i = 0; i < 3; i++)
+            outs[d][k++] = pool[rng() % size];
+        free(pool);
+        outs[d][k++] = v[rng() % NV];
+        outs[d][k++] = expr_num(g, -1.25);
+        outs[d][k++] = expr_num(g, -0.0);
+        tapes[d] = tape_compile(g, outs[d], NOUT, NV);
+        if (size == BIG)
+            assert_true(tape_length(tapes[d]) > 1600); /* in pieces */
+        char name[32];
+        snprintf(name, sizeof name, "tape%d", d);
+        tape_write_c(tapes[d], &body, name, g, NULL, &helpers);
+    }
+    tape_write_c_helpers(&text, helpers);
+    strbuf_add(&text, body.data);
+    strbuf_add(&text, "void tape_c(int which, const double *v, double *o);\n"
+                      "void tape_c(int which, const double *v, double *o)\n"
+                      "{\n    switch (which) {\n");
+    for (int d = 0; d < DAGS; d++)
+        strbuf_addf(&text, "    case %d: tape%d(v, o); break;\n", d, d);
+    strbuf_add(&text, "    }\n}\n");
+    void *h = cc_load(text.data, CC_LOAD_STRICT);
+    assert_non_null(h);
+    tape_c_fn fn;
+    *(void **)&fn = cc_sym(h, "tape_c");
+    assert_non_null(fn);
+    for (int d = 0; d < DAGS; d++) {
+        double *work = malloc((tape_work_size(tapes[d]) + 1) * sizeof *work);
+        for (int p = 0; p < 60; p++) {
+            double vals[NV], want[NOUT], got[NOUT];
+            for (int i = 0; i < NV; i++)
+                vals[i] = random_value();
+            tape_eval(tapes[d], vals, want, work);
+            fn(d, vals, got);
+            for (int k = 0; k < NOUT; k++)
+                if (memcmp(&want[k], &got[k], sizeof *got) != 0 &&
+                    !(isnan(want[k]) && isnan(got[k]))) {
+                    char *s = expr_to_text(graphs[d], outs[d][k]);
+                    print_error("tape %d output %d: C %.17g, tape %.17g\n  %s\n",
+                                d, k, got[k], want[k], s);
+                    free(s);
+                    fail();
+                }
+        }
+        free(work);
+        tape_free(tapes[d]);
+        expr_graph_free(graphs[d]);
+    }
+    cc_unload(h);
+    strbuf_free(&text);
+    strbuf_free(&body);
+
+    /* literals: shortest, a double, read back to the same bits */
+    const double lits[] = {2, -3, 0.1, -0.0, 0.0, 1e300, -5e-324, 1e15,
+                           123456789012345678.0, 0.5};
+    for (size_t i = 0; i < sizeof lits / sizeof *lits; i++) {
+        char buf[48];
+        tape_c_literal(lits[i], buf, sizeof buf);
+        assert_true(strpbrk(buf, ".e") != NULL);
+        const char *p = buf[0] == '(' ? buf + 1 : buf;
+        double back = strtod(p, NULL);
+        assert_memory_equal(&back, &lits[i], sizeof back);
+    }
+    char buf[48];
+    tape_c_literal(NAN, buf, sizeof buf);
+    assert_string_equal(buf, "NAN");
+    tape_c_literal(-INFINITY, buf, sizeof buf);
+    assert_string_equal(buf, "(-HUGE_VAL)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +634,7 @@ int main(void)
         cmocka_unit_test(test_lagrangian_tape),
         cmocka_unit_test(test_no_value_hidden),
         cmocka_unit_test(test_guard),
+        cmocka_unit_test(test_c_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
 #include <gsl/gsl_vector.h>
 
 #include "interp/base/util.h"
+#include "interp/eom/kinematics.h"
 #include "interp/expr/mag.h"
 
 enum {
@@ -905,6 +906,48 @@ static void chk_energy(chk_t *k, check_report_t *rep)
         rep->inhomog_culprit == SIZE_MAX;
 }
 
+/* ---- kinematic equations ------------------------------------------- */
+
+/* With speeds: the completion maggi and gibbs_appell make (kinematics.h),
+ * or why they cannot. */
+static void chk_kinematics(const nh_system_t *sys, check_report_t *rep)
+{
+    if (sys->m == 0)
+        return;
+    rep->kin = true;
+    diag_t err = {0};
+    eom_kin_t *kin = eom_kin_new(sys, "maggi", EOM_KIN_BLOCK_MAX,
+                                 SRC_SPAN_NONE, &err);
+    if (!kin) {
+        snprintf(rep->kin_error, sizeof rep->kin_error, "%s", err.msg);
+        return;
+    }
+    const size_t *dep, *order, *sizes;
+    const expr_t *const *seq;
+    size_t k = eom_kin_dependent(kin, &dep);
+    rep->kin_mode = (int)eom_kin_mode(kin);
+    rep->kin_k = k;
+    rep->kin_samples = eom_kin_samples(kin);
+    rep->kin_largest = eom_kin_largest_block(kin);
+    rep->kin_dep = xcalloc(k + 1, sizeof *rep->kin_dep);
+    rep->kin_rows = xcalloc(k + 1, sizeof *rep->kin_rows);
+    if (k) {
+        memcpy(rep->kin_dep, dep, k * sizeof *dep);
+        memcpy(rep->kin_rows, eom_kin_rows(kin), k * sizeof *dep);
+    }
+    if (rep->kin_mode == EOM_KIN_SYMBOLIC) {
+        rep->kin_nblocks = eom_kin_blocks(kin, &order, &sizes, &seq);
+        rep->kin_order = xcalloc(k, sizeof *rep->kin_order);
+        rep->kin_sizes = xcalloc(k, sizeof *rep->kin_sizes);
+        rep->kin_row_of = xcalloc(k, sizeof *rep->kin_row_of);
+        memcpy(rep->kin_order, order, k * sizeof *order);
+        memcpy(rep->kin_sizes, sizes, rep->kin_nblocks * sizeof *sizes);
+        for (size_t j = 0; j < k; j++)
+            rep->kin_row_of[j] = eom_kin_row_of(kin, j);
+    }
+    eom_kin_free(kin);
+}
+
 /* ---- entry points --------------------------------------------------- */
 
 static int check_analyse_derived(const nh_system_t *sys, const double *vars,
@@ -997,6 +1040,7 @@ static int check_analyse_derived(const nh_system_t *sys, const double *vars,
 
     chk_rank(&k, out);
     chk_energy(&k, out);
+    chk_kinematics(sys, out);
 
     free(k.scratch);
     free(k.pts);
@@ -1012,8 +1056,15 @@ void check_report_free(check_report_t *rep)
         return;
     free(rep->c);
     free(rep->dependency);
+    free(rep->kin_dep);
+    free(rep->kin_rows);
+    free(rep->kin_order);
+    free(rep->kin_sizes);
+    free(rep->kin_row_of);
     rep->c = NULL;
     rep->dependency = NULL;
+    rep->kin_dep = rep->kin_rows = rep->kin_order = rep->kin_sizes = NULL;
+    rep->kin_row_of = NULL;
 }
 
 /* ---- the report as text --------------------------------------------- */
@@ -1281,6 +1332,100 @@ static void format_energy(strbuf_t *b, const nh_system_t *sys,
     strbuf_add(b, "\n");
 }
 
+/* "x', y'" for the coordinates IDX[0..n). */
+static void add_velocities(strbuf_t *b, const nh_system_t *sys,
+                           const size_t *idx, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        strbuf_addf(b, "%s%s'", j ? ", " : "", sys->qname[idx[j]]);
+}
+
+static void format_kinematics(strbuf_t *b, const nh_system_t *sys,
+                              const check_report_t *rep)
+{
+    if (!rep->kin)
+        return;
+    if (rep->kin_error[0]) {
+        strbuf_addf(b,
+                    "kinematics: maggi and gibbs_appell cannot complete "
+                    "the kinematic equations: %s\n",
+                    rep->kin_error);
+        return;
+    }
+    size_t n = sys->n, k = rep->kin_k;
+    if (k == 0) {
+        strbuf_add(b, "kinematics: every coordinate has a kinematic "
+                      "equation (maggi and gibbs_appell check the "
+                      "constraints against them)\n");
+        return;
+    }
+    bool *dep = xcalloc(n + 1, sizeof *dep), *used = xcalloc(sys->r + 1,
+                                                              sizeof *used);
+    for (size_t j = 0; j < k; j++) {
+        dep[rep->kin_dep[j]] = true;
+        used[rep->kin_rows[j]] = true;
+    }
+    if (k < n) {
+        strbuf_add(b, "kinematics: ");
+        for (size_t i = 0, c = 0; i < n; i++)
+            if (!dep[i])
+                strbuf_addf(b, "%s%s'", c++ ? ", " : "", sys->qname[i]);
+        strbuf_add(b, n - k > 1 ? " from their kinematic equations\n"
+                                : " from its kinematic equation\n");
+    }
+    strbuf_add(b, "kinematics: ");
+    add_velocities(b, sys, rep->kin_dep, k);
+    bool one = k == 1;
+    strbuf_addf(b, " %s no kinematic equation: the constraint%s ",
+                one ? "has" : "have", one ? "" : "s");
+    for (size_t j = 0; j < k; j++)
+        strbuf_addf(b, "%s%s", j ? ", " : "", cname(sys, rep->kin_rows[j]));
+    strbuf_addf(b,
+                " %s linear in %s and determine%s %s (regular at %zu "
+                "sample states): maggi and gibbs_appell solve %s from "
+                "%s\n",
+                one ? "is" : "are", one ? "it" : "them", one ? "s" : "",
+                one ? "it" : "them", rep->kin_samples, one ? "it" : "them",
+                one ? "it" : "those");
+    if (rep->kin_mode == EOM_KIN_SYMBOLIC) {
+        strbuf_add(b, "kinematics: solved symbolically, in this order: ");
+        for (size_t bl = 0, at = 0; bl < rep->kin_nblocks; bl++) {
+            size_t s = rep->kin_sizes[bl];
+            strbuf_add(b, bl ? "; " : "");
+            for (size_t j = 0; j < s; j++)
+                strbuf_addf(b, "%s%s'", j ? ", " : "",
+                            sys->qname[rep->kin_dep[rep->kin_order[at + j]]]);
+            strbuf_add(b, s > 1 ? " together from " : " from ");
+            /* the block's constraints, in declaration order */
+            for (size_t a = 0, c = 0; a < sys->r; a++)
+                for (size_t j = 0; j < s; j++)
+                    if (rep->kin_row_of[rep->kin_order[at + j]] == a)
+                        strbuf_addf(b, "%s%s", c++ ? ", " : "", cname(sys, a));
+            if (s > 1)
+                strbuf_add(b, " (Cramer's rule)");
+            at += s;
+        }
+        strbuf_add(b, "; each divides only by its block's determinant, "
+                      "which vanishes only where the constraints do not "
+                      "determine these velocities\n");
+    } else {
+        strbuf_addf(b,
+                    "kinematics: solved numerically at each evaluation: %zu "
+                    "of them depend on each other, more than %d to solve "
+                    "symbolically\n",
+                    rep->kin_largest, EOM_KIN_BLOCK_MAX);
+    }
+    for (size_t a = 0; a < sys->r; a++)
+        if (!used[a])
+            strbuf_addf(b,
+                        "kinematics: constraint %s is not solved for "
+                        "them; maggi and gibbs_appell check it against "
+                        "q' = psi\n",
+                        cname(sys, a));
+    free(dep);
+    free(used);
+}
+
 char *check_format(const nh_system_t *sys, const check_report_t *rep)
 {
     strbuf_t b;
@@ -1290,5 +1435,6 @@ char *check_format(const nh_system_t *sys, const check_report_t *rep)
     format_system(&b, sys, rep);
     format_rank(&b, sys, rep);
     format_energy(&b, sys, rep);
+    format_kinematics(&b, sys, rep);
     return strbuf_take(&b);
 }

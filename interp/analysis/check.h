@@ -2,8 +2,10 @@
  * check.h — the analysis behind the `check` statement (LANGUAGE.md §7):
  * what kind of constraint each C^a(q, q', t) = 0 of a system is, whether
  * the Pfaffian ones are integrable (holonomic in disguise), the rank of
- * B = ∂C/∂q' at the current state, the degrees of freedom, and whether
- * the energy is conserved by Benenti's Theorem 11.6.
+ * B = ∂C/∂q' at the current state, the degrees of freedom, whether
+ * the energy is conserved by Benenti's Theorem 11.6, and, with speeds,
+ * which velocities the constraints determine for the kinematic equations
+ * (doc/language.md, Kane's form).
  *
  * Every verdict is decided structurally on the expression graph when the
  * simplifier settles it (a derivative that folds to 0, a variable that
@@ -120,6 +122,19 @@ typedef struct check_report {
     size_t time_culprit;     /* a time-dependent constraint, or SIZE_MAX */
     size_t inhomog_culprit;  /* a constraint not (known) homogeneous, or
                               * SIZE_MAX */
+
+    /* With speeds declared: how maggi and gibbs_appell complete the
+     * kinematic equations from the constraints (eom/kinematics.h). */
+    bool kin;                /* speeds declared */
+    char kin_error[DIAG_MSG_MAX]; /* why they cannot ("": they can) */
+    int kin_mode;            /* eom_kin_mode_t */
+    size_t kin_k;            /* velocities without a kinematic equation */
+    size_t *kin_dep;         /* their coordinates (kin_k) */
+    size_t *kin_rows;        /* the constraints solved for them (kin_k) */
+    size_t kin_samples, kin_largest, kin_nblocks;
+    size_t *kin_order, *kin_sizes; /* symbolic: the blocks, in order of
+                              * solution (kin_order: indices into kin_dep) */
+    size_t *kin_row_of;      /* symbolic: the constraint of each (kin_k) */
 } check_report_t;
 
 /* Analyses SYS at the full value vector VARS (current state and parameter

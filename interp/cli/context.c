@@ -6,9 +6,14 @@
  */
 #include "interp/cli/context.h"
 
+#include "interp/analysis/slips.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "config.h"
+#include "interp/run/native.h"
 
 void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
               FILE *err)
@@ -24,6 +29,7 @@ void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
     s->step = 0; /* 0: (T − t)/1000 */
     snprintf(s->integrator, sizeof s->integrator, "rk8pd");
     s->eom_method = -1;
+    s->samples_cleared_at = SRC_SPAN_NONE;
 }
 
 void ctx_free(ctx_t *s)
@@ -32,6 +38,166 @@ void ctx_free(ctx_t *s)
     lower_free(s->lw);
     model_free(&s->model);
     sim_samples_free(&s->samples);
+    free(s->samples_layout);
+}
+
+/* ---- samples ------------------------------------------------------------- */
+
+void ctx_clear_samples(ctx_t *s, src_span_t span)
+{
+    if (s->samples.n)
+        s->samples_cleared_at = span;
+    sim_samples_clear(&s->samples);
+}
+
+/* The names of LW's variables in their order, NUL-separated (malloc'ed,
+ * *LEN bytes). */
+static char *layout_of(lower_t *lw, size_t *len)
+{
+    expr_graph_t *g = lower_graph(lw);
+    strbuf_t b;
+    strbuf_init(&b);
+    for (uint32_t v = 0; v < expr_graph_nvars(g); v++) {
+        const char *nm = expr_var_name(g, v);
+        strbuf_addn(&b, nm, strlen(nm) + 1);
+    }
+    *len = b.len;
+    return strbuf_take(&b);
+}
+
+static uint64_t layout_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h ^ (h >> 31);
+}
+
+/* Rows recorded with the variables of s->samples_layout, rewritten in
+ * the order of LW's: a variable is found by its name (x, x', lambda(c),
+ * m …), which a lowering of the same model gives it whatever its
+ * number; one the rows lack is NaN (a parameter gets its value in
+ * samples_layout_for). */
+static void samples_remap(ctx_t *s, lower_t *lw)
+{
+    expr_graph_t *g = lower_graph(lw);
+    size_t nv = expr_graph_nvars(g), ow = s->samples.width, n = s->samples.n;
+    if ((double)n * (double)nv * sizeof(double) > (double)SIM_MAX_SAMPLE_BYTES) {
+        sim_samples_clear(&s->samples); /* too wide to keep */
+        return;
+    }
+    size_t cap = 16;
+    while (cap < 2 * ow)
+        cap *= 2;
+    size_t *slot = xcalloc(cap, sizeof *slot); /* old column + 1 */
+    const char *p = s->samples_layout;
+    const char **oldname = xcalloc(ow + 1, sizeof *oldname);
+    for (size_t c = 0; c < ow && p < s->samples_layout + s->samples_layout_len;
+         c++, p += strlen(p) + 1) {
+        oldname[c] = p;
+        size_t i = layout_hash(p) & (cap - 1);
+        while (slot[i])
+            i = (i + 1) & (cap - 1);
+        slot[i] = c + 1;
+    }
+    long *from = xcalloc(nv ? nv : 1, sizeof *from);
+    for (uint32_t v = 0; v < nv; v++) {
+        const char *nm = expr_var_name(g, v);
+        from[v] = -1;
+        for (size_t i = layout_hash(nm) & (cap - 1); slot[i];
+             i = (i + 1) & (cap - 1))
+            if (strcmp(oldname[slot[i] - 1], nm) == 0) {
+                from[v] = (long)slot[i] - 1;
+                break;
+            }
+    }
+    double *data = xmalloc((n * nv > 0 ? n * nv : 1) * sizeof *data);
+    for (size_t k = 0; k < n; k++)
+        for (uint32_t v = 0; v < nv; v++)
+            data[k * nv + v] =
+                from[v] >= 0 ? s->samples.data[k * ow + (size_t)from[v]] : NAN;
+    free(s->samples.data);
+    s->samples.data = data;
+    s->samples.cap = n;
+    s->samples.width = nv;
+    free(from);
+    free(oldname);
+    free(slot);
+}
+
+static void samples_layout_for(ctx_t *s, lower_t *lw)
+{
+    size_t len;
+    char *cur = layout_of(lw, &len);
+    /* Rows of no known layout (recorded by a caller that did not sync
+     * first) are taken as they are. */
+    if (s->samples.n && s->samples_layout &&
+        !(len == s->samples_layout_len &&
+          memcmp(cur, s->samples_layout, len) == 0))
+        samples_remap(s, lw);
+    free(s->samples_layout);
+    s->samples_layout = cur;
+    s->samples_layout_len = len;
+    /* The parameters the model does not read take their current value
+     * in every row. */
+    const nh_system_t *sys = lower_system(lw);
+    const model_t *m = &s->model;
+    for (size_t i = 0; i < sys->np && s->samples.n; i++) {
+        if (lower_model_reads(lw, MODEL_PARAM, i))
+            continue;
+        long j = i < m->params.n && m->params.v[i].name == sys->pname[i]
+                     ? (long)i
+                     : model_find(m, MODEL_PARAM, sys->pname[i]);
+        if (j < 0)
+            continue;
+        for (size_t k = 0; k < s->samples.n; k++)
+            s->samples.data[k * s->samples.width + sys->p[i]] =
+                m->params.v[j].value;
+    }
+}
+
+void ctx_samples_sync(ctx_t *s, lower_t *lw)
+{
+    samples_layout_for(s, lw);
+    s->samples_cleared_at = SRC_SPAN_NONE;
+}
+
+lower_t *ctx_samples_ready(ctx_t *s, src_span_t span, diag_t *err)
+{
+    if (s->samples.n == 0) {
+        if (s->samples_cleared_at.file == SRC_NO_FILE) {
+            diag_error(err, span,
+                       "no samples recorded: run `simulate to T` first");
+            return NULL;
+        }
+        char place[256];
+        ctx_where_text(s, s->samples_cleared_at, place, sizeof place);
+        diag_error(err, span,
+                   "no samples: the declaration at %s changed the model, "
+                   "which clears the samples recorded before it; run "
+                   "`simulate to T` again",
+                   place);
+        return NULL;
+    }
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return NULL;
+    if (s->samples_generation != s->model.generation) {
+        diag_error(err, span,
+                   "the samples belong to a model that has changed since: "
+                   "simulate again");
+        return NULL;
+    }
+    samples_layout_for(s, lw);
+    if (s->samples.n == 0) {
+        diag_error(err, span,
+                   "no samples: the samples recorded before the last "
+                   "declarations would take more than %zu MiB laid out "
+                   "for the model now; run `simulate to T` again",
+                   (size_t)SIM_MAX_SAMPLE_BYTES >> 20);
+        return NULL;
+    }
+    return lw;
 }
 
 void ctx_drop_lowering(ctx_t *s)
@@ -64,11 +230,47 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err)
     return lw;
 }
 
+/* A warning at the kinetic energy's (or the Lagrangian's) declaration
+ * when its mass matrix has a negative eigenvalue at the state where the
+ * equations are first evaluated after the model changed (LANGUAGE.md §4,
+ * slips.h): no method reports it, and the motion is then nonsense. */
+static void warn_indefinite(ctx_t *s, lower_t *lw)
+{
+    if (s->definite_generation == s->model.generation + 1)
+        return;
+    s->definite_generation = s->model.generation + 1; /* 0: never looked */
+    const model_energy_t *en = s->model.lagrangian.name ? &s->model.lagrangian
+                                                        : &s->model.kinetic;
+    const nh_system_t *sys = lower_system(lw);
+    if (!en->name)
+        return; /* the particles' energy alone is never indefinite */
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
+    lower_fill_vars(lw, &s->model, vars);
+    if (slip_indefinite(sys, sys->L, vars)) {
+        char st[1024];
+        ctx_describe_state(s, vars, st, sizeof st);
+        diag_t w = {0};
+        diag_error(&w, en->value->span,
+                   "%s %s is not positive definite in the velocities where "
+                   "the equations are first evaluated (the matrix of its "
+                   "second derivatives by them has a negative "
+                   "eigenvalue)%s: a sign?",
+                   en == &s->model.kinetic ? "the kinetic energy"
+                                           : "the Lagrangian",
+                   en->name, st);
+        fflush(s->out);
+        diag_print_warning(s->err, s->src, &w);
+    }
+    free(vars);
+}
+
 eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return NULL;
+    warn_indefinite(s, lw);
     const nh_system_t *sys = lower_system(lw);
     int method = s->model.method >= 0 ? s->model.method
                                       : (int)eom_default_method(sys);
@@ -85,6 +287,49 @@ eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
     return e;
 }
 
+int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err)
+{
+    const char *v = value->kind == AST_NAME ? value->name : NULL;
+    if (!v || (strcmp(v, "on") != 0 && strcmp(v, "off") != 0))
+        return diag_error(err, value->span, "compile is on or off");
+    s->compile = strcmp(v, "on") == 0;
+    if (!s->compile && s->eom)
+        eom_set_native(s->eom, NULL, NULL, NULL, NULL);
+    char cc[NATIVE_PATH];
+    if (s->compile && !native_compiler(cc, sizeof cc) && !s->quiet) {
+        diag_t note = {0};
+        diag_error(&note, value->span,
+                   "no C compiler found (cc on the PATH, or $CC): simulate "
+                   "and compare run on the tapes");
+        fflush(s->out);
+        diag_print_note(s->err, s->src, &note);
+    }
+    return 0;
+}
+
+int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err)
+{
+    if (!s->compile) {
+        eom_set_native(e, NULL, NULL, NULL, NULL);
+        return 0;
+    }
+    unsigned bit = 1u << eom_method(e);
+    if (s->compile_failed_generation != s->model.generation)
+        s->compile_failed = 0;
+    if (eom_has_native(e) || (s->compile_failed & bit))
+        return 0;
+    int rc = native_attach(e, PACKAGE_VERSION, &s->stop, NULL, err);
+    if (rc >= 0)
+        return 0; /* compiled, or no compiler (the note was at `set`) */
+    if (!nh_stop_due(&s->stop)) { /* an interrupted compile is tried again */
+        s->compile_failed_generation = s->model.generation;
+        s->compile_failed |= bit;
+    }
+    if (err->span.file == SRC_NO_FILE)
+        err->span = where;
+    return -1;
+}
+
 void ctx_describe_state(ctx_t *s, const double *vars, char *buf,
                             size_t size)
 {
@@ -96,8 +341,9 @@ void ctx_describe_state(ctx_t *s, const double *vars, char *buf,
         snprintf(buf, size, "%s", "");
         return;
     }
-    strbuf_addf(&b, " at t = %s; state:",
-                expr_format_number(vars[sys->t], num, sizeof num));
+    strbuf_addf(&b, " at t = %s%s",
+                expr_format_number(vars[sys->t], num, sizeof num),
+                sys->n + sys->m ? "; state:" : ""); /* an empty model */
     for (size_t i = 0; i < sys->n; i++)
         strbuf_addf(&b, "%s %s = %s", i ? "," : "", sys->qname[i],
                     expr_format_number(vars[sys->q[i]], num, sizeof num));
@@ -109,6 +355,50 @@ void ctx_describe_state(ctx_t *s, const double *vars, char *buf,
                     expr_format_number(vars[sys->z[i]], num, sizeof num));
     snprintf(buf, size, "%s", b.data ? b.data : "");
     strbuf_free(&b);
+}
+
+bool ctx_blame_declaration(ctx_t *s, lower_t *lw, const double *vars,
+                           src_span_t where, diag_t *err)
+{
+    char st[1024], what[256], place[256];
+    src_span_t decl;
+    if (!lower_find_undefined(lw, vars, &decl, what, sizeof what))
+        return false;
+    ctx_describe_state(s, vars, st, sizeof st);
+    ctx_where_text(s, where, place, sizeof place);
+    diag_clear(err);
+    diag_error(err, decl,
+               "%s (a division by zero or a function outside its domain), "
+               "and the equations of the statement at %s need it%s",
+               what, place, st);
+    return true;
+}
+
+int ctx_state_error(ctx_t *s, lower_t *lw, const double *vars,
+                    src_span_t where, diag_t *err)
+{
+    if (ctx_blame_declaration(s, lw, vars, where, err))
+        return -1;
+    char st[1024], msg[DIAG_MSG_MAX];
+    ctx_describe_state(s, vars, st, sizeof st);
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    diag_clear(err);
+    /* The default state, before any `initial`, is all zero, and there
+     * Euler angles and the like are singular: say so, and what to do. */
+    const nh_system_t *sys = lower_system(lw);
+    bool zero = vars[sys->t] == 0;
+    for (size_t i = 0; i < sys->n && zero; i++)
+        zero = vars[sys->q[i]] == 0 && vars[sys->qd[i]] == 0;
+    for (size_t i = 0; i < sys->m && zero; i++)
+        zero = vars[sys->z[i]] == 0;
+    if (zero && slip_singular_here(sys, sys->L, vars))
+        return diag_error(err, where,
+                          "%s%s; this is the all-zero state, the default "
+                          "before any `initial`, and the coordinates are "
+                          "singular there (as Euler angles are at theta = "
+                          "0): give a state with `initial`",
+                          msg, st);
+    return diag_error(err, where, "%s%s", msg, st);
 }
 
 char *ctx_span_text(const ctx_t *s, src_span_t span)

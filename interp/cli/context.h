@@ -59,15 +59,37 @@ typedef struct ctx {
 
     /* Recorded samples: rows of the value vector of the lowering of
      * generation samples_generation, made by the method samples_method.
-     * A declaration, `initial` and `reset` clear them. */
+     * A declaration that changes the model, `initial` and `reset` clear
+     * them; declaring an analysis name (a let, a parameter the model
+     * does not read) keeps them (LANGUAGE.md §6).  The rows hold the
+     * variables samples_layout names (NUL-separated, one per column), as
+     * the lowering that recorded them numbered them: ctx_samples_sync()
+     * lays them out as the current lowering does. */
     sim_samples_t samples;
     unsigned long samples_generation;
     int samples_method;
+    char *samples_layout;
+    size_t samples_layout_len;
+    /* The declaration that last cleared samples, until the next
+     * simulate (SRC_SPAN_NONE: none), for the message of a statement
+     * that needs them. */
+    src_span_t samples_cleared_at;
 
     /* Simulation defaults (`set rtol = ...`). */
     double rtol, atol, step;
     size_t max_steps; /* 0: sim's default */
     char integrator[32];
+
+    /* `set compile = on` (LANGUAGE.md §8.1): the equations of simulate
+     * and compare run compiled (run/native.h).  A method whose compile
+     * failed for the model of compile_failed_generation (bit METHOD of
+     * compile_failed) runs on the tapes without trying again. */
+    bool compile;
+    unsigned long compile_failed_generation;
+    unsigned compile_failed;
+    /* The model generation whose mass matrix was last looked at for a
+     * negative direction (ctx_eom; doc/language.md "Warnings"). */
+    unsigned long definite_generation;
 
     bool quiet;
     FILE *out, *err;
@@ -80,6 +102,9 @@ typedef struct ctx {
 /* A statement run on a context: 0, or -1 with *err set (and nothing
  * changed: LANGUAGE.md §9). */
 typedef int (*stmt_fn)(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+
+/* lw_generation of a lowering that no model generation matches. */
+#define CTX_STALE ((unsigned long)-1)
 
 /* A context with an empty model and the default settings. */
 void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
@@ -97,6 +122,29 @@ void ctx_drop_lowering(ctx_t *s);
  * SESSION_REBUILD_NODES. */
 void ctx_drop_large_lowering(ctx_t *s);
 
+/* `set compile = on | off` with VALUE (a name) at its span; a note when
+ * no compiler is found (not under -q).  0, or -1 with *err set. */
+int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err);
+/* E (prepared for the current model) compiled when compile is on, and on
+ * its tapes when off.  Returns 0 (also when no compiler is found, or the
+ * method's compile failed before: the tapes then run), or -1 with *err
+ * set at WHERE when the compile fails (remembered: the next statement
+ * runs on the tapes). */
+int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err);
+/* Clears the samples, remembering that the declaration at SPAN did when
+ * there were any. */
+void ctx_clear_samples(ctx_t *s, src_span_t span);
+/* Lays the recorded samples out as LW (the current lowering) numbers its
+ * variables, fills the parameters the model does not read with their
+ * current values (they are analysis names: `param scale = 10` after a run
+ * scales a table), and forgets which declaration cleared samples.  Called
+ * by simulate before it appends rows. */
+void ctx_samples_sync(ctx_t *s, lower_t *lw);
+/* For a statement at SPAN that reads the samples: the current lowering
+ * with the samples laid out for it, or NULL with *err set — no samples
+ * (saying which declaration cleared them, when one did). */
+lower_t *ctx_samples_ready(ctx_t *s, src_span_t span, diag_t *err);
+
 /* The method ID names (with "did you mean"); -1 with *err set. */
 int ctx_lookup_method(const ast_ident_t *id, diag_t *err);
 
@@ -106,6 +154,17 @@ int ctx_unknown_integrator(const char *name, src_span_t span, diag_t *err);
  * lowered by LW; -1 with *err set. */
 int ctx_eval_const(ctx_t *s, lower_t *lw, const model_t *m,
                    const ast_expr_t *e, double *out, diag_t *err);
+
+/* Rewrites *ERR, an error of the equations at the value vector VARS for
+ * the statement at WHERE: at the declaration whose expression cannot be
+ * evaluated (or differentiated) there when there is one (LANGUAGE.md §4),
+ * else at WHERE; with the state either way.  Returns -1. */
+int ctx_state_error(ctx_t *s, lower_t *lw, const double *vars,
+                    src_span_t where, diag_t *err);
+/* The first half of that: when a declaration cannot be evaluated at VARS,
+ * *ERR says so at the declaration (true); else *ERR is left alone. */
+bool ctx_blame_declaration(ctx_t *s, lower_t *lw, const double *vars,
+                           src_span_t where, diag_t *err);
 
 /* Appends " at t = …; state: x = …, x' = …" to a message. */
 void ctx_describe_state(ctx_t *s, const double *vars, char *buf,

@@ -16,11 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/analysis/slips.h"
 #include "interp/cli/stmts.h"
 #include "interp/eom/velocity.h"
 
 /* ---- helpers --------------------------------------------------------- */
 
+/* The names of the simulation settings (`set NAME = …`, LANGUAGE.md §6,
+ * §8, §8.1): a parameter named so could never be set. */
+static const char *const setting_names[] = {
+    "rtol", "atol", "step", "integrator", "max_steps", "compile", NULL};
 
 static int check_free_name(const ctx_t *s, const model_t *m,
                            const ast_ident_t *id, model_kind_t kind,
@@ -34,6 +39,20 @@ static int check_free_name(const ctx_t *s, const model_t *m,
                           "name",
                           id->name,
                           strcmp(id->name, "t") == 0 ? "time" : "3.14159...");
+    /* LANGUAGE.md §3.4: a let named sin would change what every sin(...)
+     * of the model means. */
+    if (lower_is_builtin_function(id->name))
+        return diag_error(err, id->span,
+                          "'%s' is a built-in function and cannot be "
+                          "declared; choose another name",
+                          id->name);
+    for (size_t i = 0; setting_names[i]; i++)
+        if (strcmp(id->name, setting_names[i]) == 0)
+            return diag_error(err, id->span,
+                              "'%s' is the name of a simulation setting "
+                              "(`set %s = ...`) and cannot be declared; "
+                              "choose another name",
+                              id->name, id->name);
     if (old == MODEL_NONE || old == kind)
         return 0;
     char place[256];
@@ -45,19 +64,41 @@ static int check_free_name(const ctx_t *s, const model_t *m,
                       model_kind_name(kind));
 }
 
+/* Whether the declaration of KIND number IDX of the session's model is
+ * read by the model's own expressions (energies, particles, forces,
+ * constraints, kinematic equations): redeclaring one that is not keeps
+ * the samples (LANGUAGE.md §6).  The session's lowering answers even when
+ * it runs ahead of the model (decl_param extends it by the statement's
+ * new parameters, which no model expression reads): it is not lowered
+ * again here, which would free the lowering decl_param holds. */
+static bool read_by_model(ctx_t *s, model_kind_t kind, size_t idx)
+{
+    diag_t tmp = {0};
+    lower_t *lw = s->lw ? s->lw : ctx_lowered(s, &tmp);
+    return !lw || lower_model_reads(lw, kind, idx);
+}
+
 /* Lowers the candidate model; on success it becomes the session's model
- * and its lowering the cached one.  Consumes *cand either way. */
-static int commit_model(ctx_t *s, model_t *cand, bool declarations,
-                        diag_t *err)
+ * and its lowering the cached one.  Consumes *cand either way.
+ * DECLARATIONS: cand declares something new or different (not only new
+ * values of parameters).  KEEP: the statement only declares analysis
+ * names (lets, parameters the model does not read), which keeps the
+ * recorded samples; any other change of the model clears them, and ST is
+ * remembered as the statement that did (LANGUAGE.md §6). */
+static int commit(ctx_t *s, const ast_stmt_t *st, model_t *cand,
+                  bool declarations, bool keep, diag_t *err)
 {
     if (declarations) {
         cand->generation = s->model.generation + 1;
         /* A statement that only adds declarations extends the current
          * lowering: lowering the whole model for every statement would
          * cost O(statements x model).  lower_extend() says when it
-         * cannot (1), and leaves the lowering as it was on failure. */
+         * cannot (1), compares the lowering's own model with the
+         * candidate (so a lowering left ahead of the session's model by
+         * a failed `param` statement is handled too), and leaves the
+         * lowering as it was on failure. */
         int rc = 1;
-        if (s->lw && s->lw_generation == s->model.generation)
+        if (s->lw)
             rc = lower_extend(s->lw, cand, err);
         if (rc < 0) {
             model_free(cand);
@@ -75,11 +116,30 @@ static int commit_model(ctx_t *s, model_t *cand, bool declarations,
         eom_free(s->eom);
         s->eom = NULL;
         s->lw_generation = cand->generation;
-        sim_samples_clear(&s->samples); /* rows of the old variables */
+        if (keep && s->samples_generation == s->model.generation)
+            s->samples_generation = cand->generation;
     }
+    if (!keep)
+        ctx_clear_samples(s, st->span);
     model_free(&s->model);
     s->model = *cand;
     return 0;
+}
+
+/* The commit of a declaration that changes the model. */
+static int commit_model(ctx_t *s, const ast_stmt_t *st, model_t *cand,
+                        diag_t *err)
+{
+    return commit(s, st, cand, true, false, err);
+}
+
+/* The candidate model of a declaration: a clone of the session's that
+ * shares its state (O(1), where a copy of the state would make n
+ * coordinate statements cost n^2).  Nothing writes the state until the
+ * candidate is committed or freed (model_clone_sharing_state). */
+static void begin(const ctx_t *s, model_t *cand)
+{
+    model_clone_sharing_state(cand, &s->model);
 }
 
 /* ---- declarations ---------------------------------------------------- */
@@ -111,11 +171,40 @@ static bool literal_number(const ast_expr_t *e, double *x)
     return true;
 }
 
+/* A lowering of CAND, which is the session's model with the parameters
+ * of the statement so far: the session's lowering, extended by them
+ * (extending cannot fail: parameters lower nothing).  The session's
+ * lowering then runs ahead of its model, so it is marked stale: commit()
+ * extends it to the whole statement, and after a failure the next
+ * statement lowers afresh.  NULL with *err set. */
+static lower_t *lowered_candidate(ctx_t *s, const model_t *cand,
+                                  diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return NULL;
+    if (cand->params.n == s->model.params.n)
+        return lw;
+    eom_free(s->eom); /* borrows the system's arrays, which may move */
+    s->eom = NULL;
+    s->lw_generation = CTX_STALE;
+    int rc = lower_extend(lw, cand, err);
+    if (rc > 0) { /* not expected: parameters alone always extend */
+        lower_t *fresh = lower_model(cand, s->src, err);
+        if (!fresh)
+            return NULL;
+        lower_free(s->lw);
+        s->lw = lw = fresh;
+        rc = 0;
+    }
+    return rc == 0 ? lw : NULL;
+}
+
 int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     model_t cand;
-    model_clone(&cand, &s->model);
-    bool added = false, stale = true;
+    begin(s, &cand);
+    bool added = false, keep = true, current = false;
     lower_t *lw = NULL;
     for (size_t i = 0; i < st->u.bindings.n; i++) {
         const ast_binding_t *b = &st->u.bindings.items[i];
@@ -126,34 +215,38 @@ int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (check_free_name(s, &cand, &b->name, MODEL_PARAM, err))
             goto fail;
         /* A number needs no lowering; other values may use parameters
-         * declared before, in this statement too: lower the candidate as
-         * it stands, again only after it gained a parameter (a statement
-         * of n bindings costs n, not n^2: fuzz finding 009). */
+         * declared before, in this statement too: the session's lowering
+         * extended by those (O(1) per parameter, not a lowering of the
+         * whole model per statement: fuzz finding 009, issue 12). */
         double x;
         if (!literal_number(b->value, &x)) {
-            if (stale) {
-                lower_free(lw);
-                lw = lower_model(&cand, s->src, err);
+            if (!current) {
+                lw = lowered_candidate(s, &cand, err);
                 if (!lw)
                     goto fail;
-                stale = false;
+                current = true;
             }
             if (ctx_eval_const(s, lw, &cand, b->value, &x, err))
                 goto fail;
         }
         size_t idx;
         if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_PARAM) {
-            cand.params.v[idx].value = x;
+            /* A new value of a parameter the model reads changes the
+             * motion: the samples go (LANGUAGE.md §6). */
+            if (idx < s->model.params.n && s->samples.n &&
+                x != s->model.params.v[idx].value &&
+                read_by_model(s, MODEL_PARAM, idx))
+                keep = false;
+            model_set_param_value(&cand, idx, x);
         } else {
             model_param_t p = {b->name.name, b->name.span, x};
             model_push_param(&cand, p);
-            added = stale = true;
+            added = true;
+            current = false;
         }
     }
-    lower_free(lw);
-    return commit_model(s, &cand, added, err);
+    return commit(s, st, &cand, added, keep, err);
 fail:
-    lower_free(lw);
     model_free(&cand);
     return -1;
 }
@@ -163,7 +256,7 @@ int decl_names(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     bool coord = st->kind == STMT_COORD;
     model_kind_t kind = coord ? MODEL_COORD : MODEL_SPEED;
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     for (size_t i = 0; i < st->u.names.n; i++) {
         const ast_ident_t *id = &st->u.names.items[i];
         if (check_free_name(s, &cand, id, kind, err)) {
@@ -185,7 +278,7 @@ int decl_names(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         else
             model_push_speed(&cand, nm);
     }
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 int decl_let(ctx_t *s, const ast_stmt_t *st, diag_t *err)
@@ -199,15 +292,45 @@ int decl_let(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 return diag_error(err, st->u.let.params[i].span,
                                   "the argument '%s' is named twice",
                                   st->u.let.params[i].name);
+    /* A let is an analysis name unless the model reads it: declaring
+     * one keeps the samples (LANGUAGE.md §6). */
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     size_t idx;
+    bool keep = true;
     model_let_t l = {id->name, id->span, st};
-    if (model_lookup(&cand, id->name, &idx, NULL) == MODEL_LET)
-        cand.lets.v[idx] = l;
-    else
+    if (model_lookup(&cand, id->name, &idx, NULL) == MODEL_LET) {
+        keep = !s->samples.n || !read_by_model(s, MODEL_LET, idx);
+        model_set_let(&cand, idx, l);
+    } else {
         model_push_let(&cand, l);
-    return commit_model(s, &cand, true, err);
+    }
+    return commit(s, st, &cand, true, keep, err);
+}
+
+/* Warnings about likely slips in the kinetic energy (whole: particles
+ * included) or the Lagrangian just declared (LANGUAGE.md §4), at SPAN, its
+ * expression.  Warnings are shown under -q too: unlike a note, a warning
+ * says the model is probably not what was meant (doc/language.md). */
+static void warn_slips(ctx_t *s, model_kind_t kind, const char *name,
+                       src_span_t span)
+{
+    const nh_system_t *sys = lower_system(s->lw);
+    const expr_t *e = kind == MODEL_KINETIC ? sys->T : sys->L;
+    if (!e)
+        return;
+    char what[128], msgs[4][SLIP_MSG_MAX];
+    snprintf(what, sizeof what, "%s %s",
+             kind == MODEL_KINETIC ? "the kinetic energy" : "the Lagrangian",
+             name);
+    size_t k = slip_energy(sys, e, what, kind == MODEL_KINETIC, msgs, 4);
+    if (k)
+        fflush(s->out);
+    for (size_t i = 0; i < k; i++) {
+        diag_t w = {0};
+        diag_error(&w, span, "%s", msgs[i]);
+        diag_print_warning(s->err, s->src, &w);
+    }
 }
 
 int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
@@ -217,7 +340,7 @@ int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                                                      : MODEL_LAGRANGIAN;
     const ast_ident_t *id = &st->u.energy.name;
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_energy_t *slot = kind == MODEL_KINETIC     ? &cand.kinetic
                            : kind == MODEL_POTENTIAL ? &cand.potential
                                                      : &cand.lagrangian;
@@ -255,7 +378,11 @@ int decl_energy(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     slot->name = id->name;
     slot->span = id->span;
     slot->value = st->u.energy.value;
-    return commit_model(s, &cand, true, err);
+    if (commit_model(s, st, &cand, err))
+        return -1;
+    if (kind != MODEL_POTENTIAL)
+        warn_slips(s, kind, id->name, st->u.energy.value->span);
+    return 0;
 fail:
     model_free(&cand);
     return -1;
@@ -269,15 +396,15 @@ int decl_particle(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (s->model.lagrangian.name)
         return lagrangian_excludes(s, st, "particle", err);
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_particle_t p = {id->name, id->span, st->u.particle.mass,
                           st->u.particle.position};
     size_t idx;
     if (model_lookup(&cand, id->name, &idx, NULL) == MODEL_PARTICLE)
-        cand.particles.v[idx] = p;
+        model_set_particle(&cand, idx, p);
     else
         model_push_particle(&cand, p);
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 /* "unknown name 'X'; did you mean 'Y'? (WHAT)", or without the
@@ -292,8 +419,8 @@ static int unknown_target(ctx_t *s, const ast_ident_t *id, const char *what,
         return diag_error(err, id->span,
                           "unknown name '%s'; did you mean '%s'? (%s)",
                           id->name, best, what);
-    return diag_error(err, id->span, "unknown name '%s' (%s)", id->name,
-                      what);
+    return diag_error(err, id->span, "unknown name '%s': %s, declared before it",
+                      id->name, what);
 }
 
 /* force x = F, force P = F, force B at X = F (LANGUAGE.md §4, §4.1), and
@@ -333,10 +460,10 @@ int decl_force(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           id->name, model_kind_name(k));
     }
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_force_t f = {id->name, id->span, st->u.force.value, at, torque};
     model_push_force(&cand, f);
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 /* The error for a name that should be a frame and is not. */
@@ -405,15 +532,15 @@ int decl_frame(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
     }
     model_t cand;
-    model_clone(&cand, m);
+    begin(s, &cand);
     model_frame_t f = {id->name,          id->span,          parent->name,
                        parent->span,      st->u.frame.axis,  st->u.frame.angle,
                        st->span};
     if (self >= 0)
-        cand.frames.v[self] = f;
+        model_set_frame(&cand, (size_t)self, f);
     else
         model_push_frame(&cand, f);
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 /* body B mass M at G frame F inertia I (LANGUAGE.md §4.1). */
@@ -427,7 +554,7 @@ int decl_body(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (model_frame_index(&s->model, st->u.body.frame.name) < 0)
         return not_a_frame(s, &st->u.body.frame, err);
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_body_t b = {id->name,
                       id->span,
                       st->u.body.mass,
@@ -438,10 +565,10 @@ int decl_body(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                       st->span};
     long idx = model_body_index(&cand, id->name);
     if (idx >= 0)
-        cand.bodies.v[idx] = b;
+        model_set_body(&cand, (size_t)idx, b);
     else
         model_push_body(&cand, b);
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 /* gravity G: replaces an earlier one (LANGUAGE.md §4.1). */
@@ -450,16 +577,16 @@ int decl_gravity(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (s->model.lagrangian.name)
         return lagrangian_excludes(s, st, "gravity", err);
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     cand.gravity = st->u.gravity;
     cand.gravity_span = st->span;
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     const ast_ident_t *id = &st->u.constraint.name;
     model_constraint_t c = {NULL, false, st->span, st->u.constraint.lhs,
                             st->u.constraint.rhs};
@@ -484,7 +611,7 @@ int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     long idx = model_constraint_index(&cand, c.name);
     if (idx >= 0) {
-        cand.constraints.v[idx] = c;
+        model_set_constraint(&cand, (size_t)idx, c);
     } else if (cand.constraints.n >= SESSION_MAX_CONSTRAINTS) {
         model_free(&cand);
         return diag_error(err, st->span,
@@ -494,7 +621,7 @@ int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         model_push_constraint(&cand, c);
     }
     const char *name = c.name;
-    if (commit_model(s, &cand, true, err) != 0)
+    if (commit_model(s, st, &cand, err) != 0)
         return -1;
     /* The components of a vector constraint that vanish identically are
      * dropped, with a note (LANGUAGE.md §4). */
@@ -520,17 +647,17 @@ int decl_kinematic(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           "the left side of a kinematic equation is the "
                           "velocity of a coordinate, like x'");
     model_t cand;
-    model_clone(&cand, &s->model);
+    begin(s, &cand);
     model_kinematic_t k = {lhs->a->name, st->span, st->u.constraint.rhs};
     size_t i;
     for (i = 0; i < cand.kinematics.n; i++)
         if (strcmp(cand.kinematics.v[i].coord, k.coord) == 0)
             break;
     if (i < cand.kinematics.n)
-        cand.kinematics.v[i] = k;
+        model_set_kinematic(&cand, i, k);
     else
         model_push_kinematic(&cand, k);
-    return commit_model(s, &cand, true, err);
+    return commit_model(s, st, &cand, err);
 }
 
 int decl_equations(ctx_t *s, const ast_stmt_t *st, diag_t *err)
@@ -571,27 +698,199 @@ static void copy_doubles(double *dst, const double *src, size_t n)
         memcpy(dst, src, n * sizeof *dst);
 }
 
+/* What `initial` was given (LANGUAGE.md §6): values and how each was
+ * given (model_init_how_t), per coordinate, velocity and speed, and t.
+ * The model remembers it for `reset` (q0, q0_how, ...). */
+typedef struct init_spec {
+    const double *q, *qd, *z;
+    const unsigned char *q_how, *qd_how, *z_how;
+    double t;
+} init_spec_t;
+
+static init_spec_t remembered_spec(const model_t *m)
+{
+    return (init_spec_t){m->q0.v, m->qd0.v, m->z0.v, m->q0_how.v,
+                         m->qd0_how.v, m->z0_how.v, m->t0};
+}
+
+/* Appends "NAME = VALUE" to SAID (", " between). */
+static void say_value(strbuf_t *said, const char *name, const char *prime,
+                      double v)
+{
+    char num[40];
+    strbuf_addf(said, "%s%s%s = %s", said->len ? ", " : "", name, prime,
+                expr_format_number(v, num, sizeof num));
+}
+
+/* Rewrites an error of the solvers (span: the constraint's declaration)
+ * to point at the statement AT, saying where the constraint is. */
+static int at_statement_with_place(ctx_t *s, src_span_t at, diag_t *err)
+{
+    char place[256], msg[DIAG_MSG_MAX];
+    ctx_where_text(s, err->span, place, sizeof place);
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    diag_clear(err);
+    return diag_error(err, at, "%s (the constraint is declared at %s)", msg,
+                      place);
+}
+
+/* The state that SPEC determines (LANGUAGE.md §6), into VARS (which the
+ * caller sized for LW's graph): names given keep their values; the
+ * coordinates the holonomic constraints determine are solved for (from 0,
+ * or from the guess), then the velocities the constraints determine; the
+ * speeds and velocities follow each other through the kinematic
+ * equations as doc/language.md says.  SAID (may be NULL) receives what
+ * was solved for, "y = 0.8, y' = -0.75".  Errors point at AT. */
+static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
+                         src_span_t at, double *vars, strbuf_t *said,
+                         diag_t *err)
+{
+    const nh_system_t *sys = lower_system(lw);
+    expr_graph_t *g = lower_graph(lw);
+    size_t nv = expr_graph_nvars(g), n = sys->n;
+    model_t *m = &s->model;
+    bool given_q[n + 1], guess_q[n + 1], given_v[n + 1], guess_v[n + 1];
+    bool solved_v[n + 1];
+    bool any_z = false, any_v = false;
+    lower_fill_vars(lw, m, vars);
+    for (size_t i = 0; i < n; i++) {
+        vars[sys->q[i]] = spec->q[i];
+        vars[sys->qd[i]] = spec->qd[i];
+        given_q[i] = spec->q_how[i] == MODEL_INIT_GIVEN;
+        guess_q[i] = spec->q_how[i] == MODEL_INIT_GUESS;
+        given_v[i] = spec->qd_how[i] == MODEL_INIT_GIVEN;
+        guess_v[i] = spec->qd_how[i] == MODEL_INIT_GUESS;
+        solved_v[i] = false;
+        any_v |= given_v[i];
+    }
+    for (size_t i = 0; i < sys->m; i++) {
+        vars[sys->z[i]] = spec->z[i];
+        any_z |= spec->z_how[i] == MODEL_INIT_GIVEN;
+    }
+    vars[sys->t] = spec->t;
+
+    eom_velsolver_t *vs = eom_velsolver_new(sys);
+    const size_t *which;
+    int rc = 0;
+    /* Coordinates first: the velocity constraints of a holonomic f are
+     * f' = ∂f/∂q q' + ∂f/∂t, which depend on them. */
+    if (eom_velsolver_positions(vs, vars, given_q, guess_q, err) != 0) {
+        rc = at_statement_with_place(s, at, err);
+        goto done;
+    }
+    size_t nq = eom_velsolver_solved(vs, true, &which);
+    for (size_t j = 0; said && j < nq; j++)
+        say_value(said, sys->qname[which[j]], "", vars[sys->q[which[j]]]);
+
+    /* Velocities: from the kinematic equations when speeds are the state
+     * (maggi, gibbs_appell, or speeds given), else solved from the
+     * constraints; speeds then follow from the velocities when the model
+     * has kinematic equations, so every method finds a complete state. */
+    int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
+    bool speeds_state = method == EOM_MAGGI || method == EOM_GIBBS_APPELL;
+    bool have_psi = sys->psi != NULL;
+    if (have_psi && (speeds_state || any_z)) {
+        /* Velocities given without speeds: the speeds that produce them
+         * (the velocities not given solved from the constraints first). */
+        if (!any_z && any_v) {
+            if (eom_velsolver_solve(vs, vars, given_v, guess_v, err) != 0 ||
+                eom_speeds_from_velocities(sys, vars, err) != 0) {
+                char msg[DIAG_MSG_MAX];
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                diag_clear(err);
+                rc = diag_error(err, at,
+                                "the velocities given do not fit the "
+                                "kinematic equations: %s",
+                                msg);
+                goto done;
+            }
+        }
+        /* The velocities are those of the speeds; a given one that differs
+         * is an error.  Those without a kinematic equation are solved
+         * from the constraints below, with the others given. */
+        for (size_t i = 0; i < n; i++) {
+            if (!sys->psi[i])
+                continue;
+            double v = expr_eval(g, sys->psi[i], vars);
+            if (given_v[i] &&
+                fabs(v - vars[sys->qd[i]]) > 1e-9 * fmax(1.0, fabs(v))) {
+                char b1[40], b2[40];
+                rc = diag_error(err, at,
+                                "%s' = %s is given, but the kinematic "
+                                "equation gives %s' = %s from the speeds",
+                                sys->qname[i],
+                                expr_format_number(vars[sys->qd[i]], b1,
+                                                   sizeof b1),
+                                sys->qname[i],
+                                expr_format_number(v, b2, sizeof b2));
+                goto done;
+            }
+            vars[sys->qd[i]] = v;
+            given_v[i] = true;
+        }
+    }
+    if (eom_velsolver_solve(vs, vars, given_v, guess_v, err) != 0) {
+        /* The fault is in this statement's values: point here, and say
+         * where the constraint they violate was declared. */
+        rc = at_statement_with_place(s, at, err);
+        goto done;
+    }
+    size_t nqd = eom_velsolver_solved(vs, false, &which);
+    for (size_t j = 0; j < nqd; j++)
+        solved_v[which[j]] = true;
+    /* With speeds as the state, a velocity without a kinematic equation
+     * is the constraints' to determine (doc/language.md, Kane's form). */
+    for (size_t i = 0; have_psi && speeds_state && i < n; i++)
+        if (!sys->psi[i] && !solved_v[i] && !given_v[i]) {
+            rc = diag_error(err, at,
+                            "coordinate %s has no kinematic equation, and "
+                            "the constraints do not determine %s' here, "
+                            "which %s needs",
+                            sys->qname[i], sys->qname[i],
+                            eom_method_name(method));
+            goto done;
+        }
+    for (size_t i = 0; said && i < n; i++)
+        if (solved_v[i])
+            say_value(said, sys->qname[i], "'", vars[sys->qd[i]]);
+    if (have_psi && sys->m > 0 && !(speeds_state || any_z)) {
+        diag_t tmp = {0};
+        if (eom_speeds_from_velocities(sys, vars, &tmp) != 0)
+            for (size_t i = 0; i < sys->m; i++)
+                vars[sys->z[i]] = 0; /* the speeds do not fit: unused */
+    }
+    for (uint32_t v = 0; v < nv; v++) {
+        bool state = v == sys->t;
+        for (size_t i = 0; i < n; i++)
+            state |= v == sys->q[i] || v == sys->qd[i];
+        if (state && !isfinite(vars[v])) {
+            rc = diag_error(err, at,
+                            "the initial state is not finite (%s = %g)",
+                            expr_var_name(g, v), vars[v]);
+            goto done;
+        }
+    }
+done:
+    eom_velsolver_free(vs);
+    return rc;
+}
+
 int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     const nh_system_t *sys = lower_system(lw);
-    expr_graph_t *g = lower_graph(lw);
-    size_t nv = expr_graph_nvars(g);
-    double vars[nv ? nv : 1];
-    bool given_v[sys->n + 1], given_z[sys->m + 1], seen_t = false;
-    bool given_q[sys->n + 1];
-    memset(given_v, 0, sizeof given_v);
-    memset(given_q, 0, sizeof given_q);
-    memset(given_z, 0, sizeof given_z);
+    size_t n = sys->n, nz = sys->m;
+    double q[n + 1], qd[n + 1], z[nz + 1], t = 0;
+    unsigned char q_how[n + 1], qd_how[n + 1], z_how[nz + 1], t_how = 0;
+    memset(q, 0, sizeof q);
+    memset(qd, 0, sizeof qd);
+    memset(z, 0, sizeof z);
+    memset(q_how, 0, sizeof q_how);
+    memset(qd_how, 0, sizeof qd_how);
+    memset(z_how, 0, sizeof z_how);
     model_t *m = &s->model;
-    lower_fill_vars(lw, m, vars);
-    for (size_t i = 0; i < sys->n; i++)
-        vars[sys->q[i]] = vars[sys->qd[i]] = 0;
-    for (size_t i = 0; i < sys->m; i++)
-        vars[sys->z[i]] = 0;
-    vars[sys->t] = 0;
 
     for (size_t i = 0; i < st->u.bindings.n; i++) {
         const ast_binding_t *b = &st->u.bindings.items[i];
@@ -600,17 +899,17 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (ctx_eval_const(s, lw, m, b->value, &x, err))
             return -1;
         long qi = model_coord_index(m, name), zi = model_speed_index(m, name);
-        bool *flag = NULL;
-        uint32_t var = 0;
+        unsigned char *how = NULL;
+        double *slot = NULL;
         if (qi >= 0 && b->primes <= 1) {
-            flag = b->primes ? &given_v[qi] : &given_q[qi];
-            var = b->primes ? sys->qd[qi] : sys->q[qi];
+            how = b->primes ? &qd_how[qi] : &q_how[qi];
+            slot = b->primes ? &qd[qi] : &q[qi];
         } else if (zi >= 0 && b->primes == 0) {
-            flag = &given_z[zi];
-            var = sys->z[zi];
+            how = &z_how[zi];
+            slot = &z[zi];
         } else if (strcmp(name, "t") == 0 && b->primes == 0) {
-            flag = &seen_t;
-            var = sys->t;
+            how = &t_how;
+            slot = &t;
         } else if (qi >= 0 || zi >= 0) {
             return diag_error(err, b->name.span,
                               "initial sets positions and velocities; an "
@@ -622,10 +921,10 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                                   "'%s' is a parameter: change it with `set "
                                   "%s = ...`",
                                   name, name);
-            const char *cands[sys->n + sys->m + 1];
-            for (size_t j = 0; j < sys->n + sys->m; j++)
-                cands[j] = j < sys->n ? sys->qname[j] : sys->zname[j - sys->n];
-            cands[sys->n + sys->m] = NULL;
+            const char *cands[n + nz + 1];
+            for (size_t j = 0; j < n + nz; j++)
+                cands[j] = j < n ? sys->qname[j] : sys->zname[j - n];
+            cands[n + nz] = NULL;
             const char *best = source_closest(name, cands);
             if (k == MODEL_NONE && best)
                 return diag_error(err, b->name.span,
@@ -636,119 +935,113 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               "and t; '%s' is %s",
                               name, model_kind_name(k));
         }
-        if (*flag)
+        if (*how)
             return diag_error(err, b->span, "'%s%s' is given twice", name,
                               b->primes ? "'" : "");
-        *flag = true;
-        vars[var] = x;
+        /* A guess is a starting value for what the constraints solve
+         * for: coordinates and velocities, never a speed or t. */
+        if (b->guess && (slot == &t || zi >= 0))
+            return diag_error(err, b->span,
+                              "'%s' cannot take a starting guess: `~` is for "
+                              "coordinates and velocities that the "
+                              "constraints determine; give it with `=`",
+                              name);
+        *how = b->guess ? MODEL_INIT_GUESS : MODEL_INIT_GIVEN;
+        *slot = x;
     }
 
-    /* Velocities: from the kinematic equations when speeds are the state
-     * (maggi, gibbs_appell, or speeds given), else solved from the
-     * constraints; speeds then follow from the velocities when the model
-     * has kinematic equations, so every method finds a complete state. */
-    int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
-    bool speeds_state = method == EOM_MAGGI || method == EOM_GIBBS_APPELL;
-    bool any_z = false;
-    for (size_t i = 0; i < sys->m; i++)
-        any_z |= given_z[i];
-    bool have_psi = sys->psi != NULL, any_v = false;
-    for (size_t i = 0; i < sys->n; i++)
-        any_v |= given_v[i];
-    if (have_psi && (speeds_state || any_z)) {
-        for (size_t i = 0; i < sys->n; i++)
-            if (!sys->psi[i] && speeds_state)
-                return diag_error(err, st->span,
-                                  "coordinate %s has no kinematic equation, "
-                                  "which %s needs",
-                                  sys->qname[i], eom_method_name(method));
-        /* Velocities given without speeds: the speeds that produce them
-         * (the velocities not given solved from the constraints first). */
-        if (!any_z && any_v) {
-            if (eom_solve_velocities(sys, vars, given_v, err) != 0 ||
-                eom_speeds_from_velocities(sys, vars, err) != 0) {
-                char msg[DIAG_MSG_MAX];
-                snprintf(msg, sizeof msg, "%s", err->msg);
-                diag_clear(err);
-                return diag_error(err, st->span,
-                                  "the velocities given do not fit the "
-                                  "kinematic equations: %s",
-                                  msg);
-            }
-        }
-        /* The velocities are those of the speeds; a given one that differs
-         * is an error. */
-        for (size_t i = 0; i < sys->n; i++) {
-            if (!sys->psi[i])
-                continue;
-            double v = expr_eval(g, sys->psi[i], vars);
-            if (given_v[i] &&
-                fabs(v - vars[sys->qd[i]]) > 1e-9 * fmax(1.0, fabs(v))) {
-                char b1[40], b2[40];
-                return diag_error(err, st->span,
-                                  "%s' = %s is given, but the kinematic "
-                                  "equation gives %s' = %s from the speeds",
-                                  sys->qname[i],
-                                  expr_format_number(vars[sys->qd[i]], b1,
-                                                     sizeof b1),
-                                  sys->qname[i],
-                                  expr_format_number(v, b2, sizeof b2));
-            }
-            vars[sys->qd[i]] = v;
-            given_v[i] = true;
-        }
-    }
-    if (eom_solve_velocities(sys, vars, given_v, err) != 0) {
-        /* The fault is in this statement's values: point here, and say
-         * where the constraint they violate was declared. */
-        char place[256], msg[DIAG_MSG_MAX];
-        ctx_where_text(s, err->span, place, sizeof place);
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        diag_clear(err);
-        return diag_error(err, st->span, "%s (the constraint is declared at %s)",
-                          msg, place);
-    }
-    if (have_psi && sys->m > 0 && !(speeds_state || any_z)) {
-        diag_t tmp = {0};
-        if (eom_speeds_from_velocities(sys, vars, &tmp) != 0)
-            for (size_t i = 0; i < sys->m; i++)
-                vars[sys->z[i]] = 0; /* the speeds do not fit: unused */
-    }
-    for (uint32_t v = 0; v < nv; v++) {
-        bool state = v == sys->t;
-        for (size_t i = 0; i < sys->n; i++)
-            state |= v == sys->q[i] || v == sys->qd[i];
-        if (state && !isfinite(vars[v]))
-            return diag_error(err, st->span,
-                              "the initial state is not finite (%s = %g)",
-                              expr_var_name(g, v), vars[v]);
+    init_spec_t spec = {q, qd, z, q_how, qd_how, z_how, t};
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double vars[nv ? nv : 1];
+    strbuf_t said;
+    strbuf_init(&said);
+    if (solve_initial(s, lw, &spec, st->span, vars, &said, err) != 0) {
+        strbuf_free(&said);
+        return -1;
     }
     lower_store_state(lw, vars, m);
-    copy_doubles(m->q0.v, m->q.v, m->q.n);
-    copy_doubles(m->qd0.v, m->qd.v, m->qd.n);
-    copy_doubles(m->z0.v, m->z.v, m->z.n);
-    m->t0 = m->t;
+    copy_doubles(m->q0.v, q, n);
+    copy_doubles(m->qd0.v, qd, n);
+    copy_doubles(m->z0.v, z, nz);
+    if (n) {
+        memcpy(m->q0_how.v, q_how, n);
+        memcpy(m->qd0_how.v, qd_how, n);
+    }
+    if (nz)
+        memcpy(m->z0_how.v, z_how, nz);
+    m->t0 = t;
+    m->state_drift = 0;
+    sim_samples_clear(&s->samples);
+    /* LANGUAGE.md §6: without -q, one line of what was solved for. */
+    if (!s->quiet && said.len)
+        fprintf(s->out, "solved from the constraints: %s\n", said.data);
+    strbuf_free(&said);
+    return 0;
+}
+
+/* LANGUAGE.md §6: reset solves the state again from the remembered
+ * `initial` values — with the parameters as they are now, so that after
+ * `set` of a parameter the constraints use, the state fits them again. */
+int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return -1;
+    init_spec_t spec = remembered_spec(&s->model);
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double vars[nv ? nv : 1];
+    if (solve_initial(s, lw, &spec, st->span, vars, NULL, err) != 0)
+        return -1;
+    lower_store_state(lw, vars, &s->model);
+    s->model.state_drift = 0;
     sim_samples_clear(&s->samples);
     return 0;
 }
 
-int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+/* After `set` of parameter P (LANGUAGE.md §6): when the constraints use
+ * it and the state now violates them by more than 1e-9 (relative), or by
+ * more than the drift the last simulate left it with, a warning names
+ * them, and the next simulate will refuse the state (state_drift 0). */
+static void set_check_constraints(ctx_t *s, lower_t *lw,
+                                  const ast_stmt_t *st, const char *p)
 {
-    (void)st;
-    (void)err;
-    model_t *m = &s->model;
-    copy_doubles(m->q.v, m->q0.v, m->q.n);
-    copy_doubles(m->qd.v, m->qd0.v, m->qd.n);
-    copy_doubles(m->z.v, m->z0.v, m->z.n);
-    m->t = m->t0;
-    sim_samples_clear(&s->samples);
-    return 0;
+    const nh_system_t *sys = lower_system(lw);
+    expr_graph_t *g = lower_graph(lw);
+    size_t nv = expr_graph_nvars(g);
+    bool mask[nv ? nv : 1];
+    memset(mask, 0, sizeof mask);
+    bool found = false;
+    for (size_t j = 0; j < sys->np; j++)
+        if (strcmp(sys->pname[j], p) == 0)
+            found = mask[sys->p[j]] = true;
+    bool used = false;
+    for (size_t a = 0; found && a < sys->r && !used; a++)
+        used = expr_depends_any(g, sys->C[a], mask);
+    if (!used)
+        return;
+    double vars[nv ? nv : 1];
+    lower_fill_vars(lw, &s->model, vars);
+    char names[512];
+    double v = eom_constraint_violation(sys, vars, names, sizeof names);
+    if (!(v > fmax(EOM_STATE_RTOL, s->model.state_drift)))
+        return;
+    s->model.state_drift = 0;
+    diag_t w = {0};
+    diag_error(&w, st->span,
+               "the state now violates %s: `reset` solves it again from the "
+               "remembered initial values, `simulate ... project` pulls it "
+               "back first",
+               names);
+    fflush(s->out);
+    diag_print_warning(s->err, s->src, &w);
 }
 
 int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     const ast_binding_t *b = &st->u.bindings.items[0];
     const char *name = b->name.name;
+    if (strcmp(name, "compile") == 0)
+        return ctx_set_compile(s, b->value, err);
     if (strcmp(name, "integrator") == 0) {
         if (b->value->kind == AST_NAME &&
             sim_integrator_known(b->value->name)) {
@@ -788,7 +1081,10 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     size_t idx;
     model_kind_t k = model_lookup(&s->model, name, &idx, NULL);
     if (k == MODEL_PARAM) {
-        s->model.params.v[idx].value = x; /* no new derivation needed */
+        /* no new derivation needed; through the model, whose arrays are
+         * shared with its clones (model.h) */
+        model_set_param_value(&s->model, idx, x);
+        set_check_constraints(s, lw, st, name);
         return 0;
     }
     if (k == MODEL_NONE) {

@@ -26,7 +26,7 @@ static const help_entry_t entries[] = {
      "Equations:    equations accel compare check show\n"
      "Motion:       initial simulate reset table plot\n"
      "Teaching:     worksheet\n"
-     "Session:      set load import help quit exit\n"
+     "Session:      set load import export help quit exit\n"
      "Methods:      lagrange multipliers second_kind voronec naive maggi\n"
      "              gibbs_appell\n"
      "Language:     expressions functions vectors prime errors frames\n"
@@ -40,7 +40,10 @@ static const help_entry_t entries[] = {
      "param NAME = VALUE, ...\n"
      "  Declares named numbers.  Parameters stay symbols in the equations:\n"
      "  `set NAME = VALUE` changes one at once, with no new derivation.\n"
-     "  A value may use parameters declared before.\n"
+     "  A value may use parameters declared before.  Declaring one that the\n"
+     "  model does not use keeps the recorded samples.  The names of\n"
+     "  built-in functions and of the settings (rtol, atol, step, integrator,\n"
+     "  max_steps, compile) cannot be declared.\n"
      "  Example: param m = 1, R = 0.5, g = 9.81\n"},
     {"coord",
      "coord NAME, ...\n"
@@ -50,18 +53,25 @@ static const help_entry_t entries[] = {
     {"speed",
      "speed NAME, ...\n"
      "  Declares speeds (quasi-velocities) z for the equations of the first\n"
-     "  kind (maggi, gibbs_appell), with a kinematic equation per\n"
-     "  coordinate.  Example: speed u1, u2\n"},
+     "  kind (maggi, gibbs_appell), with kinematic equations for the\n"
+     "  independent velocities (help kinematic).  Example: speed u1, u2\n"},
     {"let",
      "let NAME = EXPR          a named expression\n"
      "let NAME(A, B) = EXPR    an expression function\n"
      "  Bodies are substituted where used.  Inside a function, A' is the\n"
-     "  time derivative of the argument expression.\n"
+     "  time derivative of the argument expression.  Declaring a let keeps\n"
+     "  the recorded samples, unless the model uses it.  `let sin(a) = ...`\n"
+     "  is an error: built-in functions cannot be declared.\n"
      "  Example: let wx = theta'*cos(phi) + psi'*sin(theta)*sin(phi)\n"},
     {"kinetic",
      "kinetic NAME = EXPR\n"
-     "  The kinetic energy (added to the particles' energies).  NAME can be\n"
-     "  used in expressions.  A second `kinetic` replaces the first.\n"
+     "  The kinetic energy (added to the particles' and bodies'\n"
+     "  energies).  NAME in expressions is the whole of it, particles and\n"
+     "  bodies included (`kinetic T = 0` names it when they are all of\n"
+     "  it).  A second `kinetic` replaces the first.  Likely slips get a\n"
+     "  warning: a coordinate without its velocity, an energy not\n"
+     "  quadratic in the velocities, a negative direction where the\n"
+     "  equations are first evaluated.\n"
      "  Example: kinetic T = m/2*(x'^2 + y'^2)\n"},
     {"potential",
      "potential NAME = EXPR\n"
@@ -140,7 +150,12 @@ static const help_entry_t entries[] = {
     {"kinematic",
      "kinematic COORD' = EXPR\n"
      "  The kinematic equation q' = psi(q, z, t) of a coordinate in terms of\n"
-     "  the speeds (first-kind equations need one per coordinate).\n"
+     "  the speeds, for maggi and gibbs_appell.  Give them for the\n"
+     "  independent velocities: the velocities of the other coordinates\n"
+     "  are solved from the constraints, which must be linear in them and\n"
+     "  determine them (an error names those they do not).  `show\n"
+     "  kinematics` prints the result, `check` says which were solved and\n"
+     "  from which constraints (help kane).\n"
      "  Example: kinematic x' = u1*cos(theta)\n"},
     {"equations",
      "equations METHOD\n"
@@ -149,25 +164,36 @@ static const help_entry_t entries[] = {
      "  gibbs_appell.  Default: lagrange without constraints, else\n"
      "  multipliers.  `help METHOD` tells what each one is.\n"},
     {"initial",
-     "initial NAME = VALUE, NAME' = VALUE, t = VALUE, ...\n"
-     "  Sets the current state and remembers it for `reset`.  Names not\n"
-     "  given are 0, except the velocities that the constraints determine:\n"
-     "  those are solved from the constraints.  Given values that violate a\n"
-     "  constraint are an error.\n"
-     "  Example: initial theta = 1, phi' = 0.7, theta' = 0.3, psi' = 1.1\n"},
+     "initial NAME = VALUE, NAME' = VALUE, NAME ~ GUESS, t = VALUE, ...\n"
+     "  Sets the current state and remembers what was given for `reset`.\n"
+     "  Names not given are 0, except what the constraints determine: the\n"
+     "  coordinates that holonomic constraints fix (Newton's method from 0,\n"
+     "  or from the starting guess given with `~`), then the velocities\n"
+     "  (linear constraints exactly, nonlinear ones by Newton).  The ones\n"
+     "  solved for are those declared last, guessed ones first; without -q\n"
+     "  a line says which and their values.  Given values that violate a\n"
+     "  constraint by more than 1e-9 (relative) are an error.\n"
+     "  Example: initial theta = 1, phi' = 0.7, theta' = 0.3, psi' = 1.1\n"
+     "  Example: initial th1 = 1, th2 ~ -1, th3 ~ -2   (a linkage)\n"},
     {"simulate",
      "simulate to T [step H] [integrator NAME] [rtol A] [atol B] [project]\n"
      "  Integrates from the current state to time T, recording a sample\n"
      "  every H (default (T - t)/1000).  Integrators: rk2 rk4 rkf45 rkck\n"
      "  rk8pd (default) msadams rk1imp rk2imp rk4imp bsimp msbdf.\n"
-     "  `project` pulls the state back onto the constraints after each step.\n"},
+     "  `project` pulls the state back onto the constraints after each step.\n"
+     "  A state off the constraints (after `set` of a parameter they use)\n"
+     "  is an error unless `project` is given, which pulls it back first.\n"
+     "  A run that fails keeps its samples and stops at the last of them.\n"},
     {"to", "to: part of `simulate to T` (help simulate).\n"},
     {"step", "step: part of `simulate to T step H` (help simulate).\n"},
     {"integrator", "integrator: part of `simulate ... integrator NAME` (help simulate).\n"},
     {"rtol", "rtol: the relative tolerance of `simulate` (default 1e-10).\n"},
     {"atol", "atol: the absolute tolerance of `simulate` (default 1e-12).\n"},
     {"project", "project: an option of `simulate` (help simulate).\n"},
-    {"reset", "reset\n  Returns to the state of the last `initial` and clears the samples.\n"},
+    {"reset",
+     "reset\n"
+     "  Solves the state again from what the last `initial` was given (with\n"
+     "  the parameters as they are now) and clears the samples.\n"},
     {"print",
      "print EXPR, ... [> \"file\"]\n"
      "  Prints `TEXT = VALUE` per expression at the current state.\n"
@@ -182,7 +208,8 @@ static const help_entry_t entries[] = {
     {"table",
      "table EXPR, ... [> \"file.csv\"]\n"
      "  One CSV row per recorded sample: a header with the expression texts,\n"
-     "  then values.\n"},
+     "  then values.  A declaration that changes the model clears the\n"
+     "  samples; lets and parameters the model does not use keep them.\n"},
     {"plot",
      "plot Y, ... [vs X] [> \"file.png\" | \"file.svg\"]\n"
      "  Draws the recorded samples with gnuplot (X defaults to t); in a\n"
@@ -197,6 +224,9 @@ static const help_entry_t entries[] = {
      "show mass         the mass matrix M_ij = d2L/dq_i'dq_j'\n"
      "show reduced      the reduced Lagrangian (voronec, naive)\n"
      "show voronec      the coefficients a and b of Voronec's equations\n"
+     "show kinematics   q' = psi(q, z, t): the kinematic equations given\n"
+     "                  and the velocities solved from the constraints\n"
+     "show kane         Kane's F_r and F*_r for each speed (help kane)\n"
      "  `latex` after `show` works for all of them (in a notebook it is\n"
      "  shown as typeset mathematics), and > \"file\" at the end writes\n"
      "  there: show latex eom > \"eom.tex\"\n"},
@@ -206,7 +236,9 @@ static const help_entry_t entries[] = {
      "  For each constraint: holonomic / linear / affine / nonlinear,\n"
      "  homogeneity, time dependence, integrability (Frobenius and\n"
      "  exactness); then the rank of B at the state, the degrees of\n"
-     "  freedom, and whether energy is conserved (Benenti Thm 11.6).\n"},
+     "  freedom, and whether energy is conserved (Benenti Thm 11.6).\n"
+     "  With speeds: which velocities have no kinematic equation, the\n"
+     "  constraints they are solved from, and how (help kane).\n"},
     {"compare",
      "compare A B [samples N] [> \"file\"]\n"
      "  The accelerations of equations A and B side by side at the current\n"
@@ -222,13 +254,32 @@ static const help_entry_t entries[] = {
      "set NAME = VALUE\n"
      "  Changes a parameter, or a simulation default: rtol, atol, step,\n"
      "  integrator, max_steps (the most integrator steps one simulate may\n"
-     "  take, 1000000 unless set).  Example: set m = 2\n"},
+     "  take, 1000000 unless set).  Example: set m = 2\n"
+     "  When the constraints use the parameter and the state no longer fits\n"
+     "  them, a warning says so: `reset` solves the state again.\n"
+     "set compile = on | off\n"
+     "  on: simulate and compare run the equations as C, compiled with the\n"
+     "  system's compiler ($CC, else cc) and cached by content in\n"
+     "  $XDG_CACHE_HOME/nh (or ~/.cache/nh); same results as the tapes.\n"
+     "  Without a compiler, a note, and the tapes run.  Default off.\n"},
     {"load", "load \"file.nh\"\n  Runs a file; a relative path is taken from the directory of\n  the file that loads it.\n"},
     {"import",
      "import \"name\"\n"
      "  Runs name.nh from the standard library (NH_PATH first, then the\n"
      "  installed library).  A module runs once per session.\n"},
     {"help", "help [TOPIC] [> \"file\"]\n  This help.\n"},
+    {"export",
+     "export c \"FILE.c\"\n"
+     "  Writes the chosen equations' right-hand side as one self-contained\n"
+     "  C99 file that needs only <math.h>: for \"sphere.c\",\n"
+     "    void sphere_rhs(double t, const double *y, const double *p,\n"
+     "                    double *dydt);\n"
+     "  with the state layout (sphere_state_names), the parameters\n"
+     "  (sphere_param_names, sphere_param_defaults: their current values),\n"
+     "  the constraint residuals, the multipliers where the method has\n"
+     "  them, and the dense solve, written into the file.  Same numbers\n"
+     "  as nh, bit for bit when compiled without FP contraction (-std=c99).\n"
+     "  Needs `equations NAME` first.  Example: export c \"sphere.c\"\n"},
     {"quit", "quit\n  Ends the session (also exit, or Ctrl-D in the REPL).\n"},
     {"exit", "exit\n  Ends the session (also quit, or Ctrl-D in the REPL).\n"},
     {"lagrange",
@@ -250,7 +301,8 @@ static const help_entry_t entries[] = {
     {"voronec",
      "equations voronec\n"
      "  Voronec's equations (Lemos eqs. 8-11) for constraints in explicit\n"
-     "  form qd' = sum_j a_dj(q) qj'.  State: q and the independent\n"
+     "  form qd' = sum_j a_dj(q) qj': the dependent velocity written alone\n"
+     "  on the left, in no other constraint.  State: q and the independent\n"
      "  velocities.  `show voronec` prints the a and b coefficients.\n"},
     {"naive",
      "equations naive\n"
@@ -261,10 +313,31 @@ static const help_entry_t entries[] = {
      "equations maggi   (aliases first_kind, kane)\n"
      "  Maggi's equations in explicit form (Benenti eq. 27): with\n"
      "  q' = psi(q, z, t), Psi = dpsi/dz, G = Psi^T M Psi,\n"
-     "  z' = G^-1 Psi^T (-h - M (dpsi/dq psi + dpsi/dt)).  Needs speeds and a\n"
-     "  kinematic equation for every coordinate.\n"},
+     "  z' = G^-1 Psi^T (-h - M (dpsi/dq psi + dpsi/dt)).  Needs speeds and\n"
+     "  kinematic equations for the independent velocities; the others\n"
+     "  are solved from the constraints (help kinematic, help kane).  The\n"
+     "  constraints not solved for them are checked against psi.\n"},
     {"first_kind", "first_kind: another name of maggi (help maggi).\n"},
-    {"kane", "kane: another name of maggi (help maggi).\n"},
+    {"kane",
+     "equations kane   (another name of maggi)\n"
+     "  Kane's method: speeds u_r for the independent rates, kinematic\n"
+     "  equations q' = psi(q, u, t) for those rates only, and the other\n"
+     "  velocities solved from the constraints, linearly: symbolically in\n"
+     "  blocks (Cramer's rule; divided only by determinants that vanish\n"
+     "  where the constraints stop determining them), or numerically at\n"
+     "  each evaluation when more than 6 depend on each other.\n"
+     "  Kane's equations F_r + F*_r = 0 are maggi's: with the partial\n"
+     "  velocities Psi = dpsi/du, the generalized active force\n"
+     "  F_r = sum_i Q_i Psi_ir (potential forces included) and the\n"
+     "  generalized inertia force F*_r = -sum_i (M q'' + h)_i Psi_ir\n"
+     "  (Kane and Levinson's sum of -m a . dv/du_r), at q' = psi and\n"
+     "  q'' = dpsi/dq psi + dpsi/dt + Psi u'.\n"
+     "  show kinematics   psi, as solved\n"
+     "  show kane         F_r and F*_r for each speed\n"
+     "  check             which velocities were solved, from what, how\n"
+     "  Example: speed u1, u2, u3\n"
+     "           kinematic phi' = u1; kinematic delta' = u2\n"
+     "           kinematic thR' = u3; equations kane; show kane\n"},
     {"gibbs_appell",
      "equations gibbs_appell\n"
      "  The Gibbs-Appell equations dS/dz_a' = sum_i Q_i Psi_ia with the\n"
@@ -281,8 +354,10 @@ static const help_entry_t entries[] = {
      "Functions: sin cos tan asin acos atan atan2(y, x) sinh cosh tanh exp\n"
      "log sqrt abs sign min(a, b) max(a, b); dot(u, v) cross(u, v) norm(u);\n"
      "diff(e, v) with v a coordinate, a velocity x', a speed, a parameter\n"
-     "or t; lambda(NAME), lambda(NAME[k]) and reaction(x) in print, table\n"
-     "and show; omega(A), on(A, v) and velocity(P, B) (help frames).\n"},
+     "or t (an e holding x'' is an error: x'' is the equations' value, not\n"
+     "a symbol); lambda(NAME), lambda(NAME[k]) and reaction(x) in print,\n"
+     "table and show; omega(A), on(A, v) and velocity(P, B) (help frames).\n"
+     "Their names cannot be declared.\n"},
     {"frames",
      "Frames and bodies: A.x, A.y, A.z are the unit vectors of frame A, with\n"
      "components on the inertial axes; a*A.x + b*A.y is an ordinary vector.\n"
@@ -307,7 +382,10 @@ static const help_entry_t entries[] = {
      "In the REPL (<repl>) LINE counts the lines typed since the session\n"
      "began, so a place named in a message can be found again.  An empty\n"
      "line ends a statement left open (an unclosed bracket), which is then\n"
-     "reported at the bracket.\n"},
+     "reported at the bracket.  An expression that cannot be evaluated at\n"
+     "the state is an error at the declaration that holds it.  Likely slips\n"
+     "are warnings (FILE:LINE:COL: warning: ...), shown under -q too; the\n"
+     "statement takes effect.\n"},
     {"notebook",
      "nh in Jupyter: `nh --install-kernel` (or --user) registers the kernel\n"
      "`nh` (`make install` installs it too); pick it in Jupyter.  One\n"
@@ -327,7 +405,7 @@ const char *const help_topics[] = {
     "project", "reset", "print", "accel", "table", "plot", "vs", "show",
     "latex", "check", "compare", "samples", "worksheet", "set", "load",
     "import", "help", "quit", "exit", "frame", "body", "gravity", "torque",
-    "lagrange", "multipliers",
+    "export", "lagrange", "multipliers",
     "second_kind", "voronec", "naive", "maggi", "first_kind", "kane",
     "gibbs_appell", "expressions", "functions", "vectors", "prime", "errors",
     "frames", "notebook", NULL};

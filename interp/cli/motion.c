@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interp/eom/velocity.h"
 #include "interp/run/plot.h"
 #include "interp/cli/stmts.h"
 #include "interp/expr/tape.h"
@@ -82,21 +83,39 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
     }
     double t0 = s->model.t;
+    char num[40];
     if (o.t_end == t0)
         return diag_error(err, st->u.simulate.to->span,
-                          "the motion is already at t = %g: simulate to a "
+                          "the motion is already at t = %s: simulate to a "
                           "later (or earlier) time",
-                          t0);
+                          expr_format_number(t0, num, sizeof num));
     if (o.step == 0)
-        o.step = fabs(o.t_end - t0) / 1000;
+        o.step = sim_default_step(t0, o.t_end);
     o.progress = s->quiet ? NULL : stderr;
 
     eom_t *e = ctx_eom(s, st->span, err);
-    if (!e)
+    if (!e || ctx_compile(s, e, st->span, err) != 0)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
+    /* LANGUAGE.md §6: a state off the constraints (after `set` of a
+     * parameter they use, or a constraint declared since `initial`) is an
+     * error, unless `project` pulls it back first.  The drift that the
+     * last run left is accepted: that run reported it as max |C|. */
+    if (!o.project) {
+        char names[512];
+        double v = eom_constraint_violation(sys, vars, names, sizeof names);
+        if (!(v <= fmax(EOM_STATE_RTOL, s->model.state_drift))) {
+            free(vars);
+            return diag_error(err, st->span,
+                              "the state violates %s: `reset` or `initial` "
+                              "solves it again, `simulate ... project` pulls "
+                              "it back first",
+                              names);
+        }
+    }
+    ctx_samples_sync(s, lw); /* rows of kept samples, in lw's layout */
     if (s->samples.n && (s->samples_generation != s->model.generation ||
                          s->samples_method != (int)eom_method(e)))
         sim_samples_clear(&s->samples); /* another model or method */
@@ -104,11 +123,19 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     int rc = sim_run(e, sys, vars, &o, &s->samples, &sum, err);
     s->samples_generation = s->model.generation;
     s->samples_method = eom_method(e);
+    /* A failed run leaves VARS at its last sample (LANGUAGE.md §6), so
+     * that the next simulate continues the same trajectory. */
+    if (rc == 0 || sum.samples > 0) {
+        lower_store_state(lw, vars, &s->model);
+        s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
+    }
     if (rc != 0) {
+        /* a declaration that cannot be evaluated where the run stopped is
+         * to blame (LANGUAGE.md §4) */
+        ctx_blame_declaration(s, lw, vars, st->span, err);
         free(vars);
         return at_statement(err, st->span);
     }
-    lower_store_state(lw, vars, &s->model);
     free(vars);
     if (!s->quiet) {
         char b1[40], b2[40], b3[40];
@@ -146,16 +173,9 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
                           const ast_expr_t *x, columns_t *out, diag_t *err)
 {
     memset(out, 0, sizeof *out);
-    if (s->samples.n == 0)
-        return diag_error(err, st->span,
-                          "no samples recorded: run `simulate to T` first");
-    lower_t *lw = ctx_lowered(s, err);
+    lower_t *lw = ctx_samples_ready(s, st->span, err);
     if (!lw)
         return -1;
-    if (s->samples_generation != s->model.generation)
-        return diag_error(err, st->span,
-                          "the samples belong to a model that has changed "
-                          "since: simulate again");
     size_t nitems = st->u.output.n, n = nitems + (x ? 1 : 0);
     const ast_expr_t *exprs[n];
     if (x)

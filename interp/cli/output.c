@@ -12,6 +12,7 @@
 #include "interp/analysis/check.h"
 #include "interp/cli/stmts.h"
 #include "interp/base/util.h"
+#include "interp/eom/kinematics.h"
 #include "interp/eom/velocity.h"
 #include "interp/analysis/worksheet.h"
 
@@ -34,14 +35,8 @@ static int state_vars(ctx_t *s, lower_t *lw, bool need_accel,
     eom_t *e = ctx_eom(s, where, err);
     if (!e)
         return -1;
-    if (eom_accel(e, vars, err) != 0) {
-        char st[1024];
-        ctx_describe_state(s, vars, st, sizeof st);
-        char msg[DIAG_MSG_MAX];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        diag_clear(err);
-        return diag_error(err, where, "%s%s", msg, st);
-    }
+    if (eom_accel(e, vars, err) != 0)
+        return ctx_state_error(s, lw, vars, where, err);
     return 0;
 }
 
@@ -287,6 +282,100 @@ static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
     return n;
 }
 
+/* An error when one of the NE expressions E (NULL entries skipped) is
+ * too large to show: it is named PREFIX NAMES[i] SUFFIX ("F*_u1",
+ * "x'"). */
+static int show_too_large(expr_graph_t *g, const expr_t *const *E, size_t ne,
+                          const char *prefix, const char *const *names,
+                          const char *suffix, src_span_t at, diag_t *err)
+{
+    size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
+    int rc = 0;
+    for (size_t i = 0; i < ne && rc == 0; i++)
+        if (E[i] && tree_size(E[i], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS)
+            rc = diag_error(err, at,
+                            "%s%s%s is too large to show (more than %d "
+                            "terms written out)",
+                            prefix, names[i], suffix, SHOW_MAX_TERMS);
+    free(memo);
+    return rc;
+}
+
+/* The equations on speeds for show kinematics and show kane: the chosen
+ * ones when they are maggi or gibbs_appell, else maggi prepared for the
+ * purpose (*OWN, which the caller frees). */
+static eom_t *speeds_eom(ctx_t *s, lower_t *lw, src_span_t at, eom_t **own,
+                         diag_t *err)
+{
+    int m = s->model.method;
+    *own = NULL;
+    if (m == EOM_MAGGI || m == EOM_GIBBS_APPELL)
+        return ctx_eom(s, at, err);
+    return *own = eom_prepare(lower_system(lw), EOM_MAGGI, at, err);
+}
+
+/* Writes the describer's text TEXT (malloc'ed, consumed) on OUT. */
+static void put_text(ctx_t *s, char *text)
+{
+    fputs(text, s->out);
+    if (text[0] && text[strlen(text) - 1] != '\n')
+        fputc('\n', s->out);
+    free(text);
+}
+
+/* show kinematics: q' = ψ, the given equations and the velocities the
+ * constraints determine (kinematics.h). */
+static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
+                           diag_t *err)
+{
+    eom_t *own, *e = speeds_eom(s, lw, st->span, &own, err);
+    if (!e)
+        return -1;
+    const eom_kin_t *kin = eom_kinematics(e);
+    const nh_system_t *sys = lower_system(lw);
+    const size_t *order, *sizes, *dep;
+    const expr_t *const *seq;
+    size_t k = eom_kin_dependent(kin, &dep);
+    const expr_t **rows = xcalloc(sys->n + 1, sizeof *rows);
+    for (size_t i = 0; i < sys->n; i++)
+        rows[i] = sys->psi[i];
+    eom_kin_blocks(kin, &order, &sizes, &seq);
+    for (size_t j = 0; eom_kin_mode(kin) == EOM_KIN_SYMBOLIC && j < k; j++)
+        rows[dep[j]] = seq[j];
+    int rc = show_too_large(lower_graph(lw), rows, sys->n, "", sys->qname,
+                            "'", st->span, err);
+    if (rc == 0)
+        put_text(s, eom_kin_describe(kin, st->u.show.latex));
+    free(rows);
+    eom_free(own);
+    return rc;
+}
+
+/* show kane: Kane's F_r and F*_r for each speed (eom_kane). */
+static int show_kane(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
+                     diag_t *err)
+{
+    eom_t *own, *e = speeds_eom(s, lw, st->span, &own, err);
+    if (!e)
+        return -1;
+    const nh_system_t *sys = lower_system(lw);
+    size_t m = sys->m;
+    const expr_t **F = xcalloc(2 * m + 1, sizeof *F);
+    bool vin;
+    int rc = eom_kane(e, F, F + m, &vin, err);
+    if (rc != 0)
+        err->span = st->span;
+    else if ((rc = show_too_large(lower_graph(lw), F, m, "F_", sys->zname,
+                                  "", st->span, err)) == 0)
+        rc = show_too_large(lower_graph(lw), F + m, m, "F*_", sys->zname,
+                            "", st->span, err);
+    if (rc == 0)
+        put_text(s, eom_describe_kane(e, st->u.show.latex));
+    free(F);
+    eom_free(own);
+    return rc;
+}
+
 /* show reduced, show voronec: from the chosen equations when they are
  * voronec or naive, else from Voronec's equations prepared for the
  * purpose (an error when the constraints are not in explicit form). */
@@ -350,6 +439,10 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
         if (strcmp(w, "reduced") == 0 || strcmp(w, "voronec") == 0)
             return show_voronec(s, lw, st, w[0] == 'r', err);
+        if (strcmp(w, "kinematics") == 0)
+            return show_kinematics(s, lw, st, err);
+        if (strcmp(w, "kane") == 0)
+            return show_kane(s, lw, st, err);
     }
     value_t v;
     if (lower_expr(lw, e, LOWER_QUERY, &v, err))
@@ -448,8 +541,10 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!ea)
         return -1;
     eom_t *eb = eom_prepare(sys, (eom_method_t)mb, st->u.compare.b.span, err);
-    if (!eb) {
+    if (!eb || ctx_compile(s, ea, st->u.compare.a.span, err) != 0 ||
+        ctx_compile(s, eb, st->u.compare.b.span, err) != 0) {
         eom_free(ea);
+        eom_free(eb);
         return -1;
     }
     size_t nv = expr_graph_nvars(lower_graph(lw));
@@ -462,12 +557,7 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         memcpy(va, base, sizeof va);
         memcpy(vb, base, sizeof vb);
         if (eom_accel(ea, va, err) || eom_accel(eb, vb, err)) {
-            char stt[1024];
-            ctx_describe_state(s, base, stt, sizeof stt);
-            char msg[DIAG_MSG_MAX];
-            snprintf(msg, sizeof msg, "%s", err->msg);
-            diag_clear(err);
-            rc = diag_error(err, st->span, "%s%s", msg, stt);
+            rc = ctx_state_error(s, lw, base, st->span, err);
             goto done;
         }
         double worst = 0;
@@ -517,15 +607,16 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (proj && sim_projector_run(proj, vars, &tmp))
             continue;
         if (speeds && sys->psi) {
-            /* Draw the speeds and take the velocities from psi. */
-            bool ok = true;
-            for (size_t i = 0; i < sys->n && ok; i++) {
-                ok = sys->psi[i] != NULL;
-                if (ok)
-                    vars[sys->qd[i]] = expr_eval(lower_graph(lw), sys->psi[i], vars);
+            /* Draw the speeds and take the velocities from psi; those
+             * without a kinematic equation from the constraints. */
+            for (size_t i = 0; i < sys->n; i++) {
+                if (!sys->psi[i])
+                    continue;
+                vars[sys->qd[i]] =
+                    expr_eval(lower_graph(lw), sys->psi[i], vars);
                 given[i] = true;
             }
-            if (!ok || eom_velsolver_run(vel, vars, given, &tmp))
+            if (eom_velsolver_run(vel, vars, given, &tmp))
                 continue;
         } else if (eom_velsolver_run(vel, vars, given, &tmp)) {
             continue;

@@ -798,7 +798,7 @@ const char *const *session_completions(session_t *s)
         len += 3 * (strlen(model->frames.v[i].name) + 3);
     s->members = xmalloc(len + 1);
     free(s->completions);
-    s->completions = xcalloc(nk + nn + nm + 3 * nf + 12,
+    s->completions = xcalloc(nk + nn + nm + 3 * nf + 18,
                              sizeof *s->completions);
     size_t k = 0;
     char *p = s->members;
@@ -817,8 +817,10 @@ const char *const *session_completions(session_t *s)
         s->completions[k++] = names[i];
     for (size_t i = 0; i < nm; i++)
         s->completions[k++] = eom_method_names[i];
-    static const char *const topics[] = {"model", "eom", "mass", "reduced",
-                                         "voronec", NULL};
+    /* show's reports; `set compile = on | off` */
+    static const char *const topics[] = {
+        "model", "eom",        "mass",    "reduced", "voronec", "kane",
+        "kinematics", "compile", "on", "off", NULL};
     for (size_t i = 0; topics[i]; i++)
         s->completions[k++] = topics[i];
     s->completions[k] = NULL;

@@ -41,6 +41,9 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int motion_table(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int motion_plot(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
+/* export c "file.c" (export.c). */
+int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+
 /* help (help.c), and its texts: the text of TOPIC (NULL: the overview),
  * or NULL when there is none; the topics, NULL-terminated. */
 int help_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err);

@@ -37,6 +37,7 @@ static const stmt_fn stmt_table[] = {
     [STMT_BODY] = decl_body,
     [STMT_GRAVITY] = decl_gravity,
     [STMT_TORQUE] = decl_force,
+    [STMT_EXPORT] = export_stmt,
     /* load, import, quit, exit: the session's own (session.c) */
 };
 

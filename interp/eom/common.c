@@ -1035,16 +1035,17 @@ void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout)
 }
 
 void eom_compile_pre(eom_t *e, const expr_t *const *outs,
-                     const uint32_t *var, size_t nout)
+                     const uint32_t *var, size_t nvar, size_t nout)
 {
     e->pre = tape_compile(e->sys->g, outs, nout, e->nvars);
     if (!e->pre)
         abort();
     e->pre_out = eom_alloc(nout, sizeof *e->pre_out);
     e->pre_work = eom_alloc(tape_work_size(e->pre), sizeof *e->pre_work);
-    e->pre_var = eom_alloc(nout, sizeof *e->pre_var);
-    memcpy(e->pre_var, var, nout * sizeof *var);
-    e->npre = nout;
+    e->pre_var = eom_alloc(nvar, sizeof *e->pre_var);
+    if (nvar)
+        memcpy(e->pre_var, var, nvar * sizeof *var);
+    e->npre = nvar;
 }
 
 void eom_run_pre(eom_t *e, double *vars)
@@ -1079,10 +1080,29 @@ void eom_set_state(eom_t *e, const uint32_t *vel, const uint32_t *dvel,
 }
 
 
+void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
+                    void *handle, void (*release)(void *handle))
+{
+    if (e->native_release)
+        e->native_release(e->native_handle);
+    e->native = values;
+    e->native_rhs = rhs;
+    e->native_handle = handle;
+    e->native_release = release;
+}
+
+bool eom_has_native(const eom_t *e)
+{
+    return e->native != NULL;
+}
+
 void eom_free(eom_t *e)
 {
     if (!e)
         return;
+    eom_set_native(e, NULL, NULL, NULL, NULL);
+    if (e->release)
+        e->release(e);
     eom_derived_free(&e->d);
     free(e->state);
     free(e->deriv);
@@ -1097,6 +1117,7 @@ void eom_free(eom_t *e)
     free(e->fast_out);
     free(e->fast_work);
     free(e->fast_var);
+    free(e->fast_dydt);
     free(e->scratch);
     free(e->perm);
     free(e->dep);
@@ -1112,6 +1133,8 @@ void eom_free(eom_t *e)
 }
 
 eom_method_t eom_method(const eom_t *e) { return e->method; }
+
+const struct eom_kin *eom_kinematics(const eom_t *e) { return e->kin; }
 
 size_t eom_state_size(const eom_t *e) { return e->nstate; }
 
@@ -1247,18 +1270,46 @@ void eom_clear_lambda(const eom_t *e, double *vars)
 
 int eom_accel(eom_t *e, double *vars, diag_t *err)
 {
+    if (e->native && e->native(vars) == 0)
+        return 0;
     return e->compute(e, vars, err);
 }
+
+static const double *eom_fast_values(eom_t *e, const double *vars);
 
 int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
             diag_t *err)
 {
+    if (e->native_rhs && e->native_rhs(t, y, vars, dydt) == 0)
+        return 0;
     const uint32_t *state = e->state, *deriv = e->deriv;
     size_t ns = e->nstate;
     for (size_t k = 0; k < ns; k++)
         vars[state[k]] = y[k];
     vars[e->sys->t] = t;
-    if (e->compute(e, vars, err) != 0)
+    if (e->fast_dydt) {
+        /* The fast path for the right-hand side: the pivots, and the
+         * derivatives of the state alone must be finite — a value it
+         * does not return (the acceleration of a dependent coordinate,
+         * a multiplier) does not decide its success, as it does not
+         * enter the integration (the samples, by eom_accel, still
+         * check every value).  Anything else: the numeric path. */
+        const double *o = eom_fast_values(e, vars);
+        bool ok = o != NULL;
+        for (size_t k = 0; k < ns && ok; k++) {
+            int32_t j = e->fast_dydt[k];
+            dydt[k] = j >= 0 ? o[j] : y[-1 - j];
+            ok = isfinite(dydt[k]);
+        }
+        if (ok)
+            return 0;
+        if (e->full_compute(e, vars, err) != 0)
+            return -1;
+        for (size_t k = 0; k < ns; k++)
+            dydt[k] = vars[deriv[k]];
+        return 0;
+    }
+    if (eom_accel(e, vars, err) != 0)
         return -1;
     for (size_t k = 0; k < ns; k++)
         dydt[k] = vars[deriv[k]];
@@ -1428,11 +1479,11 @@ bool eom_fast_pays(const eom_t *e)
     return e->sys->n <= EOM_FAST_MAX && len <= EOM_FAST_TAPE_MAX;
 }
 
-/* The fast path: the fast tape, then its pivots against the tolerance of
+/* The fast tape at VARS, then its pivots against the tolerance of
  * linalg_lu (for a definite matrix the largest entry is on the
- * diagonal); anything unexpected goes to the numeric path, which also
- * words the errors. */
-static int eom_fast_compute(eom_t *e, double *vars, diag_t *err)
+ * diagonal): the values (after the pivots in e->fast_out), or NULL when
+ * a matrix is not definite or too near singular. */
+static const double *eom_fast_values(eom_t *e, const double *vars)
 {
     tape_eval(e->fast, vars, e->fast_out, e->fast_work);
     const double *o = e->fast_out;
@@ -1446,17 +1497,26 @@ static int eom_fast_compute(eom_t *e, double *vars, diag_t *err)
         if (gi == 0)
             dmax0 = dmax;
         else if (eom_schur_negligible(dmax, dmax0))
-            return e->full_compute(e, vars, err);
+            return NULL;
         double tol = LINALG_RTOL * dmax, first = o[p];
         for (size_t i = 0; i < p; i++) {
             double d = o[p + i];
             if (!(fabs(d) > tol) || (d > 0) != (first > 0))
-                return e->full_compute(e, vars, err);
+                return NULL;
         }
         o += 2 * p;
     }
+    return o;
+}
+
+/* The fast path: its values, when the pivots are good and every value is
+ * finite; anything unexpected goes to the numeric path, which also words
+ * the errors. */
+static int eom_fast_compute(eom_t *e, double *vars, diag_t *err)
+{
+    const double *o = eom_fast_values(e, vars);
     diag_t ignored = {0};
-    if (eom_check_finite(o, e->fast_nval, "", &ignored) != 0)
+    if (!o || eom_check_finite(o, e->fast_nval, "", &ignored) != 0)
         return e->full_compute(e, vars, err);
     for (size_t i = 0; i < e->fast_nval; i++)
         vars[e->fast_var[i]] = o[i];
@@ -1497,6 +1557,23 @@ void eom_fast_install(eom_t *e, size_t ngroup, const size_t *sizes,
     e->full_compute = e->compute;
     e->compute = eom_fast_compute;
     free(outs);
+    /* where each derivative of the state comes from (eom_rhs) */
+    e->fast_dydt = eom_alloc(e->nstate, sizeof *e->fast_dydt);
+    for (size_t k = 0; k < e->nstate && e->fast_dydt; k++) {
+        int32_t src = INT32_MIN;
+        for (size_t i = 0; i < nval && src == INT32_MIN; i++)
+            if (var[i] == e->deriv[k])
+                src = (int32_t)i;
+        for (size_t j = 0; j < e->nstate && src == INT32_MIN; j++)
+            if (e->state[j] == e->deriv[k])
+                src = -1 - (int32_t)j;
+        if (src == INT32_MIN) { /* neither: eom_rhs takes eom_accel */
+            free(e->fast_dydt);
+            e->fast_dydt = NULL;
+        } else {
+            e->fast_dydt[k] = src;
+        }
+    }
 }
 
 /* ---- text -------------------------------------------------------------- */
@@ -1562,6 +1639,15 @@ void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
     eom_buf_expr(b, g, l, latex);
     eom_buf_puts(b, latex ? " &= " : " = ");
     eom_buf_expr(b, g, r, latex);
+    eom_buf_puts(b, latex ? " \\\\\n" : "\n");
+}
+
+void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
+                    const char *latex_label, const expr_t *e, bool latex)
+{
+    eom_buf_puts(b, latex ? latex_label : text_label);
+    eom_buf_puts(b, latex ? " &= " : " = ");
+    eom_buf_expr(b, g, e, latex);
     eom_buf_puts(b, latex ? " \\\\\n" : "\n");
 }
 

@@ -78,7 +78,9 @@ struct eom {
      * shared product is computed once), and writes its values straight
      * into the variables.  Its pivots are checked at run time; when a
      * matrix is not definite or a value not finite, full_compute (the
-     * numeric path on e->tape, with the errors) takes over. */
+     * numeric path on e->tape, with the errors) takes over.  For the
+     * right-hand side (eom_rhs) only the derivatives of the state need
+     * be finite. */
     tape_t *fast;
     double *fast_out, *fast_work;
     uint32_t *fast_var;  /* the variable each value output goes to */
@@ -86,6 +88,10 @@ struct eom {
     size_t fast_ngroup, fast_group[2]; /* sizes of the factored matrices */
     bool fast_clear_lambda;
     eom_compute_fn full_compute;
+    /* By state entry: the fast value that is its derivative (>= 0), or
+     * -1 - j for the state entry j; NULL when the fast path does not give
+     * every derivative (eom_rhs then runs compute). */
+    int32_t *fast_dydt;
 
     /* A first tape, run before e->tape by the compute functions that
      * use it (eom_run_pre): its NPRE outputs are written into the
@@ -97,11 +103,36 @@ struct eom {
     uint32_t *pre_var;
     size_t npre;
 
+    /* Native code (eom_set_native): called before compute. */
+    eom_native_fn native;
+    eom_native_rhs_fn native_rhs;
+    void *native_handle;
+    void (*native_release)(void *handle);
+
     /* maggi, gibbs_appell */
     const expr_t **Psi;  /* ∂ψ_i/∂z_a                            (n×m) */
     const expr_t **beta; /* maggi: β at the velocities q'          (n)  */
     const expr_t *S;     /* gibbs_appell: the Gibbs function */
     bool S_particles;    /* S from the particles (else eq. 68 form) */
+    /* The kinematic equations completed from the constraints
+     * (kinematics.h), and ψ for every coordinate: the given ones, and
+     * the dependent ones as nodes, or NULL when they are solved at each
+     * evaluation (kin_numeric).  Then the first tape also gives A (k×k)
+     * and b0 (k) after ψ_I, the compute step solves A q_D' = −b0 (LU in
+     * kin_lu, kin_perm; kin_x scratch), and the main tape also gives c
+     * and the independent columns of B of those rows (after Ψ), from
+     * which Ψ_D and β_D follow (B Ψ = 0, B β + c = 0).  KIN_BLOCK_MAX:
+     * the largest block solved symbolically (eom_prepare_kin). */
+    struct eom_kin *kin;
+    const expr_t *const *psi;
+    bool kin_numeric;
+    size_t kin_k, kin_block_max;
+    const size_t *kin_dep;  /* the dependent coordinates (of kin) */
+    size_t *kin_ind;        /* the others */
+    double *kin_lu, *kin_x;
+    size_t *kin_perm;
+    /* The family's own resources, released by eom_free (NULL: none). */
+    void (*release)(eom_t *e);
 };
 
 /* ---- common.c -------------------------------------------------------- */
@@ -146,10 +177,11 @@ const expr_t **eom_subst_velocities(const nh_system_t *sys,
 
 /* Compiles OUTS into e->tape and allocates e->out and e->work. */
 void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout);
-/* Compiles OUTS into e->pre (see struct eom), their values to go into
- * the variables VAR; and runs it, writing them. */
+/* Compiles OUTS (NOUT of them) into e->pre (see struct eom): the values
+ * of the first NVAR go into the variables VAR when it runs, the others
+ * stay in e->pre_out for the compute step. */
 void eom_compile_pre(eom_t *e, const expr_t *const *outs,
-                     const uint32_t *var, size_t nout);
+                     const uint32_t *var, size_t nvar, size_t nout);
 void eom_run_pre(eom_t *e, double *vars);
 /* Allocates e->scratch (nd doubles) and e->perm (np entries). */
 void eom_alloc_scratch(eom_t *e, size_t nd, size_t np);
@@ -243,6 +275,13 @@ int eom_check_independent(const nh_system_t *sys, const double *B,
  * (fuzz findings 004, 012, 013). */
 bool eom_schur_negligible(double hmax, double mmax);
 
+/* eom_prepare with the dependent velocities solved symbolically in
+ * blocks of at most BLOCK_MAX (EOM_KIN_BLOCK_MAX for eom_prepare; 0
+ * solves them numerically at each evaluation): for the tests, which hold
+ * the two ways to each other. */
+eom_t *eom_prepare_kin(const nh_system_t *sys, eom_method_t method,
+                       size_t block_max, src_span_t where, diag_t *err);
+
 /* calloc that aborts when memory runs out (the one fatal case). */
 void *eom_alloc(size_t count, size_t size);
 
@@ -265,6 +304,10 @@ void eom_buf_expr(eom_buf_t *b, const expr_graph_t *g, const expr_t *e,
 /* Appends the row "L = R" (LaTeX: "L &= R \\"), newline-terminated. */
 void eom_buf_row(eom_buf_t *b, const expr_graph_t *g, const expr_t *l,
                  const expr_t *r, bool latex);
+/* Appends the row "LABEL = E" for a named object (TEXT_LABEL "F_u1",
+ * LATEX_LABEL "F_{u_{1}}"). */
+void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
+                    const char *latex_label, const expr_t *e, bool latex);
 /* Appends a heading line (LaTeX: as a comment "% ..."). */
 void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -77,9 +77,28 @@ int eom_accel(eom_t *e, double *vars, diag_t *err);
 
 /* The ODE right-hand side on the state layout above: VARS is a full value
  * vector used as scratch (parameters set by the caller).  Returns 0, or -1
- * with *err set as for eom_accel. */
+ * with *err set as for eom_accel.  A value it does not return (the
+ * acceleration of a dependent coordinate, a multiplier) need not be
+ * finite for it to succeed on a small system's fast path, as it does not
+ * enter the integration; eom_accel checks every value. */
 int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
             diag_t *err);
+
+/* Native code for what eom_accel and eom_rhs compute (`set compile =
+ * on`: run/native.c compiles the C text of cgen.h): VALUES(vars) writes
+ * what the compute step writes, RHS(t, y, vars, dydt) is eom_rhs; each
+ * returns 0, or nonzero when it meets a singular state or a value that
+ * is not finite.  Once set, eom_accel and eom_rhs call them first, and
+ * the tapes only when they fail: the tapes meet the same failure and
+ * word its error, so a compiled eom_t reports exactly what the tapes
+ * would.  RELEASE(HANDLE) (may be NULL) is called when they are replaced
+ * or cleared (all NULL) and by eom_free. */
+typedef int (*eom_native_fn)(double *vars);
+typedef int (*eom_native_rhs_fn)(double t, const double *y, double *vars,
+                                 double *dydt);
+void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
+                    void *handle, void (*release)(void *handle));
+bool eom_has_native(const eom_t *e);
 
 /* The equations symbolically, one row per line, as text or LaTeX
  * (malloc'ed, the caller frees). */
@@ -100,5 +119,25 @@ const expr_t *eom_voronec_a(const eom_t *e, size_t nu, size_t j);
 const expr_t *eom_voronec_b(const eom_t *e, size_t nu, size_t i, size_t j);
 const expr_t *eom_reduced_lagrangian(const eom_t *e);
 char *eom_describe_voronec(const eom_t *e, bool latex);
+
+/* maggi, gibbs_appell: the kinematic equations as completed from the
+ * constraints (kinematics.h; borrowed from E), NULL for other methods. */
+struct eom_kin;
+const struct eom_kin *eom_kinematics(const eom_t *e);
+
+/* Kane's form (maggi, gibbs_appell): for each speed z_r the generalized
+ * active force F_r = Σ_i Q̃_i Ψ_ir (Q̃ = Q − ∂V/∂q: potential forces
+ * included) and the generalized inertia force F*_r = −Σ_i (M q'' + h0 −
+ * ∂V/∂q)_i Ψ_ir, with q' = ψ and q'' = β + Ψ z' (Benenti eq. 22), into
+ * FR and FRS (m nodes each, in q, z, z', t), so that F_r + F*_r = 0 is
+ * maggi's equation r.  *POTENTIAL_IN_INERTIA: the potential could not be
+ * split off (a `lagrangian`, or a V with velocities), so it is in F*_r.
+ * Returns 0, or -1 with *err set (span NONE): another method, or
+ * velocities solved numerically at each evaluation.
+ * eom_describe_kane: the rows F_r = …, F*_r = … as text or LaTeX
+ * (malloc'ed; NULL when eom_kane fails). */
+int eom_kane(const eom_t *e, const expr_t **Fr, const expr_t **Frs,
+             bool *potential_in_inertia, diag_t *err);
+char *eom_describe_kane(const eom_t *e, bool latex);
 
 #endif

@@ -220,6 +220,42 @@ size_t linalg_rank(double *a, size_t rows, size_t cols, double rtol)
     return rank;
 }
 
+size_t linalg_independent(const double *v, size_t si, size_t se, size_t len,
+                          const size_t *order, size_t n, double rtol,
+                          bool *kept, double *basis, size_t *piv)
+{
+    size_t nb = 0;
+    double scale = 0.0; /* the largest entry of the items kept */
+    for (size_t o = 0; o < n && nb < len; o++) {
+        size_t t = order[o];
+        double *r = basis + nb * len, sc = scale;
+        for (size_t e = 0; e < len; e++) {
+            r[e] = v[t * si + e * se];
+            sc = fmax(sc, fabs(r[e]));
+        }
+        for (size_t b = 0; b < nb; b++) {
+            double f = r[piv[b]];
+            if (f != 0.0)
+                for (size_t e = 0; e < len; e++)
+                    r[e] -= f * basis[b * len + e];
+        }
+        size_t c = 0;
+        for (size_t e = 1; e < len; e++)
+            if (fabs(r[e]) > fabs(r[c]))
+                c = e;
+        if (!(sc > 0.0) || !(fabs(r[c]) > rtol * sc))
+            continue;
+        double inv = 1.0 / r[c];
+        for (size_t e = 0; e < len; e++)
+            r[e] *= inv;
+        piv[nb++] = c;
+        scale = sc;
+        if (kept)
+            kept[t] = true;
+    }
+    return nb;
+}
+
 int linalg_lsq_step(const double *j, size_t rows, size_t cols,
                     const double *r, double mu, double *d, double *work,
                     size_t *perm)

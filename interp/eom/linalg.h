@@ -57,6 +57,20 @@ void linalg_ldlt_back(const double *ld, size_t n, double *b);
  * A is destroyed. */
 size_t linalg_rank(double *a, size_t rows, size_t cols, double rtol);
 
+/* Greedily, in the order ORDER (N items), the items of V that are
+ * linearly independent: item t is the vector V[t*SI + e*SE], e < LEN
+ * (the rows of a row-major matrix with SI = cols, SE = 1; its columns
+ * with SI = 1, SE = cols).  Each is reduced by those kept before
+ * (elimination on their pivots) and kept when what is left exceeds RTOL
+ * times the largest entry of it and of the items kept: the items that
+ * raise linalg_rank one by one, in O(N · LEN · rank) instead of
+ * O(N · LEN · rank²).  KEPT[t] (may be NULL) is set for them.  BASIS has
+ * room for LEN × LEN doubles, PIV for LEN entries.  Returns how many were
+ * kept: the rank of the items. */
+size_t linalg_independent(const double *v, size_t si, size_t se, size_t len,
+                          const size_t *order, size_t n, double rtol,
+                          bool *kept, double *basis, size_t *piv);
+
 /* A least-squares step: minimises |J d + r|² + mu |d|² for the
  * rows×cols matrix J (cols unknowns), writing d into D.  WORK has at
  * least cols*cols + cols doubles, PERM cols entries.  Returns 0, or -1

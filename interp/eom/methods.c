@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "interp/eom/common.h"
+#include "interp/eom/kinematics.h"
 #include "interp/eom/methods.h"
 
 typedef int (*eom_prepare_fn)(eom_t *e, src_span_t where, diag_t *err);
@@ -78,6 +79,12 @@ bool eom_has_multipliers(const eom_t *e)
 eom_t *eom_prepare(const nh_system_t *sys, eom_method_t method,
                    src_span_t where, diag_t *err)
 {
+    return eom_prepare_kin(sys, method, EOM_KIN_BLOCK_MAX, where, err);
+}
+
+eom_t *eom_prepare_kin(const nh_system_t *sys, eom_method_t method,
+                       size_t block_max, src_span_t where, diag_t *err)
+{
     if ((int)method < 0 || method >= EOM_METHOD_COUNT) {
         diag_error(err, where, "unknown equations of motion");
         return NULL;
@@ -87,6 +94,7 @@ eom_t *eom_prepare(const nh_system_t *sys, eom_method_t method,
     e->method = method;
     e->name = eom_methods[method].name;
     e->nvars = expr_graph_nvars(sys->g);
+    e->kin_block_max = block_max;
     /* derived equations are defined where their formulas are: what
      * cancels while deriving (a pivot's reciprocal times 0) leaves no
      * guard (expr.h), so a zero entry stays the node 0 */

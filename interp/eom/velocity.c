@@ -124,50 +124,73 @@ static void eom_vel_resid(void *ctx, const double *x, double *res,
     }
 }
 
-/* The scale of constraint A's value: its velocity terms Σ_i |B_ai q_i'|
- * (for a holonomic f, Σ_i |∂f/∂q_i q_i| with Q the coordinates), at
- * least 1. */
-static double eom_constraint_scale(const nh_system_t *sys, const double *B,
-                                   const double *vars, size_t a,
-                                   const uint32_t *of)
+/* The scale of a constraint's value, against which "violated by more
+ * than 1e-9 (relative)" is judged: its velocity terms Σ_i |B_ai q_i'| for
+ * the row ROW = B_a· and OF the velocities (for a holonomic f, Σ_i
+ * |∂f/∂q_i q_i| with ROW its gradient and OF the coordinates), at least
+ * 1. */
+static double eom_constraint_scale(const nh_system_t *sys, const double *row,
+                                   const double *vars, const uint32_t *of)
 {
     double s = 0.0;
     for (size_t i = 0; i < sys->n; i++)
-        s += fabs(B[a * sys->n + i] * vars[of[i]]);
+        s += fabs(row[i] * vars[of[i]]);
     return s > 1.0 ? s : 1.0;
 }
 
-/* Selects up to r velocities among the unknown ones whose columns of B
- * are independent at the values in VARS.  The rule: walk the
- * coordinates from the last declared to the first and keep a velocity
- * when its column raises the rank — so models that declare the
- * dependent coordinates last (the sphere: x, y after the angles) get
- * those solved, as a user writing `initial` expects. */
-static size_t eom_select_unknowns(const nh_system_t *sys, const double *B,
-                                  const bool *given, size_t *sel)
+
+/* Selects up to ROWS unknowns (columns i of the rows×n matrix A with
+ * !given[i]) whose columns are independent at the values A was computed
+ * at: the rule of LANGUAGE.md §6 for the velocities (A = B) and the
+ * coordinates (A = ∂f/∂q of the holonomic constraints) that `initial`
+ * solves for.  Walk the coordinates from the last declared to the first
+ * and keep one when its column raises the rank — so models that declare
+ * the dependent coordinates last (the sphere: x, y after the angles) get
+ * those solved, as a user writing `initial` expects — taking first, in
+ * the same order, those marked in PREFER (given a starting guess with
+ * `~`: the user says they are the dependent ones).  PREFER may be NULL. */
+static size_t eom_select_unknowns(const nh_system_t *sys, const double *A,
+                                  size_t rows, const bool *given,
+                                  const bool *prefer, size_t *sel)
 {
-    size_t n = sys->n, r = sys->r, k = 0;
-    double *cols = eom_alloc(r * (r + 1), sizeof *cols);
-    for (size_t i = n; i-- > 0 && k < r;) {
-        if (given[i])
-            continue;
-        sel[k] = i;
-        for (size_t a = 0; a < r; a++)
-            for (size_t j = 0; j <= k; j++)
-                cols[a * (k + 1) + j] = B[a * n + sel[j]];
-        if (linalg_rank(cols, r, k + 1, 1e-10) == k + 1)
-            k++;
-    }
-    free(cols);
-    return k;
+    size_t n = sys->n, k = 0;
+    size_t *order = eom_alloc(n + 1, sizeof *order);
+    for (int pass = prefer ? 0 : 1; pass < 2; pass++)
+        for (size_t i = n; i-- > 0;) {
+            bool pref = prefer && prefer[i];
+            if (!given[i] && (pass == 0) == pref)
+                order[k++] = i;
+        }
+    /* the columns of A in that order, each kept when it raises the rank */
+    bool *kept = eom_alloc(n + 1, sizeof *kept);
+    double *basis = eom_alloc(rows * rows + 1, sizeof *basis);
+    size_t *piv = eom_alloc(rows + 1, sizeof *piv);
+    linalg_independent(A, 1, n, rows, order, k, 1e-10, kept, basis, piv);
+    size_t nsel = 0;
+    for (size_t o = 0; o < k && nsel < rows; o++)
+        if (kept[order[o]])
+            sel[nsel++] = order[o];
+    free(order);
+    free(kept);
+    free(basis);
+    free(piv);
+    return nsel;
 }
 
-/* What a velocity solve needs, derived and compiled once. */
+/* What the solves need, derived and compiled once. */
 struct eom_velsolver {
     const nh_system_t *sys;
     eom_derived_t d; /* the constraint rows only */
     tape_t *tape;    /* C (r), Ceff (r), B (r×n) */
     double *out, *work;
+    /* The holonomic constraints f_k (nh of them, hol[k] their index) and
+     * their gradients: tpos computes f (nh), J = ∂f/∂q (nh×n). */
+    size_t nh, *hol;
+    tape_t *tpos;
+    double *pout, *pwork;
+    bool *jdep; /* ∂f_j/∂q_i is not identically 0 (nh×n) */
+    /* What the last solve solved for (indices of coordinates). */
+    size_t *solved_q, nsolved_q, *solved_v, nsolved_v;
 };
 
 eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
@@ -175,6 +198,8 @@ eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
     size_t n = sys->n, r = sys->r;
     eom_velsolver_t *vs = eom_alloc(1, sizeof *vs);
     vs->sys = sys;
+    vs->solved_q = eom_alloc(n, sizeof *vs->solved_q);
+    vs->solved_v = eom_alloc(n, sizeof *vs->solved_v);
     if (r == 0)
         return vs;
     const expr_t **dv = eom_dvar(sys, NULL);
@@ -193,9 +218,30 @@ eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
     vs->tape = tape_compile(sys->g, outs, nout, expr_graph_nvars(sys->g));
     if (!vs->tape)
         abort();
-    free(outs);
     vs->out = eom_alloc(nout, sizeof *vs->out);
     vs->work = eom_alloc(tape_work_size(vs->tape), sizeof *vs->work);
+    vs->hol = eom_alloc(r, sizeof *vs->hol);
+    for (size_t a = 0; a < r; a++)
+        if (vs->d.holonomic[a])
+            vs->hol[vs->nh++] = a;
+    if (vs->nh > 0) {
+        size_t nh = vs->nh, k = 0;
+        for (size_t j = 0; j < nh; j++)
+            outs[k++] = sys->C[vs->hol[j]];
+        vs->jdep = eom_alloc(nh * n, sizeof *vs->jdep);
+        for (size_t j = 0; j < nh; j++)
+            for (size_t i = 0; i < n; i++) {
+                outs[k] = expr_diff(sys->g, sys->C[vs->hol[j]], sys->q[i]);
+                vs->jdep[j * n + i] = !expr_is_const(outs[k], 0.0);
+                k++;
+            }
+        vs->tpos = tape_compile(sys->g, outs, k, expr_graph_nvars(sys->g));
+        if (!vs->tpos)
+            abort();
+        vs->pout = eom_alloc(k, sizeof *vs->pout);
+        vs->pwork = eom_alloc(tape_work_size(vs->tpos), sizeof *vs->pwork);
+    }
+    free(outs);
     return vs;
 }
 
@@ -207,14 +253,189 @@ void eom_velsolver_free(eom_velsolver_t *vs)
     tape_free(vs->tape);
     free(vs->out);
     free(vs->work);
+    free(vs->hol);
+    tape_free(vs->tpos);
+    free(vs->jdep);
+    free(vs->pout);
+    free(vs->pwork);
+    free(vs->solved_q);
+    free(vs->solved_v);
     free(vs);
 }
 
-int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
-                      diag_t *err)
+/* ---- coordinates from the holonomic constraints (LANGUAGE.md §6) ------- */
+
+typedef struct eom_pos_ctx {
+    eom_velsolver_t *vs;
+    double *vars;
+    const size_t *sel;
+    size_t nsel;
+} eom_pos_ctx_t;
+
+static void eom_pos_resid(void *ctx, const double *x, double *res,
+                          double *jac)
+{
+    eom_pos_ctx_t *c = ctx;
+    eom_velsolver_t *vs = c->vs;
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, nh = vs->nh;
+    for (size_t k = 0; k < c->nsel; k++)
+        c->vars[sys->q[c->sel[k]]] = x[k];
+    tape_eval(vs->tpos, c->vars, vs->pout, vs->pwork);
+    const double *J = vs->pout + nh;
+    for (size_t a = 0; a < nh; a++) {
+        res[a] = vs->pout[a];
+        for (size_t k = 0; k < c->nsel; k++)
+            jac[a * c->nsel + k] = J[a * n + c->sel[k]];
+    }
+}
+
+/* The largest |f_j| relative to its scale at the values of the last
+ * evaluation of vs->tpos (at VARS); *worst its index.  NaN as soon as
+ * one is NaN (a constraint undefined there). */
+static double eom_pos_misfit(const eom_velsolver_t *vs, const double *vars,
+                             size_t *worst)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, nh = vs->nh;
+    const double *f = vs->pout, *J = vs->pout + nh;
+    double m = 0.0;
+    *worst = 0;
+    for (size_t j = 0; j < nh; j++) {
+        double v = fabs(f[j]) / eom_constraint_scale(sys, J + j * n, vars,
+                                                     sys->q);
+        if (!(v <= m)) {
+            m = v;
+            *worst = j;
+            if (isnan(v))
+                break;
+        }
+    }
+    return m;
+}
+
+/* Pseudo-random numbers in [-2, 2) from *SEED (a fixed sequence, so that
+ * `initial` does the same thing every time). */
+static double eom_scatter(uint64_t *seed)
+{
+    *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return 4.0 * ((double)(*seed >> 11) / 9007199254740992.0) - 2.0;
+}
+
+int eom_velsolver_positions(eom_velsolver_t *vs, double *vars,
+                            const bool *given, const bool *guessed,
+                            diag_t *err)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, nh = vs->nh, worst;
+    vs->nsolved_q = 0;
+    if (nh == 0)
+        return 0;
+    const double *f = vs->pout, *J = vs->pout + nh;
+    tape_eval(vs->tpos, vars, vs->pout, vs->pwork);
+    /* Coordinates that already fit stay as they are: the conical
+     * pendulum's y = 0 on x² + y² + z² = l² (Gauss–Newton on the double
+     * root y² = 0 would creep to y ~ 1e-8). */
+    if (eom_pos_misfit(vs, vars, &worst) <= EOM_STATE_RTOL)
+        return 0;
+    size_t *sel = eom_alloc(nh, sizeof *sel), *sel2 = eom_alloc(nh, sizeof *sel2);
+    double *x = eom_alloc(nh, sizeof *x), *best = eom_alloc(nh, sizeof *best);
+    double *start = eom_alloc(n, sizeof *start);
+    for (size_t i = 0; i < n; i++)
+        start[i] = vars[sys->q[i]];
+    size_t k = eom_select_unknowns(sys, J, nh, given, guessed, sel);
+    uint64_t seed = 0x2545f4914f6cdd1dULL;
+    if (k < nh) {
+        /* The gradient may lose rank at the start (x² + y² = 1 at y = 0,
+         * a linkage at all angles 0): choose the columns at a scattered
+         * point instead, where they have the rank the constraints have. */
+        for (size_t i = 0; i < n; i++)
+            if (!given[i])
+                vars[sys->q[i]] = start[i] + eom_scatter(&seed);
+        tape_eval(vs->tpos, vars, vs->pout, vs->pwork);
+        size_t k2 = eom_select_unknowns(sys, J, nh, given, guessed, sel2);
+        if (k2 > k) {
+            k = k2;
+            memcpy(sel, sel2, nh * sizeof *sel);
+        }
+        for (size_t i = 0; i < n; i++)
+            vars[sys->q[i]] = start[i];
+    }
+    /* Levenberg–Marquardt from the start (0, or the guesses); when it
+     * ends off the constraints (at a point where the gradient vanishes, or
+     * in a local minimum of |f|²), again from the chosen coordinates that
+     * have no guess at 1, then at scattered values; the best end wins. */
+    eom_pos_ctx_t c = {.vs = vs, .vars = vars, .sel = sel, .nsel = k};
+    double best_misfit = INFINITY;
+    for (int attempt = 0; attempt < 10 && k > 0; attempt++) {
+        for (size_t j = 0; j < k; j++) {
+            size_t i = sel[j];
+            bool fixed = attempt == 0 || (guessed && guessed[i]);
+            x[j] = fixed ? start[i] : attempt == 1 ? 1.0 : eom_scatter(&seed);
+        }
+        eom_least_squares(eom_pos_resid, &c, nh, k, x, 0.0);
+        tape_eval(vs->tpos, vars, vs->pout, vs->pwork);
+        double mf = eom_pos_misfit(vs, vars, &worst);
+        if (mf < best_misfit) {
+            best_misfit = mf;
+            memcpy(best, x, k * sizeof *x);
+        }
+        if (mf <= EOM_STATE_RTOL)
+            break;
+    }
+    for (size_t j = 0; j < k; j++)
+        vars[sys->q[sel[j]]] = best[j];
+    tape_eval(vs->tpos, vars, vs->pout, vs->pwork);
+    /* Reported in declaration order. */
+    vs->nsolved_q = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < k; j++)
+            if (sel[j] == i)
+                vs->solved_q[vs->nsolved_q++] = i;
+    int rc = 0;
+    if (!(eom_pos_misfit(vs, vars, &worst) <= EOM_STATE_RTOL)) {
+        size_t a = vs->hol[worst];
+        /* The first coordinate solved for that this constraint involves. */
+        const char *moved = NULL;
+        for (size_t l = 0; l < vs->nsolved_q && !moved; l++)
+            if (vs->jdep[worst * n + vs->solved_q[l]])
+                moved = sys->qname[vs->solved_q[l]];
+        if (!isfinite(f[worst]))
+            rc = diag_error(err, sys->cspan[a],
+                            "constraint %s has no finite value at these "
+                            "coordinates%s%s",
+                            sys->cname[a], moved ? ", also after solving for "
+                                                 : "",
+                            moved ? moved : "");
+        else if (!moved)
+            rc = diag_error(err, sys->cspan[a],
+                            "the coordinates violate constraint %s: "
+                            "residual %.6g",
+                            sys->cname[a], f[worst]);
+        else
+            rc = diag_error(err, sys->cspan[a],
+                            "the coordinates violate constraint %s: "
+                            "residual %.6g after solving for %s (if it can "
+                            "be met, a starting guess may find it: `initial "
+                            "%s ~ VALUE`)",
+                            sys->cname[a], f[worst], moved, moved);
+    }
+    free(sel);
+    free(sel2);
+    free(x);
+    free(best);
+    free(start);
+    return rc;
+}
+
+/* ---- the velocities ------------------------------------------------------ */
+
+int eom_velsolver_solve(eom_velsolver_t *vs, double *vars, const bool *given,
+                        const bool *guessed, diag_t *err)
 {
     const nh_system_t *sys = vs->sys;
     size_t n = sys->n, r = sys->r;
+    vs->nsolved_v = 0;
     if (r == 0)
         return 0;
     eom_vel_ctx_t c = {.sys = sys, .tape = vs->tape, .vars = vars,
@@ -230,7 +451,8 @@ int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
         if (!vs->d.holonomic[a])
             continue;
         double f = c.out[a];
-        if (!(fabs(f) <= 1e-9 * eom_constraint_scale(sys, B, vars, a, sys->q)))
+        if (!(fabs(f) <= EOM_STATE_RTOL *
+                             eom_constraint_scale(sys, B + a * n, vars, sys->q)))
             rc = diag_error(err, sys->cspan[a],
                             "the coordinates violate constraint %s: "
                             "residual %.6g",
@@ -238,20 +460,20 @@ int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
     }
 
     if (rc == 0) {
-        size_t k = eom_select_unknowns(sys, B, given, sel);
+        size_t k = eom_select_unknowns(sys, B, r, given, guessed, sel);
         if (k < r) {
             /* A nonlinear constraint may have a degenerate Jacobian at
              * the starting values (e.g. x'^2 + y'^2 = v^2 at y' = 0): try
-             * once from unit unknown velocities. */
+             * once from unit unknown velocities (those without a guess). */
             double *save = eom_alloc(n, sizeof *save);
             for (size_t i = 0; i < n; i++) {
                 save[i] = vars[sys->qd[i]];
-                if (!given[i])
+                if (!given[i] && !(guessed && guessed[i]))
                     vars[sys->qd[i]] = 1.0;
             }
             eom_vel_eval(&c);
             size_t *sel2 = eom_alloc(r, sizeof *sel2);
-            size_t k2 = eom_select_unknowns(sys, B, given, sel2);
+            size_t k2 = eom_select_unknowns(sys, B, r, given, guessed, sel2);
             bool *keep = eom_alloc(n, sizeof *keep);
             if (k2 > k) {
                 k = k2;
@@ -273,11 +495,14 @@ int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
         if (k > 0)
             eom_least_squares(eom_vel_resid, &c, r, k, x, 0.0);
         eom_vel_eval(&c);
+        memcpy(vs->solved_v, sel, k * sizeof *sel);
+        vs->nsolved_v = k;
         const double *ceff = c.out + r;
         for (size_t a = 0; a < r && rc == 0; a++) {
             double res = ceff[a];
-            if (!(fabs(res) <=
-                  1e-9 * eom_constraint_scale(sys, B, vars, a, sys->qd)))
+            if (!(fabs(res) <= EOM_STATE_RTOL *
+                                   eom_constraint_scale(sys, B + a * n, vars,
+                                                        sys->qd)))
                 rc = diag_error(err, sys->cspan[a],
                                 "the velocities violate constraint %s: "
                                 "residual %.6g",
@@ -287,6 +512,75 @@ int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
     free(sel);
     free(x);
     return rc;
+}
+
+int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
+                      diag_t *err)
+{
+    return eom_velsolver_solve(vs, vars, given, NULL, err);
+}
+
+size_t eom_velsolver_solved(const eom_velsolver_t *vs, bool coordinates,
+                            const size_t **which)
+{
+    *which = coordinates ? vs->solved_q : vs->solved_v;
+    return coordinates ? vs->nsolved_q : vs->nsolved_v;
+}
+
+double eom_velsolver_violation(eom_velsolver_t *vs, const double *vars,
+                               char *names, size_t size)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r, len = 0;
+    if (size)
+        names[0] = '\0';
+    if (r == 0)
+        return 0.0;
+    tape_eval(vs->tape, vars, vs->out, vs->work);
+    if (vs->tpos)
+        tape_eval(vs->tpos, vars, vs->pout, vs->pwork);
+    const double *C = vs->out, *ceff = vs->out + r, *B = vs->out + 2 * r;
+    double worst = 0.0;
+    for (size_t a = 0, j = 0; a < r; a++) {
+        /* Velocity level for every constraint (Ceff: C, or f'), and
+         * position level for a holonomic f (C is f; hol[j] == a). */
+        double v = fabs(ceff[a]) /
+                   eom_constraint_scale(sys, B + a * n, vars, sys->qd);
+        double res = ceff[a];
+        if (vs->d.holonomic[a]) {
+            double p = fabs(C[a]) /
+                       eom_constraint_scale(sys, vs->pout + vs->nh + j * n,
+                                            vars, sys->q);
+            j++;
+            if (!(p <= v)) {
+                v = p;
+                res = C[a];
+            }
+        }
+        if (!(v <= worst) && !isnan(worst))
+            worst = v; /* NaN once one is NaN */
+        if (!(v <= EOM_STATE_RTOL) && len + 1 < size) {
+            int w = isfinite(res)
+                        ? snprintf(names + len, size - len,
+                                   "%s%s (residual %.6g)", len ? ", " : "",
+                                   sys->cname[a], res)
+                        : snprintf(names + len, size - len,
+                                   "%s%s (not finite)", len ? ", " : "",
+                                   sys->cname[a]);
+            len = w < 0 ? len : len + (size_t)w < size ? len + (size_t)w
+                                                        : size - 1;
+        }
+    }
+    return worst;
+}
+
+double eom_constraint_violation(const nh_system_t *sys, const double *vars,
+                                char *names, size_t size)
+{
+    eom_velsolver_t *vs = eom_velsolver_new(sys);
+    double v = eom_velsolver_violation(vs, vars, names, size);
+    eom_velsolver_free(vs);
+    return v;
 }
 
 int eom_solve_velocities(const nh_system_t *sys, double *vars,
@@ -332,18 +626,16 @@ int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
         return diag_error(err, SRC_SPAN_NONE, "no speeds declared");
     if (!sys->psi)
         return diag_error(err, SRC_SPAN_NONE, "no kinematic equations declared");
-    for (size_t i = 0; i < n; i++)
-        if (!sys->psi[i])
-            return diag_error(err, SRC_SPAN_NONE,
-                              "coordinate %s has no kinematic equation",
-                              sys->qname[i]);
     expr_graph_t *g = sys->g;
     size_t nout = n + n * m;
     const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    /* A velocity without a kinematic equation is one the constraints
+     * determine (kinematics.h): through them it follows the others, so
+     * its residual is 0 here. */
     for (size_t i = 0; i < n; i++) {
-        outs[i] = sys->psi[i];
+        outs[i] = sys->psi[i] ? sys->psi[i] : expr_var(g, sys->qd[i]);
         for (size_t a = 0; a < m; a++)
-            outs[n + i * m + a] = expr_diff(g, sys->psi[i], sys->z[a]);
+            outs[n + i * m + a] = expr_diff(g, outs[i], sys->z[a]);
     }
     eom_speed_ctx_t c = {.sys = sys, .vars = vars};
     c.tape = tape_compile(g, outs, nout, expr_graph_nvars(g));

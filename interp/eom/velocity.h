@@ -14,6 +14,10 @@
 
 #include "interp/eom/eom.h"
 
+/* The tolerance of LANGUAGE.md §6: a constraint off by more than this,
+ * relative to its scale (see eom_velsolver_violation), is violated. */
+#define EOM_STATE_RTOL 1e-9
+
 /* Velocities from the constraints (LANGUAGE.md §6 `initial`): VARS holds
  * coordinates, parameters, t and the velocities the user gave (given[i]
  * true for q_i').  The velocities not given that the constraints determine
@@ -26,20 +30,63 @@
 int eom_solve_velocities(const nh_system_t *sys, double *vars,
                          const bool *given, diag_t *err);
 
-/* The same solve prepared once for many states (compare's random states):
- * eom_velsolver_new derives and compiles the constraint rows,
+/* The same solve prepared once for many states (compare's random states,
+ * `initial` run again by `reset`): eom_velsolver_new derives and compiles
+ * the constraint rows (and the holonomic constraints' gradients),
  * eom_velsolver_run is eom_solve_velocities on VARS with them.  The
  * solver keeps SYS and writes its own buffers: one state at a time. */
 typedef struct eom_velsolver eom_velsolver_t;
 eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys);
 int eom_velsolver_run(eom_velsolver_t *vs, double *vars, const bool *given,
                       diag_t *err);
+/* eom_velsolver_run with starting guesses: GUESSED[i] (may be NULL) marks
+ * a velocity not given whose value in VARS is a starting value for
+ * Newton; such velocities are taken first as the ones solved for. */
+int eom_velsolver_solve(eom_velsolver_t *vs, double *vars, const bool *given,
+                        const bool *guessed, diag_t *err);
 void eom_velsolver_free(eom_velsolver_t *vs);
+
+/* Coordinates from the holonomic constraints f(q, t) = 0 (LANGUAGE.md §6
+ * `initial`): VARS holds the coordinates given (GIVEN[i]) and the starting
+ * values of the others — 0, or a guess (GUESSED[i], may be NULL: `initial
+ * theta ~ 0.1`).  As many coordinates not given as the constraints
+ * determine are solved for — those whose columns of J = ∂f/∂q are
+ * independent, chosen as the velocities are (guessed ones first, then
+ * from the last declared backwards) — by Levenberg–Marquardt
+ * (Gauss–Newton steps, damped when they do not reduce |f|²) from the
+ * starting values; when J has no such columns at the start (x² + y² = 1
+ * at y = 0) the choice is made, and Newton started, with the unguessed
+ * unknowns at 1.  Only the chosen coordinates move.  A holonomic
+ * constraint still violated by more than 1e-9 (relative to Σ|∂f/∂q_i q_i|,
+ * at least 1) is an error naming it and its residual (span: its
+ * declaration). */
+int eom_velsolver_positions(eom_velsolver_t *vs, double *vars,
+                            const bool *given, const bool *guessed,
+                            diag_t *err);
+
+/* The coordinates (COORDINATES) or velocities the last
+ * eom_velsolver_positions / eom_velsolver_solve solved for: their count,
+ * and their indices in *WHICH (borrowed from the solver). */
+size_t eom_velsolver_solved(const eom_velsolver_t *vs, bool coordinates,
+                            const size_t **which);
+
+/* How far VARS (coordinates, velocities, parameters, t) is off the
+ * constraints: the largest residual over every constraint at velocity
+ * level (C, or f' for a holonomic f) and the holonomic ones at position
+ * level (f), each relative to its scale as above.  Each constraint off by
+ * more than 1e-9 is listed in NAMES ("rod (residual 0.2), c2 (residual
+ * …)"; empty when none; SIZE bytes at most). */
+double eom_velsolver_violation(eom_velsolver_t *vs, const double *vars,
+                               char *names, size_t size);
+/* The same, one-off (derives and compiles on each call). */
+double eom_constraint_violation(const nh_system_t *sys, const double *vars,
+                                char *names, size_t size);
 
 /* For a system with kinematic equations: the speeds z that give the
  * velocities already in VARS through q' = psi(q, z, t) (Gauss–Newton on
- * the n equations in m unknowns, starting from the z in VARS); written
- * into VARS.  An error when no z reproduces q' within 1e-9 (relative).
+ * the equations given, in m unknowns, starting from the z in VARS; a
+ * velocity without one is the constraints' to match); written into
+ * VARS.  An error when no z reproduces q' within 1e-9 (relative).
  * Used by `compare` to put methods with different states on one state. */
 int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
                                diag_t *err);

@@ -4,8 +4,10 @@
  *
  * Both need every constraint in explicit form q_d' = Σ_j a_dj(q) q_j'
  * (Lemos eq. 8): C^a linear and homogeneous in the velocities, with
- * coefficients of the coordinates only, one velocity standing alone (a
- * constant coefficient, in no other constraint) — that one is dependent.
+ * coefficients of the coordinates only, the velocity written alone on
+ * the left side (in no other constraint) dependent; for a component of
+ * a vector constraint, which has no left side of its own, one that
+ * stands in it alone (vor_pick_dependent).
  * With L̄ the Lagrangian with the dependent velocities substituted (Lemos
  * eq. 9), for every independent coordinate q_i:
  *
@@ -123,55 +125,120 @@ static int vor_check_form(const eom_t *e, size_t a, const bool *vmask,
     return 0;
 }
 
-/* Picks the dependent velocity of every constraint: a constant nonzero
- * coefficient, in no other constraint, not taken yet.  Among several,
- * coefficient 1 (a velocity alone on the left side gives C = qd' − ...)
- * before −1 before others, then the last declared. */
+/* Whether velocity J stands in row A only: a constant nonzero
+ * coefficient there, none in every other row. */
+static bool vor_alone(const eom_t *e, size_t a, size_t j)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n;
+    const expr_t *cj = e->d.B[a * n + j];
+    if (cj->op != EXPR_CONST || cj->value == 0.0 || !isfinite(cj->value))
+        return false;
+    for (size_t b = 0; b < sys->r; b++)
+        if (b != a && !expr_is_const(e->d.B[b * n + j], 0.0))
+            return false;
+    return true;
+}
+
+/* The dependent velocity of every constraint: the one written alone on
+ * its left side, qd' = Σ_j a_dj(q) q_j' (LANGUAGE.md §5), which must
+ * appear in no other constraint — on no left side and no right side —
+ * and not on its own right side either.  nh does not choose another one:
+ * the user's choice is what `show reduced` and `show voronec` display,
+ * and c1: y' = x*z', c2: z' = x' (z' on a right side) is an error that
+ * says to substitute c2 into c1, not a reading with x as the dependent
+ * coordinate.  A component of a vector constraint has no written left
+ * side (velocity(Q, disk) = [0, 0, 0]): nh takes a velocity that stands
+ * in that component alone and is no written one's, coefficient 1 before
+ * −1 before others, then the last declared (doc/methods.md). */
 static int vor_pick_dependent(eom_t *e, diag_t *err)
 {
     const nh_system_t *sys = e->sys;
     size_t n = sys->n, r = sys->r;
-    bool *taken = eom_alloc(n, sizeof *taken);
+    long *owner = eom_alloc(n, sizeof *owner); /* constraint + 1 */
     int rc = 0;
     for (size_t a = 0; a < r && rc == 0; a++) {
+        long d = sys->cleft ? sys->cleft[a] : NH_CLEFT_NONE;
+        if (d == NH_CLEFT_COMPONENT)
+            continue; /* below, once the written ones are known */
+        if (d < 0) {
+            rc = diag_error(err, sys->cspan[a],
+                            "constraint %s: its left side is not one "
+                            "velocity alone; %s, the dependent velocity "
+                            "on the left (equations %s)",
+                            sys->cname[a], VORONEC_NEED, e->name);
+            break;
+        }
+        const expr_t *cd = e->d.B[a * n + (size_t)d];
+        if (owner[d]) {
+            rc = diag_error(err, sys->cspan[a],
+                            "constraint %s: %s' is already the dependent "
+                            "velocity of constraint %s; each dependent "
+                            "velocity stands on one left side only "
+                            "(equations %s)",
+                            sys->cname[a], sys->qname[d],
+                            sys->cname[owner[d] - 1], e->name);
+        } else if (cd->op != EXPR_CONST || cd->value == 0.0 ||
+                   !isfinite(cd->value)) {
+            rc = diag_error(err, sys->cspan[a],
+                            "constraint %s: its dependent velocity %s' "
+                            "appears on its right side too; %s (equations "
+                            "%s)",
+                            sys->cname[a], sys->qname[d], VORONEC_NEED,
+                            e->name);
+        }
+        owner[d] = (long)a + 1;
+        e->dep[a] = (size_t)d;
+    }
+    for (size_t a = 0; a < r && rc == 0; a++) {
+        if (!sys->cleft || sys->cleft[a] != NH_CLEFT_COMPONENT)
+            continue;
         size_t best = n;
         int bscore = -1;
         for (size_t j = n; j-- > 0;) {
-            const expr_t *cj = e->d.B[a * n + j];
-            if (taken[j] || cj->op != EXPR_CONST || cj->value == 0.0 ||
-                !isfinite(cj->value))
+            if (owner[j] || !vor_alone(e, a, j))
                 continue;
-            bool alone = true;
-            for (size_t b = 0; b < r && alone; b++)
-                if (b != a && !expr_is_const(e->d.B[b * n + j], 0.0))
-                    alone = false;
-            if (!alone)
-                continue;
-            int score = cj->value == 1.0 ? 2 : cj->value == -1.0 ? 1 : 0;
+            double c = e->d.B[a * n + j]->value;
+            int score = c == 1.0 ? 2 : c == -1.0 ? 1 : 0;
             if (score > bscore) {
                 bscore = score;
                 best = j;
             }
         }
-        if (best == n)
+        if (best == n) {
             rc = diag_error(err, sys->cspan[a],
                             "constraint %s: no velocity stands alone in it "
                             "(a constant coefficient, and in no other "
                             "constraint); %s (equations %s)",
-                            sys->cname[a], VORONEC_NEED,
-                            e->name);
-        else {
-            taken[best] = true;
-            e->dep[a] = best;
+                            sys->cname[a], VORONEC_NEED, e->name);
+            break;
         }
+        owner[best] = (long)a + 1;
+        e->dep[a] = best;
     }
+    /* A dependent velocity on another constraint's right side. */
+    for (size_t a = 0; a < r && rc == 0; a++)
+        for (size_t b = 0; b < r && rc == 0; b++) {
+            size_t d = e->dep[a];
+            if (b != a && !expr_is_const(e->d.B[b * n + d], 0.0))
+                rc = diag_error(err, sys->cspan[b],
+                                "constraint %s: %s' is the dependent "
+                                "velocity of constraint %s and cannot "
+                                "appear on a right side: substitute %s "
+                                "into %s (Voronec's equations need each "
+                                "dependent velocity in one constraint "
+                                "only; equations %s)",
+                                sys->cname[b], sys->qname[d],
+                                sys->cname[a], sys->cname[a], sys->cname[b],
+                                e->name);
+        }
     if (rc == 0) {
         size_t m = 0;
         for (size_t j = 0; j < n; j++)
-            if (!taken[j])
+            if (!owner[j])
                 e->ind[m++] = j;
     }
-    free(taken);
+    free(owner);
     return rc;
 }
 

@@ -332,6 +332,7 @@ void expr_graph_free(expr_graph_t *g)
     for (uint32_t i = 0; i < g->nvars; i++)
         free(g->names[i]);
     free(g->names);
+    free(g->var_key);
     free(g->nodes);
     free(g->dep);
     free(g->flags);
@@ -359,12 +360,21 @@ uint32_t expr_var_declare(expr_graph_t *g, const char *name)
     if (g->nvars == g->names_cap) {
         g->names_cap = g->names_cap ? g->names_cap * 2 : 16;
         g->names = expr_xrealloc(g->names, g->names_cap * sizeof *g->names);
+        g->var_key =
+            expr_xrealloc(g->var_key, g->names_cap * sizeof *g->var_key);
     }
+    g->var_key[g->nvars] = g->nvars;
     size_t len = strlen(name);
     char *copy = expr_xmalloc(len + 1);
     memcpy(copy, name, len + 1);
     g->names[g->nvars] = copy;
     return g->nvars++;
+}
+
+void expr_var_set_order(expr_graph_t *g, uint32_t var, uint64_t key)
+{
+    if (var < g->nvars)
+        g->var_key[var] = key;
 }
 
 uint32_t expr_graph_nvars(const expr_graph_t *g)
@@ -490,8 +500,12 @@ static int order_atom(order_ctx_t *c, const expr_t *a, const expr_t *b)
         return ra < rb ? -1 : 1;
     if (a->op == EXPR_CONST)
         return order_num(a->value, b->value);
-    if (a->op == EXPR_VAR)
+    if (a->op == EXPR_VAR) {
+        uint64_t ka = c->g->var_key[a->var], kb = c->g->var_key[b->var];
+        if (ka != kb)
+            return ka < kb ? -1 : 1;
         return a->var < b->var ? -1 : a->var > b->var;
+    }
     /* a base that is neither a product nor a power is ordered as order()
      * orders it, so by its rank when both have one */
     if (a->op != EXPR_MUL && a->op != EXPR_POW && b->op != EXPR_MUL &&

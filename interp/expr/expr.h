@@ -117,6 +117,13 @@ bool expr_graph_keep_domains(expr_graph_t *g, bool keep);
 /* Declares variable number expr_graph_nvars(g) with NAME (copied) and
  * returns its index. */
 uint32_t expr_var_declare(expr_graph_t *g, const char *name);
+/* Variables take their place in the canonical order of sums and products
+ * by KEY (by default their number; ties by number).  A lowering that
+ * declares a variable after others it must precede (a parameter declared
+ * after a constraint's multiplier) gives it the key a fresh lowering
+ * would, so the nodes, their printing and their evaluation order do not
+ * depend on the order of declaration.  Set before the variable is used. */
+void expr_var_set_order(expr_graph_t *g, uint32_t var, uint64_t key);
 uint32_t expr_graph_nvars(const expr_graph_t *g);
 const char *expr_var_name(const expr_graph_t *g, uint32_t var);
 

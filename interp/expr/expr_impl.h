@@ -78,6 +78,7 @@ struct expr_graph {
     const expr_t **table;       /* hash-consing, open addressing */
     size_t table_cap;           /* power of two, at least 2 * count */
     char **names;               /* variable names */
+    uint64_t *var_key;          /* by variable: its place in the order */
     uint32_t nvars, names_cap;
     expr_memo_entry_t *memo;    /* expr_diff results, open addressing */
     size_t memo_count, memo_cap;

@@ -76,10 +76,12 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "interp/expr/expr_impl.h"
+#include "interp/base/util.h"
 
 /* An output operand read from the caller's vector (a bare variable). */
 #define TAPE_VAR 0x80000000u
@@ -92,20 +94,107 @@
 #define TAPE_FUSE_MIXED 1
 #endif
 
-/* X(NAME): the opcodes; the fused ones are named outer-first by shape:
- * L_AB is (a A b) B c, R_AB is a A (b B c). */
+/* X(NAME, VALUE, SECOND): the opcodes, and the C text of the value each
+ * computes, for the generated C of `export c` (tape_write_c): %a, %b, %c
+ * stand for the operands, SECOND is the value written to slot c (SINCOS
+ * only).  The text is the handler's arithmetic in tape_eval below,
+ * operation for operation and in the same order: C's + - * / associate
+ * to the left, so "%a + %b + %c" is (a + b) + c with two roundings, as
+ * the handler computes it.  A change to a handler changes its text here.
+ * The fused ones are named outer-first by shape: L_AB is (a A b) B c,
+ * R_AB is a A (b B c). */
 #define TAPE_OPS(X)                                                           \
-    X(ADD) X(SUB) X(MUL) X(NEG)                                               \
-    X(L_ADD_ADD) X(L_ADD_SUB) X(L_SUB_ADD) X(L_SUB_SUB) X(L_MUL_MUL)          \
-    X(L_MUL_ADD) X(L_MUL_SUB) X(L_ADD_MUL) X(L_SUB_MUL)                       \
-    X(R_ADD_MUL) X(R_SUB_MUL)                                                 \
-    X(SQR) X(CUBE) X(RECIP) X(RSQR) X(POWK) X(POW) X(GUARD)                   \
-    X(SIN) X(COS) X(SINCOS) X(TAN) X(ASIN) X(ACOS) X(ATAN) X(SINH) X(COSH)    \
-    X(TANH) X(EXP) X(LOG) X(SQRT) X(ABS) X(SIGN) X(ATAN2) X(MIN) X(MAX)       \
-    X(END)
+    X(ADD, "%a + %b", 0) X(SUB, "%a - %b", 0) X(MUL, "%a * %b", 0)            \
+    X(NEG, "-%a", 0)                                                          \
+    X(L_ADD_ADD, "%a + %b + %c", 0) X(L_ADD_SUB, "%a + %b - %c", 0)           \
+    X(L_SUB_ADD, "%a - %b + %c", 0) X(L_SUB_SUB, "%a - %b - %c", 0)           \
+    X(L_MUL_MUL, "%a * %b * %c", 0) X(L_MUL_ADD, "%a * %b + %c", 0)           \
+    X(L_MUL_SUB, "%a * %b - %c", 0) X(L_ADD_MUL, "(%a + %b) * %c", 0)         \
+    X(L_SUB_MUL, "(%a - %b) * %c", 0)                                         \
+    X(R_ADD_MUL, "%a + %b * %c", 0) X(R_SUB_MUL, "%a - %b * %c", 0)           \
+    X(SQR, "%a * %a", 0) X(CUBE, "%a * %a * %a", 0)                           \
+    X(RECIP, "nh_recip(%a)", 0) X(RSQR, "nh_rsqr(%a)", 0)                     \
+    X(POWK, "nh_pow_ieee(%a, %b)", 0) X(POW, "nh_pow(%a, %b)", 0)             \
+    X(GUARD, "nh_guard(%a, %b)", 0)                                           \
+    X(SIN, "sin(%a)", 0) X(COS, "cos(%a)", 0)                                 \
+    X(SINCOS, "sin(%a)", "cos(%a)")                                           \
+    X(TAN, "tan(%a)", 0) X(ASIN, "asin(%a)", 0) X(ACOS, "acos(%a)", 0)        \
+    X(ATAN, "nh_keep(atan(%a), %a)", 0) X(SINH, "sinh(%a)", 0)                \
+    X(COSH, "cosh(%a)", 0) X(TANH, "nh_keep(tanh(%a), %a)", 0)                \
+    X(EXP, "nh_keep(exp(%a), %a)", 0) X(LOG, "log(%a)", 0)                    \
+    X(SQRT, "sqrt(%a)", 0) X(ABS, "fabs(%a)", 0)                              \
+    X(SIGN, "nh_sign(%a)", 0) X(ATAN2, "nh_atan2(%a, %b)", 0)                 \
+    X(MIN, "nh_min(%a, %b)", 0) X(MAX, "nh_max(%a, %b)", 0)                   \
+    X(END, 0, 0)
+
+/* X(NAME, TEXT): the functions the C text of an op may call, as C99 text:
+ * the scalar semantics of expr_impl.h (expr_keep_bad, expr_recip,
+ * expr_rsqr, expr_pow_ieee, expr_guard_apply: no operation hides a
+ * non-finite operand, LANGUAGE.md §3.4.1) and of expr_apply where the
+ * handler calls it (expr.c's apply_pow, apply_sign, apply_minmax, the
+ * ATAN2 case).  A generated file gets the ones its ops' texts name
+ * (tape_write_c looks for "NAME(" in them), and the ones those call: a
+ * helper comes after the helpers it calls. */
+#define TAPE_HELPERS(X)                                                       \
+    X("nh_keep", "static double nh_keep(double r, double a)\n"                \
+            "{\n"                                                              \
+            "    return isfinite(a) || !isfinite(r) ? r : NAN;\n"              \
+            "}\n")                                                             \
+    X("nh_recip", "static double nh_recip(double a)\n"                        \
+            "{\n"                                                              \
+            "    return isinf(a) ? NAN : 1 / a;\n"                             \
+            "}\n")                                                             \
+    X("nh_rsqr", "static double nh_rsqr(double a)\n"                          \
+            "{\n"                                                              \
+            "    return isinf(a) ? NAN : 1 / (a * a);\n"                       \
+            "}\n")                                                             \
+    X("nh_pow_ieee", "static double nh_pow_ieee(double a, double b)\n"        \
+            "{\n"                                                              \
+            "    return nh_keep(nh_keep(pow(a, b), a), b);\n"                  \
+            "}\n")                                                             \
+    X("nh_pow", "static double nh_pow(double a, double b)\n"                  \
+            "{\n"                                                              \
+            "    if (b == 2)\n"                                                \
+            "        return a * a;\n"                                          \
+            "    if (b == 3)\n"                                                \
+            "        return a * a * a;\n"                                      \
+            "    if (b == -1)\n"                                               \
+            "        return nh_recip(a);\n"                                    \
+            "    if (b == -2)\n"                                               \
+            "        return nh_rsqr(a);\n"                                     \
+            "    return nh_pow_ieee(a, b);\n"                                  \
+            "}\n")                                                             \
+    X("nh_guard", "static double nh_guard(double v, double cond)\n"           \
+            "{\n"                                                              \
+            "    return isfinite(cond) ? v : NAN;\n"                           \
+            "}\n")                                                             \
+    X("nh_sign", "static double nh_sign(double x)\n"                          \
+            "{\n"                                                              \
+            "    return nh_keep(x > 0 ? 1.0 : x < 0 ? -1.0 : x, x);\n"         \
+            "}\n")                                                             \
+    X("nh_atan2", "static double nh_atan2(double a, double b)\n"              \
+            "{\n"                                                              \
+            "    return nh_keep(nh_keep(atan2(a, b), a), b);\n"                \
+            "}\n")                                                             \
+    X("nh_minmax", "static double nh_minmax(double r, double a, double b)\n"  \
+            "{\n"                                                              \
+            "    if (isnan(a))\n"                                              \
+            "        return a;\n"                                              \
+            "    if (isnan(b))\n"                                              \
+            "        return b;\n"                                              \
+            "    return nh_keep(nh_keep(r, a), b);\n"                          \
+            "}\n")                                                             \
+    X("nh_min", "static double nh_min(double a, double b)\n"                  \
+            "{\n"                                                              \
+            "    return nh_minmax(b < a ? b : a, a, b);\n"                     \
+            "}\n")                                                             \
+    X("nh_max", "static double nh_max(double a, double b)\n"                  \
+            "{\n"                                                              \
+            "    return nh_minmax(b > a ? b : a, a, b);\n"                     \
+            "}\n")
 
 typedef enum tape_op {
-#define TAPE_ENUM(NAME) T_##NAME,
+#define TAPE_ENUM(NAME, VALUE, SECOND) T_##NAME,
     TAPE_OPS(TAPE_ENUM)
 #undef TAPE_ENUM
     T_COUNT
@@ -128,30 +217,6 @@ struct tape {
     uint32_t *outs; /* slot of each output, or TAPE_VAR | variable */
     size_t nout;
 };
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        abort();
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p)
-        abort();
-    return p;
-}
 
 /* ---- the IR -------------------------------------------------------------- */
 
@@ -886,6 +951,12 @@ size_t tape_nout(const tape_t *t)
     return t->nout;
 }
 
+const uint32_t *tape_inputs(const tape_t *t, size_t *n)
+{
+    *n = t->nin;
+    return t->in_var;
+}
+
 /* ---- evaluation -------------------------------------------------------- */
 
 /* Dispatch by computed goto where the compiler has it, a plain switch
@@ -918,7 +989,7 @@ void tape_eval(const tape_t *t, const double *vars, double *out,
 {
 #if defined(__GNUC__) && !defined(NH_TAPE_SWITCH)
     static const void *const jump[] = {
-#define TAPE_LABEL(NAME) &&L_T_##NAME,
+#define TAPE_LABEL(NAME, VALUE, SECOND) &&L_T_##NAME,
         TAPE_OPS(TAPE_LABEL)
 #undef TAPE_LABEL
     };
@@ -1064,4 +1135,464 @@ done:
 #undef B
 #undef C
 #undef W
+}
+
+/* ---- C text --------------------------------------------------------------- */
+
+/* The C text of each opcode (TAPE_OPS), its second value, and the
+ * helpers (TAPE_HELPERS) by name. */
+static const char *const tape_value_text[] = {
+#define TAPE_VALUE(NAME, VALUE, SECOND) VALUE,
+    TAPE_OPS(TAPE_VALUE)
+#undef TAPE_VALUE
+};
+static const char *const tape_second_text[] = {
+#define TAPE_SECOND(NAME, VALUE, SECOND) SECOND,
+    TAPE_OPS(TAPE_SECOND)
+#undef TAPE_SECOND
+};
+static const char *const tape_helper_text[] = {
+#define TAPE_HELPER_TEXT(NAME, TEXT) TEXT,
+    TAPE_HELPERS(TAPE_HELPER_TEXT)
+#undef TAPE_HELPER_TEXT
+};
+static const char *const tape_helper_name[] = {
+#define TAPE_HELPER_NAME(NAME, TEXT) NAME,
+    TAPE_HELPERS(TAPE_HELPER_NAME)
+#undef TAPE_HELPER_NAME
+};
+enum { TAPE_NHELPERS = sizeof tape_helper_name / sizeof *tape_helper_name };
+
+/* The helpers TEXT calls (bits by index in TAPE_HELPERS). */
+static unsigned tape_c_calls(const char *text)
+{
+    unsigned set = 0;
+    for (size_t h = 0; text && h < TAPE_NHELPERS; h++) {
+        char call[64];
+        snprintf(call, sizeof call, "%s(", tape_helper_name[h]);
+        if (strstr(text, call))
+            set |= 1u << h;
+    }
+    return set;
+}
+
+void tape_c_literal(double v, char *buf, size_t size)
+{
+    if (isnan(v)) {
+        snprintf(buf, size, "NAN");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, size, v > 0 ? "HUGE_VAL" : "(-HUGE_VAL)");
+        return;
+    }
+    char num[48];
+    expr_format_number(v, num, sizeof num);
+    /* a double literal: "2" would be an int (1 / 2 is 0) */
+    const char *dot = strpbrk(num, ".e") ? "" : ".0";
+    snprintf(buf, size, signbit(v) ? "(%s%s)" : "%s%s", num, dot);
+}
+
+/* A long tape is written as pieces of at most this many instructions,
+ * each a function of its own, called in turn: C compilers spend time
+ * superlinear in the size of a function (GCC -O2 took 26 s and 1.4 GB on
+ * the 22 000 instructions of the 64-trailer's multipliers as one
+ * function; doc/performance.md). */
+#define TAPE_C_PIECE 800
+
+/* The helper bit of the NH_NOINLINE macro that keeps the pieces apart. */
+#define TAPE_C_PIECES_BIT (1u << TAPE_NHELPERS)
+
+/* What a work slot holds at a point of the tape: a constant, an input,
+ * or the value (or the second value, SINCOS's) of an instruction. */
+typedef struct tape_c_slot {
+    enum { SLOT_CONST, SLOT_INPUT, SLOT_VALUE } kind;
+    size_t index; /* the constant, the input, or the value: 2i, 2i + 1 */
+} tape_c_slot_t;
+
+/* The state of tape_write_c. */
+typedef struct tape_c {
+    const tape_t *t;
+    const expr_graph_t *g;
+    tape_c_slot_t *cur;   /* by slot */
+    char (*lit)[48];      /* the constants as C */
+    size_t *last_write;   /* by slot: the last instruction writing it */
+    size_t *first, *next; /* the outputs of each slot, as lists */
+    size_t *last_read;    /* by value: the last instruction reading it */
+    size_t *seen;         /* by input and value: the piece + 1 that named
+                             it last (an input is read, an older value
+                             loaded, once per piece) */
+    size_t *ready;        /* by instruction: where its statement goes (the
+                             instruction before which it is written) */
+    size_t *hoist_first, *hoist_next; /* the calls written before each */
+    size_t piece, begin;  /* the piece being written, its first instruction */
+    bool pieces;
+    const char *const *input; /* by variable: its C text (NULL: v[VAR]) */
+    bool used_v, used_o, used_w;
+    strbuf_t *decl;       /* where declarations go: before the statement */
+} tape_c_t;
+
+/* Whether op OP calls libm: its statement is written as soon as its
+ * operands are computed (within its piece), so that fewer values are
+ * alive across the call, which saves every register that a call does
+ * not preserve.  The order of the arithmetic of each value, and so its
+ * bits, is unchanged: only independent statements change places. */
+static bool tape_c_call(unsigned op)
+{
+    switch (op) {
+    case T_POWK: case T_POW: case T_SIN: case T_COS: case T_SINCOS:
+    case T_TAN: case T_ASIN: case T_ACOS: case T_ATAN: case T_SINH:
+    case T_COSH: case T_TANH: case T_EXP: case T_LOG: case T_SQRT:
+    case T_ATAN2:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Which operand fields op OP's text reads: bits 1 a, 2 b, 4 c. */
+static unsigned tape_c_reads(unsigned op)
+{
+    unsigned m = 0;
+    for (int k = 0; k < 2; k++) {
+        const char *p = k ? tape_second_text[op] : tape_value_text[op];
+        for (; p && *p; p++)
+            if (p[0] == '%' && p[1] >= 'a' && p[1] <= 'c')
+                m |= 1u << (p[1] - 'a');
+    }
+    return m;
+}
+
+/* Appends the C operand held by SLOT: a literal, an input (declared at
+ * its first read in the piece: the value vector does not change while
+ * the tape runs, so this is tape_eval's gather), or a value (loaded from
+ * the pieces' array w at its first read in a later piece). */
+static void tape_c_operand(tape_c_t *c, uint32_t slot, strbuf_t *b)
+{
+    const tape_c_slot_t *s = &c->cur[slot];
+    size_t mark = c->piece + 1;
+    switch (s->kind) {
+    case SLOT_CONST:
+        strbuf_add(b, c->lit[s->index]);
+        return;
+    case SLOT_INPUT: {
+        uint32_t var = c->t->in_var[s->index];
+        if (c->seen[s->index] != mark) {
+            c->seen[s->index] = mark;
+            if (c->input && c->input[var])
+                strbuf_addf(c->decl, "    const double x%u = %s;", var,
+                            c->input[var]);
+            else
+                strbuf_addf(c->decl, "    const double x%u = v[%u];", var, var);
+            if (c->g)
+                strbuf_addf(c->decl, " /* %s */", expr_var_name(c->g, var));
+            strbuf_add(c->decl, "\n");
+            c->used_v = true;
+        }
+        strbuf_addf(b, "x%u", var);
+        return;
+    }
+    case SLOT_VALUE: {
+        size_t i = s->index / 2;
+        const char *suffix = s->index % 2 ? "c" : "";
+        size_t *seen = &c->seen[c->t->nin + s->index];
+        if (i < c->begin && *seen != mark) {
+            *seen = mark;
+            strbuf_addf(c->decl, "    const double w%zu%s = w[%u];\n", i,
+                        suffix, slot);
+            c->used_w = true;
+        }
+        strbuf_addf(b, "w%zu%s", i, suffix);
+        return;
+    }
+    }
+}
+
+/* Appends TEXT with %a, %b, %c replaced by the operands of INS. */
+static void tape_c_expand(tape_c_t *c, const char *text,
+                          const tape_ins_t *ins, strbuf_t *b)
+{
+    for (const char *p = text; *p; p++) {
+        if (*p == '%' && (p[1] == 'a' || p[1] == 'b' || p[1] == 'c')) {
+            tape_c_operand(c, p[1] == 'a' ? ins->a : p[1] == 'b' ? ins->b
+                                                              : ins->c,
+                           b);
+            p++;
+        } else {
+            strbuf_addn(b, p, 1);
+        }
+    }
+}
+
+/* "o[k] = NAME;" for the outputs K held in slot S. */
+static void tape_c_outputs(tape_c_t *c, uint32_t s, const char *name,
+                           strbuf_t *b)
+{
+    for (size_t k = c->first[s]; k != SIZE_MAX; k = c->next[k]) {
+        strbuf_addf(b, "    o[%zu] = %s;\n", k, name);
+        c->used_o = true;
+    }
+}
+
+/* Liveness: the last write of each slot, the outputs by slot, the last
+ * read of each value. */
+static void tape_c_liveness(tape_c_t *c)
+{
+    const tape_t *t = c->t;
+    for (size_t s = 0; s <= t->work; s++)
+        c->last_write[s] = c->first[s] = SIZE_MAX;
+    for (size_t i = 0; i < t->len; i++) {
+        c->last_write[t->code[i].dst] = i;
+        if (tape_second_text[t->code[i].op])
+            c->last_write[t->code[i].c] = i;
+    }
+    for (size_t k = t->nout; k-- > 0;) {
+        uint32_t o = t->outs[k];
+        c->next[k] = SIZE_MAX;
+        if (!(o & TAPE_VAR) && c->last_write[o] != SIZE_MAX) {
+            c->next[k] = c->first[o];
+            c->first[o] = k;
+        }
+    }
+    /* which value each slot holds as the tape runs; where each call's
+     * statement can go: after its operands, in its piece */
+    size_t *holds = xmalloc((t->work + 1) * sizeof *holds);
+    for (size_t s = 0; s <= t->work; s++)
+        holds[s] = SIZE_MAX;
+    for (size_t i = 0; i <= t->len; i++)
+        c->hoist_first[i] = c->hoist_next[i] = SIZE_MAX;
+    for (size_t i = 0; i < t->len; i++) {
+        const tape_ins_t *ins = &t->code[i];
+        unsigned reads = tape_c_reads(ins->op);
+        uint32_t f[3] = {ins->a, ins->b, ins->c};
+        size_t ready = c->pieces ? i / TAPE_C_PIECE * TAPE_C_PIECE : 0;
+        for (int k = 0; k < 3; k++)
+            if ((reads & (1u << k)) && holds[f[k]] != SIZE_MAX) {
+                c->last_read[holds[f[k]]] = i;
+                if (holds[f[k]] / 2 + 1 > ready)
+                    ready = holds[f[k]] / 2 + 1;
+            }
+        c->ready[i] = tape_c_call(ins->op) ? ready : i;
+        holds[ins->dst] = 2 * i;
+        if (tape_second_text[ins->op])
+            holds[ins->c] = 2 * i + 1;
+    }
+    /* the lists of calls by place, in the tape's order */
+    for (size_t i = t->len; i-- > 0;)
+        if (c->ready[i] != i) {
+            c->hoist_next[i] = c->hoist_first[c->ready[i]];
+            c->hoist_first[c->ready[i]] = i;
+        }
+    free(holds);
+}
+
+/* Writes the statement of instruction I: its value (and second value)
+ * from its operands, which are read before the results are named, as
+ * the handlers read every operand before writing; the declarations an
+ * operand needs go to B before it. */
+static void tape_c_statement(tape_c_t *c, size_t i, strbuf_t *b,
+                             strbuf_t *body)
+{
+    const tape_ins_t *ins = &c->t->code[i];
+    body->len = 0;
+    strbuf_addf(body, "    const double w%zu = ", i);
+    tape_c_expand(c, tape_value_text[ins->op], ins, body);
+    strbuf_add(body, ";\n");
+    if (tape_second_text[ins->op]) {
+        strbuf_addf(body, "    const double w%zuc = ", i);
+        tape_c_expand(c, tape_second_text[ins->op], ins, body);
+        strbuf_add(body, ";\n");
+    }
+    strbuf_add(b, body->data);
+}
+
+/* Closes the piece that ends before instruction END: the values it made
+ * that a later piece reads go into w. */
+static void tape_c_end_piece(tape_c_t *c, strbuf_t *b, size_t end)
+{
+    const tape_t *t = c->t;
+    if (c->pieces)
+        for (size_t i = c->begin; i < end; i++)
+            for (int k = 0; k < (tape_second_text[t->code[i].op] ? 2 : 1);
+                 k++) {
+                size_t v = 2 * i + (size_t)k;
+                if (c->last_read[v] != SIZE_MAX && c->last_read[v] >= end) {
+                    strbuf_addf(b, "    w[%u] = w%zu%s;\n",
+                                k ? t->code[i].c : t->code[i].dst, i,
+                                k ? "c" : "");
+                    c->used_w = true;
+                }
+            }
+    if (c->input)
+        strbuf_add(b, "    (void)t;\n    (void)y;\n    (void)v;\n");
+    else if (!c->used_v)
+        strbuf_add(b, "    (void)v;\n");
+    if (!c->used_o)
+        strbuf_add(b, "    (void)o;\n");
+    if (c->pieces && !c->used_w)
+        strbuf_add(b, "    (void)w;\n");
+    strbuf_add(b, "}\n");
+}
+
+/* The parameters of the function: the value vector V and the outputs O,
+ * with time T and the state Y before them when inputs are given. */
+static const char *tape_c_params(const tape_c_t *c)
+{
+    return c->input ? "double t, const double *restrict y, const double "
+                      "*restrict v,\n        double *restrict o"
+                    : "const double *restrict v, double *restrict o";
+}
+
+/* Opens piece P (of the instructions from BEGIN). */
+static void tape_c_begin_piece(tape_c_t *c, strbuf_t *b, const char *name,
+                               size_t p, size_t begin)
+{
+    c->piece = p;
+    c->begin = begin;
+    c->used_v = c->used_o = c->used_w = false;
+    if (c->pieces)
+        strbuf_addf(b,
+                    "static NH_NOINLINE void %s_%zu(%s,\n"
+                    "        double *restrict w)\n{\n",
+                    name, p, tape_c_params(c));
+    else
+        strbuf_addf(b, "static void %s(%s)\n{\n", name, tape_c_params(c));
+}
+
+void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
+                  const expr_graph_t *g, const char *const *input,
+                  unsigned *helpers)
+{
+    tape_c_t c = {.t = t, .g = g, .pieces = t->len > TAPE_C_PIECE,
+                  .input = input};
+    c.cur = xcalloc(t->work + 1, sizeof *c.cur);
+    c.lit = xcalloc(t->nconst + 1, sizeof *c.lit);
+    c.last_write = xmalloc((t->work + 1) * sizeof *c.last_write);
+    c.first = xmalloc((t->work + 1) * sizeof *c.first);
+    c.next = xmalloc((t->nout + 1) * sizeof *c.next);
+    c.last_read = xmalloc((2 * t->len + 1) * sizeof *c.last_read);
+    for (size_t v = 0; v <= 2 * t->len; v++)
+        c.last_read[v] = SIZE_MAX;
+    c.seen = xcalloc(t->nin + 2 * t->len + 1, sizeof *c.seen);
+    c.ready = xmalloc((t->len + 1) * sizeof *c.ready);
+    c.hoist_first = xmalloc((t->len + 1) * sizeof *c.hoist_first);
+    c.hoist_next = xmalloc((t->len + 1) * sizeof *c.hoist_next);
+    tape_c_liveness(&c);
+    for (size_t k = 0; k < t->nconst; k++) {
+        tape_c_literal(t->consts[k], c.lit[k], sizeof c.lit[k]);
+        c.cur[k] = (tape_c_slot_t){SLOT_CONST, k};
+    }
+    for (size_t j = 0; j < t->nin; j++)
+        c.cur[t->nconst + j] = (tape_c_slot_t){SLOT_INPUT, j};
+    if (c.pieces)
+        *helpers |= TAPE_C_PIECES_BIT;
+    unsigned op_calls[T_COUNT];
+    for (unsigned op = 0; op < T_COUNT; op++)
+        op_calls[op] = tape_c_calls(tape_value_text[op]) |
+                       tape_c_calls(tape_second_text[op]);
+
+    strbuf_t body;
+    strbuf_init(&body);
+    strbuf_add(&body, ""); /* allocated: reset by writing a NUL */
+    c.decl = b;
+    size_t npieces = 0;
+    tape_c_begin_piece(&c, b, name, npieces++, 0);
+    for (size_t i = 0; i < t->len; i++) {
+        if (c.pieces && i > 0 && i % TAPE_C_PIECE == 0) {
+            tape_c_end_piece(&c, b, i);
+            tape_c_begin_piece(&c, b, name, npieces++, i);
+        }
+        const tape_ins_t *ins = &t->code[i];
+        *helpers |= op_calls[ins->op];
+        /* the calls that are ready here, then this instruction unless it
+         * was one of them */
+        for (size_t h = c.hoist_first[i]; h != SIZE_MAX; h = c.hoist_next[h])
+            tape_c_statement(&c, h, b, &body);
+        if (c.ready[i] == i)
+            tape_c_statement(&c, i, b, &body);
+        /* its value takes its slot here, in the tape's order; an output
+         * is written where it is computed (the last write of its slot,
+         * which is never reused): a value kept for the end of a long
+         * function would be alive all along it */
+        body.len = 0;
+        body.data[0] = '\0';
+        char vname[32];
+        if (tape_second_text[ins->op]) {
+            c.cur[ins->c] = (tape_c_slot_t){SLOT_VALUE, 2 * i + 1};
+            snprintf(vname, sizeof vname, "w%zuc", i);
+            if (c.last_write[ins->c] == i)
+                tape_c_outputs(&c, ins->c, vname, &body);
+        }
+        c.cur[ins->dst] = (tape_c_slot_t){SLOT_VALUE, 2 * i};
+        snprintf(vname, sizeof vname, "w%zu", i);
+        if (c.last_write[ins->dst] == i)
+            tape_c_outputs(&c, ins->dst, vname, &body);
+        strbuf_add(b, body.data);
+    }
+    /* the outputs no instruction writes: constants, inputs, variables */
+    for (size_t k = 0; k < t->nout; k++) {
+        uint32_t o = t->outs[k];
+        if (!(o & TAPE_VAR) && c.last_write[o] != SIZE_MAX)
+            continue;
+        body.len = 0;
+        strbuf_addf(&body, "    o[%zu] = ", k);
+        if (o & TAPE_VAR) {
+            uint32_t var = o & ~TAPE_VAR;
+            if (input && input[var])
+                strbuf_add(&body, input[var]);
+            else
+                strbuf_addf(&body, "v[%u]", var);
+            c.used_v = true;
+        } else {
+            tape_c_operand(&c, o, &body);
+        }
+        strbuf_add(&body, ";\n");
+        strbuf_add(b, body.data);
+        c.used_o = true;
+    }
+    tape_c_end_piece(&c, b, t->len);
+    if (c.pieces) {
+        strbuf_addf(b,
+                    "static void %s(%s)\n"
+                    "{\n"
+                    "    double w[%zu];\n",
+                    name, tape_c_params(&c), t->work ? t->work : 1);
+        for (size_t p = 0; p < npieces; p++)
+            strbuf_addf(b, "    %s_%zu(%s, o, w);\n", name, p,
+                        input ? "t, y, v" : "v");
+        strbuf_add(b, "}\n");
+    }
+    strbuf_free(&body);
+    free(c.cur);
+    free(c.lit);
+    free(c.last_write);
+    free(c.first);
+    free(c.next);
+    free(c.last_read);
+    free(c.seen);
+    free(c.ready);
+    free(c.hoist_first);
+    free(c.hoist_next);
+}
+
+void tape_write_c_helpers(strbuf_t *b, unsigned helpers)
+{
+    if (helpers & TAPE_C_PIECES_BIT)
+        strbuf_add(b, "/* The pieces of a long tape stay functions of their "
+                      "own: compilers are\n"
+                      " * slow on one huge function. */\n"
+                      "#if defined(__GNUC__)\n"
+                      "#define NH_NOINLINE __attribute__((noinline))\n"
+                      "#else\n"
+                      "#define NH_NOINLINE\n"
+                      "#endif\n\n");
+    /* with the helpers they call, which come earlier in the list */
+    for (size_t h = TAPE_NHELPERS; h-- > 0;)
+        if (helpers & (1u << h))
+            helpers |= tape_c_calls(tape_helper_text[h]) & ((1u << h) - 1);
+    for (size_t h = 0; h < TAPE_NHELPERS; h++)
+        if (helpers & (1u << h)) {
+            strbuf_add(b, tape_helper_text[h]);
+            strbuf_add(b, "\n");
+        }
 }

@@ -12,6 +12,12 @@
  * output is finite only if everything computed for it was.  The
  * instruction format and every opcode's arithmetic are drawn in tape.c.
  *
+ * tape_write_c writes a tape as C text, operation for operation, for
+ * the generated C of `export c` (eom/cgen.c): the same bits as tape_eval
+ * where the C compiler neither contracts a*b + c into a fused
+ * multiply-add nor evaluates in extended precision (-ffp-contract=off,
+ * SSE arithmetic).
+ *
  * Ownership: tape_compile returns a tape the caller frees with tape_free;
  * the tape does not reference the graph after compilation.  The work
  * buffer for tape_eval is the caller's (tape_work_size doubles), so one
@@ -21,7 +27,9 @@
 #define NH_TAPE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "interp/base/util.h"
 #include "interp/expr/expr.h"
 
 typedef struct tape tape_t;
@@ -34,9 +42,35 @@ void tape_free(tape_t *tape); /* accepts NULL */
 size_t tape_length(const tape_t *tape);    /* instructions */
 size_t tape_work_size(const tape_t *tape); /* doubles tape_eval needs */
 size_t tape_nout(const tape_t *tape);
+/* The variables the tape reads (*N of them, each once), in no order. */
+const uint32_t *tape_inputs(const tape_t *tape, size_t *n);
 
 /* out[k] = value of output k at VARS.  WORK has tape_work_size doubles. */
 void tape_eval(const tape_t *tape, const double *vars, double *out,
                double *work);
+
+/* Appends to B the C99 text of
+ *     static void NAME(const double *v, double *o)
+ * which sets o[k] to output k of the tape at the value vector v, by the
+ * operations of tape_eval (in its order, but for calls of libm, which
+ * come as soon as their operands are known), from libm and <math.h>
+ * only.  With INPUT (by variable: the C text of its value, NULL entries
+ * read v) it is
+ *     static void NAME(double t, const double *y, const double *v,
+ *                      double *o)
+ * reading each variable from its text (say "y[3]", "t").  G (may be
+ * NULL) names the variables in comments.  *HELPERS collects the helper
+ * functions the text calls: write them once, before the functions, with
+ * tape_write_c_helpers. */
+void tape_write_c(const tape_t *tape, strbuf_t *b, const char *name,
+                  const expr_graph_t *g, const char *const *input,
+                  unsigned *helpers);
+void tape_write_c_helpers(strbuf_t *b, unsigned helpers);
+
+/* V as a C99 double literal that reads back to the same bits: the
+ * shortest decimal, with a point or exponent; NAN, HUGE_VAL; negative
+ * numbers in parentheses, so that any operator may precede them.  BUF
+ * has 48 bytes or more. */
+void tape_c_literal(double v, char *buf, size_t size);
 
 #endif

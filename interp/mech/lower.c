@@ -20,6 +20,7 @@
 #include "interp/base/util.h"
 #include "interp/expr/mag.h"
 #include "interp/mech/rigid.h"
+#include "interp/expr/tape.h"
 
 #define LOWER_MAX_DEPTH 200 /* let expansions and nested calls */
 
@@ -34,6 +35,11 @@ typedef struct frame_memo {
     int state; /* as memo_t */
     rigid_frame_t f;
 } frame_memo_t;
+
+/* A sum over the particles and one over the bodies (struct lower). */
+typedef struct split_sum {
+    const expr_t *particles, *bodies;
+} split_sum_t;
 
 /* The rows of the system that a model constraint became: one for a
  * scalar constraint (dim 0), one per component of a vector one, minus
@@ -57,22 +63,39 @@ struct lower {
     bool *velocity;        /* q', z: what makes a constraint non-holonomic */
 
     memo_t kinetic, potential, lagrangian;
-    const expr_t *Tp; /* the particles' and bodies' kinetic energy, summed
-                       * in order */
+    /* The kinetic energy not declared by `kinetic` — the particles' and
+     * the bodies' terms (LANGUAGE.md §4.1) — and gravity's potential, each
+     * kept as a sum over the particles and one over the bodies, in
+     * declaration order, so that a particle declared after a body is
+     * added where a fresh lowering adds it (lower_extend); Tp and Vg are
+     * their totals.  The whole T is Tp plus the declared one, in the
+     * Lagrangian (set_energies) and by the name (kinetic_whole). */
+    split_sum_t Tsum, Vgsum;
+    const expr_t *Tp, *Vg;
+    int Tp_state;      /* 0: not summed (lower_masses sums it on first
+                          use), 1: summing, 2: done */
+    bool kinetic_read; /* the kinetic energy's name was lowered (T whole) */
     memo_t *particle_pos, *particle_mass;
 
     /* Frames and bodies (LANGUAGE.md §4.1). */
     frame_memo_t *frame_memo;
-    unsigned frame_depth; /* frames being lowered, one inside another */
+    unsigned frame_depth;  /* frames being lowered, one inside another */
     memo_t *body_pos, *body_mass;
-    const expr_t *Vg;     /* gravity's potential energy */
-    value_t gravity;      /* dim 0: no gravity */
+    const expr_t **body_T; /* each body's kinetic energy */
+    value_t gravity;       /* dim 0: no gravity */
 
     /* Constraints: the rows of each model constraint, and the names of
      * the components' rows ("roll[2]"), owned here. */
     con_rows_t *cons;
     char **row_names;
     size_t nrow_names, cap_row_names;
+
+    /* What the model's own expressions read (lowered in LOWER_MODEL):
+     * a parameter or let read nowhere else is an analysis name, and
+     * declaring it again keeps the samples (LANGUAGE.md §6). */
+    bool *param_read, *let_read;
+    size_t point_loads; /* forces on particles and loads on bodies
+                           lowered: each adds a term to every Q_i */
 
     /* Lets lowered once per lowering: a plain let's value per mode, and a
      * let function's value per mode and argument values (nodes are
@@ -88,11 +111,19 @@ struct lower {
     const char **qname, **zname, **pname, **cname;
     const expr_t **Q, **C, **Cv, **psi;
     src_span_t *cspan, *psi_span;
+    long *cleft;
     nh_particle_t *particles;
     nh_body_t *bodies;
 
     const char **known; /* for lower_known_names */
     size_t count_base;  /* graph size when the current lowering began */
+
+    /* Room in the arrays above that grow with the variables: coordinates
+     * (q, qd, qdd, qname), speeds (z, zd, zname), parameters (p, pname,
+     * param_read), lets (let_read, let memos), multipliers (lam),
+     * variables (dvar, second, velocity, not_const). */
+    size_t cap_q, cap_z, cap_p, cap_let, cap_lam, cap_var;
+    bool *not_const; /* variables a LOWER_CONST value may not read */
 };
 
 /* One memoised let-function call. */
@@ -163,6 +194,14 @@ static const char *const builtin_functions[] = {
     "cross", "norm", "diff", "lambda", "reaction", "omega", "on",
     "velocity", NULL};
 
+bool lower_is_builtin_function(const char *name)
+{
+    for (size_t i = 0; builtin_functions[i]; i++)
+        if (strcmp(name, builtin_functions[i]) == 0)
+            return true;
+    return expr_op_lookup(name) >= 0;
+}
+
 const char *const *lower_known_names(lower_t *lw)
 {
     const model_t *m = &lw->model;
@@ -204,6 +243,24 @@ const char *lower_suggest(lower_t *lw, const char *name)
     return source_closest(name, lower_known_names(lw));
 }
 
+/* How built-in function NAME is called, for messages (in BUF when it
+ * takes one argument). */
+static const char *builtin_usage(const char *name, char *buf, size_t size)
+{
+    static const char *const usage[][2] = {
+        {"atan2", "atan2(y, x)"},    {"min", "min(a, b)"},
+        {"max", "max(a, b)"},        {"dot", "dot(u, v)"},
+        {"cross", "cross(u, v)"},    {"norm", "norm(v)"},
+        {"diff", "diff(e, x)"},      {"lambda", "lambda(NAME)"},
+        {"reaction", "reaction(x)"}, {"omega", "omega(A)"},
+        {"on", "on(A, v)"},          {"velocity", "velocity(P, B)"}};
+    for (size_t i = 0; i < sizeof usage / sizeof *usage; i++)
+        if (strcmp(usage[i][0], name) == 0)
+            return usage[i][1];
+    snprintf(buf, size, "%s(x)", name);
+    return buf;
+}
+
 static int unknown_name(lower_t *lw, const ctx_t *cx, const char *name,
                         src_span_t span, diag_t *err)
 {
@@ -212,31 +269,47 @@ static int unknown_name(lower_t *lw, const ctx_t *cx, const char *name,
     const char *best = source_closest(name, known);
     if (cx->frame) {
         for (size_t i = 0; i < cx->frame->n; i++) {
-            size_t d = source_edit_distance(name, cx->frame->names[i].name);
-            if (d <= 2 && (!best || d < source_edit_distance(name, best)))
+            size_t d = source_slip_distance(name, cx->frame->names[i].name);
+            if (d != SIZE_MAX &&
+                (!best || d < source_slip_distance(name, best)))
                 best = cx->frame->names[i].name;
         }
     }
+    /* LANGUAGE.md §4.1 calls the whole kinetic energy T, but a name is
+     * what `kinetic` declares: with particles or bodies alone there is
+     * none (doc/language.md), and 't' would be a poor suggestion. */
+    const model_t *m = &lw->model;
+    if (strcmp(name, "T") == 0 && !m->kinetic.name && !m->lagrangian.name &&
+        (m->particles.n || m->bodies.n))
+        return diag_error(err, span,
+                          "unknown name 'T': the kinetic energy has a name "
+                          "only when `kinetic` declares one; `kinetic T = "
+                          "0` names the whole kinetic energy, the particles' "
+                          "and bodies' terms included");
+    char usage[64];
+    if (lower_is_builtin_function(name))
+        return diag_error(err, span,
+                          "'%s' is a built-in function: call it with its "
+                          "arguments, like %s",
+                          name, builtin_usage(name, usage, sizeof usage));
     if (best)
         return diag_error(err, span, "unknown name '%s'; did you mean '%s'?",
                           name, best);
-    return diag_error(err, span, "unknown name '%s'", name);
+    return diag_error(err, span,
+                      "unknown name '%s': declare it first, with param, "
+                      "coord, speed, let, particle, kinetic, potential or "
+                      "lagrangian",
+                      name);
 }
 
 static long find_let(const model_t *m, const char *name)
 {
-    for (size_t i = 0; i < m->lets.n; i++)
-        if (strcmp(m->lets.v[i].name, name) == 0)
-            return (long)i;
-    return -1;
+    return model_find(m, MODEL_LET, name);
 }
 
 static long find_particle(const model_t *m, const char *name)
 {
-    for (size_t i = 0; i < m->particles.n; i++)
-        if (strcmp(m->particles.v[i].name, name) == 0)
-            return (long)i;
-    return -1;
+    return model_find(m, MODEL_PARTICLE, name);
 }
 
 /* ---- energies and particles, lowered once on first use ------------- */
@@ -296,6 +369,35 @@ static int particle_position(lower_t *lw, ctx_t *cx, size_t i,
                           "the position of particle %s must be a 2- or "
                           "3-vector, like [x, y]",
                           pt->name);
+    return 0;
+}
+
+static int lower_masses(lower_t *lw, size_t p0, size_t p1, size_t b0,
+                        size_t b1, nh_particle_t *parts, diag_t *err);
+
+/* The kinetic energy by its name: the whole T, the declared `kinetic`
+ * and the particles' and bodies' energies (LANGUAGE.md §4, §4.1: `print
+ * T` and `show T` read the T the equations use).  Their part is summed
+ * once per lowering, on first use (a frame's angle may read T before the
+ * energies are lowered), and extended by lower_extend; a particle or
+ * body that reads T is a cycle. */
+static int kinetic_whole(lower_t *lw, ctx_t *cx, src_span_t use,
+                         value_t *out, diag_t *err)
+{
+    const model_energy_t *en = &lw->model.kinetic;
+    if (lw->Tp_state == 1)
+        return diag_error(err, use,
+                          "'%s' is defined in terms of itself (the "
+                          "particles' and bodies' energies are part of it)",
+                          en->name);
+    if (lw->Tp_state == 0 &&
+        lower_masses(lw, 0, lw->model.particles.n, 0, lw->model.bodies.n,
+                     lw->particles, err) != 0)
+        return -1;
+    if (energy_value(lw, cx, MODEL_KINETIC, use, out, err) != 0)
+        return -1;
+    lw->kinetic_read = true;
+    out->c[0] = expr_add(lw->g, lw->Tp, out->c[0]);
     return 0;
 }
 
@@ -434,6 +536,8 @@ static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
         return diag_error(err, e->span,
                           "lets nested too deeply (more than %d levels)",
                           LOWER_MAX_DEPTH);
+    if (cx->mode == LOWER_MODEL)
+        lw->let_read[li] = true;
     uint64_t h = call_hash(li, cx->mode, args, e->nargs);
     const call_memo_t *hit = call_find(lw, li, cx->mode, args, e->nargs, h);
     if (hit) {
@@ -451,6 +555,40 @@ static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
         return -1;
     call_insert(lw, li, cx->mode, args, e->nargs, h, *out);
     return 0;
+}
+
+/* Whether V depends on a variable set in MASK (never a parameter), and
+ * the first such in the canonical order in *VAR: every coordinate's x,
+ * x', x'', every speed's z, z', t, the multipliers.  Messages name that
+ * one, so that they do not depend on the variables' numbers, which
+ * lower_extend() may give in another order than a fresh lowering. */
+static bool first_in_mask(const lower_t *lw, const value_t *v,
+                          const bool *mask, uint32_t *var)
+{
+    if (!value_depends_mask(lw, v, mask))
+        return false;
+    const nh_system_t *s = &lw->sys;
+    size_t nx = 3 * s->n + 2 * s->m + 1 + s->r;
+    unsigned nc = v->dim ? v->dim : 1;
+    for (size_t i = 0; i < nx; i++) {
+        size_t j = i;
+        uint32_t x = j < 3 * s->n ? (j % 3 == 0   ? lw->q[j / 3]
+                                     : j % 3 == 1 ? lw->qd[j / 3]
+                                                  : lw->qdd[j / 3])
+                     : (j -= 3 * s->n) < 2 * s->m
+                         ? (j % 2 == 0 ? lw->z[j / 2] : lw->zd[j / 2])
+                     : (j -= 2 * s->m) == 0 ? lw->t
+                                            : lw->lam[j - 1];
+        if (!mask[x])
+            continue;
+        for (unsigned k = 0; k < nc; k++)
+            if (expr_depends(lw->g, v->c[k], x)) {
+                *var = x;
+                return true;
+            }
+    }
+    *var = lw->t; /* not reached: a masked variable is one of these */
+    return true;
 }
 
 /* ---- frames and bodies (LANGUAGE.md §4.1) ---------------------------- */
@@ -477,19 +615,12 @@ static int frame_axis(lower_t *lw, ctx_t *cx, const model_frame_t *f,
                           "components on %s's axes, but this is %s",
                           f->parent, shape_name(v.dim));
     /* Parameters only: a turning axis would need its own rate in omega. */
-    uint32_t nv = expr_graph_nvars(g);
-    for (uint32_t var = 0; var < nv; var++) {
-        bool is_param = false;
-        for (size_t i = 0; i < lw->sys.np && !is_param; i++)
-            is_param = lw->p[i] == var;
-        for (int k = 0; k < 3 && !is_param; k++)
-            if (expr_depends(g, v.c[k], var))
-                return diag_error(err, ax->span,
-                                  "the axis of a frame must be constant "
-                                  "(numbers and parameters), but this "
-                                  "depends on %s",
-                                  expr_var_name(g, var));
-    }
+    uint32_t var;
+    if (first_in_mask(lw, &v, lw->not_const, &var))
+        return diag_error(err, ax->span,
+                          "the axis of a frame must be constant (numbers "
+                          "and parameters), but this depends on %s",
+                          expr_var_name(g, var));
     const expr_t *norm =
         expr_call(g, EXPR_SQRT, rigid_dot(g, v.c, v.c, 3), NULL);
     if (expr_is_const(norm, 0))
@@ -823,6 +954,18 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
             return arity_error(e, "diff()", 2, err);
         if (lower_args(lw, cx, e, args, err) != 0)
             return -1;
+        /* LANGUAGE.md §3.3: x'' (and z', lambda) is the value the
+         * equations give at the state, not a symbol: ∂x''/∂x is not 0
+         * (for a pendulum it is -g/l cos x), so no answer is right. */
+        uint32_t held;
+        if (first_in_mask(lw, &args[0], lw->second, &held))
+            return diag_error(err, e->args[0]->span,
+                              "diff() of an expression that holds %s: an "
+                              "acceleration or a multiplier is the value "
+                              "the equations give at the state, not a "
+                              "symbol of its own, so it has no partial "
+                              "derivatives",
+                              expr_var_name(g, held));
         long var = diff_variable(lw, &args[1]);
         if (var < 0)
             return diag_error(err, e->args[1]->span,
@@ -884,12 +1027,29 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
     int op = expr_op_lookup(f);
     if (op < 0 || op == EXPR_CONST || op == EXPR_VAR || op == EXPR_ADD ||
         op == EXPR_MUL || op == EXPR_POW) {
-        const char *best = source_closest(f, lower_known_names(lw));
+        size_t idx;
+        model_kind_t k = model_lookup(&lw->model, f, &idx, NULL);
+        if (k == MODEL_BUILTIN)
+            return diag_error(err, e->name_span,
+                              "'%s' is %s, not a function: write it "
+                              "without arguments",
+                              f, strcmp(f, "t") == 0 ? "time" : "the number pi");
+        if (k != MODEL_NONE)
+            return diag_error(err, e->name_span,
+                              "'%s' is %s, not a function: write it "
+                              "without arguments",
+                              f, model_kind_name(k));
+        const char *const *known = lower_known_names(lw);
+        const char *best = source_closest(f, known);
         if (best)
             return diag_error(err, e->name_span,
                               "unknown function '%s'; did you mean '%s'?", f,
                               best);
-        return diag_error(err, e->name_span, "unknown function '%s'", f);
+        return diag_error(err, e->name_span,
+                          "unknown function '%s': `help functions` lists "
+                          "the built-in ones, and `let %s(a) = ...` "
+                          "declares one",
+                          f, f);
     }
     size_t want = (size_t)expr_op_arity((expr_op_t)op);
     if (e->nargs != want) {
@@ -930,6 +1090,8 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                                              : expr_num(g, M_PI));
         return 0;
     case MODEL_PARAM:
+        if (cx->mode == LOWER_MODEL)
+            lw->param_read[idx] = true;
         *out = scalar(expr_var(g, lw->p[idx]));
         return 0;
     case MODEL_COORD:
@@ -954,6 +1116,8 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
             return diag_error(err, e->span,
                               "lets nested too deeply (more than %d levels)",
                               LOWER_MAX_DEPTH);
+        if (cx->mode == LOWER_MODEL)
+            lw->let_read[idx] = true;
         memo_t *memo = &lw->let_memo[cx->mode][idx];
         if (memo->state == 2) {
             *out = memo->v;
@@ -970,6 +1134,7 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
         return 0;
     }
     case MODEL_KINETIC:
+        return kinetic_whole(lw, cx, e->span, out, err);
     case MODEL_POTENTIAL:
     case MODEL_LAGRANGIAN:
         return energy_value(lw, cx, kind, e->span, out, err);
@@ -1208,25 +1373,13 @@ int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
     ctx_t cx = {mode, NULL, 0, {0}, 0};
     if (lower_rec(lw, &cx, e, out, err) != 0)
         return -1;
-    if (mode == LOWER_CONST) {
+    uint32_t bad;
+    if (mode == LOWER_CONST && first_in_mask(lw, out, lw->not_const, &bad))
         /* Only parameters and numbers: nothing of the state. */
-        const nh_system_t *s = &lw->sys;
-        unsigned n = out->dim ? out->dim : 1;
-        for (unsigned k = 0; k < n; k++) {
-            bool param_only = true;
-            for (uint32_t v = 0; v < expr_graph_nvars(lw->g) && param_only;
-                 v++) {
-                bool is_param = false;
-                for (size_t i = 0; i < s->np; i++)
-                    is_param |= lw->p[i] == v;
-                if (!is_param && expr_depends(lw->g, out->c[k], v))
-                    return diag_error(err, e->span,
-                                      "this value must be a number or made "
-                                      "of parameters, but it depends on %s",
-                                      expr_var_name(lw->g, v));
-            }
-        }
-    }
+        return diag_error(err, e->span,
+                          "this value must be a number or made of "
+                          "parameters, but it depends on %s",
+                          expr_var_name(lw->g, bad));
     return 0;
 }
 
@@ -1260,94 +1413,151 @@ bool lower_needs_lambda(const lower_t *lw, const value_t *v)
 
 /* ---- the model ------------------------------------------------------- */
 
-static uint32_t declare(expr_graph_t *g, const char *base, const char *suffix)
+/* Variables are numbered as they are declared, and placed in the
+ * canonical order (expr_var_set_order) by role: every coordinate's x, x',
+ * x'' in declaration order, then the speeds' z, z', the parameters, t,
+ * the multipliers.  A fresh lowering declares them in that order, so
+ * number and place agree; lower_extend() declares a new parameter,
+ * coordinate, speed or multiplier after all the others, with the place
+ * a fresh lowering would give it, so the nodes are the same either way. */
+enum { ROLE_COORD, ROLE_SPEED, ROLE_PARAM, ROLE_TIME, ROLE_LAMBDA };
+
+/* Variable PRE NAME POST (x'' is "", "x", "''"; lambda(c) is "lambda(",
+ * "c", ")") with ROLE and POS in its role. */
+static uint32_t declare(lower_t *lw, const char *pre, const char *name,
+                        const char *post, int role, size_t pos)
 {
-    size_t n = strlen(base) + strlen(suffix) + 16;
+    size_t n = strlen(pre) + strlen(name) + strlen(post) + 1;
     char buf[n];
-    snprintf(buf, n, "%s%s", base, suffix);
-    return expr_var_declare(g, buf);
+    snprintf(buf, n, "%s%s%s", pre, name, post);
+    uint32_t v = expr_var_declare(lw->g, buf);
+    expr_var_set_order(lw->g, v, (uint64_t)role << 48 | pos);
+    if (v >= lw->cap_var) {
+        size_t cap = 2 * lw->cap_var + 64;
+        lw->dvar = xrealloc(lw->dvar, cap * sizeof *lw->dvar);
+        lw->second = xrealloc(lw->second, cap * sizeof *lw->second);
+        lw->velocity = xrealloc(lw->velocity, cap * sizeof *lw->velocity);
+        lw->not_const = xrealloc(lw->not_const, cap * sizeof *lw->not_const);
+        lw->cap_var = cap;
+    }
+    lw->dvar[v] = NULL;
+    lw->second[v] = lw->velocity[v] = false;
+    lw->not_const[v] = role != ROLE_PARAM;
+    return v;
 }
 
-/* The multiplier of the constraint NAME: lambda(NAME). */
-static uint32_t declare_multiplier(expr_graph_t *g, const char *name)
+/* Room for N entries in each of the arrays of one role, all of capacity
+ * *CAP, given as pointers to the array pointers and their element sizes
+ * (NULL-terminated). */
+static void grow_role(size_t *cap, size_t n, void **arrays[],
+                      const size_t *elt)
 {
-    size_t len = strlen(name) + 16;
-    char buf[len];
-    snprintf(buf, len, "lambda(%s)", name);
-    return expr_var_declare(g, buf);
+    if (n < *cap)
+        return;
+    size_t c = 2 * *cap + 8;
+    while (c <= n)
+        c *= 2;
+    for (size_t k = 0; arrays[k]; k++)
+        *arrays[k] = xrealloc(*arrays[k], c * elt[k]);
+    *cap = c;
 }
 
+/* Coordinate I of lw->model: x, x', x''. */
+static void declare_coord(lower_t *lw, size_t i)
+{
+    void **arr[] = {(void **)&lw->q, (void **)&lw->qd, (void **)&lw->qdd,
+                    (void **)&lw->qname, NULL};
+    const size_t elt[] = {sizeof *lw->q, sizeof *lw->qd, sizeof *lw->qdd,
+                          sizeof *lw->qname};
+    grow_role(&lw->cap_q, i + 1, arr, elt);
+    expr_graph_t *g = lw->g;
+    const char *nm = lw->model.coords.v[i].name;
+    lw->qname[i] = nm;
+    lw->q[i] = declare(lw, "", nm, "", ROLE_COORD, 3 * i);
+    lw->qd[i] = declare(lw, "", nm, "'", ROLE_COORD, 3 * i + 1);
+    lw->qdd[i] = declare(lw, "", nm, "''", ROLE_COORD, 3 * i + 2);
+    lw->dvar[lw->q[i]] = expr_var(g, lw->qd[i]);
+    lw->dvar[lw->qd[i]] = expr_var(g, lw->qdd[i]);
+    lw->second[lw->qdd[i]] = true;
+    lw->velocity[lw->qd[i]] = true;
+}
+
+/* Speed I: z, z'. */
+static void declare_speed(lower_t *lw, size_t i)
+{
+    void **arr[] = {(void **)&lw->z, (void **)&lw->zd, (void **)&lw->zname,
+                    NULL};
+    const size_t elt[] = {sizeof *lw->z, sizeof *lw->zd, sizeof *lw->zname};
+    grow_role(&lw->cap_z, i + 1, arr, elt);
+    const char *nm = lw->model.speeds.v[i].name;
+    lw->zname[i] = nm;
+    lw->z[i] = declare(lw, "", nm, "", ROLE_SPEED, 2 * i);
+    lw->zd[i] = declare(lw, "", nm, "'", ROLE_SPEED, 2 * i + 1);
+    lw->dvar[lw->z[i]] = expr_var(lw->g, lw->zd[i]);
+    lw->second[lw->zd[i]] = true;
+    lw->velocity[lw->z[i]] = true;
+}
+
+/* Parameter I (its derivative is 0: dvar stays NULL). */
+static void declare_param(lower_t *lw, size_t i)
+{
+    void **arr[] = {(void **)&lw->p, (void **)&lw->pname,
+                    (void **)&lw->param_read, NULL};
+    const size_t elt[] = {sizeof *lw->p, sizeof *lw->pname,
+                          sizeof *lw->param_read};
+    grow_role(&lw->cap_p, i + 1, arr, elt);
+    const char *nm = lw->model.params.v[i].name;
+    lw->pname[i] = nm;
+    lw->p[i] = declare(lw, "", nm, "", ROLE_PARAM, i);
+    lw->param_read[i] = false;
+}
+
+/* The multiplier of the constraints' row A, named in lw->cname:
+ * lambda(NAME), or lambda(NAME[k]) for a component of a vector
+ * constraint.  Declared once the rows are known (the components that
+ * vanish identically have none), with row A's place among the
+ * multipliers, which come last. */
+static void declare_multiplier(lower_t *lw, size_t a)
+{
+    void **arr[] = {(void **)&lw->lam, NULL};
+    const size_t elt[] = {sizeof *lw->lam};
+    grow_role(&lw->cap_lam, a + 1, arr, elt);
+    lw->lam[a] = declare(lw, "lambda(", lw->cname[a], ")", ROLE_LAMBDA, a);
+    lw->second[lw->lam[a]] = true;
+}
+
+/* Room for the memos and marks of N lets; the new ones cleared. */
+static void grow_lets(lower_t *lw, size_t old, size_t n)
+{
+    if (n + 1 > lw->cap_let) {
+        size_t c = 2 * lw->cap_let + 8;
+        while (c < n + 1)
+            c *= 2;
+        for (int k = 0; k < 3; k++)
+            lw->let_memo[k] = xrealloc(lw->let_memo[k],
+                                       c * sizeof *lw->let_memo[k]);
+        lw->let_read = xrealloc(lw->let_read, c * sizeof *lw->let_read);
+        lw->cap_let = c;
+    }
+    for (int k = 0; k < 3; k++)
+        memset(lw->let_memo[k] + old, 0,
+               (n + 1 - old) * sizeof *lw->let_memo[k]);
+    memset(lw->let_read + old, 0, (n + 1 - old) * sizeof *lw->let_read);
+}
+
+/* The variables of the coordinates, speeds and parameters, and t.  The
+ * multipliers come once the constraints' rows are known (lower_model). */
 static void declare_variables(lower_t *lw)
 {
     const model_t *m = &lw->model;
-    expr_graph_t *g = lw->g;
-    size_t n = m->coords.n, ns = m->speeds.n, np = m->params.n;
-    lw->q = xcalloc(n + 1, sizeof *lw->q);
-    lw->qd = xcalloc(n + 1, sizeof *lw->qd);
-    lw->qdd = xcalloc(n + 1, sizeof *lw->qdd);
-    lw->z = xcalloc(ns + 1, sizeof *lw->z);
-    lw->zd = xcalloc(ns + 1, sizeof *lw->zd);
-    lw->p = xcalloc(np + 1, sizeof *lw->p);
-    lw->qname = xcalloc(n + 1, sizeof *lw->qname);
-    lw->zname = xcalloc(ns + 1, sizeof *lw->zname);
-    lw->pname = xcalloc(np + 1, sizeof *lw->pname);
-    for (size_t i = 0; i < n; i++) {
-        const char *nm = m->coords.v[i].name;
-        lw->qname[i] = nm;
-        lw->q[i] = declare(g, nm, "");
-        lw->qd[i] = declare(g, nm, "'");
-        lw->qdd[i] = declare(g, nm, "''");
-    }
-    for (size_t i = 0; i < ns; i++) {
-        const char *nm = m->speeds.v[i].name;
-        lw->zname[i] = nm;
-        lw->z[i] = declare(g, nm, "");
-        lw->zd[i] = declare(g, nm, "'");
-    }
-    for (size_t i = 0; i < np; i++) {
-        lw->pname[i] = m->params.v[i].name;
-        lw->p[i] = declare(g, m->params.v[i].name, "");
-    }
-    lw->t = expr_var_declare(g, "t");
-
-    uint32_t nv = expr_graph_nvars(g);
-    lw->dvar = xcalloc(nv, sizeof *lw->dvar);
-    lw->second = xcalloc(nv, sizeof *lw->second);
-    lw->velocity = xcalloc(nv, sizeof *lw->velocity);
-    for (size_t i = 0; i < n; i++) {
-        lw->dvar[lw->q[i]] = expr_var(g, lw->qd[i]);
-        lw->dvar[lw->qd[i]] = expr_var(g, lw->qdd[i]);
-        lw->second[lw->qdd[i]] = true;
-        lw->velocity[lw->qd[i]] = true;
-    }
-    for (size_t i = 0; i < ns; i++) {
-        lw->dvar[lw->z[i]] = expr_var(g, lw->zd[i]);
-        lw->second[lw->zd[i]] = true;
-        lw->velocity[lw->z[i]] = true;
-    }
-    lw->dvar[lw->t] = expr_num(g, 1);
-}
-
-/* The multipliers of the constraints' rows FROM..TO-1 (named in
- * lw->cname): the last variables, declared once the rows are known (a
- * vector constraint's rows, after its identically zero components are
- * dropped). */
-static void declare_multipliers(lower_t *lw, size_t from, size_t to)
-{
-    expr_graph_t *g = lw->g;
-    lw->lam = xrealloc(lw->lam, (to + 1) * sizeof *lw->lam);
-    uint32_t nv0 = expr_graph_nvars(g);
-    for (size_t a = from; a < to; a++)
-        lw->lam[a] = declare_multiplier(g, lw->cname[a]);
-    uint32_t nv = expr_graph_nvars(g);
-    lw->dvar = xrealloc(lw->dvar, (nv + 1) * sizeof *lw->dvar);
-    lw->second = xrealloc(lw->second, (nv + 1) * sizeof *lw->second);
-    lw->velocity = xrealloc(lw->velocity, (nv + 1) * sizeof *lw->velocity);
-    for (uint32_t v = nv0; v < nv; v++) {
-        lw->dvar[v] = NULL;
-        lw->second[v] = true;
-        lw->velocity[v] = false;
-    }
+    for (size_t i = 0; i < m->coords.n; i++)
+        declare_coord(lw, i);
+    for (size_t i = 0; i < m->speeds.n; i++)
+        declare_speed(lw, i);
+    for (size_t i = 0; i < m->params.n; i++)
+        declare_param(lw, i);
+    lw->t = declare(lw, "", "t", "", ROLE_TIME, 0);
+    lw->dvar[lw->t] = expr_num(lw->g, 1);
 }
 
 static int lower_scalar_model(lower_t *lw, const ast_expr_t *e,
@@ -1402,10 +1612,9 @@ static int lower_particle(lower_t *lw, size_t i, nh_particle_t *sp,
     return 0;
 }
 
-/* Body I: its entry *SB of the system and its kinetic energy
- * M/2 dot(G', G') + ½ wᵀ I w (LANGUAGE.md §4.1) in *TERM. */
-static int lower_body(lower_t *lw, size_t i, nh_body_t *sb,
-                      const expr_t **term, diag_t *err)
+/* Body I: its entry lw->bodies[i] of the system and its kinetic energy
+ * M/2 dot(G', G') + ½ wᵀ I w (LANGUAGE.md §4.1) in lw->body_T[i]. */
+static int lower_body(lower_t *lw, size_t i, diag_t *err)
 {
     expr_graph_t *g = lw->g;
     ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
@@ -1454,6 +1663,7 @@ static int lower_body(lower_t *lw, size_t i, nh_body_t *sb,
     const expr_t *Gdot[3];
     for (int k = 0; k < 3; k++)
         Gdot[k] = expr_dt(g, G.c[k], lw->dvar);
+    nh_body_t *sb = &lw->bodies[i];
     sb->name = b->name;
     sb->mass = mass.c[0];
     rigid_body_axes(f, I, g, sb->axis, sb->wloc, sb->waxes);
@@ -1461,30 +1671,88 @@ static int lower_body(lower_t *lw, size_t i, nh_body_t *sb,
         sb->pos[k] = G.c[k];
         sb->omega[k] = f->omega[k];
     }
-    *term = rigid_kinetic(g, sb->wloc, mass.c[0], Gdot, I);
     memcpy(sb->inertia, I, sizeof I);
+    lw->body_T[i] = rigid_kinetic(g, sb->wloc, mass.c[0], Gdot, I);
+    return 0;
+}
+
+/* Particles P0..P1-1 of the model (into PARTS) and bodies B0..B1-1: their
+ * kinetic energies added to lw->Tsum in declaration order, and lw->Tp.
+ * Meanwhile Tp_state is 1: one of them that reads the kinetic energy's
+ * name reads its own term (kinetic_whole). */
+static int lower_masses(lower_t *lw, size_t p0, size_t p1, size_t b0,
+                        size_t b1, nh_particle_t *parts, diag_t *err)
+{
+    expr_graph_t *g = lw->g;
+    int state = lw->Tp_state;
+    if (state == 2 && p0 == p1 && b0 == b1)
+        return 0;
+    lw->Tp_state = 1;
+    int rc = 0;
+    for (size_t i = p0; i < p1 && !rc; i++) {
+        const expr_t *term;
+        rc = lower_particle(lw, i, &parts[i], &term, err);
+        if (!rc)
+            lw->Tsum.particles = expr_add(g, lw->Tsum.particles, term);
+    }
+    for (size_t i = b0; i < b1 && !rc; i++) {
+        rc = lower_body(lw, i, err);
+        if (!rc)
+            lw->Tsum.bodies = expr_add(g, lw->Tsum.bodies, lw->body_T[i]);
+    }
+    if (rc) {
+        lw->Tp_state = state;
+        return -1;
+    }
+    lw->Tp = expr_add(g, lw->Tsum.particles, lw->Tsum.bodies);
+    lw->Tp_state = 2;
     return 0;
 }
 
 /* Gravity's potential −m dot(g, P) of a particle or body of mass MASS at
- * POS (DIM components), added to lw->Vg (LANGUAGE.md §4.1); an error at
+ * POS (DIM components), added to *V (LANGUAGE.md §4.1); an error at
  * WHERE when the dimensions differ. */
 static int add_gravity(lower_t *lw, const expr_t *mass,
                        const expr_t *const *pos, size_t dim,
                        const char *what, const char *name, src_span_t where,
-                       diag_t *err)
+                       const expr_t **V, diag_t *err)
 {
     const value_t *gv = &lw->gravity;
-    if (gv->dim == 0)
-        return 0;
     if (gv->dim != dim)
         return diag_error(err, where,
                           "gravity is a %u-vector, but %s %s moves in %zu "
                           "dimensions",
                           gv->dim, what, name, dim);
     expr_graph_t *g = lw->g;
-    lw->Vg = expr_sub(g, lw->Vg,
-                      expr_mul(g, mass, rigid_dot(g, gv->c, pos, gv->dim)));
+    *V = expr_sub(g, *V, expr_mul(g, mass, rigid_dot(g, gv->c, pos, gv->dim)));
+    return 0;
+}
+
+/* Gravity's potential of particles P0..P1-1 (in PARTS) and bodies
+ * B0..B1-1, which are lowered, added to lw->Vgsum, and lw->Vg.  One that
+ * moves in other dimensions than gravity's vector has is an error at
+ * *WHERE (gravity's statement, when it is the one lowered) or else at
+ * its own position. */
+static int add_weights(lower_t *lw, size_t p0, size_t p1, size_t b0,
+                       size_t b1, const nh_particle_t *parts,
+                       const src_span_t *where, diag_t *err)
+{
+    if (lw->gravity.dim == 0 || (p0 == p1 && b0 == b1))
+        return 0;
+    const model_t *m = &lw->model;
+    for (size_t i = p0; i < p1; i++)
+        if (add_gravity(lw, parts[i].mass, parts[i].pos, parts[i].dim,
+                        "particle", parts[i].name,
+                        where ? *where : m->particles.v[i].position->span,
+                        &lw->Vgsum.particles, err) != 0)
+            return -1;
+    for (size_t i = b0; i < b1; i++)
+        if (add_gravity(lw, lw->body_mass[i].v.c[0], lw->body_pos[i].v.c, 3,
+                        "body", m->bodies.v[i].name,
+                        where ? *where : m->bodies.v[i].position->span,
+                        &lw->Vgsum.bodies, err) != 0)
+            return -1;
+    lw->Vg = expr_add(lw->g, lw->Vgsum.particles, lw->Vgsum.bodies);
     return 0;
 }
 
@@ -1514,11 +1782,10 @@ static void set_energies(lower_t *lw)
                             !m->lagrangian.name;
 }
 
-/* Gravity's vector into lw->gravity (dim 0: none); lw->Vg cleared. */
+/* Gravity's vector into lw->gravity (dim 0: none). */
 static int lower_gravity(lower_t *lw, diag_t *err)
 {
     const model_t *m = &lw->model;
-    lw->Vg = expr_num(lw->g, 0);
     lw->gravity.dim = 0;
     if (!m->gravity)
         return 0;
@@ -1534,35 +1801,22 @@ static int lower_gravity(lower_t *lw, diag_t *err)
     return 0;
 }
 
+/* The particles, bodies, gravity and energies of the model. */
 static int lower_energies(lower_t *lw, diag_t *err)
 {
     model_t *m = &lw->model;
-    expr_graph_t *g = lw->g;
     ctx_t cx = {LOWER_MODEL, NULL, 0, {0}, 0};
     value_t v;
+    size_t np = m->particles.n, nb = m->bodies.n;
+    /* (summed already when a frame's angle read the kinetic energy) */
+    if (lw->Tp_state != 2 &&
+        lower_masses(lw, 0, np, 0, nb, lw->particles, err) != 0)
+        return -1;
     if (lower_gravity(lw, err) != 0)
         return -1;
     src_span_t gspan = m->gravity ? m->gravity->span : SRC_SPAN_NONE;
-    lw->Tp = expr_num(g, 0);
-    for (size_t i = 0; i < m->particles.n; i++) {
-        const expr_t *term;
-        nh_particle_t *sp = &lw->particles[i];
-        if (lower_particle(lw, i, sp, &term, err) != 0 ||
-            add_gravity(lw, sp->mass, sp->pos, sp->dim, "particle", sp->name,
-                        gspan, err) != 0)
-            return -1;
-        lw->Tp = expr_add(g, lw->Tp, term);
-    }
-    /* The bodies' energies join the particles' (T is the whole kinetic
-     * energy: LANGUAGE.md §4.1). */
-    for (size_t i = 0; i < m->bodies.n; i++) {
-        const expr_t *term;
-        if (lower_body(lw, i, &lw->bodies[i], &term, err) != 0 ||
-            add_gravity(lw, lw->body_mass[i].v.c[0], lw->body_pos[i].v.c, 3,
-                        "body", m->bodies.v[i].name, gspan, err) != 0)
-            return -1;
-        lw->Tp = expr_add(g, lw->Tp, term);
-    }
+    if (add_weights(lw, 0, np, 0, nb, lw->particles, &gspan, err) != 0)
+        return -1;
     if (m->kinetic.name &&
         energy_value(lw, &cx, MODEL_KINETIC, m->kinetic.span, &v, err))
         return -1;
@@ -1641,14 +1895,17 @@ static int lower_force(lower_t *lw, size_t f, const expr_t **Q,
         return 0;
     }
     long bi = model_body_index(m, fo->target);
-    if (bi >= 0)
+    if (bi >= 0) {
+        lw->point_loads++;
         return lower_body_load(lw, (size_t)bi, fo, &v, Q, err);
+    }
     long pi = find_particle(m, fo->target);
     if (pi < 0)
         return diag_error(err, fo->span,
                           "a force acts on a coordinate, a particle or a "
                           "body, and '%s' is %s",
                           fo->target, "none of them");
+    lw->point_loads++;
     nh_particle_t *sp = &particles[pi];
     if (v.dim != sp->dim)
         return diag_error(err, fo->value->span,
@@ -1674,13 +1931,16 @@ typedef struct rows {
     const expr_t **C, **Cv;
     src_span_t *span;
     const char **name;
+    long *left;
     size_t n;
 } rows_t;
 
 /* Whether the component C of a vector constraint vanishes identically:
- * symbolically, or at every one of the sample points near the model's
- * state that check uses (LANGUAGE.md §4); 0: no, 1: it folds to 0,
- * 2: it vanished at the points. */
+ * symbolically, or at every one of the sample points that check uses
+ * (LANGUAGE.md §4), taken near the zero state with the parameters at
+ * their values (a lowering keeps no state: model_clone_declarations; and
+ * the verdict must not depend on the state when the constraint was
+ * declared); 0: no, 1: it folds to 0, 2: it vanished at the points. */
 static int component_vanishes(lower_t *lw, const expr_t *c)
 {
     if (expr_is_const(c, 0))
@@ -1691,13 +1951,18 @@ static int component_vanishes(lower_t *lw, const expr_t *c)
     double *pts = xmalloc((EXPR_MAG_POINTS * nv + 1) * sizeof *pts);
     bool *move = xcalloc(nv + 1, sizeof *move);
     lower_fill_vars(lw, &lw->model, base);
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
         move[s->q[i]] = move[s->qd[i]] = true;
-    for (size_t i = 0; i < s->m; i++)
+        base[s->q[i]] = base[s->qd[i]] = 0;
+    }
+    for (size_t i = 0; i < s->m; i++) {
         move[s->z[i]] = true;
+        base[s->z[i]] = 0;
+    }
     for (size_t i = 0; i < s->np; i++)
         move[s->p[i]] = true;
     move[s->t] = true;
+    base[s->t] = 0;
     /* the same points for every component: a fixed seed */
     uint64_t seed = 0x6e68636f6d70ULL;
     expr_mag_t ev = {0};
@@ -1741,6 +2006,11 @@ static int lower_constraint(lower_t *lw, size_t a, rows_t *rows,
                           "the sides of a constraint must have the same "
                           "shape, but the left is %s and the right %s",
                           shape_name(l.dim), shape_name(r.dim));
+    /* x' = … names Voronec's dependent velocity (§5); C loses the sides,
+     * and a vector's components have none of their own */
+    long left = c->lhs->kind == AST_PRIME && c->lhs->a->kind == AST_NAME
+                    ? model_coord_index(&lw->model, c->lhs->a->name)
+                    : NH_CLEFT_NONE;
     con_rows_t *cr = &cons[a];
     cr->dim = l.dim;
     for (unsigned k = 0; k < (l.dim ? l.dim : 1); k++) {
@@ -1755,6 +2025,7 @@ static int lower_constraint(lower_t *lw, size_t a, rows_t *rows,
         rows->span[row] = c->span;
         rows->name[row] = l.dim ? component_name(lw, c->name, k + 1)
                                 : c->name;
+        rows->left[row] = l.dim ? NH_CLEFT_COMPONENT : left;
         /* A holonomic f(q, t) = 0 acts on the velocities through f'. */
         rows->Cv[row] = expr_depends_any(g, ck, lw->velocity)
                             ? ck
@@ -1834,8 +2105,30 @@ static int lower_let(lower_t *lw, size_t i, diag_t *err)
     return lower_expr(lw, st->u.let.body, LOWER_QUERY, &v, err);
 }
 
+/* The system's view of the variables: coordinates, speeds, parameters,
+ * t (the arrays move as they grow). */
+static void publish_vars(lower_t *lw)
+{
+    const model_t *m = &lw->model;
+    nh_system_t *s = &lw->sys;
+    s->n = m->coords.n;
+    s->qname = lw->qname;
+    s->q = lw->q;
+    s->qd = lw->qd;
+    s->qdd = lw->qdd;
+    s->m = m->speeds.n;
+    s->zname = lw->zname;
+    s->z = lw->z;
+    s->zd = lw->zd;
+    s->np = m->params.n;
+    s->pname = lw->pname;
+    s->p = lw->p;
+    s->t = lw->t;
+}
+
 /* The system's view of what a declaration can grow or replace: forces,
- * constraints and their multipliers, particles, kinematic equations. */
+ * the constraints' R rows and their multipliers, the NP particles and NB
+ * bodies, kinematic equations. */
 static void publish_rows(lower_t *lw, size_t r, size_t np, size_t nb)
 {
     nh_system_t *s = &lw->sys;
@@ -1844,6 +2137,7 @@ static void publish_rows(lower_t *lw, size_t r, size_t np, size_t nb)
     s->C = lw->C;
     s->cname = lw->cname;
     s->cspan = lw->cspan;
+    s->cleft = lw->cleft;
     s->lam = lw->lam;
     s->nparticles = np;
     s->particles = lw->particles;
@@ -1868,56 +2162,48 @@ static int lower_frames(lower_t *lw, size_t from, size_t to, diag_t *err)
 lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
 {
     lower_t *lw = xcalloc(1, sizeof *lw);
-    model_clone(&lw->model, m);
+    model_clone_declarations(&lw->model, m);
     lw->src = src;
     lw->g = expr_graph_new();
     declare_variables(lw);
 
     /* A vector constraint has up to three rows. */
     size_t n = m->coords.n, r = m->constraints.n, np = m->particles.n,
-           nrows = 3 * r;
+           nb = m->bodies.n, nrows = 3 * r;
     lw->Q = xcalloc(n + 1, sizeof *lw->Q);
     lw->C = xcalloc(nrows + 1, sizeof *lw->C);
     lw->Cv = xcalloc(nrows + 1, sizeof *lw->Cv);
     lw->cspan = xcalloc(nrows + 1, sizeof *lw->cspan);
     lw->cname = xcalloc(nrows + 1, sizeof *lw->cname);
+    lw->cleft = xcalloc(nrows + 1, sizeof *lw->cleft);
     lw->cons = xcalloc(r + 1, sizeof *lw->cons);
     lw->particles = xcalloc(np + 1, sizeof *lw->particles);
+    lw->bodies = xcalloc(nb + 1, sizeof *lw->bodies);
     lw->bodies = xcalloc(m->bodies.n + 1, sizeof *lw->bodies);
     lw->particle_pos = xcalloc(np + 1, sizeof *lw->particle_pos);
     lw->particle_mass = xcalloc(np + 1, sizeof *lw->particle_mass);
     lw->frame_memo = xcalloc(m->frames.n + 1, sizeof *lw->frame_memo);
-    lw->body_pos = xcalloc(m->bodies.n + 1, sizeof *lw->body_pos);
-    lw->body_mass = xcalloc(m->bodies.n + 1, sizeof *lw->body_mass);
-    for (int k = 0; k < 3; k++)
-        lw->let_memo[k] = xcalloc(m->lets.n + 1, sizeof *lw->let_memo[k]);
+    lw->body_pos = xcalloc(nb + 1, sizeof *lw->body_pos);
+    lw->body_mass = xcalloc(nb + 1, sizeof *lw->body_mass);
+    lw->body_T = xcalloc(nb + 1, sizeof *lw->body_T);
+    grow_lets(lw, 0, m->lets.n);
     if (m->kinematics.n) {
         lw->psi = xcalloc(n + 1, sizeof *lw->psi);
         lw->psi_span = xcalloc(n + 1, sizeof *lw->psi_span);
     }
+    const expr_t *zero = expr_num(lw->g, 0);
     for (size_t i = 0; i < n; i++)
-        lw->Q[i] = expr_num(lw->g, 0);
+        lw->Q[i] = zero;
+    lw->Tsum.particles = lw->Tsum.bodies = lw->Tp = zero;
+    lw->Vgsum.particles = lw->Vgsum.bodies = lw->Vg = zero;
 
-    nh_system_t *s = &lw->sys;
-    s->g = lw->g;
-    s->n = n;
-    s->qname = lw->qname;
-    s->q = lw->q;
-    s->qd = lw->qd;
-    s->qdd = lw->qdd;
-    s->m = m->speeds.n;
-    s->zname = lw->zname;
-    s->z = lw->z;
-    s->zd = lw->zd;
-    s->np = m->params.n;
-    s->pname = lw->pname;
-    s->p = lw->p;
-    s->t = lw->t;
-    publish_rows(lw, 0, np, m->bodies.n);
+    lw->sys.g = lw->g;
+    publish_vars(lw);
+    publish_rows(lw, 0, np, nb);
 
     /* Lets last: a let may use reaction(), which needs the constraints
      * and their multipliers. */
-    rows_t rows = {lw->C, lw->Cv, lw->cspan, lw->cname, 0};
+    rows_t rows = {lw->C, lw->Cv, lw->cspan, lw->cname, lw->cleft, 0};
     int rc = lower_frames(lw, 0, m->frames.n, err);
     if (!rc)
         rc = lower_energies(lw, err);
@@ -1926,8 +2212,9 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     for (size_t a = 0; a < r && !rc; a++)
         rc = lower_constraint(lw, a, &rows, lw->cons, err);
     if (!rc) {
-        declare_multipliers(lw, 0, rows.n);
-        publish_rows(lw, rows.n, np, m->bodies.n);
+        for (size_t a = 0; a < rows.n; a++)
+            declare_multiplier(lw, a);
+        publish_rows(lw, rows.n, np, nb);
     }
     for (size_t k = 0; k < m->kinematics.n && !rc; k++)
         rc = lower_kinematic(lw, k, lw->psi, lw->psi_span, err);
@@ -1946,46 +2233,46 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
  * validates each by lowering the model it would make (a failing statement
  * changes nothing).  Lowering the whole model again for every statement
  * costs O(statements × model): cubic in N for the N-trailer, whose model
- * is N² nodes.  Most statements only add a declaration, and an added
- * declaration cannot change the meaning of the earlier ones (they name
- * nothing it declares: they were checked when they were made), so
- * lowering only the new declarations against the existing graph gives the
- * same system as lowering everything afresh: the same variables with the
- * same numbers (a new constraint's multiplier is the last variable in
- * either case), and the same nodes (they are hash-consed and canonical;
- * T, Q, ... are summed in the same order).
+ * is N² nodes, and quadratic for 10⁵ parameters.  Most statements only
+ * add a declaration, and an added declaration cannot change the meaning
+ * of the earlier ones (they name nothing it declares: they were checked
+ * when they were made), so lowering only the new declarations against the
+ * existing graph gives the same system as lowering everything afresh: the
+ * same variables in the same canonical order (a new variable is declared
+ * last, with the place a fresh lowering gives it: declare(); a new
+ * constraint's rows come after the others, and so do their multipliers),
+ * and the same nodes (they are hash-consed and canonical; T, Q, ... are
+ * summed in the same order: the particles' and the bodies' terms in sums
+ * of their own).  Only the variables' numbers may differ from a fresh
+ * lowering's; everything that reads a value vector finds its variables
+ * through the system's arrays or by name.
  *
- * What extends: new lets, particles, forces, constraints and kinematic
- * equations.  What does not (lower_model() instead): a new parameter,
- * coordinate or speed (its variables would come before the multipliers,
- * renumbering them), an energy, anything replaced, a let that takes the
- * name of a built-in function (earlier calls would change meaning), and
- * new constraints together with new lets (a let may read them).
+ * What extends: new parameters, coordinates and speeds (variables; they
+ * lower nothing, so they cannot fail), and new lets, particles, frames,
+ * bodies, forces and torques, constraints (vector ones too) and
+ * kinematic equations.  What does not (lower_model() instead): an
+ * energy, gravity (new or replaced: it adds a term for every particle
+ * and body), anything replaced, variables together with other
+ * declarations, new constraints together with new lets (a let may read
+ * them through reaction()), a new particle or body once the kinetic
+ * energy has been read by name (its value, the whole T, changes), and a
+ * new coordinate when forces act on particles or loads on bodies (each
+ * of them adds a term to every Q_i).
  *
  * A failure leaves the lowering as it was: the new declarations are
  * lowered into copies of the arrays the system points into, which are
  * installed only when all succeeded; the memos of new declarations are
- * cleared.  The graph keeps the nodes the attempt made: nodes are
- * values, and an unused node changes nothing.
+ * cleared and the sums restored.  The graph keeps the nodes the attempt
+ * made: nodes are values, and an unused node changes nothing.
  */
 
 /* Whether M is the model of LW with declarations appended that
- * lower_extend() handles (AST nodes identify a declaration). */
-static bool extends_model(const model_t *old, const model_t *m)
+ * lower_extend() handles (AST nodes identify a declaration).  Arrays
+ * that share a buffer agree on their common prefix (model.h): then
+ * nothing needs comparing, and a statement costs O(1), not O(model). */
+static bool extends_model(const lower_t *lw, const model_t *m)
 {
-    if (m->params.n != old->params.n || m->coords.n != old->coords.n ||
-        m->speeds.n != old->speeds.n)
-        return false;
-    /* Parameter values may differ: values are not lowered. */
-    for (size_t i = 0; i < m->params.n; i++)
-        if (m->params.v[i].name != old->params.v[i].name)
-            return false;
-    for (size_t i = 0; i < m->coords.n; i++)
-        if (m->coords.v[i].name != old->coords.v[i].name)
-            return false;
-    for (size_t i = 0; i < m->speeds.n; i++)
-        if (m->speeds.v[i].name != old->speeds.v[i].name)
-            return false;
+    const model_t *old = &lw->model;
     const model_energy_t *eo[3] = {&old->kinetic, &old->potential,
                                    &old->lagrangian};
     const model_energy_t *em[3] = {&m->kinetic, &m->potential,
@@ -1993,10 +2280,14 @@ static bool extends_model(const model_t *old, const model_t *m)
     for (int k = 0; k < 3; k++)
         if (eo[k]->name != em[k]->name || eo[k]->value != em[k]->value)
             return false;
+    if (m->gravity != old->gravity)
+        return false;
 #define SAME_PREFIX(arr, same)                                          \
     do {                                                                \
         if (m->arr.n < old->arr.n)                                      \
             return false;                                               \
+        if (MODEL_SHARED_PREFIX(old->arr, m->arr))                      \
+            break;                                                      \
         for (size_t i = 0; i < old->arr.n; i++) {                       \
             const __typeof__(*m->arr.v) *a = &old->arr.v[i],            \
                                         *b = &m->arr.v[i];              \
@@ -2004,6 +2295,10 @@ static bool extends_model(const model_t *old, const model_t *m)
                 return false;                                           \
         }                                                               \
     } while (0)
+    /* Parameter values may differ: values are not lowered. */
+    SAME_PREFIX(params, a->name == b->name);
+    SAME_PREFIX(coords, a->name == b->name);
+    SAME_PREFIX(speeds, a->name == b->name);
     SAME_PREFIX(lets, a->name == b->name && a->stmt == b->stmt);
     SAME_PREFIX(particles, a->name == b->name && a->mass == b->mass &&
                                a->position == b->position);
@@ -2018,18 +2313,24 @@ static bool extends_model(const model_t *old, const model_t *m)
                                  a->rhs == b->rhs);
     SAME_PREFIX(kinematics, a->coord == b->coord && a->rhs == b->rhs);
 #undef SAME_PREFIX
-    if (m->lets.n > old->lets.n && m->constraints.n > old->constraints.n)
+    bool vars = m->params.n > old->params.n || m->coords.n > old->coords.n ||
+                m->speeds.n > old->speeds.n;
+    bool lets = m->lets.n > old->lets.n,
+         constraints = m->constraints.n > old->constraints.n,
+         masses = m->particles.n > old->particles.n ||
+                  m->bodies.n > old->bodies.n;
+    bool decls = lets || constraints || masses ||
+                 m->forces.n > old->forces.n ||
+                 m->kinematics.n > old->kinematics.n ||
+                 m->frames.n > old->frames.n;
+    if (vars && decls)
         return false;
-    if (m->gravity != old->gravity)
+    if (lets && constraints)
         return false;
-    for (size_t i = old->lets.n; i < m->lets.n; i++) {
-        const char *nm = m->lets.v[i].name;
-        if (expr_op_lookup(nm) >= 0)
-            return false;
-        for (size_t k = 0; builtin_functions[k]; k++)
-            if (strcmp(nm, builtin_functions[k]) == 0)
-                return false;
-    }
+    if (masses && lw->kinetic_read)
+        return false;
+    if (m->coords.n > old->coords.n && lw->point_loads)
+        return false;
     return true;
 }
 
@@ -2080,12 +2381,73 @@ static void grow_memos(memo_t **a, size_t old, size_t n)
     grow_zeroed((void **)a, sizeof **a, old, n);
 }
 
+/* Room for the memos of NP particles, NB bodies and NFR frames, which
+ * hold NP0, NB0, NFR0; the new ones cleared (on a failure, the room
+ * they had again: growing to the old sizes forgets the new ones). */
+static void grow_mass_memos(lower_t *lw, size_t np0, size_t np, size_t nb0,
+                            size_t nb, size_t nfr0, size_t nfr)
+{
+    grow_memos(&lw->particle_pos, np0, np);
+    grow_memos(&lw->particle_mass, np0, np);
+    grow_memos(&lw->body_pos, nb0, nb);
+    grow_memos(&lw->body_mass, nb0, nb);
+    grow_zeroed((void **)&lw->body_T, sizeof *lw->body_T, nb0, nb);
+    grow_zeroed((void **)&lw->bodies, sizeof *lw->bodies, nb0, nb);
+    lw->sys.bodies = lw->bodies; /* moved, maybe; its count is unchanged */
+    grow_zeroed((void **)&lw->frame_memo, sizeof *lw->frame_memo, nfr0, nfr);
+}
+
+/* Takes M as LW's model (its new declarations are looked up by name). */
+static void adopt_model(lower_t *lw, const model_t *m)
+{
+    model_t old = lw->model;
+    model_clone_declarations(&lw->model, m);
+    model_free(&old);
+}
+
+/* The new variables of M: they lower nothing, so this cannot fail. */
+static void extend_variables(lower_t *lw, const model_t *m)
+{
+    const model_t *o = &lw->model;
+    size_t n0 = o->coords.n, ns0 = o->speeds.n, np0 = o->params.n;
+    size_t n = m->coords.n;
+    adopt_model(lw, m);
+    for (size_t i = n0; i < n; i++)
+        declare_coord(lw, i);
+    for (size_t i = ns0; i < m->speeds.n; i++)
+        declare_speed(lw, i);
+    for (size_t i = np0; i < m->params.n; i++)
+        declare_param(lw, i);
+    if (n > n0) {
+        /* Q_i of a new coordinate is 0: no force names it yet, and none
+         * acts on a particle or a body (extends_model). */
+        lw->Q = xrealloc(lw->Q, (n + 1) * sizeof *lw->Q);
+        for (size_t i = n0; i < n; i++)
+            lw->Q[i] = expr_num(lw->g, 0);
+        if (lw->psi) {
+            lw->psi = xrealloc(lw->psi, (n + 1) * sizeof *lw->psi);
+            lw->psi_span =
+                xrealloc(lw->psi_span, (n + 1) * sizeof *lw->psi_span);
+            for (size_t i = n0; i < n; i++) {
+                lw->psi[i] = NULL;
+                lw->psi_span[i] = SRC_SPAN_NONE;
+            }
+        }
+    }
+    publish_vars(lw);
+    publish_rows(lw, lw->sys.r, m->particles.n, m->bodies.n);
+}
+
 int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
 {
-    if (!extends_model(&lw->model, m))
+    if (!extends_model(lw, m))
         return 1;
-    expr_graph_t *g = lw->g;
     const model_t *o = &lw->model;
+    if (m->params.n > o->params.n || m->coords.n > o->coords.n ||
+        m->speeds.n > o->speeds.n) {
+        extend_variables(lw, m);
+        return 0;
+    }
     size_t n = m->coords.n;
     size_t np0 = o->particles.n, nf0 = o->forces.n, c0 = o->constraints.n,
            nk0 = o->kinematics.n, nl0 = o->lets.n, nfr0 = o->frames.n,
@@ -2093,61 +2455,52 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     size_t np = m->particles.n, nf = m->forces.n, nc = m->constraints.n,
            nk = m->kinematics.n, nl = m->lets.n, nfr = m->frames.n,
            nb = m->bodies.n;
-    size_t rcap = r0 + 3 * (nc - c0); /* a vector constraint has 3 rows */
 
     /* The memos are the lowering's own: growing them is invisible. */
-    grow_memos(&lw->particle_pos, np0, np);
-    grow_memos(&lw->particle_mass, np0, np);
-    grow_memos(&lw->body_pos, nb0, nb);
-    grow_memos(&lw->body_mass, nb0, nb);
-    grow_zeroed((void **)&lw->frame_memo, sizeof *lw->frame_memo, nfr0, nfr);
-    for (int k = 0; k < 3; k++)
-        grow_memos(&lw->let_memo[k], nl0, nl);
+    grow_mass_memos(lw, np0, np, nb0, nb, nfr0, nfr);
+    grow_lets(lw, nl0, nl);
 
     /* The new declarations are looked up by name: lower against M. */
     model_t old = lw->model;
-    model_clone(&lw->model, m);
+    model_clone_declarations(&lw->model, m);
 
-    nh_particle_t *parts = dup_items(lw->particles, np0, np + 1,
-                                     sizeof *parts);
-    nh_body_t *bods = dup_items(lw->bodies, nb0, nb + 1, sizeof *bods);
-    const expr_t **Q = dup_items(lw->Q, n, n + 1, sizeof *Q);
-    rows_t rows = {dup_items(lw->C, r0, rcap + 1, sizeof *rows.C),
-                   dup_items(lw->Cv, r0, rcap + 1, sizeof *rows.Cv),
-                   dup_items(lw->cspan, r0, rcap + 1, sizeof *rows.span),
-                   dup_items(lw->cname, r0, rcap + 1, sizeof *rows.name),
-                   r0};
-    con_rows_t *cons = dup_items(lw->cons, c0, nc + 1, sizeof *cons);
-    const expr_t **psi = NULL;
-    src_span_t *psi_span = NULL;
-    if (nk) {
+    /* Copies of only the arrays that grow: a statement that adds a let
+     * copies nothing (a copy per statement would be O(model)). */
+    bool grow_p = np > np0, grow_f = nf > nf0, grow_c = nc > c0,
+         grow_k = nk > nk0;
+    nh_particle_t *parts =
+        grow_p || grow_f
+            ? dup_items(lw->particles, np0, np + 1, sizeof *parts)
+            : lw->particles;
+    const expr_t **Q = grow_f ? dup_items(lw->Q, n, n + 1, sizeof *Q) : lw->Q;
+    rows_t rows = {lw->C, lw->Cv, lw->cspan, lw->cname, lw->cleft, r0};
+    con_rows_t *cons = lw->cons;
+    if (grow_c) {
+        size_t cap = r0 + 3 * (nc - c0) + 1; /* a vector has 3 rows */
+        rows.C = dup_items(lw->C, r0, cap, sizeof *rows.C);
+        rows.Cv = dup_items(lw->Cv, r0, cap, sizeof *rows.Cv);
+        rows.span = dup_items(lw->cspan, r0, cap, sizeof *rows.span);
+        rows.name = dup_items(lw->cname, r0, cap, sizeof *rows.name);
+        rows.left = dup_items(lw->cleft, r0, cap, sizeof *rows.left);
+        cons = dup_items(lw->cons, c0, nc + 1, sizeof *cons);
+    }
+    const expr_t **psi = lw->psi;
+    src_span_t *psi_span = lw->psi_span;
+    if (grow_k) {
         psi = dup_items(lw->psi, lw->psi ? n : 0, n + 1, sizeof *psi);
         psi_span = dup_items(lw->psi_span, lw->psi ? n : 0, n + 1,
                              sizeof *psi_span);
     }
+    /* What a failure restores; the sums are the lowering's as soon as
+     * they are made, so that the new lets read the whole T. */
+    split_sum_t Tsum = lw->Tsum, Vgsum = lw->Vgsum;
     const expr_t *Tp = lw->Tp, *Vg = lw->Vg;
+    size_t point_loads = lw->point_loads;
     int rc = lower_frames(lw, nfr0, nfr, err);
-    for (size_t i = np0; i < np && !rc; i++) {
-        const expr_t *term;
-        rc = lower_particle(lw, i, &parts[i], &term, err);
-        if (!rc)
-            rc = add_gravity(lw, parts[i].mass, parts[i].pos, parts[i].dim,
-                             "particle", parts[i].name,
-                             m->particles.v[i].position->span, err);
-        if (!rc)
-            Tp = expr_add(g, Tp, term);
-    }
-    for (size_t i = nb0; i < nb && !rc; i++) {
-        const expr_t *term;
-        rc = lower_body(lw, i, &bods[i], &term, err);
-        if (!rc)
-            rc = add_gravity(lw, lw->body_mass[i].v.c[0],
-                             lw->body_pos[i].v.c, 3, "body",
-                             m->bodies.v[i].name,
-                             m->bodies.v[i].position->span, err);
-        if (!rc)
-            Tp = expr_add(g, Tp, term);
-    }
+    if (!rc)
+        rc = lower_masses(lw, np0, np, nb0, nb, parts, err);
+    if (!rc)
+        rc = add_weights(lw, np0, np, nb0, nb, parts, NULL, err);
     for (size_t f = nf0; f < nf && !rc; f++)
         rc = lower_force(lw, f, Q, parts, err);
     for (size_t a = c0; a < nc && !rc; a++)
@@ -2157,26 +2510,24 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     for (size_t i = nl0; i < nl && !rc; i++)
         rc = lower_let(lw, i, err);
 
+#define DROP(mine, field) ((mine) != lw->field ? free((void *)(mine)) : (void)0)
     if (rc) {
-        free(parts);
-        free(bods);
-        free(Q);
-        free(rows.C);
-        free(rows.Cv);
-        free(rows.span);
-        free(rows.name);
-        free(cons);
-        free(psi);
-        free(psi_span);
+        DROP(parts, particles);
+        DROP(Q, Q);
+        DROP(rows.C, C);
+        DROP(rows.Cv, Cv);
+        DROP(rows.span, cspan);
+        DROP(rows.name, cname);
+        DROP(rows.left, cleft);
+        DROP(cons, cons);
+        DROP(psi, psi);
+        DROP(psi_span, psi_span);
+        lw->Tsum = Tsum;
+        lw->Vgsum = Vgsum;
+        lw->Tp = Tp;
         lw->Vg = Vg;
-        grow_memos(&lw->particle_pos, np0, np0);
-        grow_memos(&lw->particle_mass, np0, np0);
-        grow_memos(&lw->body_pos, nb0, nb0);
-        grow_memos(&lw->body_mass, nb0, nb0);
-        grow_zeroed((void **)&lw->frame_memo, sizeof *lw->frame_memo, nfr0,
-                    nfr0);
-        for (int k = 0; k < 3; k++)
-            grow_memos(&lw->let_memo[k], nl0, nl0);
+        lw->point_loads = point_loads;
+        grow_mass_memos(lw, np0, np0, nb0, nb0, nfr0, nfr0);
         forget_calls(lw, nl0, -1);
         model_free(&lw->model);
         lw->model = old;
@@ -2184,26 +2535,31 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     }
     model_free(&old);
 
-#define INSTALL(field, v) (free((void *)lw->field), lw->field = (v))
+#define INSTALL(field, v)                                               \
+    do {                                                                \
+        if ((v) != lw->field) {                                         \
+            free((void *)lw->field);                                    \
+            lw->field = (v);                                            \
+        }                                                               \
+    } while (0)
     INSTALL(particles, parts);
-    INSTALL(bodies, bods);
     INSTALL(Q, Q);
     INSTALL(C, rows.C);
     INSTALL(Cv, rows.Cv);
     INSTALL(cspan, rows.span);
     INSTALL(cname, rows.name);
+    INSTALL(cleft, rows.left);
     INSTALL(cons, cons);
-    if (nk) {
-        INSTALL(psi, psi);
-        INSTALL(psi_span, psi_span);
-    }
+    INSTALL(psi, psi);
+    INSTALL(psi_span, psi_span);
 #undef INSTALL
-    lw->Tp = Tp;
+#undef DROP
 
     if (rows.n > r0) {
-        /* The multipliers of the new rows: the last variables, as in
-         * lower_model(). */
-        declare_multipliers(lw, r0, rows.n);
+        /* The multipliers of the new rows: the last variables, in the
+         * place lower_model() gives them. */
+        for (size_t a = r0; a < rows.n; a++)
+            declare_multiplier(lw, a);
         /* reaction() sums over the constraints: lets lowered as queries
          * are lowered again when used. */
         for (size_t i = 0; i < nl; i++)
@@ -2240,6 +2596,7 @@ void lower_free(lower_t *lw)
     free(lw->C);
     free(lw->Cv);
     free(lw->cspan);
+    free(lw->cleft);
     free(lw->psi);
     free(lw->psi_span);
     free(lw->particles);
@@ -2249,10 +2606,14 @@ void lower_free(lower_t *lw)
     free(lw->frame_memo);
     free(lw->body_pos);
     free(lw->body_mass);
+    free(lw->body_T);
     free(lw->cons);
     for (size_t i = 0; i < lw->nrow_names; i++)
         free(lw->row_names[i]);
     free(lw->row_names);
+    free(lw->param_read);
+    free(lw->let_read);
+    free(lw->not_const);
     free(lw->known);
     for (int k = 0; k < 3; k++)
         free(lw->let_memo[k]);
@@ -2261,6 +2622,209 @@ void lower_free(lower_t *lw)
     free(lw->calls);
     free(lw->call_table);
     free(lw);
+}
+
+/* ---- where an evaluation fails ---------------------------------------- */
+
+/* A model expression that the equations evaluate, and its declaration. */
+typedef struct undef_item {
+    const expr_t *e;
+    src_span_t span;
+    char what[96];
+    bool energy; /* M and h take its second derivatives by velocities */
+} undef_item_t;
+
+/* The declarations' lowered expressions, in declaration order by kind:
+ * frames before the particles and bodies (a body reads its frame, and a
+ * fault in a frame is the frame's), gravity, the energies, the forces and
+ * the points where they act on bodies, the constraints' rows, the
+ * kinematic equations. */
+static size_t undef_items(lower_t *lw, undef_item_t **out)
+{
+    const model_t *m = &lw->model;
+    size_t cap = 8, n = 0;
+    undef_item_t *it = xcalloc(cap, sizeof *it);
+#define ITEM(node, sp, en, ...)                                         \
+    do {                                                                \
+        if (n == cap)                                                   \
+            it = xrealloc(it, (cap *= 2) * sizeof *it);                 \
+        it[n].e = (node);                                               \
+        it[n].span = (sp);                                              \
+        it[n].energy = (en);                                            \
+        snprintf(it[n].what, sizeof it[n].what, __VA_ARGS__);           \
+        n++;                                                            \
+    } while (0)
+    for (size_t i = 0; i < m->frames.n; i++) {
+        const model_frame_t *f = &m->frames.v[i];
+        const rigid_frame_t *rf = &lw->frame_memo[i].f;
+        if (!f->parent) /* the inertial frame: constants */
+            continue;
+        for (int a = 0; a < 3; a++)
+            for (int c = 0; c < 3; c++)
+                ITEM(rf->axis[a][c], f->decl, false, "the axes of frame %s",
+                     f->name);
+        for (int c = 0; c < 3; c++)
+            ITEM(rf->omega[c], f->decl, false,
+                 "the angular velocity of frame %s", f->name);
+    }
+    for (size_t i = 0; i < m->particles.n; i++) {
+        const model_particle_t *pt = &m->particles.v[i];
+        const nh_particle_t *sp = &lw->particles[i];
+        ITEM(sp->mass, pt->mass->span, false, "the mass of particle %s",
+             pt->name);
+        for (unsigned k = 0; k < sp->dim; k++)
+            ITEM(sp->pos[k], pt->position->span, false,
+                 "the position of particle %s", pt->name);
+    }
+    for (size_t i = 0; i < m->bodies.n; i++) {
+        const model_body_t *b = &m->bodies.v[i];
+        ITEM(lw->body_mass[i].v.c[0], b->mass->span, false,
+             "the mass of body %s", b->name);
+        for (int k = 0; k < 3; k++)
+            ITEM(lw->body_pos[i].v.c[k], b->position->span, false,
+                 "the centre of mass of body %s", b->name);
+        /* its inertia and its frame's rates are in no other item */
+        ITEM(lw->body_T[i], b->decl, true, "the kinetic energy of body %s",
+             b->name);
+    }
+    for (unsigned k = 0; k < lw->gravity.dim; k++)
+        ITEM(lw->gravity.c[k], m->gravity->span, false, "gravity");
+    const model_energy_t *en[3] = {&m->kinetic, &m->potential,
+                                   &m->lagrangian};
+    const memo_t *memo[3] = {&lw->kinetic, &lw->potential, &lw->lagrangian};
+    static const char *const kind[3] = {"the kinetic energy",
+                                        "the potential energy",
+                                        "the Lagrangian"};
+    for (int k = 0; k < 3; k++)
+        if (en[k]->name && memo[k]->state == 2)
+            ITEM(memo[k]->v.c[0], en[k]->value->span, true, "%s %s", kind[k],
+                 en[k]->name);
+    for (size_t f = 0; f < m->forces.n; f++) {
+        const model_force_t *fo = &m->forces.v[f];
+        value_t v;
+        diag_t tmp = {0};
+        if (lower_expr(lw, fo->value, LOWER_MODEL, &v, &tmp) != 0)
+            continue;
+        for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
+            ITEM(v.c[k], fo->value->span, false, "the %s on %s",
+                 fo->torque ? "torque" : "force", fo->target);
+        if (fo->at && lower_expr(lw, fo->at, LOWER_MODEL, &v, &tmp) == 0)
+            for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
+                ITEM(v.c[k], fo->at->span, false,
+                     "the point where the force on %s acts", fo->target);
+    }
+    for (size_t a = 0; a < lw->sys.r; a++)
+        ITEM(lw->C[a], lw->cspan[a], false, "constraint %s", lw->cname[a]);
+    for (size_t i = 0; lw->psi && i < lw->sys.n; i++)
+        if (lw->psi[i])
+            ITEM(lw->psi[i], lw->psi_span[i], false,
+                 "the kinematic equation of %s'", lw->qname[i]);
+#undef ITEM
+    *out = it;
+    return n;
+}
+
+/* The first of NODES (N of them) not finite at VARS, or -1. */
+static long first_undefined(const lower_t *lw, const expr_t *const *nodes,
+                            size_t n, const double *vars)
+{
+    if (!n)
+        return -1;
+    tape_t *tp = tape_compile(lw->g, nodes, n, expr_graph_nvars(lw->g));
+    double *out = xcalloc(n, sizeof *out);
+    double *work = xcalloc(tape_work_size(tp) + 1, sizeof *work);
+    tape_eval(tp, vars, out, work);
+    long bad = -1;
+    for (size_t k = 0; k < n && bad < 0; k++)
+        if (!isfinite(out[k]))
+            bad = (long)k;
+    free(work);
+    free(out);
+    tape_free(tp);
+    return bad;
+}
+
+int lower_find_undefined(lower_t *lw, const double *vars, src_span_t *where,
+                         char *what, size_t size)
+{
+    undef_item_t *it;
+    size_t n = undef_items(lw, &it);
+    const nh_system_t *s = &lw->sys;
+    /* The variables the equations differentiate by. */
+    size_t nw = 2 * s->n + s->m + 1;
+    uint32_t w[nw];
+    for (size_t i = 0; i < s->n; i++) {
+        w[i] = lw->q[i];
+        w[s->n + i] = lw->qd[i];
+    }
+    for (size_t i = 0; i < s->m; i++)
+        w[2 * s->n + i] = lw->z[i];
+    w[nw - 1] = lw->t;
+    int found = 0;
+    /* Stage 0: the values; 1: their first derivatives (Q, B, the
+     * gradients in h); 2: the energies' derivatives by a velocity and
+     * then by any variable (M and h).  The first stage that fails names
+     * the first declaration that fails in it. */
+    for (int stage = 0; stage < 3 && !found; stage++) {
+        size_t cap = 16, k = 0;
+        const expr_t **nodes = xcalloc(cap, sizeof *nodes);
+        size_t *owner = xcalloc(cap, sizeof *owner);
+        uint32_t *by = xcalloc(cap, sizeof *by);
+        for (size_t i = 0; i < n; i++) {
+            size_t outer = stage == 0 ? 1 : nw;
+            for (size_t a = 0; a < outer; a++) {
+                if (stage == 2 && !(it[i].energy && a >= s->n && a < 2 * s->n))
+                    continue;
+                const expr_t *d = stage == 0 ? it[i].e
+                                             : expr_diff(lw->g, it[i].e, w[a]);
+                size_t inner = stage == 2 ? nw : 1;
+                for (size_t b = 0; b < inner; b++) {
+                    const expr_t *dd =
+                        stage == 2 ? expr_diff(lw->g, d, w[b]) : d;
+                    if (stage > 0 && dd->op == EXPR_CONST)
+                        continue; /* finite, and most of them are 0 */
+                    if (k == cap) {
+                        cap *= 2;
+                        nodes = xrealloc(nodes, cap * sizeof *nodes);
+                        owner = xrealloc(owner, cap * sizeof *owner);
+                        by = xrealloc(by, cap * sizeof *by);
+                    }
+                    nodes[k] = dd;
+                    owner[k] = i;
+                    by[k] = stage == 0 ? UINT32_MAX : w[a];
+                    k++;
+                }
+            }
+        }
+        long bad = first_undefined(lw, nodes, k, vars);
+        if (bad >= 0) {
+            const undef_item_t *u = &it[owner[bad]];
+            *where = u->span;
+            if (stage == 0)
+                snprintf(what, size, "%s cannot be evaluated at the state",
+                         u->what);
+            else
+                snprintf(what, size,
+                         "the derivative by %s of %s cannot be evaluated "
+                         "at the state",
+                         expr_var_name(lw->g, by[bad]), u->what);
+            found = 1;
+        }
+        free(nodes);
+        free(owner);
+        free(by);
+    }
+    free(it);
+    return found;
+}
+
+bool lower_model_reads(const lower_t *lw, model_kind_t kind, size_t idx)
+{
+    if (kind == MODEL_PARAM)
+        return idx >= lw->model.params.n || lw->param_read[idx];
+    if (kind == MODEL_LET)
+        return idx >= lw->model.lets.n || lw->let_read[idx];
+    return true;
 }
 
 const nh_system_t *lower_system(const lower_t *lw) { return &lw->sys; }

@@ -5,15 +5,17 @@
  * lower_model() declares the graph variables of a model (for every
  * coordinate x: x, x', x''; for every speed u: u, u'; every parameter; t;
  * lambda(NAME) for every constraint, lambda(NAME[k]) for every component
- * of a vector constraint), lowers every declaration and fills an
+ * of a vector constraint, declared once the rows are known), lowers
+ * every declaration and fills an
  * nh_system_t.  It fails, with the place of the fault, when a declaration
  * names something unknown, mixes vectors and scalars, or uses a second
  * derivative where LANGUAGE.md §3.3 forbids it.  Frames and bodies
  * (§4.1) become unit vectors, angular velocities and kinetic energies
  * through rigid.h; a vector constraint becomes one row per component,
  * without the components that vanish identically — decided as `check`
- * decides that a quantity is zero, at sample states near the model's
- * state (interp/expr/mag.h): the one place the lowering evaluates.
+ * decides that a quantity is zero, at sample states near the zero state
+ * with the parameters' values (interp/expr/mag.h): the one place the
+ * lowering evaluates.
  *
  * lower_extend() lowers only what a model adds to a lowered one
  * (doc/architecture.md, "Where the code departs from the sketch").
@@ -24,7 +26,8 @@
  * `on`, `velocity` are resolved here.  Values are scalars or 2- and 3-vectors of nodes.
  *
  * Ownership: a lower_t owns its graph, its nh_system_t and a private copy
- * of the model's declaration arrays; the AST it points into belongs to the
+ * of the model's declarations (model_clone_declarations: shared with the
+ * session's copy on write); the AST it points into belongs to the
  * session's arenas, which outlive it.  Must not: print; evaluate, except
  * to drop the identically zero components of a vector constraint.
  */
@@ -59,13 +62,14 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err);
 void lower_free(lower_t *lw); /* accepts NULL */
 
 /* Makes LW, a lowering of some model, the lowering of M when M only adds
- * lets, particles, bodies, frames, forces, constraints or kinematic
- * equations to it,
- * lowering just those (the result is the system lower_model(M) makes,
- * variable numbers included).  0: done; -1: *err set, and LW unchanged;
- * 1: M is not such an extension (LW unchanged): lower it with
- * lower_model().  A system or eom borrowed from LW stays valid on -1
- * and 1, not on 0. */
+ * to it — parameters, coordinates and speeds, or lets, particles, bodies,
+ * frames, forces, constraints and kinematic equations — lowering just
+ * those (the result is the system lower_model(M) makes: the same nodes and
+ * canonical order; only the variables' numbers may differ, new ones coming
+ * last).  O(what M adds) when M shares LW's model's arrays (model.h).  0:
+ * done; -1: *err set, and LW unchanged; 1: M is not such an extension (LW
+ * unchanged): lower it with lower_model().  A system or eom borrowed from
+ * LW stays valid on -1 and 1, not on 0. */
 int lower_extend(lower_t *lw, const model_t *m, diag_t *err);
 
 const nh_system_t *lower_system(const lower_t *lw);
@@ -79,7 +83,7 @@ int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
  * returns its dimension (0: a scalar constraint, or no such constraint)
  * and sets DROPPED[k] for each component: 0 kept, 1 dropped because it
  * simplifies to 0 = 0, 2 dropped because it vanishes at sample states
- * near the model's state (as `check` decides that a quantity is zero). */
+ * near the zero state (as `check` decides that a quantity is zero). */
 unsigned lower_dropped(const lower_t *lw, const char *name, int dropped[3]);
 
 /* Which variables a value depends on, by role. */
@@ -92,6 +96,30 @@ bool lower_needs_lambda(const lower_t *lw, const value_t *v);
 void lower_fill_vars(const lower_t *lw, const model_t *m, double *vars);
 /* The reverse: copies q, q', z, t from VARS into M's state. */
 void lower_store_state(const lower_t *lw, const double *vars, model_t *m);
+
+/* When the equations fail at the value vector VARS (a non-finite value):
+ * the first declaration (frames, particles, bodies, gravity, energies,
+ * forces, constraints, kinematic equations) whose expression — or whose
+ * first derivatives, or an energy's (a body's kinetic energy too) second
+ * derivatives by a velocity — is not finite there,
+ * so that the error can point at it (LANGUAGE.md §4: an expression that
+ * cannot be evaluated at the state is an error at the declaration that
+ * holds it).  1 with *WHERE and WHAT ("the kinetic energy T cannot be
+ * evaluated at the state") set, or 0 when every one is finite. */
+int lower_find_undefined(lower_t *lw, const double *vars, src_span_t *where,
+                         char *what, size_t size);
+
+/* Whether parameter or let IDX (KIND MODEL_PARAM or MODEL_LET) is read
+ * by the model's own expressions — energies, particles, forces,
+ * constraints, kinematic equations, directly or through lets — rather
+ * than only by queries and other lets (LANGUAGE.md §6: declaring an
+ * analysis name keeps the samples).  Other kinds are the model: true. */
+bool lower_model_reads(const lower_t *lw, model_kind_t kind, size_t idx);
+
+/* Whether NAME is the name of a built-in function (sin … max, dot,
+ * cross, norm, diff, lambda, reaction, omega, on, velocity):
+ * such a name cannot be declared (LANGUAGE.md §3.4). */
+bool lower_is_builtin_function(const char *name);
 
 /* The names a user may write in expressions (for suggestions and
  * completion): NULL-terminated array, borrowed until the next call. */

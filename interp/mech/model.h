@@ -13,11 +13,28 @@
  * model_clone() and the session swaps the clone in only when the statement
  * succeeded, so a failing statement changes nothing.
  *
- * Ownership: the model owns its arrays; names, spans and AST nodes are
- * borrowed from the arenas of the texts they were written in, which the
- * session keeps for as long as the model refers to them: model_mark_files
- * names those texts, so every field that holds a span, a name or an AST
- * node must be visited there (as every array is in model_clone).
+ * Cloning is O(1) in the declarations, so that a statement costs the same
+ * in a model of 10 declarations as in one of 10^5 (LANGUAGE.md §9: work
+ * grows about linearly with the number of statements).  The declaration
+ * arrays (params … kinematics, frames, bodies) are shared between a model
+ * and its clones, copy on write: an append by one holder goes into the
+ * shared buffer when no other holder has appended there (the others see
+ * only their own n entries), and anything else — an append after another
+ * holder's, a replacement — first copies the buffer.  So an entry that two
+ * holders see never changes, and two arrays with the same buffer agree on
+ * their common prefix (lower_extend relies on it).  Write an element of a
+ * declaration array only through model_set_*(); the state arrays (q, qd,
+ * z, q0, qd0, z0; at most SESSION_MAX_COORDS entries) are copied by
+ * model_clone and may be written in place.  Names are found through a
+ * hash index (model_lookup) shared the same way; see model.c.
+ *
+ * Ownership: the model owns its arrays (a shared buffer belongs to all
+ * its holders: the last model_free frees it); names, spans and AST nodes
+ * are borrowed from the arenas of the texts they were written in, which
+ * the session keeps for as long as the model refers to them:
+ * model_mark_files names those texts, so every field that holds a span, a
+ * name or an AST node must be visited there (as every array is in
+ * model_clone).
  */
 #ifndef NH_MODEL_H
 #define NH_MODEL_H
@@ -118,11 +135,21 @@ typedef struct model_kinematic {
     const ast_expr_t *rhs;
 } model_kinematic_t;
 
-#define MODEL_ARRAY(T) \
-    struct {           \
-        T *v;          \
-        size_t n, cap; \
+/* A buffer's holders and how far it is filled (model.c). */
+typedef struct model_share model_share_t;
+
+#define MODEL_ARRAY(T)          \
+    struct {                    \
+        T *v;                   \
+        size_t n, cap;          \
+        model_share_t *share;   \
     }
+
+/* Whether declaration arrays A (older) and B (newer) share A's entries:
+ * the same buffer, and B at least as long (see above). */
+#define MODEL_SHARED_PREFIX(a, b) ((a).v == (b).v && (a).n <= (b).n)
+
+struct model_index;
 
 typedef struct model {
     MODEL_ARRAY(model_param_t) params;
@@ -142,25 +169,57 @@ typedef struct model {
     int method;            /* eom_method_t, or -1: the default */
     src_span_t method_span;
 
-    /* The state, parallel to coords and speeds, and its copy for reset. */
+    /* The state, parallel to coords and speeds. */
     MODEL_ARRAY(double) q;
     MODEL_ARRAY(double) qd;
     MODEL_ARRAY(double) z;
     double t;
+    /* What the last `initial` was given, remembered for `reset`, which
+     * solves the state again from it (LANGUAGE.md §6): the values (0 for
+     * a name not given), parallel to coords and speeds, and how each was
+     * given (model_init_how_t). */
     MODEL_ARRAY(double) q0;
     MODEL_ARRAY(double) qd0;
     MODEL_ARRAY(double) z0;
     double t0;
+    MODEL_ARRAY(unsigned char) q0_how;
+    MODEL_ARRAY(unsigned char) qd0_how;
+    MODEL_ARRAY(unsigned char) z0_how;
+    /* The constraint residual (relative, eom_constraint_violation) of the
+     * state the last simulate left: its integration drift, which that run
+     * reported as max |C| and which the next simulate accepts.  0 after
+     * initial, reset and a set that moves the constraints. */
+    double state_drift;
 
     /* Bumped by every change of a declaration (not of a value): the
      * session re-lowers the system when it differs from the cached one. */
     unsigned long generation;
+
+    struct model_index *index; /* names -> (kind, index); model.c */
 } model_t;
+
+/* How `initial` gave a name: not at all (0, or what the constraints
+ * determine), as its value, or as a starting guess (`~`). */
+typedef enum model_init_how {
+    MODEL_INIT_FREE,
+    MODEL_INIT_GIVEN,
+    MODEL_INIT_GUESS,
+} model_init_how_t;
 
 void model_init(model_t *m);
 void model_free(model_t *m);
-/* A deep copy of the arrays (AST and names stay shared). */
+/* A copy of SRC that changes independently of it: O(1) in the
+ * declarations (shared copy on write), O(coordinates) in the state. */
 void model_clone(model_t *dst, const model_t *src);
+/* The same in O(1), for a statement that declares (the session's
+ * candidate model): the state arrays are shared too.  Their elements are
+ * written in place (lower_store_state, initial, reset), so DST must be
+ * freed, or take SRC's place with SRC freed, before anything writes the
+ * state of either; an append (a new coordinate) is safe. */
+void model_clone_sharing_state(model_t *dst, const model_t *src);
+/* SRC's declarations alone, the state arrays empty: what a lowering
+ * keeps (it reads no state of its own). */
+void model_clone_declarations(model_t *dst, const model_t *src);
 
 /* Sets USED[F] for every text F (a file index of the source set, below
  * N) that a span of the model points into: its names, AST nodes and
@@ -169,9 +228,12 @@ void model_clone(model_t *dst, const model_t *src);
  * line typed). */
 void model_mark_files(const model_t *m, bool *used, size_t n);
 
-/* What NAME is, and its index within its kind (or 0). */
+/* What NAME is, and its index within its kind (or 0).  O(1). */
 model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,
                           src_span_t *where);
+/* The index of NAME among the declarations of KIND (MODEL_PARAM …
+ * MODEL_CONSTRAINT, not the energies), or -1.  O(1). */
+long model_find(const model_t *m, model_kind_t kind, const char *name);
 const char *model_kind_name(model_kind_t k); /* "a parameter", ... */
 
 /* Index of a coordinate / speed / constraint by name, or -1. */
@@ -198,5 +260,15 @@ void model_push_constraint(model_t *m, model_constraint_t c);
 void model_push_kinematic(model_t *m, model_kinematic_t k);
 void model_push_frame(model_t *m, model_frame_t f);
 void model_push_body(model_t *m, model_body_t b);
+
+/* Replacing entry I (same name: a redeclaration keeps its place). */
+void model_set_param(model_t *m, size_t i, model_param_t p);
+void model_set_param_value(model_t *m, size_t i, double value);
+void model_set_let(model_t *m, size_t i, model_let_t l);
+void model_set_particle(model_t *m, size_t i, model_particle_t p);
+void model_set_constraint(model_t *m, size_t i, model_constraint_t c);
+void model_set_kinematic(model_t *m, size_t i, model_kinematic_t k);
+void model_set_frame(model_t *m, size_t i, model_frame_t f);
+void model_set_body(model_t *m, size_t i, model_body_t b);
 
 #endif

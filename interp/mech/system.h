@@ -49,6 +49,9 @@ typedef struct nh_body {
     const expr_t *inertia[6];  /* [Ixx, Iyy, Izz, Ixy, Iyz, Izx] about the
                                 * centre of mass, on those axes */
 } nh_body_t;
+/* nh_system_t.cleft of a constraint without a velocity written alone on
+ * its left side, and of a vector constraint's component (LANGUAGE.md §4). */
+enum { NH_CLEFT_NONE = -1, NH_CLEFT_COMPONENT = -2 };
 
 typedef struct nh_system {
     expr_graph_t *g;
@@ -84,6 +87,13 @@ typedef struct nh_system {
     const char *const *cname;  /* user's name or "c1", "c2", ... */
     const src_span_t *cspan;   /* where each was declared */
     const uint32_t *lam;       /* the multiplier variable of each */
+    const long *cleft;         /* the coordinate whose velocity alone is
+                                  each one's written left side (x' = …),
+                                  Voronec's dependent velocity; else
+                                  NH_CLEFT_NONE, or NH_CLEFT_COMPONENT
+                                  for a component of a vector
+                                  constraint, which has no written sides
+                                  of its own */
 
     /* Kinematic equations q_i' = psi_i(q, z, t): NULL when none was
      * declared, else n entries with NULL for a coordinate that has none

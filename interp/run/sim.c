@@ -662,6 +662,7 @@ typedef struct sim_state {
     double *row;         /* a completed value vector (the last sample) */
     double *y, *yprev;
     double *yp;          /* the projected state (project) */
+    double *sc;          /* scratch: the error scales of sim_first_step */
     bool multistep;      /* msadams, msbdf: see sim_after_step */
     double E0, Escale;
     sim_summary_t sum;
@@ -781,9 +782,24 @@ static void sim_monitor_step(sim_state_t *s, double t, const double *y)
         s->sum.max_residual = res;
 }
 
+/* The spacing of the doubles near the times T0 and T_END, times four:
+ * sample times closer than this could round to the same double. */
+static double sim_time_resolution(double t0, double t_end)
+{
+    double tmax = fmax(fabs(t0), fabs(t_end));
+    return 4.0 * (nextafter(tmax, INFINITY) - tmax);
+}
+
+double sim_default_step(double t0, double t_end)
+{
+    double span = fabs(t_end - t0);
+    return fmin(fmax(span / 1000.0, sim_time_resolution(t0, t_end)), span);
+}
+
 static int sim_check_options(const sim_options_t *opt, double t0,
                              diag_t *err)
 {
+    char b1[40], b2[40], b3[40];
     if (!isfinite(t0))
         return diag_error(err, SRC_SPAN_NONE, "the current time is not "
                                               "finite");
@@ -792,8 +808,20 @@ static int sim_check_options(const sim_options_t *opt, double t0,
                                               "finite");
     if (!(opt->step > 0.0) || !isfinite(opt->step))
         return diag_error(err, SRC_SPAN_NONE,
-                          "step must be a positive number, not %g",
-                          opt->step);
+                          "step must be a positive number, not %s",
+                          expr_format_number(opt->step, b1, sizeof b1));
+    /* A step at least the span records the two ends, which differ. */
+    double res = sim_time_resolution(t0, opt->t_end);
+    if (opt->step < res && opt->step < fabs(opt->t_end - t0))
+        return diag_error(err, SRC_SPAN_NONE,
+                          "step %s is finer than the times themselves near "
+                          "t = %s (doubles there are %s apart), so sample "
+                          "times would repeat: use a larger step",
+                          expr_format_number(opt->step, b1, sizeof b1),
+                          expr_format_number(fabs(t0) > fabs(opt->t_end)
+                                                 ? t0 : opt->t_end,
+                                             b2, sizeof b2),
+                          expr_format_number(res / 4.0, b3, sizeof b3));
     if (!(opt->rtol >= 0.0) || !(opt->atol >= 0.0) || !isfinite(opt->rtol) ||
         !isfinite(opt->atol))
         return diag_error(err, SRC_SPAN_NONE,
@@ -826,6 +854,7 @@ static void sim_state_free(sim_state_t *s)
     free(s->y);
     free(s->yprev);
     free(s->yp);
+    free(s->sc);
 }
 
 /* Projection after a step at T: s->yp becomes the projected state and
@@ -865,12 +894,97 @@ static int sim_after_step(sim_state_t *s, gsl_odeiv2_driver *drv, double t,
     return 0;
 }
 
-/* A step below this times max(1, |t|) is no progress: a few ulps of t. */
+/* The step-collapse test: a step size below this times max(|t|, the
+ * largest step of the run) is no progress.  Relative to both, so that the
+ * test means the same for a run over 1e-11 s as for one over 1e3 s (a
+ * fixed floor such as 1e-14 s stops a fast oscillation that needs steps
+ * of 1e-14 s for no reason): against |t| it is a few tens of ulps of t,
+ * where t + h no longer moves; against the largest step it is a step size
+ * fallen by 14 orders of magnitude, the crawl towards a singular state
+ * or a discontinuity (fuzz finding 004). */
 #define SIM_MIN_REL_STEP 1e-14
 
 /* At the step limit, a step below this times the largest step of the run
  * is named in the error as a sign of a singular state ahead. */
 #define SIM_SHRUNK 1e-4
+
+/* The RMS norm of V/SC (n values): Hairer, Nørsett & Wanner's norm for
+ * the error control and the starting step. */
+static double sim_rms(const double *v, const double *sc, size_t n)
+{
+    double s = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        double x = v[k] / sc[k];
+        s += x * x;
+    }
+    return n ? sqrt(s / (double)n) : 0.0;
+}
+
+/* The first step size, estimated from the motion at the start — Hairer,
+ * Nørsett & Wanner, Solving Ordinary Differential Equations I (2nd ed.),
+ * §II.4, "Starting step size" — never from the sample spacing.  With
+ * sc_i = atol + rtol·|y0_i| and ‖·‖ the RMS norm of the components over
+ * sc: d0 = ‖y0‖, d1 = ‖f(t0, y0)‖; h0 = 0.01·d0/d1 (a step over which y
+ * changes by 1% of itself in Euler's approximation); one Euler step of
+ * h0 gives d2 = ‖f(t0 + h0, y1) − f0‖/h0, an estimate of the second
+ * derivative; then h1 = (0.01/max(d1, d2))^(1/(p+1)) for a method of
+ * order p, and the first step is min(100·h0, h1, span).  Where HNW use
+ * fixed values (1e-6 when d0 or d1 is tiny, a state at rest), this takes
+ * 1e-6 of the span, so that the estimate scales with the run.
+ *
+ * Why this matters (the cause of the blow-ups with sparse samples): the
+ * first step was 1e-2 times the sample spacing, so `simulate to 1e7`
+ * tried a first step of 100 on a motion whose time scale is 1.  Its
+ * stages left any region where the error estimate means something —
+ * rk8pd's thirteen stages grow like (h·λ)^k and overflowed — and GSL's
+ * evolve gives up on a stage it cannot evaluate instead of shortening
+ * the step (sim_integrate now does), so the run ended in a non-finite
+ * value at t = 65, or went on from a state of size 1e89. */
+static double sim_first_step(sim_state_t *s, double t0, const double *y0,
+                             double span, double dir, unsigned order)
+{
+    size_t ns = s->ctx.ns;
+    const sim_options_t *opt = s->opt;
+    /* The finite-difference Jacobian's scratch rows are free here. */
+    double *f0 = s->ctx.f1, *f1 = s->ctx.f2, *y1 = s->ctx.yj;
+    double *sc = s->sc, fallback = 1e-6 * span;
+    for (size_t k = 0; k < ns; k++)
+        sc[k] = opt->atol + opt->rtol * fabs(y0[k]);
+    if (sim_ode_f(t0, y0, f0, &s->ctx) != GSL_SUCCESS)
+        return fallback; /* evolve will report it, with the state */
+    double d0 = sim_rms(y0, sc, ns), d1 = sim_rms(f0, sc, ns);
+    double h0 = d0 < 1e-5 || d1 < 1e-5 ? fallback : 0.01 * d0 / d1;
+    h0 = fmin(h0, span);
+    double d2 = -1.0;
+    /* An Euler step out of the equations' domain is too long: shorter. */
+    for (int tries = 0; tries < 20 && d2 < 0.0 && h0 > 0.0; tries++) {
+        for (size_t k = 0; k < ns; k++)
+            y1[k] = y0[k] + dir * h0 * f0[k];
+        if (sim_ode_f(t0 + dir * h0, y1, f1, &s->ctx) == GSL_SUCCESS) {
+            for (size_t k = 0; k < ns; k++)
+                f1[k] -= f0[k];
+            d2 = sim_rms(f1, sc, ns) / h0;
+        } else {
+            h0 *= 0.1;
+        }
+    }
+    s->ctx.failed = false;
+    if (!(d2 >= 0.0) || !(h0 > 0.0))
+        return fallback;
+    double dm = fmax(d1, d2);
+    double h1 = dm <= 1e-15 ? fmax(fallback, 1e-3 * h0)
+                            : pow(0.01 / dm, 1.0 / (double)(order + 1));
+    return fmin(fmin(100.0 * h0, h1), span);
+}
+
+/* Whether the last failed evaluation was at (T, Y): the start of the
+ * step, where the motion itself fails — not a trial stage of a step
+ * that was too long. */
+static bool sim_failed_at(const sim_state_t *s, double t, const double *y)
+{
+    return s->ctx.fail_t == t &&
+           memcmp(s->ctx.fail_y, y, s->ctx.ns * sizeof *y) == 0;
+}
 
 /* The integration proper, between the samples.  GRID(k) is the time of
  * sample k (0..count-1). */
@@ -883,15 +997,21 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
     double *y = s->y;
     gsl_odeiv2_system gsys = {sim_ode_f, sim_ode_jac, ns, &s->ctx};
     double span = fabs(t_end - t0);
-    double h = dir * 1e-2 * fmin(step, span > 0.0 ? span : step);
     gsl_odeiv2_driver *drv = gsl_odeiv2_driver_alloc_y_new(
-        &gsys, sim_step_type(opt->integrator), h, opt->atol, opt->rtol);
+        &gsys, sim_step_type(opt->integrator), dir * span, opt->atol,
+        opt->rtol);
     if (!drv)
         abort(); /* GSL allocates nothing else that can fail here */
+    unsigned order = gsl_odeiv2_step_order(drv->s);
+    /* No shorter than the times can tell apart (t + h must move t), nor
+     * than 0 when the estimate underflows (a span of 5e-324). */
+    double h = fmax(sim_first_step(s, t0, y, span, dir, order ? order : 1),
+                    fmin(sim_time_resolution(t0, t_end), span));
+    h *= dir;
     size_t max_steps = opt->max_steps ? opt->max_steps : SIM_DEFAULT_MAX_STEPS;
     sim_progress_t prog;
     sim_progress_init(&prog, opt->progress);
-    double t = t0, hmax = 0.0;
+    double t = t0, hmax = fabs(h);
     int rc = 0;
     for (size_t k = 1; k < count && rc == 0; k++) {
         double tk = k + 1 == count ? t_end : t0 + dir * (double)k * step;
@@ -901,6 +1021,25 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
             s->ctx.failed = false;
             int status = gsl_odeiv2_evolve_apply(drv->e, drv->c, drv->s,
                                                  &gsys, &t, tk, &h, y);
+            if (status == GSL_EBADFUNC && !s->ctx.stopped && s->ctx.failed &&
+                !sim_failed_at(s, tprev, s->yprev)) {
+                /* A stage of the trial step could not be evaluated (a
+                 * non-finite value, a singular matrix): the step was too
+                 * long for the motion — GSL gives up on it; shorten it
+                 * and try again, as GSL does for a stepper's own
+                 * failures.  Steps that fall to the collapse size end the
+                 * run with the failure's cause, time and state. */
+                t = tprev;
+                memcpy(y, s->yprev, ns * sizeof *y);
+                h = 0.5 * dir * fmin(fabs(h), fabs(tk - t));
+                gsl_odeiv2_step_reset(drv->s);
+                if (fabs(h) >= SIM_MIN_REL_STEP * fmax(fabs(t), hmax))
+                    continue;
+                char cause[DIAG_MSG_MAX];
+                snprintf(cause, sizeof cause, "%s", s->ctx.fail.msg);
+                rc = sim_error_at(err, s, s->ctx.fail_t, s->ctx.fail_y, cause);
+                break;
+            }
             if (status != GSL_SUCCESS) {
                 char cause[DIAG_MSG_MAX];
                 if (s->ctx.stopped) {
@@ -925,10 +1064,10 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
                 break;
             }
             s->sum.steps++;
-            /* A step size that has collapsed against t: the motion runs
-             * into a singular state or a discontinuity the integrator can
-             * only crawl towards (fuzz finding 004). */
-            if (fabs(h) < SIM_MIN_REL_STEP * fmax(1.0, fabs(t)) &&
+            /* A step size that has collapsed: the motion runs into a
+             * singular state or a discontinuity the integrator can only
+             * crawl towards (fuzz finding 004). */
+            if (fabs(h) < SIM_MIN_REL_STEP * fmax(fabs(t), hmax) &&
                 t != tk) {
                 char cause[256], hb[40];
                 snprintf(cause, sizeof cause,
@@ -1016,29 +1155,33 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
                                     : SIM_DEFAULT_MAX_SAMPLES;
     bool skip_first = samples->n > 0 &&
                       samples->data[(samples->n - 1) * width + sys->t] == t0;
+    char b1[40], b2[40], b3[40];
+    expr_format_number(t_end, b1, sizeof b1);
+    expr_format_number(step, b2, sizeof b2);
     if (!(kd + 1.0 <= (double)limit))
         return diag_error(err, SRC_SPAN_NONE,
-                          "simulating to %g with step %g would record %.0f "
+                          "simulating to %s with step %s would record %s "
                           "samples, more than the limit of %zu: use a "
                           "larger step",
-                          t_end, step, kd + 1.0, limit);
+                          b1, b2, expr_format_number(kd + 1.0, b3, sizeof b3),
+                          limit);
     size_t K = (size_t)kd;
     bool on_grid = fabs(t0 + dir * kd * step - t_end) <= 1e-9 * step;
     size_t count = K + 1 + (on_grid ? 0 : 1);
     size_t add = count - (skip_first ? 1 : 0);
     if (samples->n + add > limit)
         return diag_error(err, SRC_SPAN_NONE,
-                          "simulating to %g with step %g would bring the "
+                          "simulating to %s with step %s would bring the "
                           "recorded samples to %zu, more than the limit of "
                           "%zu: use a larger step or reset",
-                          t_end, step, samples->n + add, limit);
+                          b1, b2, samples->n + add, limit);
     if (samples->n + add > SIM_MAX_SAMPLE_BYTES / sizeof(double) / (width ? width : 1))
         return diag_error(err, SRC_SPAN_NONE,
-                          "simulating to %g with step %g would need %.0f MiB "
+                          "simulating to %s with step %s would need %.0f MiB "
                           "for the samples (%zu rows of %zu values), more "
                           "than the limit of %d MiB: use a larger step or "
                           "reset",
-                          t_end, step,
+                          b1, b2,
                           (double)(samples->n + add) * (double)width * 8.0 /
                               (1 << 20),
                           samples->n + add, width,
@@ -1059,6 +1202,7 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
     s.y = sim_alloc(ns, sizeof(double));
     s.yprev = sim_alloc(ns, sizeof(double));
     s.yp = sim_alloc(ns, sizeof(double));
+    s.sc = sim_alloc(ns, sizeof(double));
     s.multistep = opt->integrator && (strcmp(opt->integrator, "msadams") == 0 ||
                                       strcmp(opt->integrator, "msbdf") == 0);
     memcpy(s.base, vars, width * sizeof *vars);
@@ -1109,6 +1253,9 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
         rc = sim_integrate(&s, t0, t_end, count, step, dir, samples, err);
     if (rc == 0)
         memcpy(vars, s.row, width * sizeof *vars);
+    else if (s.sum.samples > 0) /* LANGUAGE.md §6: at the last sample */
+        memcpy(vars, samples->data + (samples->n - 1) * width,
+               width * sizeof *vars);
     s.sum.evaluations = s.ctx.nevals;
     if (summary)
         *summary = s.sum;

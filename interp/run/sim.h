@@ -10,7 +10,9 @@
  * final state in the vector.  A failure (singular state, non-finite
  * value, a step the integrator cannot take) stops the run with an error
  * that gives the time, the state and the cause; the samples recorded
- * before it stay, and the value vector is left as it was.
+ * before it stay, and the value vector is left at the last of them
+ * (LANGUAGE.md §6: the next run continues the same trajectory, samples
+ * in increasing t), or as it was when this run recorded none.
  *
  * Ownership: sim_samples_t is the caller's; sim_run appends to it
  * (sim_samples_free releases it).  The eom_t and system are borrowed.
@@ -94,11 +96,18 @@ bool sim_integrator_known(const char *name);
 /* Integrates from VARS to opt->t_end.  SAMPLES must be empty or have
  * width expr_graph_nvars(sys->g); the first sample (at the start) is not
  * recorded again when the last row already holds that time.  Returns 0,
- * or -1 with *err set (span NONE: the caller adds the statement's place);
- * SUMMARY (may be NULL) is filled in both cases with what was done. */
+ * or -1 with *err set (span NONE: the caller adds the statement's place)
+ * and VARS at the last sample this run recorded (summary->samples > 0)
+ * or unchanged; SUMMARY (may be NULL) is filled in both cases with what
+ * was done. */
 int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
             const sim_options_t *opt, sim_samples_t *samples,
             sim_summary_t *summary, diag_t *err);
+
+/* The default sampling interval of a run from T0 to T_END (LANGUAGE.md
+ * §6: (T − t)/1000), but no finer than the times can tell apart (`simulate
+ * to 5e-324` from 0 would make it 0) and no coarser than the span. */
+double sim_default_step(double t0, double t_end);
 
 void sim_samples_free(sim_samples_t *s);
 void sim_samples_clear(sim_samples_t *s); /* n = 0, keeps the memory */

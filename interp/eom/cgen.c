@@ -1,0 +1,1353 @@
+/*
+ * cgen.c — the prepared equations of motion as C text (cgen.h).
+ *
+ * Generated from the same tapes that nh evaluates, so that the two
+ * cannot drift apart: every tape the method's compute step runs (the
+ * fast tape of common.c, maggi's first tape, the main tape) becomes a
+ * straight-line C function by tape_write_c, operation for operation in
+ * the tape's order, and the compute step after the tapes — the dense
+ * solves — is written out below as C text, a port of the function named
+ * above each piece, statement for statement and in the same order:
+ *
+ *   the fast path        common.c  eom_fast_compute, eom_fast_values,
+ *                                  and for the right-hand side eom_rhs
+ *   lagrange             mult.c    lagrange_compute
+ *   multipliers          mult.c    multipliers_compute, multipliers_blocks
+ *   second_kind          mult.c    second_kind_compute
+ *   voronec, naive       voronec.c voronec_compute
+ *   maggi                maggi.c   maggi_compute_matrix
+ *   gibbs_appell         maggi.c   maggi_compute
+ *   LU, LDLᵀ             linalg.c  linalg_lu, linalg_lu_solve, linalg_ldlt,
+ *                                  linalg_ldlt_solve; common.c
+ *                                  eom_solve_symmetric, eom_unpack_*
+ *
+ * A change to one of those functions must be made here too; the tests
+ * (tests/test_cgen.c, tests/export_c.sh) compare the compiled text with
+ * eom_accel bit for bit on every method and example, at regular states
+ * and at singular ones, so a port that drifts fails them.
+ *
+ * The generated code says only whether it succeeded (0, CGEN_SINGULAR,
+ * CGEN_NONFINITE): nh words its errors by running the tapes again at the
+ * same state (eom_set_native), which meet the same failure.  The text is
+ * deterministic — the same model and method give the same bytes — since
+ * run/native.c caches the compiled code by its hash.
+ *
+ * Must not: print; change the eom_t or the system (the residual tapes
+ * are compiled here and freed; compiling adds no node to the graph).
+ */
+#include "interp/eom/cgen.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/base/util.h"
+#include "interp/eom/common.h"
+#include "interp/eom/linalg.h"
+#include "interp/expr/tape.h"
+
+/* ---- the dense algebra, as C text ---------------------------------------- */
+
+/* Helper functions of the generated file, written once each, in this
+ * order (each after the ones it calls), when the compute step uses them. */
+enum {
+    H_FINITE,
+    H_UNPACK_LOWER,
+    H_UNPACK_SYMMETRIC,
+    H_MAX_ABS,
+    H_LU,
+    H_LU_SOLVE,
+    H_LDLT,
+    H_LDLT_SOLVE,
+    H_SOLVE_SYMMETRIC,
+    H_COUNT
+};
+
+static const struct {
+    unsigned needs; /* the helpers it calls */
+    const char *text;
+} cgen_helpers[H_COUNT] = {
+    /* eom_check_finite, without the message (independent tests: a
+     * reduction would be one long chain of dependent additions) */
+    [H_FINITE] = {0,
+                  "static int nh_finite(const double *v, int count)\n"
+                  "{\n"
+                  "    int k;\n"
+                  "    for (k = 0; k < count; k++)\n"
+                  "        if (!isfinite(v[k]))\n"
+                  "            return 0;\n"
+                  "    return 1;\n"
+                  "}\n"},
+    /* eom_unpack_lower */
+    [H_UNPACK_LOWER] = {0,
+                        "static void nh_unpack_lower(const double *u, int n, "
+                        "double *f)\n"
+                        "{\n"
+                        "    int i, j, k = 0;\n"
+                        "    for (i = 0; i < n; i++)\n"
+                        "        for (j = i; j < n; j++)\n"
+                        "            f[j * n + i] = u[k++];\n"
+                        "}\n"},
+    /* eom_unpack_symmetric */
+    [H_UNPACK_SYMMETRIC] = {0,
+                            "static void nh_unpack_symmetric(const double *u, "
+                            "int n, double *f, int ld)\n"
+                            "{\n"
+                            "    int i, j, k = 0;\n"
+                            "    for (i = 0; i < n; i++)\n"
+                            "        for (j = i; j < n; j++) {\n"
+                            "            f[i * ld + j] = u[k];\n"
+                            "            f[j * ld + i] = u[k];\n"
+                            "            k++;\n"
+                            "        }\n"
+                            "}\n"},
+    /* linalg_max_abs */
+    [H_MAX_ABS] = {0,
+                   "static double nh_max_abs(const double *a, int count)\n"
+                   "{\n"
+                   "    double m = 0.0;\n"
+                   "    int k;\n"
+                   "    for (k = 0; k < count; k++) {\n"
+                   "        double v = fabs(a[k]);\n"
+                   "        if (v > m)\n"
+                   "            m = v;\n"
+                   "    }\n"
+                   "    return m;\n"
+                   "}\n"},
+    /* linalg_lu */
+    [H_LU] = {1u << H_MAX_ABS,
+              "static int nh_lu(double *a, int n, int *perm)\n"
+              "{\n"
+              "    double tol = NH_RTOL * nh_max_abs(a, n * n);\n"
+              "    int i, j, k;\n"
+              "    for (k = 0; k < n; k++)\n"
+              "        perm[k] = k;\n"
+              "    if (!(tol > 0.0))\n"
+              "        return n == 0 ? 0 : -1;\n"
+              "    for (k = 0; k < n; k++) {\n"
+              "        int p = k;\n"
+              "        double best = fabs(a[k * n + k]), inv;\n"
+              "        double *rk;\n"
+              "        for (i = k + 1; i < n; i++) {\n"
+              "            double v = fabs(a[i * n + k]);\n"
+              "            if (v > best) {\n"
+              "                best = v;\n"
+              "                p = i;\n"
+              "            }\n"
+              "        }\n"
+              "        if (!(best > tol))\n"
+              "            return -1;\n"
+              "        if (p != k) {\n"
+              "            double *rp = a + p * n;\n"
+              "            int s;\n"
+              "            rk = a + k * n;\n"
+              "            for (j = 0; j < n; j++) {\n"
+              "                double t = rk[j];\n"
+              "                rk[j] = rp[j];\n"
+              "                rp[j] = t;\n"
+              "            }\n"
+              "            s = perm[k];\n"
+              "            perm[k] = perm[p];\n"
+              "            perm[p] = s;\n"
+              "        }\n"
+              "        rk = a + k * n;\n"
+              "        inv = 1.0 / rk[k];\n"
+              "        rk[k] = inv;\n"
+              "        for (i = k + 1; i < n; i++) {\n"
+              "            double *ri = a + i * n;\n"
+              "            double f = ri[k] * inv;\n"
+              "            ri[k] = f;\n"
+              "            for (j = k + 1; j < n; j++)\n"
+              "                ri[j] -= f * rk[j];\n"
+              "        }\n"
+              "    }\n"
+              "    return 0;\n"
+              "}\n"},
+    /* linalg_lu_solve */
+    [H_LU_SOLVE] = {0,
+                    "static void nh_lu_solve(const double *lu, int n, "
+                    "const int *perm, double *b,\n"
+                    "                        double *y)\n"
+                    "{\n"
+                    "    int i, j;\n"
+                    "    for (i = 0; i < n; i++) {\n"
+                    "        double s = b[perm[i]];\n"
+                    "        const double *ri = lu + i * n;\n"
+                    "        for (j = 0; j < i; j++)\n"
+                    "            s -= ri[j] * y[j];\n"
+                    "        y[i] = s;\n"
+                    "    }\n"
+                    "    for (i = n - 1; i >= 0; i--) {\n"
+                    "        double s = y[i];\n"
+                    "        const double *ri = lu + i * n;\n"
+                    "        for (j = i + 1; j < n; j++)\n"
+                    "            s -= ri[j] * b[j];\n"
+                    "        b[i] = s * ri[i];\n"
+                    "    }\n"
+                    "}\n"},
+    /* linalg_ldlt */
+    [H_LDLT] = {0,
+                "static int nh_ldlt(double *a, int n)\n"
+                "{\n"
+                "    double amax = 0.0, tol, first = 0.0;\n"
+                "    int i, j, k, p;\n"
+                "    for (i = 0; i < n; i++)\n"
+                "        for (j = 0; j <= i; j++) {\n"
+                "            double v = fabs(a[i * n + j]);\n"
+                "            if (v > amax || v != v)\n"
+                "                amax = v;\n"
+                "        }\n"
+                "    tol = NH_RTOL * amax;\n"
+                "    if (!(tol > 0.0))\n"
+                "        return n == 0 ? 0 : -1;\n"
+                "    for (j = 0; j < n; j++) {\n"
+                "        double *rj = a + j * n;\n"
+                "        double d = rj[j];\n"
+                "        for (k = 0; k < j; k++) {\n"
+                "            const double *rk = a + k * n;\n"
+                "            double w = rj[k], l;\n"
+                "            for (p = 0; p < k; p++)\n"
+                "                w -= a[p * n + j] * rk[p];\n"
+                "            a[k * n + j] = w;\n"
+                "            l = w * rk[k];\n"
+                "            rj[k] = l;\n"
+                "            d -= l * w;\n"
+                "        }\n"
+                "        if (!(fabs(d) > tol) || (j > 0 && (d > 0) != "
+                "(first > 0)))\n"
+                "            return -1;\n"
+                "        if (j == 0)\n"
+                "            first = d;\n"
+                "        rj[j] = 1.0 / d;\n"
+                "    }\n"
+                "    return 0;\n"
+                "}\n"},
+    /* linalg_ldlt_solve */
+    [H_LDLT_SOLVE] = {0,
+                      "static void nh_ldlt_solve(const double *ld, int n, "
+                      "double *b)\n"
+                      "{\n"
+                      "    int i, k;\n"
+                      "    for (i = 0; i < n; i++) {\n"
+                      "        const double *ri = ld + i * n;\n"
+                      "        double s = b[i];\n"
+                      "        for (k = 0; k < i; k++)\n"
+                      "            s -= ri[k] * b[k];\n"
+                      "        b[i] = s;\n"
+                      "    }\n"
+                      "    for (i = 0; i < n; i++)\n"
+                      "        b[i] *= ld[i * n + i];\n"
+                      "    for (i = n - 1; i >= 0; i--) {\n"
+                      "        double s = b[i];\n"
+                      "        for (k = i + 1; k < n; k++)\n"
+                      "            s -= ld[k * n + i] * b[k];\n"
+                      "        b[i] = s;\n"
+                      "    }\n"
+                      "}\n"},
+    /* eom_solve_symmetric */
+    [H_SOLVE_SYMMETRIC] = {(1u << H_UNPACK_LOWER) | (1u << H_UNPACK_SYMMETRIC) |
+                               (1u << H_LU) | (1u << H_LU_SOLVE) |
+                               (1u << H_LDLT) | (1u << H_LDLT_SOLVE),
+                           "static int nh_solve_symmetric(const double *upper, "
+                           "int n, double *x, double *f,\n"
+                           "                              double *w, int *perm)\n"
+                           "{\n"
+                           "    nh_unpack_lower(upper, n, f);\n"
+                           "    if (nh_ldlt(f, n) == 0) {\n"
+                           "        nh_ldlt_solve(f, n, x);\n"
+                           "        return 0;\n"
+                           "    }\n"
+                           "    nh_unpack_symmetric(upper, n, f, n);\n"
+                           "    if (nh_lu(f, n, perm) != 0)\n"
+                           "        return -1;\n"
+                           "    nh_lu_solve(f, n, perm, x, w);\n"
+                           "    return 0;\n"
+                           "}\n"},
+};
+
+/* ---- the generator ---------------------------------------------------------- */
+
+typedef struct cgen {
+    const eom_t *e;
+    const nh_system_t *sys;
+    const cgen_options_t *opt;
+    strbuf_t tapes;       /* the tape functions */
+    strbuf_t code;        /* the compute step */
+    strbuf_t api;         /* the public functions */
+    unsigned tape_helpers; /* tape_write_c's helpers */
+    unsigned helpers;      /* H_* bits */
+    size_t stack;          /* doubles kept on the stack, at most */
+    bool fast_rhs;         /* nh_fast_rhs was written */
+    tape_t *vel;           /* voronec, naive: the dependent velocities */
+    tape_t *res;           /* the constraints as declared */
+} cgen_t;
+
+static void cgen_need(cgen_t *c, unsigned h)
+{
+    c->helpers |= 1u << h;
+}
+
+/* The helpers needed, with the ones they call (which come earlier in
+ * the enum, so one pass from the last down closes the set). */
+static unsigned cgen_helper_closure(unsigned set)
+{
+    for (int h = H_COUNT - 1; h >= 0; h--)
+        if (set & (1u << h))
+            set |= cgen_helpers[h].needs;
+    return set;
+}
+
+static void cgen_stack(cgen_t *c, size_t doubles)
+{
+    if (doubles > c->stack)
+        c->stack = doubles;
+}
+
+/* Writes "v[VAR[i]] = SRC[OFF + i];" for i < COUNT. */
+static void cgen_scatter(strbuf_t *b, const uint32_t *var, size_t count,
+                         const char *src, size_t off)
+{
+    for (size_t i = 0; i < count; i++)
+        strbuf_addf(b, "    v[%u] = %s[%zu];\n", var[i], src, off + i);
+}
+
+/* Writes "v[VAR[i]] = NAN;" for the multipliers (eom_clear_lambda). */
+static void cgen_clear_lambda(cgen_t *c, strbuf_t *b)
+{
+    for (size_t a = 0; a < c->sys->r; a++)
+        strbuf_addf(b, "    v[%u] = NAN;\n", c->sys->lam[a]);
+}
+
+/* A tape function NAME (INPUT: tape_write_c's), counted on the stack by
+ * its work slots. */
+static void cgen_tape(cgen_t *c, const tape_t *t, const char *name,
+                      const char *const *input)
+{
+    tape_write_c(t, &c->tapes, name, c->sys->g, input, &c->tape_helpers);
+    strbuf_add(&c->tapes, "\n");
+    cgen_stack(c, tape_work_size(t) + tape_nout(t));
+}
+
+/* The array sizes of the text: C has no arrays of length 0. */
+static size_t cgen_len(size_t n)
+{
+    return n ? n : 1;
+}
+
+/* ---- the fast path: common.c eom_fast_compute --------------------------- */
+
+/* "if (!isfinite(ARR[0]) || ... ARR[COUNT - 1]) return RC;" written out
+ * (the counts of a fast path are small and known), or through nh_finite
+ * past 32 values.  Unrolled tests are independent: a loop with an early
+ * exit costs a branch and a counter per value. */
+static void cgen_finite(cgen_t *c, strbuf_t *b, const char *arr, size_t off,
+                        size_t count, const char *rc)
+{
+    if (count == 0)
+        return;
+    if (count > 32) {
+        cgen_need(c, H_FINITE);
+        strbuf_addf(b, "    if (!nh_finite(%s + %zu, %zu))\n        return %s;\n",
+                    arr, off, count, rc);
+        return;
+    }
+    strbuf_add(b, "    if (");
+    for (size_t k = 0; k < count; k++)
+        strbuf_addf(b, "%s!isfinite(%s[%zu])", k ? k % 3 ? " || " : " ||\n        " : "",
+                    arr, off + k);
+    strbuf_addf(b, ")\n        return %s;\n", rc);
+}
+
+/* The fast path's function: nh_fast(v) writes the values into the value
+ * vector as eom_fast_compute does; with DYDT (by state entry: the C text
+ * of its derivative, the fast tape's outputs or the state), it is
+ * nh_fast_rhs(t, y, v, dydt), which reads the state from y and writes
+ * dy/dt alone, for the right-hand side. */
+static void cgen_fast_fn(cgen_t *c, char **dydt)
+{
+    const eom_t *e = c->e;
+    strbuf_t *b = &c->code;
+    size_t nout = tape_nout(e->fast);
+    if (dydt)
+        strbuf_addf(b,
+                    "/* The fast path for the right-hand side: the same, "
+                    "on the state y,\n"
+                    " * writing dy/dt. */\n"
+                    "static int nh_fast_rhs(double t, const double *y, "
+                    "const double *v, double *dydt)\n"
+                    "{\n"
+                    "    double o[%zu], dmax, tol;\n",
+                    cgen_len(nout));
+    else
+        strbuf_addf(b,
+                    "/* The fast path (nh: common.c, eom_fast_compute): the "
+                    "fast tape, its\n"
+                    " * pivots, then the values; -1 sends the call to the "
+                    "numeric path.  The\n"
+                    " * checks are written out: dmax = fmax(dmax, fabs(d)) as "
+                    "a comparison (the\n"
+                    " * same value: fmax keeps dmax when fabs(d) is NaN, and "
+                    "fabs is never -0). */\n"
+                    "static int nh_fast(double *v)\n"
+                    "{\n"
+                    "    double o[%zu], dmax, tol;\n",
+                    cgen_len(nout));
+    if (e->fast_ngroup > 1)
+        strbuf_add(b, "    double dmax0;\n");
+    strbuf_add(b, dydt ? "    nh_tape_fast_rhs(t, y, v, o);\n"
+                       : "    nh_tape_fast(v, o);\n");
+    size_t at = 0;
+    for (size_t gi = 0; gi < e->fast_ngroup; gi++) {
+        size_t p = e->fast_group[gi];
+        strbuf_addf(b, "    /* matrix %zu: the largest of its %zu diagonal "
+                       "entries, then the pivots */\n"
+                       "    dmax = 0.0;\n",
+                    gi + 1, p);
+        for (size_t i = 0; i < p; i++)
+            strbuf_addf(b, "    if (fabs(o[%zu]) > dmax)\n"
+                           "        dmax = fabs(o[%zu]);\n",
+                        at + i, at + i);
+        if (gi == 0 && e->fast_ngroup > 1)
+            strbuf_add(b, "    dmax0 = dmax;\n");
+        else if (gi > 0)
+            /* eom_schur_negligible */
+            strbuf_add(b, "    if (!(dmax * dmax0 >= NH_RTOL))\n"
+                          "        return -1;\n");
+        strbuf_add(b, "    tol = NH_RTOL * dmax;\n");
+        if (p > 0) {
+            strbuf_add(b, "    if (");
+            for (size_t i = 0; i < p; i++)
+                strbuf_addf(b, "%s!(fabs(o[%zu]) > tol)",
+                            i ? " ||\n        " : "", at + p + i);
+            for (size_t i = 1; i < p; i++)
+                strbuf_addf(b, " ||\n        (o[%zu] > 0) != (o[%zu] > 0)",
+                            at + p + i, at + p);
+            strbuf_add(b, ")\n        return -1;\n");
+        } else {
+            strbuf_add(b, "    (void)tol;\n");
+        }
+        at += 2 * p;
+    }
+    if (dydt) {
+        /* eom_rhs: the derivatives alone must be finite */
+        strbuf_add(b, "    if (");
+        for (size_t k = 0; k < e->nstate; k++)
+            strbuf_addf(b, "%s!isfinite(%s)",
+                        k ? k % 3 ? " || " : " ||\n        " : "", dydt[k]);
+        strbuf_add(b, ")\n        return -1;\n");
+        for (size_t k = 0; k < e->nstate; k++)
+            strbuf_addf(b, "    dydt[%zu] = %s;\n", k, dydt[k]);
+    } else {
+        cgen_finite(c, b, "o", at, e->fast_nval, "-1");
+        for (size_t i = 0; i < e->fast_nval; i++)
+            strbuf_addf(b, "    v[%u] = o[%zu];\n", e->fast_var[i], at + i);
+        if (e->fast_clear_lambda)
+            cgen_clear_lambda(c, b);
+    }
+    strbuf_add(b, "    return 0;\n}\n\n");
+    cgen_stack(c, nout);
+}
+
+/* The derivative of each state entry as eom_rhs's fast path takes it
+ * (e->fast_dydt): a value of the fast tape (o[K]) or an entry of the
+ * state (y[K]); NULL when the fast path does not give them all (the
+ * right-hand side then takes the value vector's path). */
+static char **cgen_fast_dydt(const cgen_t *c)
+{
+    const eom_t *e = c->e;
+    if (!e->fast_dydt)
+        return NULL;
+    size_t at = 0;
+    for (size_t gi = 0; gi < e->fast_ngroup; gi++)
+        at += 2 * e->fast_group[gi];
+    char **dydt = xcalloc(e->nstate + 1, sizeof *dydt);
+    for (size_t k = 0; k < e->nstate; k++) {
+        char buf[48];
+        int32_t j = e->fast_dydt[k];
+        if (j >= 0)
+            snprintf(buf, sizeof buf, "o[%zu]", at + (size_t)j);
+        else
+            snprintf(buf, sizeof buf, "y[%d]", -1 - j);
+        dydt[k] = xstrdup(buf);
+    }
+    return dydt;
+}
+
+/* The variables as the right-hand side's functions read them: the state
+ * from y, t from t (NULL: from the value vector). */
+static char **cgen_rhs_inputs(const cgen_t *c)
+{
+    const eom_t *e = c->e;
+    char **in = xcalloc(e->nvars + 1, sizeof *in);
+    char buf[48];
+    for (size_t k = 0; k < e->nstate; k++) {
+        snprintf(buf, sizeof buf, "y[%zu]", k);
+        in[e->state[k]] = xstrdup(buf);
+    }
+    in[c->sys->t] = xstrdup("t");
+    return in;
+}
+
+static void cgen_free_strings(char **s, size_t n)
+{
+    if (!s)
+        return;
+    for (size_t k = 0; k < n; k++)
+        free(s[k]);
+    free(s);
+}
+
+/* The fast path: nh_fast, and nh_fast_rhs when the fast path gives every
+ * derivative of the state. */
+static void cgen_fast(cgen_t *c)
+{
+    const eom_t *e = c->e;
+    cgen_tape(c, e->fast, "nh_tape_fast", NULL);
+    cgen_fast_fn(c, NULL);
+    char **dydt = cgen_fast_dydt(c);
+    if (dydt) {
+        char **in = cgen_rhs_inputs(c);
+        cgen_tape(c, e->fast, "nh_tape_fast_rhs", (const char *const *)in);
+        cgen_free_strings(in, e->nvars);
+        cgen_fast_fn(c, dydt);
+        cgen_free_strings(dydt, e->nstate);
+        c->fast_rhs = true;
+    }
+}
+
+/* ---- the numeric paths ----------------------------------------------------- */
+
+static size_t cgen_upper(size_t n)
+{
+    return n * (n + 1) / 2;
+}
+
+/* The head of nh_full: its comment (the function PORT ports), the sizes
+ * as enum constants (SIZES, printf-style), the tape outputs o[NOUT]. */
+static void cgen_full_head(cgen_t *c, const char *port, const char *sizes,
+                           ...) __attribute__((format(printf, 3, 4)));
+static void cgen_full_head(cgen_t *c, const char *port, const char *sizes,
+                           ...)
+{
+    strbuf_addf(&c->code,
+                "/* The numeric path (nh: %s). */\n"
+                "static int nh_full(double *v)\n"
+                "{\n"
+                "    enum { ",
+                port);
+    va_list ap;
+    va_start(ap, sizes);
+    strbuf_vaddf(&c->code, sizes, ap);
+    va_end(ap);
+    strbuf_addf(&c->code, " };\n    double o[%zu];\n",
+                cgen_len(tape_nout(c->e->tape)));
+}
+
+/* mult.c lagrange_compute */
+static void cgen_lagrange(cgen_t *c)
+{
+    const nh_system_t *sys = c->sys;
+    size_t n = sys->n;
+    cgen_full_head(c, "mult.c, lagrange_compute", "NQ = %zu, NU = %zu", n,
+                   cgen_upper(n));
+    cgen_need(c, H_FINITE);
+    cgen_need(c, H_SOLVE_SYMMETRIC);
+    strbuf_t *b = &c->code;
+    strbuf_add(b, "    double Mf[NQ * NQ], x[NQ], w[NQ];\n"
+                  "    int perm[NQ], i;\n"
+                  "    const double *h = o + NU;\n"
+                  "    nh_tape_main(v, o);\n"
+                  "    if (!nh_finite(o, NU + NQ))\n"
+                  "        return 2;\n"
+                  "    for (i = 0; i < NQ; i++)\n"
+                  "        x[i] = -h[i];\n"
+                  "    if (nh_solve_symmetric(o, NQ, x, Mf, w, perm) != 0)\n"
+                  "        return 1;\n"
+                  "    if (!nh_finite(x, NQ))\n"
+                  "        return 2;\n");
+    cgen_scatter(b, sys->qdd, n, "x", 0);
+    cgen_clear_lambda(c, b);
+    strbuf_add(b, "    return 0;\n}\n\n");
+    cgen_stack(c, tape_nout(c->e->tape) + n * n + 3 * n);
+}
+
+/* mult.c multipliers_blocks, then multipliers_compute */
+static void cgen_multipliers(cgen_t *c)
+{
+    const nh_system_t *sys = c->sys;
+    size_t n = sys->n, r = sys->r;
+    strbuf_t *b = &c->code;
+    char sizes[128];
+    snprintf(sizes, sizeof sizes, "NQ = %zu, NR = %zu, NU = %zu", n, r,
+             cgen_upper(n));
+    cgen_need(c, H_FINITE);
+    cgen_need(c, H_UNPACK_LOWER);
+    cgen_need(c, H_UNPACK_SYMMETRIC);
+    cgen_need(c, H_LDLT);
+    cgen_need(c, H_LDLT_SOLVE);
+    cgen_need(c, H_LU);
+    cgen_need(c, H_LU_SOLVE);
+    strbuf_addf(b,
+                "/* The multipliers' system by its blocks (nh: mult.c, "
+                "multipliers_blocks):\n"
+                " * 0 with q'' in QDD and lambda in LAM, or 1 when M or H is "
+                "not definite. */\n"
+                "static int nh_blocks(const double *o, double *qdd, double "
+                "*lam)\n"
+                "{\n"
+                "    enum { %s };\n",
+                sizes);
+    strbuf_add(b,
+               "    const double *Mu = o, *h = Mu + NU, *B = h + NQ, *c = B + "
+               "NR * NQ;\n"
+               "    double Mf[NQ * NQ], F[NQ], Y[NQ * NR + 1], H[NR * NR + 1];\n"
+               "    double hmax = 0.0, mmax = 0.0;\n"
+               "    int i, a, b, k;\n"
+               "    nh_unpack_lower(Mu, NQ, Mf);\n"
+               "    if (nh_ldlt(Mf, NQ) != 0)\n"
+               "        return 1;\n"
+               "    for (i = 0; i < NQ; i++)\n"
+               "        F[i] = -h[i];\n"
+               "    nh_ldlt_solve(Mf, NQ, F);\n"
+               "    for (a = 0; a < NR; a++) {\n"
+               "        double *ya = Y + a * NQ;\n"
+               "        for (i = 0; i < NQ; i++)\n"
+               "            ya[i] = B[a * NQ + i];\n"
+               "        nh_ldlt_solve(Mf, NQ, ya);\n"
+               "    }\n"
+               "    for (a = 0; a < NR; a++) {\n"
+               "        const double *ba = B + a * NQ;\n"
+               "        double s = c[a];\n"
+               "        for (i = 0; i < NQ; i++)\n"
+               "            s += ba[i] * F[i];\n"
+               "        lam[a] = -s;\n"
+               "        for (b = 0; b <= a; b++) {\n"
+               "            const double *yb = Y + b * NQ;\n"
+               "            double t = 0.0;\n"
+               "            for (i = 0; i < NQ; i++)\n"
+               "                t += ba[i] * yb[i];\n"
+               "            H[a * NR + b] = t;\n"
+               "        }\n"
+               "    }\n"
+               "    for (a = 0; a < NR; a++)\n"
+               "        hmax = fmax(hmax, H[a * NR + a]);\n"
+               "    for (k = 0; k < NU; k++)\n"
+               "        mmax = fmax(mmax, fabs(Mu[k]));\n"
+               "    if (NR > 0 && (!(hmax * mmax >= NH_RTOL) || nh_ldlt(H, NR) "
+               "!= 0))\n"
+               "        return 1;\n"
+               "    nh_ldlt_solve(H, NR, lam);\n"
+               "    for (i = 0; i < NQ; i++) {\n"
+               "        double s = F[i];\n"
+               "        for (a = 0; a < NR; a++)\n"
+               "            s += Y[a * NQ + i] * lam[a];\n"
+               "        qdd[i] = s;\n"
+               "    }\n"
+               "    return 0;\n"
+               "}\n\n");
+    cgen_full_head(c, "mult.c, multipliers_compute",
+                   "NQ = %zu, NR = %zu, NT = %zu, NU = %zu", n, r, n + r,
+                   cgen_upper(n));
+    strbuf_add(b,
+               "    double K[NT * NT], x[NT], w[NT], sol[NT];\n"
+               "    int perm[NT], i, a, b;\n"
+               "    const double *h = o + NU, *B = h + NQ, *c = B + NR * NQ;\n"
+               "    nh_tape_main(v, o);\n"
+               "    if (!nh_finite(o, NU + NQ + NR * NQ + NR))\n"
+               "        return 2;\n"
+               "    if (nh_blocks(o, sol, sol + NQ) == 0) {\n"
+               "        if (!nh_finite(sol, NT))\n"
+               "            return 2;\n");
+    for (size_t i = 0; i < n; i++)
+        strbuf_addf(b, "        v[%u] = sol[%zu];\n", sys->qdd[i], i);
+    for (size_t a = 0; a < r; a++)
+        strbuf_addf(b, "        v[%u] = sol[%zu];\n", sys->lam[a], n + a);
+    strbuf_add(b,
+               "        return 0;\n"
+               "    }\n"
+               "    nh_unpack_symmetric(o, NQ, K, NT);\n"
+               "    for (a = 0; a < NR; a++) {\n"
+               "        double *row = K + (NQ + a) * NT;\n"
+               "        for (i = 0; i < NQ; i++) {\n"
+               "            K[i * NT + NQ + a] = -B[a * NQ + i];\n"
+               "            row[i] = B[a * NQ + i];\n"
+               "        }\n"
+               "        for (b = 0; b < NR; b++)\n"
+               "            row[NQ + b] = 0.0;\n"
+               "    }\n"
+               "    if (nh_lu(K, NT, perm) != 0)\n"
+               "        return 1;\n"
+               "    for (i = 0; i < NQ; i++)\n"
+               "        x[i] = -h[i];\n"
+               "    for (a = 0; a < NR; a++)\n"
+               "        x[NQ + a] = -c[a];\n"
+               "    nh_lu_solve(K, NT, perm, x, w);\n"
+               "    if (!nh_finite(x, NT))\n"
+               "        return 2;\n");
+    cgen_scatter(b, sys->qdd, n, "x", 0);
+    cgen_scatter(b, sys->lam, r, "x", n);
+    strbuf_add(b, "    return 0;\n}\n\n");
+    size_t N = n + r;
+    cgen_stack(c, tape_nout(c->e->tape) + N * N + 3 * N +
+                      (n * n + n + n * r + r * r + 2));
+}
+
+/* mult.c second_kind_compute */
+static void cgen_second_kind(cgen_t *c)
+{
+    const nh_system_t *sys = c->sys;
+    size_t n = sys->n, r = sys->r;
+    strbuf_t *b = &c->code;
+    cgen_full_head(c, "mult.c, second_kind_compute",
+                   "NQ = %zu, NR = %zu, NU = %zu", n, r, cgen_upper(n));
+    cgen_need(c, H_FINITE);
+    cgen_need(c, H_UNPACK_SYMMETRIC);
+    cgen_need(c, H_LU);
+    cgen_need(c, H_LU_SOLVE);
+    strbuf_add(b,
+               "    double Mf[NQ * NQ], F[NQ], Y[NQ * NR + 1], H[NR * NR + 1];\n"
+               "    double lam[NR + 1], w[NQ + NR], col[NQ];\n"
+               "    double hmax = 0.0, mmax = 0.0;\n"
+               "    int perm[NQ], permH[NR + 1], i, a, b, k;\n"
+               "    const double *h = o + NU, *B = h + NQ, *c = B + NR * NQ;\n"
+               "    nh_tape_main(v, o);\n"
+               "    if (!nh_finite(o, NU + NQ + NR * NQ + NR))\n"
+               "        return 2;\n"
+               "    nh_unpack_symmetric(o, NQ, Mf, NQ);\n"
+               "    if (nh_lu(Mf, NQ, perm) != 0)\n"
+               "        return 1;\n"
+               "    for (i = 0; i < NQ; i++)\n"
+               "        F[i] = -h[i];\n"
+               "    nh_lu_solve(Mf, NQ, perm, F, w);\n"
+               "    for (a = 0; a < NR; a++) {\n"
+               "        for (i = 0; i < NQ; i++)\n"
+               "            col[i] = B[a * NQ + i];\n"
+               "        nh_lu_solve(Mf, NQ, perm, col, w);\n"
+               "        for (i = 0; i < NQ; i++)\n"
+               "            Y[i * NR + a] = col[i];\n"
+               "    }\n"
+               "    for (a = 0; a < NR; a++) {\n"
+               "        double s = c[a];\n"
+               "        for (i = 0; i < NQ; i++)\n"
+               "            s += B[a * NQ + i] * F[i];\n"
+               "        lam[a] = -s;\n"
+               "        for (b = 0; b < NR; b++) {\n"
+               "            double t = 0.0;\n"
+               "            for (i = 0; i < NQ; i++)\n"
+               "                t += B[a * NQ + i] * Y[i * NR + b];\n"
+               "            H[a * NR + b] = t;\n"
+               "        }\n"
+               "    }\n"
+               "    for (k = 0; k < NR * NR; k++)\n"
+               "        hmax = fmax(hmax, fabs(H[k]));\n"
+               "    for (k = 0; k < NU; k++)\n"
+               "        mmax = fmax(mmax, fabs(o[k]));\n"
+               "    if (NR > 0 && (!(hmax * mmax >= NH_RTOL) ||\n"
+               "                   nh_lu(H, NR, permH) != 0))\n"
+               "        return 1;\n"
+               "    nh_lu_solve(H, NR, permH, lam, w);\n"
+               "    for (i = 0; i < NQ; i++) {\n"
+               "        double s = F[i];\n"
+               "        for (a = 0; a < NR; a++)\n"
+               "            s += Y[i * NR + a] * lam[a];\n"
+               "        w[i] = s;\n"
+               "    }\n"
+               "    if (!nh_finite(w, NQ) || !nh_finite(lam, NR))\n"
+               "        return 2;\n");
+    cgen_scatter(b, sys->qdd, n, "w", 0);
+    cgen_scatter(b, sys->lam, r, "lam", 0);
+    strbuf_add(b, "    return 0;\n}\n\n");
+    cgen_stack(c, tape_nout(c->e->tape) + n * n + 4 * n + n * r + r * r +
+                      2 * r + 3);
+}
+
+/* voronec.c voronec_compute */
+static void cgen_voronec(cgen_t *c)
+{
+    const eom_t *e = c->e;
+    const nh_system_t *sys = c->sys;
+    size_t k = e->k, mi = e->mi;
+    strbuf_t *b = &c->code;
+    cgen_full_head(c, "voronec.c, voronec_compute",
+                   "NK = %zu, NI = %zu, NU = %zu", k, mi, cgen_upper(mi));
+    cgen_need(c, H_FINITE);
+    cgen_need(c, H_SOLVE_SYMMETRIC);
+    strbuf_add(b, "    double Mf[NI * NI + 1], x[NI + 1], wk[NI + 1];\n"
+                  "    int perm[NI + 1], i;\n"
+                  "    const double *vdep = o, *Mu = vdep + NK, *h = Mu + NU;\n"
+                  "    const double *a = h + NI, *w = a + NK * NI;\n"
+                  "    nh_tape_main(v, o);\n"
+                  "    if (!nh_finite(o, NK + NU + NI + NK * NI + NK))\n"
+                  "        return 2;\n");
+    for (size_t nu = 0; nu < k; nu++)
+        strbuf_addf(b, "    v[%u] = vdep[%zu];\n", sys->qd[e->dep[nu]], nu);
+    strbuf_add(b, "    for (i = 0; i < NI; i++)\n"
+                  "        x[i] = -h[i];\n"
+                  "    if (nh_solve_symmetric(Mu, NI, x, Mf, wk, perm) != 0)\n"
+                  "        return 1;\n"
+                  "    if (!nh_finite(x, NI))\n"
+                  "        return 2;\n");
+    for (size_t i = 0; i < mi; i++)
+        strbuf_addf(b, "    v[%u] = x[%zu];\n", sys->qdd[e->ind[i]], i);
+    for (size_t nu = 0; nu < k; nu++)
+        strbuf_addf(b,
+                    "    {\n"
+                    "        double s = w[%zu];\n"
+                    "        int j;\n"
+                    "        for (j = 0; j < NI; j++)\n"
+                    "            s += a[%zu * NI + j] * x[j];\n"
+                    "        if (!isfinite(s))\n"
+                    "            return 2;\n"
+                    "        v[%u] = s;\n"
+                    "    }\n",
+                    nu, nu, sys->qdd[e->dep[nu]]);
+    if (k == 0)
+        strbuf_add(b, "    (void)a;\n    (void)w;\n");
+    cgen_clear_lambda(c, b);
+    strbuf_add(b, "    return 0;\n}\n\n");
+    cgen_stack(c, tape_nout(e->tape) + mi * mi + 3 * mi + 3);
+}
+
+/* The end both of maggi.c's compute functions share: G z' = x solved
+ * (Gu packed, x the right side), z' = x, q'' = beta + Psi z' (Benenti eq.
+ * 22), each q'' checked; the multipliers NaN. */
+static void cgen_first_kind_end(cgen_t *c)
+{
+    const nh_system_t *sys = c->sys;
+    strbuf_t *b = &c->code;
+    strbuf_add(b, "    if (nh_solve_symmetric(Gu, NM, x, Gf, wk, perm) != 0)\n"
+                  "        return 1;\n"
+                  "    if (!nh_finite(x, NM))\n"
+                  "        return 2;\n");
+    cgen_scatter(b, sys->zd, sys->m, "x", 0);
+    strbuf_add(b, "    for (i = 0; i < NQ; i++) {\n"
+                  "        static const int qdd[NQ] = {");
+    for (size_t i = 0; i < sys->n; i++)
+        strbuf_addf(b, "%s%u", i ? ", " : "", sys->qdd[i]);
+    strbuf_add(b, "};\n"
+                  "        double t = beta[i];\n"
+                  "        for (a = 0; a < NM; a++)\n"
+                  "            t += Psi[i * NM + a] * x[a];\n"
+                  "        if (!isfinite(t))\n"
+                  "            return 2;\n"
+                  "        v[qdd[i]] = t;\n"
+                  "    }\n");
+    cgen_clear_lambda(c, b);
+    strbuf_add(b, "    return 0;\n}\n\n");
+}
+
+/* maggi.c maggi_compute_matrix (maggi) */
+static void cgen_maggi(cgen_t *c)
+{
+    const eom_t *e = c->e;
+    const nh_system_t *sys = c->sys;
+    size_t n = sys->n, m = sys->m;
+    strbuf_t *b = &c->code;
+    cgen_full_head(c, "maggi.c, maggi_compute_matrix",
+                   "NQ = %zu, NM = %zu, NUN = %zu, NUM = %zu", n, m,
+                   cgen_upper(n), cgen_upper(m));
+    cgen_need(c, H_FINITE);
+    cgen_need(c, H_UNPACK_SYMMETRIC);
+    cgen_need(c, H_SOLVE_SYMMETRIC);
+    strbuf_addf(b,
+                "    double po[%zu], Mf[NQ * NQ], f[NQ], MPsi[NQ * NM], "
+                "Gu[NUM];\n"
+                "    double Gf[NM * NM], x[NM], wk[NM];\n"
+                "    int perm[NM], i, j, a, b, k;\n"
+                "    const double *psi = o, *Mu = psi + NQ, *h = Mu + NUN;\n"
+                "    const double *beta = h + NQ, *Psi = beta + NQ;\n"
+                "    nh_tape_pre(v, po);\n",
+                cgen_len(tape_nout(e->pre)));
+    cgen_scatter(b, e->pre_var, e->npre, "po", 0);
+    strbuf_add(b,
+               "    nh_tape_main(v, o);\n"
+               "    if (!nh_finite(o, NQ + NUN + NQ + NQ + NQ * NM))\n"
+               "        return 2;\n"
+               "    nh_unpack_symmetric(Mu, NQ, Mf, NQ);\n"
+               "    for (i = 0; i < NQ; i++) {\n"
+               "        const double *mi = Mf + i * NQ;\n"
+               "        double s = -h[i];\n"
+               "        for (j = 0; j < NQ; j++)\n"
+               "            s -= mi[j] * beta[j];\n"
+               "        f[i] = s;\n"
+               "        for (b = 0; b < NM; b++) {\n"
+               "            double t = 0.0;\n"
+               "            for (j = 0; j < NQ; j++)\n"
+               "                t += mi[j] * Psi[j * NM + b];\n"
+               "            MPsi[i * NM + b] = t;\n"
+               "        }\n"
+               "    }\n"
+               "    k = 0;\n"
+               "    for (a = 0; a < NM; a++) {\n"
+               "        double t = 0.0;\n"
+               "        for (b = a; b < NM; b++) {\n"
+               "            double g = 0.0;\n"
+               "            for (i = 0; i < NQ; i++)\n"
+               "                g += Psi[i * NM + a] * MPsi[i * NM + b];\n"
+               "            Gu[k++] = g;\n"
+               "        }\n"
+               "        for (i = 0; i < NQ; i++)\n"
+               "            t += Psi[i * NM + a] * f[i];\n"
+               "        x[a] = t;\n"
+               "    }\n");
+    cgen_scatter(b, sys->qd, n, "psi", 0);
+    cgen_first_kind_end(c);
+    cgen_stack(c, tape_nout(e->pre) + tape_nout(e->tape) + n * n + n +
+                      n * m + cgen_upper(m) + m * m + 2 * m);
+}
+
+/* maggi.c maggi_compute (gibbs_appell) */
+static void cgen_gibbs(cgen_t *c)
+{
+    const nh_system_t *sys = c->sys;
+    size_t n = sys->n, m = sys->m;
+    strbuf_t *b = &c->code;
+    cgen_full_head(c, "maggi.c, maggi_compute", "NQ = %zu, NM = %zu, NU = %zu",
+                   n, m, cgen_upper(m));
+    cgen_need(c, H_FINITE);
+    cgen_need(c, H_SOLVE_SYMMETRIC);
+    strbuf_add(b, "    double Gf[NM * NM], x[NM], wk[NM];\n"
+                  "    int perm[NM], i, a;\n"
+                  "    const double *psi = o, *Gu = psi + NQ, *rhs = Gu + NU;\n"
+                  "    const double *beta = rhs + NM, *Psi = beta + NQ;\n"
+                  "    nh_tape_main(v, o);\n"
+                  "    if (!nh_finite(o, NQ + NU + NM + NQ + NQ * NM))\n"
+                  "        return 2;\n");
+    cgen_scatter(b, sys->qd, n, "psi", 0);
+    strbuf_add(b, "    for (a = 0; a < NM; a++)\n"
+                  "        x[a] = rhs[a];\n");
+    cgen_first_kind_end(c);
+    cgen_stack(c, tape_nout(c->e->tape) + m * m + 2 * m);
+}
+
+/* ---- what the tapes read ---------------------------------------------- */
+
+/* Whether every variable tape T reads is in KNOWN: set by the caller of
+ * the generated function (the state, the parameters, t) or written
+ * before T runs.  nh's value vector holds every variable, so a tape that
+ * read another one would read what an earlier call left there, which the
+ * generated code cannot reproduce: a fault of the method, not of the
+ * model, reported as an internal error. */
+static bool cgen_reads_known(const tape_t *t, const bool *known)
+{
+    size_t nin;
+    const uint32_t *in = tape_inputs(t, &nin);
+    for (size_t j = 0; j < nin; j++)
+        if (!known[in[j]])
+            return false;
+    return true;
+}
+
+static int cgen_check_inputs(cgen_t *c, diag_t *err)
+{
+    const eom_t *e = c->e;
+    const nh_system_t *sys = c->sys;
+    bool *known = xcalloc(e->nvars, sizeof *known);
+    for (size_t k = 0; k < e->nstate; k++)
+        known[e->state[k]] = true;
+    for (size_t p = 0; p < sys->np; p++)
+        known[sys->p[p]] = true;
+    known[sys->t] = true;
+    bool ok = !e->fast || cgen_reads_known(e->fast, known);
+    bool *full = xcalloc(e->nvars, sizeof *full);
+    memcpy(full, known, e->nvars * sizeof *full);
+    if (e->method == EOM_MAGGI) {
+        ok = ok && cgen_reads_known(e->pre, full);
+        for (size_t i = 0; i < e->npre; i++)
+            full[e->pre_var[i]] = true;
+    }
+    ok = ok && cgen_reads_known(e->tape, full);
+    /* the residuals: after the velocities the method derives */
+    const tape_t *vel = c->vel ? c->vel : e->pre;
+    if (vel)
+        ok = ok && cgen_reads_known(vel, known);
+    for (size_t i = 0; i < sys->n; i++)
+        known[sys->qd[i]] = true;
+    ok = ok && cgen_reads_known(c->res, known);
+    free(known);
+    free(full);
+    if (!ok)
+        return diag_error(err, SRC_SPAN_NONE,
+                          "internal error: the %s tapes read a variable "
+                          "that the state does not determine",
+                          e->name);
+    return 0;
+}
+
+/* ---- the public functions -------------------------------------------------- */
+
+/* A C string literal of S. */
+static void cgen_string(strbuf_t *b, const char *s)
+{
+    strbuf_add(b, "\"");
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            strbuf_addf(b, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+            strbuf_addf(b, "\\%03o", (unsigned char)*s);
+        else
+            strbuf_addn(b, s, 1);
+    }
+    strbuf_add(b, "\"");
+}
+
+/* const char *const NAME_WHAT[] = {"a", "b", 0}; */
+static void cgen_names(strbuf_t *b, const char *name, const char *what,
+                       const char *const *names, size_t count)
+{
+    strbuf_addf(b, "const char *const %s_%s[] = {", name, what);
+    for (size_t k = 0; k < count; k++) {
+        strbuf_add(b, k % 6 ? ", " : k ? ",\n    " : "\n    ");
+        cgen_string(b, names[k]);
+    }
+    strbuf_add(b, count ? ",\n    0\n};\n" : "0};\n");
+}
+
+/* nh_load: the state, the parameters and t into the value vector. */
+static void cgen_load(cgen_t *c)
+{
+    const eom_t *e = c->e;
+    const nh_system_t *sys = c->sys;
+    strbuf_t *b = &c->api;
+    strbuf_add(b, "/* The state, the parameters and t into the value vector. "
+                  "*/\n"
+                  "static void nh_load(double *v, double t, const double *y, "
+                  "const double *p)\n{\n");
+    for (size_t k = 0; k < e->nstate; k++)
+        strbuf_addf(b, "    v[%u] = y[%zu];\n", e->state[k], k);
+    for (size_t k = 0; k < sys->np; k++)
+        strbuf_addf(b, "    v[%u] = p[%zu];\n", sys->p[k], k);
+    if (sys->np == 0)
+        strbuf_add(b, "    (void)p;\n");
+    strbuf_addf(b, "    v[%u] = t;\n}\n\n", sys->t);
+}
+
+static void cgen_api(cgen_t *c)
+{
+    const eom_t *e = c->e;
+    const nh_system_t *sys = c->sys;
+    const char *name = c->opt->name;
+    strbuf_t *b = &c->api;
+    size_t nv = e->nvars;
+    strbuf_addf(b,
+                "/* Every variable after the state, the parameters and t "
+                "(nh's accel). */\n"
+                "static int nh_values(double *v)\n{\n%s"
+                "    return nh_full(v);\n}\n\n",
+                e->fast && !c->opt->numeric_only
+                    ? "    if (nh_fast(v) == 0)\n        return 0;\n"
+                    : "");
+    cgen_load(c);
+    strbuf_addf(b, "int %s_values(double *v)\n{\n    return nh_values(v);\n}\n\n",
+                name);
+    /* the right-hand side on a value vector that holds the parameters:
+     * the fast path on the state itself when it gives every derivative,
+     * else (or when it falls back) the value vector's path */
+    strbuf_add(b, "/* dy/dt at (t, y), with the parameters in v (scratch "
+                  "otherwise). */\n"
+                  "static int nh_rhs(double t, const double *y, double *v, "
+                  "double *dydt)\n"
+                  "{\n"
+                  "    int rc, k;\n");
+    if (c->fast_rhs)
+        strbuf_add(b, "    if (nh_fast_rhs(t, y, v, dydt) == 0)\n"
+                      "        return 0;\n");
+    for (size_t k = 0; k < e->nstate; k++)
+        strbuf_addf(b, "    v[%u] = y[%zu];\n", e->state[k], k);
+    strbuf_addf(b,
+                "    v[%u] = t;\n"
+                "    rc = %s(v);\n"
+                "    if (rc != 0) {\n"
+                "        for (k = 0; k < %zu; k++)\n"
+                "            dydt[k] = NAN;\n"
+                "        return rc;\n"
+                "    }\n",
+                sys->t, c->fast_rhs ? "nh_full" : "nh_values", e->nstate);
+    for (size_t k = 0; k < e->nstate; k++)
+        strbuf_addf(b, "    dydt[%zu] = v[%u];\n", k, e->deriv[k]);
+    strbuf_add(b, "    return 0;\n}\n\n");
+    strbuf_addf(b,
+                "int %s_rhs_vector(double t, const double *y, double *v, "
+                "double *dydt)\n"
+                "{\n"
+                "    return nh_rhs(t, y, v, dydt);\n"
+                "}\n\n",
+                name);
+    strbuf_addf(b,
+                "int %s_rhs_status(double t, const double *y, const double *p, "
+                "double *dydt)\n"
+                "{\n"
+                "    double v[%zu];\n",
+                name, nv);
+    for (size_t k = 0; k < sys->np; k++)
+        strbuf_addf(b, "    v[%u] = p[%zu];\n", sys->p[k], k);
+    if (sys->np == 0)
+        strbuf_add(b, "    (void)p;\n");
+    strbuf_add(b, "    return nh_rhs(t, y, v, dydt);\n}\n\n");
+    strbuf_addf(b,
+                "void %s_rhs(double t, const double *y, const double *p, double "
+                "*dydt)\n"
+                "{\n"
+                "    (void)%s_rhs_status(t, y, p, dydt);\n"
+                "}\n\n",
+                name, name);
+    /* the residuals: the velocities the state determines, then C */
+    strbuf_addf(b,
+                "void %s_residuals(double t, const double *y, const double *p, "
+                "double *res)\n"
+                "{\n"
+                "    double v[%zu];\n",
+                name, nv);
+    const tape_t *vel = c->vel ? c->vel : e->pre;
+    const uint32_t *vel_var = NULL;
+    size_t nvel = 0;
+    uint32_t *dep_qd = NULL;
+    if (c->vel) {
+        nvel = e->k;
+        dep_qd = xcalloc(cgen_len(nvel), sizeof *dep_qd);
+        for (size_t nu = 0; nu < nvel; nu++)
+            dep_qd[nu] = sys->qd[e->dep[nu]];
+        vel_var = dep_qd;
+    } else if (e->pre) {
+        nvel = e->npre;
+        vel_var = e->pre_var;
+    }
+    if (vel)
+        strbuf_addf(b, "    double u[%zu];\n", cgen_len(tape_nout(vel)));
+    strbuf_add(b, "    nh_load(v, t, y, p);\n");
+    if (vel) {
+        strbuf_add(b, "    nh_tape_vel(v, u);\n");
+        cgen_scatter(b, vel_var, nvel, "u", 0);
+    }
+    strbuf_add(b, "    nh_tape_res(v, res);\n}\n\n");
+    free(dep_qd);
+    if (eom_has_multipliers(e)) {
+        strbuf_addf(b,
+                    "int %s_multipliers(double t, const double *y, const double "
+                    "*p, double *lambda)\n"
+                    "{\n"
+                    "    double v[%zu];\n"
+                    "    int rc;\n"
+                    "    nh_load(v, t, y, p);\n"
+                    "    rc = nh_values(v);\n",
+                    name, nv);
+        for (size_t a = 0; a < sys->r; a++)
+            strbuf_addf(b, "    lambda[%zu] = rc ? NAN : v[%u];\n", a,
+                        sys->lam[a]);
+        if (sys->r == 0)
+            strbuf_add(b, "    (void)lambda;\n");
+        strbuf_add(b, "    return rc;\n}\n");
+    }
+    cgen_stack(c, nv + (vel ? tape_nout(vel) : 0));
+}
+
+/* ---- the file ----------------------------------------------------------------- */
+
+/* The head comment and the data: sizes, names, defaults. */
+static void cgen_head(cgen_t *c, strbuf_t *b)
+{
+    const eom_t *e = c->e;
+    const nh_system_t *sys = c->sys;
+    const expr_graph_t *g = sys->g;
+    const char *name = c->opt->name;
+    bool mult = eom_has_multipliers(e);
+    strbuf_addf(b,
+                "/*\n"
+                " * %s.c — the equations of motion of an nh model, method %s, "
+                "generated by\n"
+                " * nh%s%s (`export c`, LANGUAGE.md §8.1).  Self-contained C99: "
+                "needs <math.h>\n"
+                " * and -lm only.\n"
+                " *\n"
+                " * The state y: %s_state_names (%s_nstate values).  The "
+                "parameters p:\n"
+                " * %s_param_names, in that order (%s_param_defaults).  t is "
+                "time.\n"
+                " *\n"
+                " *   void %s_rhs(double t, const double *y, const double *p, "
+                "double *dydt);\n"
+                " *       dy/dt at (t, y); NaN where the equations cannot be "
+                "evaluated.\n"
+                " *   int %s_rhs_status(double t, const double *y, const double "
+                "*p,\n"
+                " *                     double *dydt);\n"
+                " *       the same, returning 0, or 1 when a matrix of the method "
+                "is singular\n"
+                " *       at the state, 2 when a value is not finite.\n"
+                " *   void %s_residuals(double t, const double *y, const double "
+                "*p, double *res);\n"
+                " *       the constraints, %s_constraint_names: f(q, t) for a "
+                "holonomic one,\n"
+                " *       C(q, q', t) for the others, at the velocities the "
+                "state determines.\n",
+                name, e->name, c->opt->version ? " " : "",
+                c->opt->version ? c->opt->version : "", name, name, name, name,
+                name, name, name, name);
+    if (mult)
+        strbuf_addf(b,
+                    " *   int %s_multipliers(double t, const double *y, const "
+                    "double *p,\n"
+                    " *                      double *lambda);\n"
+                    " *       lambda of each constraint; the status as above.\n",
+                    name);
+    strbuf_addf(b,
+                " *   int %s_values(double *v);\n"
+                " *       v holds every variable of the model, %s_value_names; "
+                "given the\n"
+                " *       state, the parameters and t in it, fills in the rest "
+                "(velocities,\n"
+                " *       accelerations%s) as nh's `accel`; the status as "
+                "above.\n"
+                " *\n"
+                " * Compiled without floating-point contraction (-std=c99 with "
+                "GCC, or\n"
+                " * -ffp-contract=off) and with SSE arithmetic, it gives nh's "
+                "numbers bit for\n"
+                " * bit.\n"
+                " */\n"
+                "#include <math.h>\n\n",
+                name, name, mult ? ", multipliers" : "");
+    char rtol[48];
+    tape_c_literal(LINALG_RTOL, rtol, sizeof rtol);
+    strbuf_addf(b,
+                "/* A pivot below this times the largest entry: singular (nh: "
+                "LINALG_RTOL). */\n"
+                "#define NH_RTOL %s\n\n",
+                rtol);
+    strbuf_addf(b, "const int %s_nstate = %zu;\n", name, e->nstate);
+    strbuf_addf(b, "const int %s_nparam = %zu;\n", name, sys->np);
+    strbuf_addf(b, "const int %s_nconstraint = %zu;\n", name, sys->r);
+    strbuf_addf(b, "const int %s_nvalues = %u;\n", name, e->nvars);
+    strbuf_addf(b, "const char *const %s_method = \"%s\";\n", name, e->name);
+    const char **names = xcalloc(cgen_len(e->nvars), sizeof *names);
+    for (size_t k = 0; k < e->nstate; k++)
+        names[k] = expr_var_name(g, e->state[k]);
+    cgen_names(b, name, "state_names", names, e->nstate);
+    cgen_names(b, name, "param_names", sys->pname, sys->np);
+    strbuf_addf(b, "const double %s_param_defaults[] = {", name);
+    for (size_t k = 0; k < sys->np; k++) {
+        char lit[48];
+        tape_c_literal(c->opt->params ? c->opt->params[k] : 0.0, lit,
+                       sizeof lit);
+        strbuf_addf(b, "%s%s", k ? ", " : "", lit);
+    }
+    strbuf_add(b, sys->np ? "};\n" : "0.0}; /* no parameters */\n");
+    cgen_names(b, name, "constraint_names", sys->cname, sys->r);
+    for (uint32_t k = 0; k < e->nvars; k++)
+        names[k] = expr_var_name(g, k);
+    cgen_names(b, name, "value_names", names, e->nvars);
+    strbuf_add(b, "\n");
+    free(names);
+}
+
+bool cgen_name_ok(const char *name)
+{
+    if (!name || !((*name >= 'a' && *name <= 'z') ||
+                   (*name >= 'A' && *name <= 'Z') || *name == '_'))
+        return false;
+    for (const char *p = name; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9') || *p == '_'))
+            return false;
+    return strlen(name) <= 64;
+}
+
+static void cgen_free(cgen_t *c)
+{
+    strbuf_free(&c->tapes);
+    strbuf_free(&c->code);
+    strbuf_free(&c->api);
+    tape_free(c->vel);
+    tape_free(c->res);
+}
+
+char *cgen_text(const eom_t *e, const cgen_options_t *opt, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    if (!cgen_name_ok(opt->name)) {
+        diag_error(err, SRC_SPAN_NONE, "'%s' cannot name C functions",
+                   opt->name ? opt->name : "");
+        return NULL;
+    }
+    if (sys->n == 0) {
+        diag_error(err, SRC_SPAN_NONE,
+                   "the model has no coordinates: there are no equations to "
+                   "write");
+        return NULL;
+    }
+    cgen_t c = {.e = e, .sys = sys, .opt = opt};
+    strbuf_init(&c.tapes);
+    strbuf_init(&c.code);
+    strbuf_init(&c.api);
+    c.res = tape_compile(sys->g, sys->C, sys->r, e->nvars);
+    if (e->method == EOM_VORONEC || e->method == EOM_NAIVE)
+        c.vel = tape_compile(sys->g, e->vdep, e->k, e->nvars);
+    const tape_t *vel = c.vel ? c.vel : e->pre;
+    bool pre = e->method == EOM_MAGGI;
+    size_t len = tape_length(e->tape) + tape_length(c.res) +
+                 (e->fast && !opt->numeric_only ? 2 * tape_length(e->fast)
+                                                 : 0) +
+                 (pre ? tape_length(e->pre) : 0) +
+                 (vel ? tape_length(vel) : 0);
+    size_t max_ops = opt->max_ops ? opt->max_ops : CGEN_MAX_INSTRUCTIONS;
+    if (len > max_ops) {
+        diag_error(err, SRC_SPAN_NONE,
+                   "the model is too large to write as C: its equations take "
+                   "%zu operations, more than the limit of %zu",
+                   len, max_ops);
+        cgen_free(&c);
+        return NULL;
+    }
+    if (cgen_check_inputs(&c, err) != 0) {
+        cgen_free(&c);
+        return NULL;
+    }
+
+    bool fast = e->fast && !opt->numeric_only;
+    if (pre)
+        cgen_tape(&c, e->pre, "nh_tape_pre", NULL);
+    cgen_tape(&c, e->tape, "nh_tape_main", NULL);
+    if (vel)
+        cgen_tape(&c, vel, "nh_tape_vel", NULL);
+    cgen_tape(&c, c.res, "nh_tape_res", NULL);
+    if (fast)
+        cgen_fast(&c);
+    switch (e->method) {
+    case EOM_LAGRANGE: cgen_lagrange(&c); break;
+    case EOM_MULTIPLIERS: cgen_multipliers(&c); break;
+    case EOM_SECOND_KIND: cgen_second_kind(&c); break;
+    case EOM_VORONEC:
+    case EOM_NAIVE: cgen_voronec(&c); break;
+    case EOM_MAGGI: cgen_maggi(&c); break;
+    case EOM_GIBBS_APPELL: cgen_gibbs(&c); break;
+    case EOM_METHOD_COUNT: abort(); /* not a method */
+    }
+    cgen_api(&c);
+    size_t stack = (c.stack + e->nvars) * sizeof(double);
+    size_t max_stack = opt->max_stack ? opt->max_stack : CGEN_MAX_STACK;
+    if (stack > max_stack) {
+        diag_error(err, SRC_SPAN_NONE,
+                   "the model is too large to write as C: one call would "
+                   "need %zu KiB of stack, more than the limit of %zu KiB",
+                   (stack + 1023) >> 10, max_stack >> 10);
+        cgen_free(&c);
+        return NULL;
+    }
+
+    strbuf_t out;
+    strbuf_init(&out);
+    cgen_head(&c, &out);
+    tape_write_c_helpers(&out, c.tape_helpers);
+    unsigned helpers = cgen_helper_closure(c.helpers);
+    for (int h = 0; h < H_COUNT; h++)
+        if (helpers & (1u << h)) {
+            strbuf_add(&out, cgen_helpers[h].text);
+            strbuf_add(&out, "\n");
+        }
+    strbuf_add(&out, c.tapes.data);
+    strbuf_add(&out, c.code.data);
+    strbuf_add(&out, c.api.data);
+    cgen_free(&c);
+    return strbuf_take(&out);
+}

@@ -1,0 +1,744 @@
+/*
+ * test_cgen.c — the generated C (eom/cgen.h) against the tapes it comes
+ * from, and the compile cache (run/native.h).
+ *
+ * For every example and every method that applies to it, the text is
+ * compiled with -std=c99 -Wall -Wextra -pedantic -Werror and its
+ * NAME_values, NAME_rhs_status, NAME_residuals and NAME_multipliers are
+ * compared with eom_accel, eom_rhs and the constraints evaluated by the
+ * tree, bit for bit, at random states (which include singular and
+ * non-finite ones: the statuses must agree with nh's errors).  Then the
+ * cache: a cold and a warm attach, a tampered source, an object without
+ * its source, folders it must refuse, compilers that fail, and a session
+ * whose compile fails going on with the tapes.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "interp/cli/context.h"
+#include "interp/cli/session.h"
+#include "interp/eom/cgen.h"
+#include "interp/eom/common.h" /* the numeric path alone: e->full_compute */
+#include "interp/run/native.h"
+#include "tests/cc_load.h"
+
+typedef int (*values_fn)(double *v);
+typedef int (*rhs_fn)(double t, const double *y, const double *p,
+                      double *dydt);
+typedef void (*res_fn)(double t, const double *y, const double *p,
+                       double *res);
+typedef int (*rhsv_fn)(double t, const double *y, double *v, double *dydt);
+
+static uint64_t rng_state = 0x853c49e6748fea9bULL;
+static double uniform(double lo, double hi)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + (hi - lo) * (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
+}
+
+static const char *const methods[] = {"lagrange", "multipliers",
+                                      "second_kind", "voronec", "naive",
+                                      "maggi", "gibbs_appell"};
+
+static FILE *sink;
+
+static const char *srcdir(void)
+{
+    const char *d = getenv("srcdir");
+    return d && *d ? d : ".";
+}
+
+/* The session's prepared equations for METHOD, or NULL. */
+static eom_t *equations(session_t *s, const char *method)
+{
+    char text[64];
+    snprintf(text, sizeof text, "equations %s\n", method);
+    if (session_run_text(s, "<test>", text, strlen(text), false) != RUN_OK)
+        return NULL;
+    diag_t err = {0};
+    return ctx_eom(session_ctx(s), SRC_SPAN_NONE, &err);
+}
+
+/* The status nh's error message stands for. */
+static int status_of(const diag_t *err)
+{
+    return strstr(err->msg, "non-finite") ? CGEN_NONFINITE : CGEN_SINGULAR;
+}
+
+/* Compares the compiled text of E with the tapes at random states;
+ * NUMERIC: both without the fast path (which small systems take first,
+ * so that at regular states the numeric path would go unchecked). */
+static void check_method(session_t *s, eom_t *e, const char *what,
+                         bool numeric)
+{
+    ctx_t *ctx = session_ctx(s);
+    lower_t *lw = ctx->lw;
+    const nh_system_t *sys = lower_system(lw);
+    size_t nv = expr_graph_nvars(sys->g), ns = eom_state_size(e);
+    const uint32_t *sv = eom_state_vars(e);
+    double *params = calloc(sys->np + 1, sizeof *params);
+    for (size_t k = 0; k < sys->np; k++)
+        params[k] = ctx->model.params.v[k].value;
+    cgen_options_t opt = {.name = "m", .params = params,
+                          .numeric_only = numeric};
+    eom_compute_fn compute = e->compute;
+    int32_t *fast_dydt = e->fast_dydt;
+    if (numeric && e->fast) {
+        e->compute = e->full_compute;
+        e->fast_dydt = NULL;
+    }
+    diag_t err = {0};
+    char *text = cgen_text(e, &opt, &err);
+    if (!text)
+        fail_msg("%s: %s", what, err.msg);
+    void *h = cc_load(text, CC_LOAD_STRICT);
+    if (!h)
+        fail_msg("%s: the generated C does not compile cleanly", what);
+    values_fn values;
+    rhs_fn rhs, mult;
+    res_fn res;
+    rhsv_fn rhsv;
+    *(void **)&values = cc_sym(h, "m_values");
+    *(void **)&rhs = cc_sym(h, "m_rhs_status");
+    *(void **)&res = cc_sym(h, "m_residuals");
+    *(void **)&mult = cc_sym(h, "m_multipliers");
+    *(void **)&rhsv = cc_sym(h, "m_rhs_vector");
+    assert_non_null(rhsv);
+    assert_non_null(values);
+    assert_non_null(rhs);
+    assert_non_null(res);
+    assert_true((mult != NULL) == eom_has_multipliers(e));
+    const double *defaults = cc_sym(h, "m_param_defaults");
+    for (size_t k = 0; k < sys->np; k++)
+        assert_true(same_bits(defaults[k], params[k]));
+
+    double *base = calloc(nv, sizeof *base), *va = calloc(nv, sizeof *va);
+    double *vc = calloc(nv, sizeof *vc), *y = calloc(ns + 1, sizeof *y);
+    double *d1 = calloc(ns + 1, sizeof *d1), *d2 = calloc(ns + 1, sizeof *d2);
+    double *r = calloc(sys->r + 1, sizeof *r), *lam = calloc(sys->r + 1, sizeof *lam);
+    lower_fill_vars(lw, &ctx->model, base);
+    int ok = 0, failed = 0;
+    for (int pt = 0; pt < 160; pt++) {
+        memcpy(va, base, nv * sizeof *va);
+        double t = uniform(0, 2);
+        for (size_t k = 0; k < ns; k++)
+            va[sv[k]] = y[k] = pt == 0 ? 0.0 : uniform(-1.6, 1.6);
+        if (pt == 1 && sys->np > 0)
+            va[sys->p[0]] = params[0] = NAN; /* a value that is not finite */
+        else if (sys->np > 0)
+            va[sys->p[0]] = params[0] = base[sys->p[0]];
+        va[sys->t] = t;
+        memcpy(vc, va, nv * sizeof *vc);
+        diag_clear(&err);
+        int rc_nh = eom_accel(e, va, &err);
+        int rc_c = values(vc);
+        if ((rc_nh != 0) != (rc_c != 0) ||
+            (rc_nh != 0 && rc_c != status_of(&err)))
+            fail_msg("%s, state %d: nh says %s, the C %d", what, pt,
+                     rc_nh ? err.msg : "ok", rc_c);
+        if (rc_nh == 0) {
+            for (size_t k = 0; k < nv; k++)
+                if (!same_bits(va[k], vc[k]))
+                    fail_msg("%s, state %d: %s = %.17g by nh, %.17g by C", what,
+                             pt, expr_var_name(sys->g, (uint32_t)k), va[k],
+                             vc[k]);
+            ok++;
+        } else {
+            failed++;
+        }
+        /* the right-hand side on nh's path and the user's */
+        double *scratch = calloc(nv, sizeof *scratch);
+        memcpy(scratch, base, nv * sizeof *scratch);
+        if (sys->np > 0)
+            scratch[sys->p[0]] = params[0];
+        diag_clear(&err);
+        int r1 = eom_rhs(e, t, y, d1, scratch, &err);
+        int r2 = rhs(t, y, params, d2);
+        assert_true((r1 != 0) == (r2 != 0));
+        for (size_t k = 0; k < ns && r1 == 0; k++)
+            if (!same_bits(d1[k], d2[k]))
+                fail_msg("%s, state %d: dydt[%zu] %.17g by nh, %.17g by C",
+                         what, pt, k, d1[k], d2[k]);
+        for (size_t k = 0; k < ns && r1 != 0; k++)
+            assert_true(isnan(d2[k]));
+        /* on a value vector that holds the parameters (nh's own path) */
+        memcpy(scratch, base, nv * sizeof *scratch);
+        if (sys->np > 0)
+            scratch[sys->p[0]] = params[0];
+        assert_true((rhsv(t, y, scratch, d2) != 0) == (r1 != 0));
+        for (size_t k = 0; k < ns && r1 == 0; k++)
+            assert_true(same_bits(d1[k], d2[k]));
+        free(scratch);
+        if (rc_nh == 0) {
+            /* the constraints at the velocities nh completed */
+            res(t, y, params, r);
+            for (size_t a = 0; a < sys->r; a++) {
+                double want = expr_eval(sys->g, sys->C[a], va);
+                if (!same_bits(want, r[a]))
+                    fail_msg("%s, state %d: C[%zu] %.17g by nh, %.17g by C",
+                             what, pt, a, want, r[a]);
+            }
+            if (mult) {
+                assert_int_equal(mult(t, y, params, lam), 0);
+                for (size_t a = 0; a < sys->r; a++)
+                    assert_true(same_bits(lam[a], va[sys->lam[a]]));
+            }
+        }
+    }
+    /* random states are regular; a NaN parameter is not */
+    assert_true(ok > 100);
+    assert_true(failed >= (sys->np > 0 ? 1 : 0));
+    free(base);
+    free(va);
+    free(vc);
+    free(y);
+    free(d1);
+    free(d2);
+    free(r);
+    free(lam);
+    free(params);
+    cc_unload(h);
+    free(text);
+    e->compute = compute;
+    e->fast_dydt = fast_dydt;
+}
+
+/* Every example, every method that applies. */
+static void test_examples_bit_for_bit(void **state)
+{
+    (void)state;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/examples", srcdir());
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    int pairs = 0;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 4 || strcmp(de->d_name + len - 3, ".nh") != 0)
+            continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        session_t *s = session_new(true, sink, sink);
+        if (session_run_file(s, path) != RUN_OK)
+            fail_msg("%s does not run", path);
+        for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
+            eom_t *e = equations(s, methods[m]);
+            if (!e)
+                continue;
+            char what[256];
+            snprintf(what, sizeof what, "%s, %s", de->d_name, methods[m]);
+            check_method(s, e, what, false);
+            pairs++;
+        }
+        session_free(s);
+    }
+    closedir(d);
+    assert_true(pairs >= 20);
+}
+
+/* A session on the rolling sphere with METHOD. */
+static const char sphere[] =
+    "param m = 1, R = 1\n"
+    "coord phi, theta, psi, x, y\n"
+    "speed u1, u2, u3\n"
+    "kinetic T = m/2*(x'^2 + y'^2) + m*R^2/5*(phi'^2 + theta'^2 + psi'^2 + "
+    "2*phi'*psi'*cos(theta))\n"
+    "constraint roll_x: x' = R*theta'*sin(phi) - R*psi'*sin(theta)*cos(phi)\n"
+    "constraint roll_y: y' = -R*theta'*cos(phi) - R*psi'*sin(theta)*sin(phi)\n"
+    "kinematic phi' = u1\n"
+    "kinematic theta' = u2\n"
+    "kinematic psi' = u3\n"
+    "kinematic x' = R*u2*sin(phi) - R*u3*sin(theta)*cos(phi)\n"
+    "kinematic y' = -R*u2*cos(phi) - R*u3*sin(theta)*sin(phi)\n"
+    "initial theta = 1, phi' = 0.7, theta' = 0.3, psi' = 1.1, u1 = 0.7, "
+    "u2 = 0.3, u3 = 1.1\n";
+
+static session_t *sphere_session(const char *method, eom_t **e)
+{
+    session_t *s = session_new(true, sink, sink);
+    assert_int_equal(session_run_text(s, "<t>", sphere, strlen(sphere), false),
+                     RUN_OK);
+    *e = equations(s, method);
+    assert_non_null(*e);
+    return s;
+}
+
+static void fresh_cache(void);
+static void remove_cache(void);
+
+/* The compile cache's code (its own flags: -march=native) on nh's path,
+ * eom_rhs and eom_accel, against the tapes at random states. */
+static void check_native(session_t *s, eom_t *e, const char *what)
+{
+    ctx_t *ctx = session_ctx(s);
+    const nh_system_t *sys = lower_system(ctx->lw);
+    size_t nv = expr_graph_nvars(sys->g), ns = eom_state_size(e);
+    const uint32_t *sv = eom_state_vars(e);
+    diag_t err = {0};
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), 0);
+    eom_native_fn values = e->native;
+    eom_native_rhs_fn rhs = e->native_rhs;
+    double *a = calloc(nv, sizeof *a), *b = calloc(nv, sizeof *b);
+    double *y = calloc(ns, sizeof *y), *d1 = calloc(ns, sizeof *d1);
+    double *d2 = calloc(ns, sizeof *d2);
+    for (int pt = 0; pt < 100; pt++) {
+        lower_fill_vars(ctx->lw, &ctx->model, a);
+        for (size_t k = 0; k < ns; k++)
+            a[sv[k]] = y[k] = uniform(-1.6, 1.6);
+        memcpy(b, a, nv * sizeof *a);
+        int r1 = values(a);
+        int r2 = e->compute(e, b, &err);
+        assert_true((r1 != 0) == (r2 != 0));
+        for (size_t k = 0; k < nv && r1 == 0; k++)
+            if (!same_bits(a[k], b[k]))
+                fail_msg("%s (cached): %s differs", what,
+                         expr_var_name(sys->g, (uint32_t)k));
+        lower_fill_vars(ctx->lw, &ctx->model, a);
+        memcpy(b, a, nv * sizeof *a);
+        r1 = rhs(0.5, y, a, d1);
+        e->native_rhs = NULL; /* the tapes */
+        r2 = eom_rhs(e, 0.5, y, d2, b, &err);
+        e->native_rhs = rhs;
+        assert_true((r1 != 0) == (r2 != 0));
+        for (size_t k = 0; k < ns && r1 == 0; k++)
+            assert_true(same_bits(d1[k], d2[k]));
+    }
+    free(a);
+    free(b);
+    free(y);
+    free(d1);
+    free(d2);
+}
+
+/* Every method on the sphere (all apply), with and without the fast
+ * path, at the sphere's singular states too (theta = 0: the reduced mass
+ * matrix is singular); and as the compile cache builds it. */
+static void test_sphere_every_method(void **state)
+{
+    (void)state;
+    fresh_cache();
+    for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
+        eom_t *e;
+        if (strcmp(methods[m], "lagrange") == 0)
+            continue; /* the sphere has constraints */
+        session_t *s = sphere_session(methods[m], &e);
+        check_method(s, e, methods[m], false);
+        check_method(s, e, methods[m], true);
+        check_native(s, e, methods[m]);
+        session_free(s);
+    }
+    remove_cache();
+}
+
+/* The limits, the name, a model without coordinates. */
+static void test_refusals(void **state)
+{
+    (void)state;
+    eom_t *e;
+    session_t *s = sphere_session("voronec", &e);
+    diag_t err = {0};
+    cgen_options_t opt = {.name = "m", .max_ops = 10};
+    assert_null(cgen_text(e, &opt, &err));
+    const char *ops = "the model is too large to write as C: its equations take";
+    assert_non_null(strstr(err.msg, ops));
+    diag_clear(&err);
+    opt = (cgen_options_t){.name = "m", .max_stack = 64};
+    assert_null(cgen_text(e, &opt, &err));
+    const char *stack = "the model is too large to write as C: one call would need";
+    assert_non_null(strstr(err.msg, stack));
+    diag_clear(&err);
+    opt = (cgen_options_t){.name = "2d"};
+    assert_null(cgen_text(e, &opt, &err));
+    assert_string_equal(err.msg, "'2d' cannot name C functions");
+    assert_true(cgen_name_ok("sphere_2"));
+    assert_false(cgen_name_ok("a-b"));
+    assert_false(cgen_name_ok(""));
+    /* the same model and method: the same bytes (the cache's key) */
+    opt = (cgen_options_t){.name = "m"};
+    char *a = cgen_text(e, &opt, &err), *b = cgen_text(e, &opt, &err);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    session_free(s);
+}
+
+/* ---- the cache ----------------------------------------------------------- */
+
+static char cache[64];
+
+static void fresh_cache(void)
+{
+    snprintf(cache, sizeof cache, "/tmp/nh-cache-XXXXXX");
+    assert_non_null(mkdtemp(cache));
+    setenv("XDG_CACHE_HOME", cache, 1);
+    unsetenv("CC");
+}
+
+static void remove_cache(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "chmod -R u+w %s; rm -rf %s", cache, cache);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* The one file of the cache ending in SUFFIX, into PATH. */
+static void cache_file(const char *suffix, char *path, size_t size)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/nh", cache);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    int found = 0;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name), sl = strlen(suffix);
+        if (len == 64 + sl && strcmp(de->d_name + 64, suffix) == 0) {
+            snprintf(path, size, "%s/%s", dir, de->d_name);
+            found++;
+        }
+    }
+    closedir(d);
+    assert_int_equal(found, 1);
+}
+
+/* nh's accel on the tapes and on the attached code agree. */
+static void check_attached(eom_t *e, session_t *s)
+{
+    ctx_t *ctx = session_ctx(s);
+    size_t nv = expr_graph_nvars(lower_system(ctx->lw)->g);
+    double *a = calloc(nv, sizeof *a), *b = calloc(nv, sizeof *b);
+    lower_fill_vars(ctx->lw, &ctx->model, a);
+    memcpy(b, a, nv * sizeof *a);
+    diag_t err = {0};
+    assert_true(eom_has_native(e));
+    assert_int_equal(eom_accel(e, a, &err), 0);
+    eom_set_native(e, NULL, NULL, NULL, NULL);
+    assert_false(eom_has_native(e));
+    assert_int_equal(eom_accel(e, b, &err), 0);
+    assert_memory_equal(a, b, nv * sizeof *a);
+    free(a);
+    free(b);
+}
+
+static void test_cache_cold_warm_tampered(void **state)
+{
+    (void)state;
+    fresh_cache();
+    eom_t *e;
+    session_t *s = sphere_session("maggi", &e);
+    native_info_t info;
+    diag_t err = {0};
+    assert_int_equal(native_attach(e, "test", NULL, &info, &err), 0);
+    assert_false(info.cached);
+    check_attached(e, s);
+    assert_int_equal(native_attach(e, "test", NULL, &info, &err), 0);
+    assert_true(info.cached);
+    check_attached(e, s);
+    /* the folder is private */
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/nh", cache);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+
+    /* a source that is not the text: not used, compiled again */
+    char c[256], so[256];
+    cache_file(".c", c, sizeof c);
+    cache_file(".so", so, sizeof so);
+    FILE *f = fopen(c, "a");
+    fputs("/* changed */\n", f);
+    fclose(f);
+    assert_int_equal(native_attach(e, "test", NULL, &info, &err), 0);
+    assert_false(info.cached);
+    check_attached(e, s);
+    /* an object without its source: not loaded, compiled again */
+    assert_int_equal(unlink(c), 0);
+    assert_int_equal(native_attach(e, "test", NULL, &info, &err), 0);
+    assert_false(info.cached);
+    /* a source that others may write: not trusted */
+    assert_int_equal(chmod(c, 0666), 0);
+    assert_int_equal(native_attach(e, "test", NULL, &info, &err), 0);
+    assert_false(info.cached);
+    assert_int_equal(native_attach(e, "test", NULL, &info, &err), 0);
+    assert_true(info.cached);
+    session_free(s);
+    remove_cache();
+}
+
+static void test_cache_refuses_folders(void **state)
+{
+    (void)state;
+    fresh_cache();
+    char dir[256], buf[NATIVE_PATH];
+    diag_t err = {0};
+    snprintf(dir, sizeof dir, "%s/nh", cache);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), 0);
+    assert_string_equal(buf, dir);
+    /* writable by others */
+    assert_int_equal(chmod(dir, 0777), 0);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+    char want[512];
+    snprintf(want, sizeof want, "the compile cache '%s' is refused: others may write to it (it must be a folder of your own that only you may write)", dir);
+    assert_string_equal(err.msg, want);
+    /* a symbolic link, even to a private folder */
+    assert_int_equal(rmdir(dir), 0);
+    char target[128];
+    snprintf(target, sizeof target, "%s/real", cache);
+    assert_int_equal(mkdir(target, 0700), 0);
+    assert_int_equal(symlink(target, dir), 0);
+    diag_clear(&err);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+    assert_non_null(strstr(err.msg, "the compile cache '"));
+    assert_non_null(strstr(err.msg, "is refused: it is not a folder"));
+    /* another user's folder (only root can make one) */
+    if (geteuid() == 0) {
+        unlink(dir);
+        assert_int_equal(mkdir(dir, 0700), 0);
+        assert_int_equal(chown(dir, 65534, 65534), 0);
+        diag_clear(&err);
+        assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+        assert_non_null(strstr(err.msg, "it belongs to another user"));
+    }
+    /* a base that cannot be made, a base that is a file, a long name */
+    setenv("XDG_CACHE_HOME", "/nonexistent/nh-test", 1);
+    diag_clear(&err);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+    const char *base = "cannot create the compile cache's folder '/nonexistent/nh-test': No such file or directory";
+    assert_string_equal(err.msg, base);
+    char file[160];
+    snprintf(file, sizeof file, "%s/file", cache);
+    fclose(fopen(file, "w"));
+    setenv("XDG_CACHE_HOME", file, 1);
+    diag_clear(&err);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+    snprintf(want, sizeof want, "cannot create the compile cache '%s/nh': Not a directory", file);
+    assert_string_equal(err.msg, want);
+    char *longname = malloc(NATIVE_PATH + 8);
+    memset(longname, 'a', NATIVE_PATH + 7);
+    longname[0] = '/';
+    longname[NATIVE_PATH + 7] = '\0';
+    setenv("XDG_CACHE_HOME", longname, 1);
+    free(longname);
+    diag_clear(&err);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+    assert_string_equal(err.msg, "the compile cache's folder name is too long");
+    /* a relative XDG_CACHE_HOME is ignored: HOME's .cache */
+    setenv("XDG_CACHE_HOME", "relative", 1);
+    char home[160];
+    snprintf(home, sizeof home, "%s/home", cache);
+    assert_int_equal(mkdir(home, 0700), 0);
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", home, 1);
+    diag_clear(&err);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), 0);
+    snprintf(dir, sizeof dir, "%s/.cache/nh", home);
+    assert_string_equal(buf, dir);
+    if (old_home)
+        setenv("HOME", old_home, 1);
+    free(old_home);
+    remove_cache();
+}
+
+/* A script standing in for the compiler: SCRIPT's body, "$out" the file
+ * after -o. */
+static void fake_cc(const char *body, char *path, size_t size)
+{
+    snprintf(path, size, "%s/fakecc", cache);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\nout=\nwhile [ $# -gt 0 ]; do\n"
+               "  [ \"$1\" = -o ] && out=$2\n  shift\ndone\n%s\n", body);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+    setenv("CC", path, 1);
+}
+
+static void test_compilers_that_fail(void **state)
+{
+    (void)state;
+    fresh_cache();
+    eom_t *e;
+    session_t *s = sphere_session("voronec", &e);
+    diag_t err = {0};
+    /* none */
+    setenv("CC", "/nonexistent/cc", 1);
+    char buf[NATIVE_PATH];
+    assert_false(native_compiler(buf, sizeof buf));
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), 1);
+    assert_false(eom_has_native(e));
+    /* one that fails, with and without a message */
+    setenv("CC", "false", 1);
+    assert_true(native_compiler(buf, sizeof buf));
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), -1);
+    const char *failed = "the C compiler 'false' failed on the generated code: exit status 1";
+    assert_string_equal(err.msg, failed);
+    char cc[160];
+    fake_cc("echo \"x.c:1:2: warning: w\"; echo \"x.c:3:4: error: "
+            "something is wrong\"; exit 1",
+            cc, sizeof cc);
+    diag_clear(&err);
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "failed on the generated code: x.c:3:4: "
+                                    "error: something is wrong"));
+    /* one that writes no shared object, one that writes an empty one */
+    fake_cc("echo garbage > \"$out\"", cc, sizeof cc);
+    diag_clear(&err);
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), -1);
+    /* "cannot load the compiled equations 'HASH.so': ... file too short" */
+    assert_non_null(strstr(err.msg, "cannot load the compiled equations '"));
+    assert_non_null(strstr(err.msg, ".so': "));
+    fake_cc("echo 'int x;' > \"$out.c\"; cc -shared -fPIC -o \"$out\" "
+            "\"$out.c\"; rm -f \"$out.c\"",
+            cc, sizeof cc);
+    diag_clear(&err);
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), -1);
+    /* "the compiled equations 'HASH.so' have no nh_model_values" */
+    assert_non_null(strstr(err.msg, "the compiled equations '"));
+    assert_non_null(strstr(err.msg, ".so' have no nh_model_values"));
+    /* a stop request while it runs */
+    fake_cc("sleep 5", cc, sizeof cc);
+    nh_stop_t stop = {0, nh_clock() - 1.0};
+    diag_clear(&err);
+    assert_int_equal(native_attach(e, NULL, &stop, NULL, &err), -1);
+    assert_string_equal(err.msg, "stopped: the statement ran past its time limit (while compiling)");
+    /* a folder nh cannot write to (permissions do not bind root) */
+    unsetenv("CC");
+    if (geteuid() != 0) {
+        char dir[128];
+        snprintf(dir, sizeof dir, "%s/nh", cache);
+        assert_int_equal(chmod(dir, 0500), 0);
+        diag_clear(&err);
+        assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), -1);
+        /* "cannot write to the compile cache 'DIR': Permission denied" */
+        assert_non_null(strstr(err.msg, "cannot write to the compile cache '"));
+        assert_int_equal(chmod(dir, 0700), 0);
+    }
+    /* nothing is left behind but what succeeded */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls %s/nh | grep -q tmp-", cache);
+    assert_int_not_equal(system(cmd), 0);
+    session_free(s);
+    remove_cache();
+}
+
+/* `set compile = on` in a session: the same output as the tapes; a
+ * compile that fails is an error once, then the tapes run. */
+static void test_session_compile(void **state)
+{
+    (void)state;
+    fresh_cache();
+    const char *run = "simulate to 3\nprint phi, theta, psi, x, y, theta''\n";
+    char *outs[2];
+    for (int compiled = 0; compiled < 2; compiled++) {
+        size_t len;
+        FILE *out = open_memstream(&outs[compiled], &len);
+        session_t *s = session_new(true, out, sink);
+        assert_int_equal(session_run_text(s, "<t>", sphere, strlen(sphere),
+                                          false),
+                         RUN_OK);
+        const char *set = compiled ? "equations voronec\nset compile = on\n"
+                                   : "equations voronec\n";
+        assert_int_equal(session_run_text(s, "<t>", set, strlen(set), false),
+                         RUN_OK);
+        assert_int_equal(session_run_text(s, "<t>", run, strlen(run), false),
+                         RUN_OK);
+        assert_true(eom_has_native(session_ctx(s)->eom) == (compiled == 1));
+        session_free(s);
+        fclose(out);
+    }
+    assert_string_equal(outs[0], outs[1]);
+    free(outs[0]);
+    free(outs[1]);
+
+    setenv("CC", "false", 1);
+    char *errs;
+    size_t len;
+    FILE *err = open_memstream(&errs, &len);
+    session_t *s = session_new(true, sink, err);
+    session_run_text(s, "<t>", sphere, strlen(sphere), false);
+    const char *set = "equations multipliers\nset compile = on\n";
+    assert_int_equal(session_run_text(s, "<t>", set, strlen(set), false),
+                     RUN_OK);
+    assert_int_equal(session_run_text(s, "<t>", run, strlen(run), false),
+                     RUN_ERROR);
+    assert_int_equal(session_run_text(s, "<t>", run, strlen(run), false),
+                     RUN_OK);
+    assert_false(eom_has_native(session_ctx(s)->eom));
+    session_free(s);
+    fclose(err);
+    assert_non_null(strstr(errs, "error: the C compiler 'false' failed"));
+    free(errs);
+    unsetenv("CC");
+
+    /* a compile stopped by the time limit (or Ctrl-C) is tried again */
+    char cc[160];
+    fake_cc("sleep 5", cc, sizeof cc);
+    s = session_new(true, sink, sink);
+    session_run_text(s, "<t>", sphere, strlen(sphere), false);
+    assert_int_equal(session_run_text(s, "<t>", set, strlen(set), false),
+                     RUN_OK);
+    session_set_time_limit(s, 0.05);
+    assert_int_equal(session_run_text(s, "<t>", run, strlen(run), false),
+                     RUN_ERROR);
+    assert_false(eom_has_native(session_ctx(s)->eom));
+    unsetenv("CC");
+    session_set_time_limit(s, 0);
+    assert_int_equal(session_run_text(s, "<t>", run, strlen(run), false),
+                     RUN_OK);
+    assert_true(eom_has_native(session_ctx(s)->eom));
+    session_free(s);
+
+    /* no compiler: a note at `set`, and the tapes */
+    char *old_path = strdup(getenv("PATH"));
+    setenv("PATH", "/nonexistent", 1);
+    err = open_memstream(&errs, &len);
+    s = session_new(false, sink, err);
+    session_run_text(s, "<t>", sphere, strlen(sphere), false);
+    assert_int_equal(session_run_text(s, "<t>", set, strlen(set), false),
+                     RUN_OK);
+    assert_int_equal(session_run_text(s, "<t>", run, strlen(run), false),
+                     RUN_OK);
+    assert_false(eom_has_native(session_ctx(s)->eom));
+    session_free(s);
+    fclose(err);
+    setenv("PATH", old_path, 1);
+    free(old_path);
+    assert_non_null(strstr(errs, "<t>:2:15: note: no C compiler found (cc on the PATH, or $CC): simulate and compare run on the tapes"));
+    free(errs);
+    remove_cache();
+}
+
+int main(void)
+{
+    sink = fopen("/dev/null", "w");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_examples_bit_for_bit),
+        cmocka_unit_test(test_sphere_every_method),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_cache_cold_warm_tampered),
+        cmocka_unit_test(test_cache_refuses_folders),
+        cmocka_unit_test(test_compilers_that_fail),
+        cmocka_unit_test(test_session_compile),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    fclose(sink);
+    return rc;
+}
