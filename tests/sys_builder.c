@@ -5,6 +5,9 @@
  */
 #include "tests/sys_builder.h"
 
+#include "interp/eom/common.h"
+#include "interp/expr/tape.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -510,4 +513,70 @@ void sb_bipendulum_benenti(double m1, double m2, const double A[4],
               m1 / m2 * x2 * x2 * pow(dy1, 4) * (dx2 * Ax2 + dy2 * Ay2) +
               x1 * x2 * dx2 * dy2 * dy1 * dy1 * (dx1 * Ay1 - dy1 * Ax1) +
               m1 * x2 * dx2 * pow(dy1, 3) * (dy1 * v2 - dy2 * v1));
+}
+
+/* ---- the two derivations of M and h ------------------------------------ */
+
+static double sb_uniform(uint64_t *s, double lo, double hi)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return lo + (hi - lo) * (double)(*s >> 11) * 0x1.0p-53;
+}
+
+double sb_forms_differ(const nh_system_t *sys, double *vars, uint64_t seed,
+                       int trials, char *where, size_t size)
+{
+    size_t n = sys->n, nv = expr_graph_nvars(sys->g), nout = 3 * n + n * n;
+    eom_derived_t dl, dp;
+    eom_derive_form(sys, &dl, false);
+    eom_derive_form(sys, &dp, true);
+    const expr_t **ol = calloc(nout, sizeof *ol), **op = calloc(nout, sizeof *op);
+    for (size_t i = 0; i < n; i++) {
+        ol[i] = dl.p[i];
+        op[i] = dp.p[i];
+        ol[n + i] = dl.h0[i];
+        op[n + i] = dp.h0[i];
+        ol[2 * n + i] = dl.h[i];
+        op[2 * n + i] = dp.h[i];
+        for (size_t j = 0; j < n; j++) {
+            ol[3 * n + i * n + j] = dl.M[i * n + j];
+            op[3 * n + i * n + j] = dp.M[i * n + j];
+        }
+    }
+    tape_t *tl = tape_compile(sys->g, ol, nout, (uint32_t)nv);
+    tape_t *tp = tape_compile(sys->g, op, nout, (uint32_t)nv);
+    double *vl = calloc(nout, sizeof *vl), *vp = calloc(nout, sizeof *vp);
+    double *wl = calloc(tape_work_size(tl) + 1, sizeof *wl);
+    double *wp = calloc(tape_work_size(tp) + 1, sizeof *wp);
+    double worst = -1;
+    for (int trial = 0; trial < trials; trial++) {
+        for (size_t i = 0; i < n; i++) {
+            vars[sys->q[i]] = sb_uniform(&seed, -1.5, 1.5);
+            vars[sys->qd[i]] = sb_uniform(&seed, -2, 2);
+        }
+        vars[sys->t] = sb_uniform(&seed, 0, 3);
+        tape_eval(tl, vars, vl, wl);
+        tape_eval(tp, vars, vp, wp);
+        for (size_t k = 0; k < nout; k++) {
+            double d = fabs(vp[k] - vl[k]) / (1.0 + fabs(vl[k]));
+            if (!(d <= worst)) { /* a NaN is the worst */
+                worst = d != d ? INFINITY : d;
+                snprintf(where, size, "%s[%zu] at state %d: %.17g, from L "
+                         "%.17g",
+                         k < n ? "p" : k < 2 * n ? "h0" : k < 3 * n ? "h" : "M",
+                         k < 3 * n ? k % n : k - 3 * n, trial, vp[k], vl[k]);
+            }
+        }
+    }
+    free(vl);
+    free(vp);
+    free(wl);
+    free(wp);
+    tape_free(tl);
+    tape_free(tp);
+    free(ol);
+    free(op);
+    eom_derived_free(&dl);
+    eom_derived_free(&dp);
+    return worst;
 }

@@ -26,6 +26,7 @@
 #define NH_TESTS_SYS_BUILDER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "interp/expr/expr.h"
 #include "interp/mech/system.h"
@@ -79,5 +80,14 @@ uint32_t sb_var(sb_t *b, const char *name);
 void sb_bipendulum_benenti(double m1, double m2, const double A[4],
                            const double q[4], const double qd[4],
                            double qdd[4]);
+
+/* The derivation of p, M, h0 and h from the particles and bodies
+ * (eom_particle_form) against the derivation from L, compiled and
+ * evaluated at TRIALS random states of VARS (coordinates in [-1.5, 1.5],
+ * velocities in [-2, 2], t in [0, 3], from SEED; the rest as given):
+ * the largest of |by the particles - from L| / (1 + |from L|), and in
+ * WHERE (SIZE bytes) the object and index where it is ("h0[2]"). */
+double sb_forms_differ(const nh_system_t *sys, double *vars, uint64_t seed,
+                       int trials, char *where, size_t size);
 
 #endif

@@ -953,56 +953,11 @@ static void particle_form_agrees(sb_t *b, const char *what)
     const nh_system_t *sys = sb_system(b);
     assert_true(sys->T_only_particles);
     assert_true(eom_particle_form(sys));
-    size_t n = sys->n, nv = nvars(sys), nout = 2 * n + n * n + n;
-    eom_derived_t dl, dp;
-    eom_derive_form(sys, &dl, false);
-    eom_derive_form(sys, &dp, true);
-    const expr_t **ol = calloc(nout, sizeof *ol), **op = calloc(nout, sizeof *op);
-    for (size_t i = 0; i < n; i++) {
-        ol[i] = dl.p[i];
-        op[i] = dp.p[i];
-        ol[n + i] = dl.h0[i];
-        op[n + i] = dp.h0[i];
-        ol[2 * n + i] = dl.h[i];
-        op[2 * n + i] = dp.h[i];
-        for (size_t j = 0; j < n; j++) {
-            ol[3 * n + i * n + j] = dl.M[i * n + j];
-            op[3 * n + i * n + j] = dp.M[i * n + j];
-        }
-    }
-    tape_t *tl = tape_compile(sys->g, ol, nout, (uint32_t)nv);
-    tape_t *tp = tape_compile(sys->g, op, nout, (uint32_t)nv);
-    double *vl = calloc(nout, sizeof *vl), *vp = calloc(nout, sizeof *vp);
-    double *wl = calloc(tape_work_size(tl) + 1, sizeof *wl);
-    double *wp = calloc(tape_work_size(tp) + 1, sizeof *wp);
-    double *vars = sb_vars(b);
-    uint64_t seed = 0x5eed;
-    for (int trial = 0; trial < 20; trial++) {
-        for (size_t i = 0; i < n; i++) {
-            vars[sys->q[i]] = urand(&seed, -2, 2);
-            vars[sys->qd[i]] = urand(&seed, -2, 2);
-        }
-        vars[sys->t] = urand(&seed, 0, 3);
-        tape_eval(tl, vars, vl, wl);
-        tape_eval(tp, vars, vp, wp);
-        for (size_t k = 0; k < nout; k++) {
-            char name[64];
-            snprintf(name, sizeof name, "%s: %s[%zu]", what,
-                     k < n ? "p" : k < 2 * n ? "h0" : k < 3 * n ? "h" : "M",
-                     k < 3 * n ? k % n : k - 3 * n);
-            close_to(vp[k], vl[k], 1e-12, name);
-        }
-    }
-    free(vl);
-    free(vp);
-    free(wl);
-    free(wp);
-    tape_free(tl);
-    tape_free(tp);
-    free(ol);
-    free(op);
-    eom_derived_free(&dl);
-    eom_derived_free(&dp);
+    char where[256];
+    double d = sb_forms_differ(sys, sb_vars(b), 0x5eed, 20, where,
+                               sizeof where);
+    if (!(d <= 1e-12))
+        fail_msg("%s: %s", what, where);
 }
 
 static void test_particle_form(void **state)

@@ -37,6 +37,7 @@
 
 #include "interp/eom/linalg.h"
 #include "interp/expr/simplify.h"
+#include "interp/mech/rigid.h"
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -191,6 +192,20 @@ typedef struct eom_pcol {
     size_t dim;
 } eom_pcol_t;
 
+/* Sets of particles (or bodies), as sorted index lists, numbered in the
+ * order they are first seen: what is summed over a set is built once. */
+typedef struct eom_sets {
+    size_t *items;           /* arena of the lists */
+    size_t nitems, capitems;
+    struct eom_set {
+        size_t off, len;
+        uint64_t h;
+    } *set;
+    size_t n, cap;
+    int32_t *hash;           /* open addressing over set, -1 empty */
+    size_t hcap;
+} eom_sets_t;
+
 typedef struct eom_pform {
     expr_graph_t *g;
     size_t n, np;
@@ -209,17 +224,10 @@ typedef struct eom_pform {
     size_t *gfirst, *goff, *gmem;
     int32_t *gcol;
     uint64_t *gbits;
-    /* mass sums memoised by the particle set (sorted lists) */
-    size_t *sets;            /* arena of the lists */
-    size_t nsets, capsets;
-    struct eom_mset {
-        size_t off, len;
-        uint64_t h;
-        const expr_t *sum;
-    } *ms;
-    size_t nms, capms;
-    int32_t *mhash;
-    size_t mhcap;
+    /* mass sums memoised by the particle set: msum[k] for set k */
+    eom_sets_t sets;
+    const expr_t **msum;
+    size_t capmsum;
 } eom_pform_t;
 
 static uint64_t eom_mix(uint64_t h, uint64_t v)
@@ -274,59 +282,87 @@ static int32_t eom_pform_col(eom_pform_t *f, const eom_pcol_t *c)
     return (int32_t)f->ncols++;
 }
 
-static void eom_pform_rehash_sets(eom_pform_t *f)
+static void eom_sets_rehash(eom_sets_t *m)
 {
-    free(f->mhash);
-    f->mhcap = f->mhcap ? f->mhcap * 2 : 64;
-    f->mhash = eom_alloc(f->mhcap, sizeof *f->mhash);
-    for (size_t k = 0; k < f->mhcap; k++)
-        f->mhash[k] = -1;
-    for (size_t s = 0; s < f->nms; s++) {
-        size_t k = f->ms[s].h & (f->mhcap - 1);
-        while (f->mhash[k] >= 0)
-            k = (k + 1) & (f->mhcap - 1);
-        f->mhash[k] = (int32_t)s;
+    free(m->hash);
+    m->hcap = m->hcap ? m->hcap * 2 : 64;
+    m->hash = eom_alloc(m->hcap, sizeof *m->hash);
+    for (size_t k = 0; k < m->hcap; k++)
+        m->hash[k] = -1;
+    for (size_t s = 0; s < m->n; s++) {
+        size_t k = m->set[s].h & (m->hcap - 1);
+        while (m->hash[k] >= 0)
+            k = (k + 1) & (m->hcap - 1);
+        m->hash[k] = (int32_t)s;
     }
+}
+
+/* The number of the sorted list SET (LEN entries), added when new
+ * (*FRESH tells). */
+static size_t eom_sets_find(eom_sets_t *m, const size_t *set, size_t len,
+                            bool *fresh)
+{
+    uint64_t h = len;
+    for (size_t k = 0; k < len; k++)
+        h = eom_mix(h, set[k]);
+    if (2 * (m->n + 1) > m->hcap)
+        eom_sets_rehash(m);
+    size_t k = h & (m->hcap - 1);
+    for (; m->hash[k] >= 0; k = (k + 1) & (m->hcap - 1)) {
+        const struct eom_set *s = &m->set[m->hash[k]];
+        if (s->h == h && s->len == len &&
+            memcmp(m->items + s->off, set, len * sizeof *set) == 0) {
+            *fresh = false;
+            return (size_t)m->hash[k];
+        }
+    }
+    if (m->nitems + len > m->capitems) {
+        m->capitems = 2 * (m->nitems + len) + 64;
+        m->items = realloc(m->items, m->capitems * sizeof *m->items);
+        if (!m->items)
+            abort();
+    }
+    memcpy(m->items + m->nitems, set, len * sizeof *set);
+    if (m->n == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 64;
+        m->set = realloc(m->set, m->cap * sizeof *m->set);
+        if (!m->set)
+            abort();
+    }
+    m->set[m->n] = (struct eom_set){m->nitems, len, h};
+    m->nitems += len;
+    m->hash[k] = (int32_t)m->n;
+    *fresh = true;
+    return m->n++;
+}
+
+static void eom_sets_free(eom_sets_t *m)
+{
+    free(m->items);
+    free(m->set);
+    free(m->hash);
 }
 
 /* Σ_{ν ∈ SET} m_ν for the sorted particle list SET, once per set. */
 static const expr_t *eom_pform_mass(eom_pform_t *f, const size_t *set,
                                     size_t len)
 {
-    uint64_t h = len;
-    for (size_t k = 0; k < len; k++)
-        h = eom_mix(h, set[k]);
-    if (2 * (f->nms + 1) > f->mhcap)
-        eom_pform_rehash_sets(f);
-    size_t k = h & (f->mhcap - 1);
-    for (; f->mhash[k] >= 0; k = (k + 1) & (f->mhcap - 1)) {
-        const struct eom_mset *s = &f->ms[f->mhash[k]];
-        if (s->h == h && s->len == len &&
-            memcmp(f->sets + s->off, set, len * sizeof *set) == 0)
-            return s->sum;
-    }
+    bool fresh;
+    size_t k = eom_sets_find(&f->sets, set, len, &fresh);
+    if (!fresh)
+        return f->msum[k];
     const expr_t **m = eom_alloc(len, sizeof *m);
     for (size_t j = 0; j < len; j++)
         m[j] = f->pt[set[j]].mass;
-    const expr_t *sum = expr_sum(f->g, m, len);
+    if (k >= f->capmsum) {
+        f->capmsum = 2 * k + 64;
+        f->msum = realloc(f->msum, f->capmsum * sizeof *f->msum);
+        if (!f->msum)
+            abort();
+    }
+    f->msum[k] = expr_sum(f->g, m, len);
     free(m);
-    if (f->nsets + len > f->capsets) {
-        f->capsets = 2 * (f->nsets + len) + 64;
-        f->sets = realloc(f->sets, f->capsets * sizeof *f->sets);
-        if (!f->sets)
-            abort();
-    }
-    memcpy(f->sets + f->nsets, set, len * sizeof *set);
-    if (f->nms == f->capms) {
-        f->capms = f->capms ? 2 * f->capms : 64;
-        f->ms = realloc(f->ms, f->capms * sizeof *f->ms);
-        if (!f->ms)
-            abort();
-    }
-    f->ms[f->nms] = (struct eom_mset){f->nsets, len, h, sum};
-    f->nsets += len;
-    f->mhash[k] = (int32_t)f->nms++;
-    return sum;
+    return f->msum[k];
 }
 
 /* Whether the particle form applies: T is the particles' energy, every
@@ -334,7 +370,8 @@ static const expr_t *eom_pform_mass(eom_pform_t *f, const size_t *set,
  * parameters, and V reads no velocity. */
 bool eom_particle_form(const nh_system_t *sys)
 {
-    if (!sys->T || !sys->T_only_particles || sys->nparticles == 0)
+    if (!sys->T || !(sys->T_only_particles || sys->T_only_bodies) ||
+        sys->nparticles + sys->nbodies == 0)
         return false;
     expr_graph_t *g = sys->g;
     bool *motion = eom_alloc(expr_graph_nvars(g), sizeof *motion);
@@ -359,6 +396,19 @@ bool eom_particle_form(const nh_system_t *sys)
             ok = false;
         for (size_t c = 0; c < P->dim && ok; c++)
             if (expr_depends_any(g, P->pos[c], vel))
+                ok = false;
+    }
+    /* A body: its centre of mass as a particle; its inertia constant
+     * (its angular velocity is linear in q' by construction). */
+    for (size_t k = 0; k < sys->nbodies && ok; k++) {
+        const nh_body_t *b = &sys->bodies[k];
+        if (expr_depends_any(g, b->mass, motion))
+            ok = false;
+        for (size_t c = 0; c < 6 && ok; c++)
+            if (expr_depends_any(g, b->inertia[c], motion))
+                ok = false;
+        for (size_t c = 0; c < 3 && ok; c++)
+            if (expr_depends_any(g, b->pos[c], vel))
                 ok = false;
     }
     free(motion);
@@ -477,13 +527,366 @@ static const expr_t *eom_pform_mass_entry(eom_pform_t *f, size_t i, size_t j,
     return s;
 }
 
-/* p, M, h0 and h of SYS by the particles (see above). */
+/* The bodies' rotations, added into p, M and h0 (i <= j for M).  With
+ * ω_b the angular velocity of body b on the inertial axes (linear in q'),
+ * Ω_bi = ∂ω_b/∂q_i' its partial angular velocities, L_b = I_b ω_b its
+ * angular momentum about its centre of mass and K_b = dL_b/dt at q'' = 0,
+ *   p_i  += Σ_b Ω_bi · L_b
+ *   M_ij += Σ_b Ω_bi · I_b Ω_bj
+ *   h0_i += Σ_b Ω_bi · K_b
+ * (Kane and Levinson, Dynamics: Theory and Applications (1985), §§5.4,
+ * 6.1: Kane's generalized inertia force of a rigid body, which with the
+ * speeds q' is −(d/dt ∂T_rot/∂q_i' − ∂T_rot/∂q_i)).  K_b comes from
+ * Euler's equations on axes where the inertia is constant (the body's
+ * own, or for a wheel its frame before the spin: rigid_body_axes),
+ * K_b = R (I α + W × I w) with w = Rᵀω_b, α = dw/dt, W the angular
+ * velocity of those axes (w itself on the body's own) and R their unit
+ * vectors as columns; I_b on the inertial axes is R I Rᵀ.
+ * Bodies down a chain share their partial angular velocities (Ω_bi is
+ * the axis of joint i for every body beyond it: the same node), so the
+ * sums run over groups of bodies with the same column Ω, and each
+ * group's L, K and I are summed once (memoised by the set of bodies):
+ * O(N²) nodes for a chain of N bodies where body by body they were
+ * O(N³).  The rotational energy's second derivatives would build the
+ * same numbers through d/dt ∂T/∂q', whose products of the chain's sines
+ * and cosines the tape cannot share. */
+typedef struct eom_rot {
+    const expr_t *L[3], *K[3], *I[6]; /* inertial axes; I as in rigid.h */
+} eom_rot_t;
+
+/* Three keys and a term, sorted by the keys in order: a body in a group
+ * (its columns' numbers for q_i and q_j, then the body), or a term of an
+ * entry (i, j, then the body). */
+typedef struct eom_rkey {
+    size_t k[3];
+    const expr_t *t;
+} eom_rkey_t;
+
+static int eom_cmp_rkey(const void *a, const void *b)
+{
+    const eom_rkey_t *x = a, *y = b;
+    for (int c = 0; c < 3; c++)
+        if (x->k[c] != y->k[c])
+            return x->k[c] < y->k[c] ? -1 : 1;
+    return 0;
+}
+
+/* L, K and I summed over the bodies SET (LEN, sorted), once per set. */
+static const eom_rot_t *eom_rot_sum(expr_graph_t *g, eom_sets_t *sets,
+                                    eom_rot_t **sums, size_t *cap,
+                                    const eom_rot_t *per, const size_t *set,
+                                    size_t len)
+{
+    bool fresh;
+    size_t k = eom_sets_find(sets, set, len, &fresh);
+    if (k >= *cap) {
+        *cap = 2 * k + 16;
+        *sums = realloc(*sums, *cap * sizeof **sums);
+        if (!*sums)
+            abort();
+    }
+    eom_rot_t *r = &(*sums)[k];
+    if (!fresh)
+        return r;
+    const expr_t **t = eom_alloc(len, sizeof *t);
+    for (int c = 0; c < 9 + 3; c++) {
+        for (size_t j = 0; j < len; j++)
+            t[j] = c < 3 ? per[set[j]].L[c] : c < 6 ? per[set[j]].K[c - 3]
+                                                    : per[set[j]].I[c - 6];
+        const expr_t *sum = expr_sum(g, t, len);
+        if (c < 3)
+            r->L[c] = sum;
+        else if (c < 6)
+            r->K[c - 3] = sum;
+        else
+            r->I[c - 6] = sum;
+    }
+    free(t);
+    return r;
+}
+
+/* Groups the members M[0..cnt) (sorted) into runs of the same columns;
+ * each run's bodies into SET (sorted, as the members are).  Returns the
+ * run's length; *K moves past it. */
+static size_t eom_rrun(const eom_rkey_t *m, size_t cnt, size_t *k,
+                       size_t *set)
+{
+    size_t len = 0, a = *k;
+    while (*k < cnt && m[*k].k[0] == m[a].k[0] && m[*k].k[1] == m[a].k[1])
+        set[len++] = m[(*k)++].k[2];
+    return len;
+}
+
+/* Adds the terms T (sorted by entry; j = SIZE_MAX for a vector) into the
+ * entries: OUT[i] for vectors, OUT[i*n + j] and OUT[j*n + i] for M. */
+static void eom_rterms_add(expr_graph_t *g, const eom_rkey_t *t, size_t nt,
+                           size_t n, const expr_t **out, bool matrix)
+{
+    const expr_t **s = eom_alloc(nt + 1, sizeof *s);
+    for (size_t k = 0; k < nt;) {
+        size_t i = t[k].k[0], j = t[k].k[1], e = matrix ? i * n + j : i;
+        size_t m = 0;
+        s[m++] = out[e];
+        for (; k < nt && t[k].k[0] == i && t[k].k[1] == j; k++)
+            s[m++] = t[k].t;
+        out[e] = expr_sum(g, s, m);
+        if (matrix)
+            out[j * n + i] = out[e];
+    }
+    free(s);
+}
+
+/* Body by body, on each body's axes (rigid_body_axes): with Ω_bi =
+ * ∂w_b/∂q_i' (w_b on those axes), p_i += Ω_bi · I w, M_ij += Ω_bi · I Ω_bj,
+ * h0_i += Ω_bi · KL (KL: K on those axes).  Fewer operations than the
+ * groups when the bodies share few partial angular velocities (the
+ * bicycle's four).  Only the coordinates a body turns with (COL >= 0)
+ * are visited: the terms are gathered per entry, so the work is the
+ * number of (body, i, j) that contribute, not bodies × n². */
+static void eom_rotations_local(const nh_system_t *sys, eom_derived_t *d,
+                                const int32_t *col,
+                                const expr_t *const (*Iw)[3],
+                                const expr_t *const (*KL)[3])
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, nb = sys->nbodies;
+    const expr_t **Om = eom_alloc(3 * n, sizeof *Om);
+    const expr_t **IOm = eom_alloc(3 * n, sizeof *IOm);
+    size_t *on = eom_alloc(n, sizeof *on);
+    size_t nv = 0, nm = 0, capm = 0;
+    eom_rkey_t *tp = NULL, *th = NULL, *tm = NULL;
+    for (size_t b = 0; b < nb; b++) {
+        const nh_body_t *B = &sys->bodies[b];
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (col[b * n + i] >= 0)
+                on[k++] = i;
+        tp = realloc(tp, (nv + k + 1) * sizeof *tp);
+        th = realloc(th, (nv + k + 1) * sizeof *th);
+        if (nm + k * (k + 1) / 2 + 1 > capm) {
+            capm = 2 * (nm + k * (k + 1) / 2) + 16;
+            tm = realloc(tm, capm * sizeof *tm);
+        }
+        if (!tp || !th || !tm)
+            abort();
+        for (size_t a = 0; a < k; a++) {
+            size_t i = on[a];
+            for (int c = 0; c < 3; c++)
+                Om[3 * i + c] = expr_diff(g, B->wloc[c], sys->qd[i]);
+            rigid_inertia_times(g, B->inertia, Om + 3 * i, IOm + 3 * i);
+        }
+        for (size_t a = 0; a < k; a++) {
+            size_t i = on[a];
+            tp[nv] = (eom_rkey_t){{i, SIZE_MAX, b},
+                                  rigid_dot(g, Om + 3 * i, Iw[b], 3)};
+            th[nv++] = (eom_rkey_t){{i, SIZE_MAX, b},
+                                    rigid_dot(g, Om + 3 * i, KL[b], 3)};
+            for (size_t c = a; c < k; c++)
+                tm[nm++] = (eom_rkey_t){{i, on[c], b},
+                                        rigid_dot(g, Om + 3 * i,
+                                                  IOm + 3 * on[c], 3)};
+        }
+    }
+    qsort(tp, nv, sizeof *tp, eom_cmp_rkey);
+    qsort(th, nv, sizeof *th, eom_cmp_rkey);
+    qsort(tm, nm, sizeof *tm, eom_cmp_rkey);
+    eom_rterms_add(g, tp, nv, n, d->p, false);
+    eom_rterms_add(g, th, nv, n, d->h0, false);
+    eom_rterms_add(g, tm, nm, n, d->M, true);
+    free(Om);
+    free(IOm);
+    free(on);
+    free(tp);
+    free(th);
+    free(tm);
+}
+
+/* The members of q_i's groups (and q_j's, when J differs from I) into
+ * MEM, sorted by their columns; returns how many. */
+static size_t eom_rmembers(const int32_t *col, size_t n, size_t nb,
+                           size_t i, size_t j, eom_rkey_t *mem)
+{
+    size_t nm = 0;
+    for (size_t b = 0; b < nb; b++)
+        if (col[b * n + i] >= 0 && col[b * n + j] >= 0)
+            mem[nm++] = (eom_rkey_t){{(size_t)col[b * n + i],
+                                      i == j ? 0 : (size_t)col[b * n + j], b},
+                                     NULL};
+    qsort(mem, nm, sizeof *mem, eom_cmp_rkey);
+    return nm;
+}
+
+/* By groups, on the inertial axes (see eom_derive_rotations). */
+static void eom_rotations_grouped(const nh_system_t *sys, eom_derived_t *d,
+                                  const eom_pform_t *cf, const int32_t *col,
+                                  const expr_t *const (*Iw)[3],
+                                  const expr_t *const (*KL)[3])
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, nb = sys->nbodies;
+    eom_rot_t *per = eom_alloc(nb, sizeof *per);
+    for (size_t b = 0; b < nb; b++) {
+        const nh_body_t *B = &sys->bodies[b];
+        const expr_t *Y[3][3];
+        for (int c = 0; c < 3; c++) {
+            const expr_t *lt[3], *kt[3], *yc[3];
+            const expr_t *row[3] = {B->axis[0][c], B->axis[1][c],
+                                    B->axis[2][c]};
+            for (int k = 0; k < 3; k++) {
+                lt[k] = expr_mul(g, Iw[b][k], B->axis[k][c]);
+                kt[k] = expr_mul(g, KL[b][k], B->axis[k][c]);
+            }
+            per[b].L[c] = expr_sum(g, lt, 3);
+            per[b].K[c] = expr_sum(g, kt, 3);
+            /* Y = I Rᵀ, column c: I times row c of R */
+            rigid_inertia_times(g, B->inertia, row, yc);
+            for (int k = 0; k < 3; k++)
+                Y[k][c] = yc[k];
+        }
+        /* R I Rᵀ: the entries (a, a), then (a, a+1), as rigid.h orders */
+        for (int e = 0; e < 6; e++) {
+            int a = e % 3, c = e < 3 ? a : (a + 1) % 3;
+            const expr_t *t[3];
+            for (int k = 0; k < 3; k++)
+                t[k] = expr_mul(g, B->axis[k][a], Y[k][c]);
+            per[b].I[e] = expr_sum(g, t, 3);
+        }
+    }
+    eom_sets_t sets = {0};
+    eom_rot_t *sums = NULL;
+    size_t capsums = 0;
+    eom_rkey_t *mem = eom_alloc(nb, sizeof *mem);
+    size_t *set = eom_alloc(nb, sizeof *set);
+    const expr_t **tp = eom_alloc(nb + 1, sizeof *tp);
+    const expr_t **th = eom_alloc(nb + 1, sizeof *th);
+    for (size_t i = 0; i < n; i++) {
+        size_t cnt = eom_rmembers(col, n, nb, i, i, mem), np = 0, nh = 0;
+        tp[np++] = d->p[i];
+        th[nh++] = d->h0[i];
+        for (size_t k = 0; k < cnt;) {
+            const expr_t *const *om = cf->cols[mem[k].k[0]].c;
+            size_t len = eom_rrun(mem, cnt, &k, set);
+            const eom_rot_t *r = eom_rot_sum(g, &sets, &sums, &capsums, per,
+                                             set, len);
+            tp[np++] = rigid_dot(g, om, r->L, 3);
+            th[nh++] = rigid_dot(g, om, r->K, 3);
+        }
+        d->p[i] = expr_sum(g, tp, np);
+        d->h0[i] = expr_sum(g, th, nh);
+        for (size_t j = i; j < n; j++) {
+            size_t nm = eom_rmembers(col, n, nb, i, j, mem), nt = 0;
+            tp[nt++] = d->M[i * n + j];
+            for (size_t k = 0; k < nm;) {
+                const expr_t *const *oi = cf->cols[mem[k].k[0]].c;
+                const expr_t *const *oj =
+                    cf->cols[i == j ? mem[k].k[0] : mem[k].k[1]].c;
+                size_t len = eom_rrun(mem, nm, &k, set);
+                const eom_rot_t *r = eom_rot_sum(g, &sets, &sums, &capsums,
+                                                 per, set, len);
+                const expr_t *Io[3];
+                rigid_inertia_times(g, r->I, oj, Io);
+                tp[nt++] = rigid_dot(g, oi, Io, 3);
+            }
+            d->M[i * n + j] = d->M[j * n + i] = expr_sum(g, tp, nt);
+        }
+    }
+    eom_sets_free(&sets);
+    free(sums);
+    free(mem);
+    free(set);
+    free(tp);
+    free(th);
+    free(per);
+}
+
+static void eom_derive_rotations(const nh_system_t *sys, eom_derived_t *d,
+                                 const expr_t *const *dv, eom_dt_memo_t *dtm)
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, nb = sys->nbodies;
+    /* I w and K on each body's axes */
+    const expr_t *(*Iw)[3] = eom_alloc(nb, sizeof *Iw);
+    const expr_t *(*KL)[3] = eom_alloc(nb, sizeof *KL);
+    for (size_t b = 0; b < nb; b++) {
+        const nh_body_t *B = &sys->bodies[b];
+        const expr_t *al[3], *Ial[3], *gyro[3];
+        rigid_inertia_times(g, B->inertia, B->wloc, Iw[b]);
+        for (int k = 0; k < 3; k++)
+            al[k] = eom_dt_node(g, B->wloc[k], dv, dtm);
+        rigid_inertia_times(g, B->inertia, al, Ial);
+        /* d/dt of I w on axes turning at waxes (Euler's equations when
+         * they are the body's own) */
+        rigid_cross(g, B->waxes, Iw[b], gyro);
+        for (int k = 0; k < 3; k++)
+            KL[b][k] = expr_add(g, Ial[k], gyro[k]);
+    }
+    /* the inertial columns Ω_bi, numbered (eom_pform_col) */
+    eom_pform_t cf = {.g = g};
+    int32_t *col = eom_alloc(nb * n, sizeof *col);
+    for (size_t b = 0; b < nb; b++)
+        for (size_t i = 0; i < n; i++) {
+            eom_pcol_t c = {{NULL, NULL, NULL}, 3};
+            bool any = false;
+            for (int k = 0; k < 3; k++) {
+                c.c[k] = expr_diff(g, sys->bodies[b].omega[k], sys->qd[i]);
+                any |= !expr_is_const(c.c[k], 0.0);
+            }
+            col[b * n + i] = any ? eom_pform_col(&cf, &c) : -1;
+        }
+    /* The cost of each form, in dot products: body by body, one per body
+     * and pair (i, j) the body turns with; by groups, one I Ω and one dot
+     * per group of a pair, and an R I Rᵀ per body (about ten). */
+    size_t pairs = 0, groups = 0;
+    eom_rkey_t *mem = eom_alloc(nb, sizeof *mem);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++) {
+            size_t nm = eom_rmembers(col, n, nb, i, j, mem);
+            pairs += nm;
+            for (size_t k = 1; k <= nm; k++)
+                groups += k == nm || mem[k].k[0] != mem[k - 1].k[0] ||
+                          mem[k].k[1] != mem[k - 1].k[1];
+        }
+    free(mem);
+    if (2 * groups + 10 * nb < pairs)
+        eom_rotations_grouped(sys, d, &cf, col,
+                              (const expr_t *const(*)[3])Iw,
+                              (const expr_t *const(*)[3])KL);
+    else
+        eom_rotations_local(sys, d, col, (const expr_t *const(*)[3])Iw,
+                            (const expr_t *const(*)[3])KL);
+    free(col);
+    free(cf.cols);
+    free(cf.chash);
+    free(Iw);
+    free(KL);
+}
+
+/* p, M, h0 and h of SYS by the particles and bodies (see above). */
 static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
                                  const expr_t *const *dv)
 {
     expr_graph_t *g = sys->g;
-    size_t n = sys->n, np = sys->nparticles;
-    eom_pform_t f = {.g = g, .n = n, .np = np, .pt = sys->particles};
+    size_t n = sys->n, np = sys->nparticles + sys->nbodies;
+    /* a body's centre of mass moves as a particle of its mass */
+    nh_particle_t *centres = NULL;
+    const nh_particle_t *pt = sys->particles;
+    if (sys->nbodies) {
+        centres = eom_alloc(np, sizeof *centres);
+        if (sys->nparticles)
+            memcpy(centres, sys->particles,
+                   sys->nparticles * sizeof *centres);
+        for (size_t b = 0; b < sys->nbodies; b++) {
+            const nh_body_t *B = &sys->bodies[b];
+            nh_particle_t *P = &centres[sys->nparticles + b];
+            P->name = B->name;
+            P->mass = B->mass;
+            P->dim = 3;
+            for (int k = 0; k < 3; k++)
+                P->pos[k] = B->pos[k];
+        }
+        pt = centres;
+    }
+    eom_pform_t f = {.g = g, .n = n, .np = np, .pt = pt};
     f.col = eom_alloc(np * n, sizeof *f.col);
     f.byq = eom_alloc(n, sizeof *f.byq);
     f.nbyq = eom_alloc(n, sizeof *f.nbyq);
@@ -495,7 +898,7 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
     eom_dt_memo_t dtm = {eom_alloc(expr_graph_count(g), sizeof *dtm.node),
                          expr_graph_count(g)};
     for (size_t nu = 0; nu < np; nu++) {
-        const nh_particle_t *P = &sys->particles[nu];
+        const nh_particle_t *P = &pt[nu];
         for (size_t i = 0; i < n; i++) {
             eom_pcol_t c = {{NULL, NULL, NULL}, P->dim};
             bool any = false;
@@ -512,7 +915,6 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
             A[nu * 3 + k] = eom_dt_node(g, V[nu * 3 + k], dv, &dtm);
         }
     }
-    free(dtm.node);
     eom_pform_group(&f);
     size_t *set = eom_alloc(np + 1, sizeof *set);
     uint64_t *bits = eom_alloc(f.W + 1, sizeof *bits);
@@ -523,6 +925,11 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
             d->M[j * n + i] = d->M[i * n + j];
         }
         d->h0[i] = eom_pform_dot_groups(&f, i, A);
+    }
+    if (sys->nbodies)
+        eom_derive_rotations(sys, d, dv, &dtm);
+    free(dtm.node);
+    for (size_t i = 0; i < n; i++) {
         if (sys->V)
             d->h0[i] = expr_add(g, d->h0[i], expr_diff(g, sys->V, sys->q[i]));
         d->h[i] = expr_sub(g, d->h0[i], sys->Q[i]);
@@ -543,9 +950,9 @@ static void eom_derive_particles(const nh_system_t *sys, eom_derived_t *d,
     free(f.gbits);
     free(f.cols);
     free(f.chash);
-    free(f.sets);
-    free(f.ms);
-    free(f.mhash);
+    eom_sets_free(&f.sets);
+    free(f.msum);
+    free(centres);
 }
 
 /* The constraint rows: Ceff (f' for a holonomic f, else C), whether each
@@ -600,8 +1007,7 @@ void eom_derive_c(const nh_system_t *sys, eom_derived_t *d)
         return;
     const expr_t **dv = eom_dvar(sys, NULL);
     d->c = eom_alloc(sys->r, sizeof *d->c);
-    for (size_t a = 0; a < sys->r; a++)
-        d->c[a] = expr_dt(sys->g, d->Ceff[a], dv);
+    eom_dt_forward(sys->g, d->Ceff, sys->r, dv, d->c);
     free(dv);
 }
 
@@ -1151,6 +1557,12 @@ void eom_ldlt_nodes(expr_graph_t *g, const expr_t *const *A, size_t n,
     free(W);
     free(inv);
     free(t);
+}
+
+bool eom_fast_pays(const eom_t *e)
+{
+    size_t len = tape_length(e->tape) + (e->pre ? tape_length(e->pre) : 0);
+    return e->sys->n <= EOM_FAST_MAX && len <= EOM_FAST_TAPE_MAX;
 }
 
 /* The fast tape at VARS, then its pivots against the tolerance of

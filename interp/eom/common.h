@@ -257,6 +257,23 @@ void eom_expand(expr_graph_t *g, const expr_t **e, size_t n);
  * next to it, while the solution by nodes grows as a cube. */
 #define EOM_FAST_MAX 8
 
+/* ... and numeric tapes (M, h, B, c and the like) of up to this many
+ * instructions: the fast path pays where the method's expressions are
+ * short, so that multiplied out and solved by nodes they still cancel or
+ * share (the examples up to the rolling disk and Chaplygin's ball:
+ * numeric tapes of 7 to 103 instructions, fast ones of 19 to 181; the
+ * rattleback's 389 and the bicycle's 1260 go numeric).  On long
+ * expressions the solution by nodes grows
+ * far beyond the numeric path it replaces: the 4-trailer's 188
+ * instructions became 837, slower to run; the benchmark bicycle's 1668
+ * became 11 641, at 90% of its derivation time (doc/performance.md). */
+#define EOM_FAST_TAPE_MAX 128
+
+/* Whether the fast path pays for E, whose numeric tapes are compiled:
+ * the sizes above (the caller checks its own counts against
+ * EOM_FAST_MAX). */
+bool eom_fast_pays(const eom_t *e);
+
 /* The LDLᵀ of the symmetric n×n node matrix A (full, row-major) built
  * from nodes, and the solutions X (nrhs rows of n) of A x = b for the
  * NRHS right sides RHS (rows of n); D gets the n pivots. */

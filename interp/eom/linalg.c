@@ -158,9 +158,8 @@ int linalg_ldlt(double *a, size_t n, double rtol)
     return 0;
 }
 
-void linalg_ldlt_solve(const double *ld, size_t n, double *b)
+void linalg_ldlt_forward(const double *ld, size_t n, double *b)
 {
-    /* L y = b, then D z = y, then Lᵀ x = z, all in b */
     for (size_t i = 0; i < n; i++) {
         const double *ri = ld + i * n;
         double s = b[i];
@@ -168,14 +167,25 @@ void linalg_ldlt_solve(const double *ld, size_t n, double *b)
             s -= ri[k] * b[k];
         b[i] = s;
     }
-    for (size_t i = 0; i < n; i++)
-        b[i] *= ld[i * n + i];
+}
+
+void linalg_ldlt_back(const double *ld, size_t n, double *b)
+{
     for (size_t i = n; i-- > 0;) {
         double s = b[i];
         for (size_t k = i + 1; k < n; k++)
             s -= ld[k * n + i] * b[k];
         b[i] = s;
     }
+}
+
+void linalg_ldlt_solve(const double *ld, size_t n, double *b)
+{
+    /* L y = b, then D z = y, then Lᵀ x = z, all in b */
+    linalg_ldlt_forward(ld, n, b);
+    for (size_t i = 0; i < n; i++)
+        b[i] *= ld[i * n + i];
+    linalg_ldlt_back(ld, n, b);
 }
 
 size_t linalg_rank(double *a, size_t rows, size_t cols, double rtol)

@@ -53,6 +53,10 @@ int linalg_ldlt(double *a, size_t n, double rtol);
 
 /* Solves A x = b with the factors of linalg_ldlt; b is overwritten by x. */
 void linalg_ldlt_solve(const double *ld, size_t n, double *b);
+/* Its two halves: L y = b (unit lower L), and Lᵀ x = y; b is overwritten.
+ * A x = b is forward, y_i *= 1/D_i (the diagonal of the factors), back. */
+void linalg_ldlt_forward(const double *ld, size_t n, double *b);
+void linalg_ldlt_back(const double *ld, size_t n, double *b);
 
 /* Rank of the rows×cols matrix A by Gaussian elimination with full
  * pivoting; a pivot below rtol times the largest entry counts as zero.

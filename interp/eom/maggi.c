@@ -997,17 +997,12 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     const expr_t **G = eom_alloc(m * m, sizeof *G);
     const expr_t **rhs = eom_alloc(m, sizeof *rhs);
     const expr_t **W = NULL, **HL = NULL;
-    bool small = !numeric && n <= EOM_FAST_MAX && m <= EOM_FAST_MAX;
-    if (maggi) {
-        /* as nodes only for the fast path (and for show: describe) */
-        if (small)
-            mag_system(e, beta, G, rhs);
-    } else if (numeric) {
+    if (!maggi && numeric) {
         e->S_particles = mag_particle_form(sys);
         W = eom_alloc(n * n, sizeof *W);
         HL = eom_alloc(n, sizeof *HL);
         gibbs_numeric(e, W, HL);
-    } else {
+    } else if (!maggi) {
         e->S_particles = mag_particle_form(sys);
         const expr_t **dvz = eom_dvar(sys, e->psi);
         const expr_t **zd0 = eom_alloc(e->nvars, sizeof *zd0);
@@ -1092,6 +1087,11 @@ int eom_prepare_maggi(eom_t *e, src_span_t where, diag_t *err)
     }
     eom_compile(e, outs, nout);
     free(outs);
+    bool small = !numeric && m <= EOM_FAST_MAX && eom_fast_pays(e);
+    /* maggi: G and its right side as nodes only for the fast path (and
+     * for show: describe) */
+    if (maggi && small)
+        mag_system(e, beta, G, rhs);
 
     /* Rows for describe: Σ_b G_ab z_b' = rhs_a, then q_i' = ψ_i for the
      * given ψ (maggi builds the first m in maggi_describe, from e->beta;

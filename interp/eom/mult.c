@@ -12,8 +12,9 @@
  *                time-dependent constraint), q'' = F + M⁻¹Bᵀλ (eq. 48).
  * The multipliers' system is solved by those same blocks when M and H
  * are definite (two LDLᵀ of sizes n and r, not an LU of size n + r), by
- * LU of the whole otherwise.  Small systems (n, r <= EOM_FAST_MAX) of
- * lagrange and multipliers have the fast path of common.c: the blocks built
+ * LU of the whole otherwise.  Small systems (n, r <= EOM_FAST_MAX, short
+ * tapes: eom_fast_pays) of lagrange and multipliers have the fast path of
+ * common.c: the blocks built
  * from nodes and compiled with the rest.
  *
  * Must not: allocate in the compute functions (they run inside the ODE
@@ -67,57 +68,75 @@ static int lagrange_compute(eom_t *e, double *vars, diag_t *err)
  * full rank): with F = −M⁻¹h and Y = M⁻¹Bᵀ, M q'' + h = Bᵀλ gives
  * q'' = F + Yλ, and B q'' + c = 0 gives H λ = −(B F + c) — two LDLᵀ
  * factorisations of sizes n and r instead of an LU of size n + r (the
- * same algebra as Benenti's eqs. 43–48).  Returns 0 with q'' in QDD and
- * λ in LAM, or 1 when a factorisation finds its matrix not definite (the
- * caller then solves the whole system by LU). */
+ * same algebra as Benenti's eqs. 43–48).  With M = L D Lᵀ, M⁻¹ = L⁻ᵀ D⁻¹
+ * L⁻¹, so only the halves are needed: f = L⁻¹(−h) and z_a = L⁻¹B_aᵀ by
+ * forward substitution, H_ab = z_a · D⁻¹ z_b, B_a F = z_a · D⁻¹ f, and
+ * q'' = L⁻ᵀ D⁻¹ (f + Σ_a λ_a z_a) by one back substitution: r + 1
+ * forward and one back substitution where full solves took r + 1 of
+ * each.  Returns 0 with q'' in QDD and λ in LAM, or 1 when a
+ * factorisation finds its matrix not definite (the caller then solves
+ * the whole system by LU). */
 static int multipliers_blocks(eom_t *e, double *qdd, double *lam)
 {
     size_t n = e->sys->n, r = e->sys->r, nu = mult_nupper(n);
     const double *Mu = e->out, *h = Mu + nu, *B = h + n, *c = B + r * n;
     double *Mf = e->scratch;   /* n×n */
-    double *F = Mf + n * n;    /* n */
-    double *Y = F + n;         /* r columns of n: Y + a*n is M⁻¹ B_aᵀ */
-    double *H = Y + n * r;     /* r×r */
+    double *f = Mf + n * n;    /* n: L⁻¹(−h), then D⁻¹ of it */
+    double *Z = f + n;         /* r rows of n: z_a */
+    double *H = Z + n * r;     /* r×r */
+    double *Zd = H + r * r;    /* r rows of n: D⁻¹ z_a */
     eom_unpack_lower(Mu, n, Mf);
     if (linalg_ldlt(Mf, n, LINALG_RTOL) != 0)
         return 1;
     for (size_t i = 0; i < n; i++)
-        F[i] = -h[i];
-    linalg_ldlt_solve(Mf, n, F);
+        f[i] = -h[i];
+    linalg_ldlt_forward(Mf, n, f);
     for (size_t a = 0; a < r; a++) {
-        double *ya = Y + a * n;
-        memcpy(ya, B + a * n, n * sizeof *ya);
-        linalg_ldlt_solve(Mf, n, ya);
+        double *za = Z + a * n;
+        memcpy(za, B + a * n, n * sizeof *za);
+        linalg_ldlt_forward(Mf, n, za);
+    }
+    /* D⁻¹ f and D⁻¹ z_a, then H and B F */
+    for (size_t i = 0; i < n; i++) {
+        double d = Mf[i * n + i];
+        f[i] *= d;
+        for (size_t a = 0; a < r; a++)
+            Zd[a * n + i] = Z[a * n + i] * d;
     }
     for (size_t a = 0; a < r; a++) {
-        const double *ba = B + a * n;
+        const double *za = Z + a * n;
         double s = c[a];
         for (size_t i = 0; i < n; i++)
-            s += ba[i] * F[i];
+            s += za[i] * f[i];
         lam[a] = -s;
         for (size_t b = 0; b <= a; b++) {
-            const double *yb = Y + b * n;
+            const double *zb = Zd + b * n;
             double t = 0.0;
             for (size_t i = 0; i < n; i++)
-                t += ba[i] * yb[i];
+                t += za[i] * zb[i];
             H[a * r + b] = t; /* the lower triangle */
         }
     }
+    /* H is definite if anything; M's values are finite (checked) */
     double hmax = 0.0, mmax = 0.0;
     for (size_t a = 0; a < r; a++)
-        hmax = fmax(hmax, H[a * r + a]); /* H is definite if anything */
+        if (H[a * r + a] > hmax)
+            hmax = H[a * r + a];
     for (size_t k = 0; k < nu; k++)
-        mmax = fmax(mmax, fabs(Mu[k]));
+        if (fabs(Mu[k]) > mmax)
+            mmax = fabs(Mu[k]);
     if (r > 0 &&
         (eom_schur_negligible(hmax, mmax) || linalg_ldlt(H, r, LINALG_RTOL) != 0))
         return 1; /* r = 0: an unconstrained model, H is empty */
     linalg_ldlt_solve(H, r, lam);
+    /* q'' = L⁻ᵀ (D⁻¹ f + Σ_a λ_a D⁻¹ z_a) */
     for (size_t i = 0; i < n; i++) {
-        double s = F[i];
+        double s = f[i];
         for (size_t a = 0; a < r; a++)
-            s += Y[a * n + i] * lam[a];
+            s += Zd[a * n + i] * lam[a];
         qdd[i] = s;
     }
+    linalg_ldlt_back(Mf, n, qdd);
     return 0;
 }
 
@@ -612,7 +631,7 @@ int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
         break;
     case EOM_MULTIPLIERS: {
         /* the LU of the whole system, or the blocks; then the solution */
-        size_t lu = N * N + 2 * N, blocks = n * n + n + n * r + r * r;
+        size_t lu = N * N + 2 * N, blocks = n * n + n + 2 * n * r + r * r;
         e->compute = multipliers_compute;
         eom_alloc_scratch(e, (lu > blocks ? lu : blocks) + N, N);
         break;
@@ -630,10 +649,10 @@ int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
     e->describe = mult_describe;
     e->tangent = mult_tangent;
     eom_set_state(e, sys->qd, sys->qdd, n);
-    if (e->method == EOM_LAGRANGE && n <= EOM_FAST_MAX)
+    if (e->method == EOM_LAGRANGE && eom_fast_pays(e))
         mult_fast(e, 0);
-    else if (e->method == EOM_MULTIPLIERS && n <= EOM_FAST_MAX &&
-             r <= EOM_FAST_MAX)
+    else if (e->method == EOM_MULTIPLIERS && r <= EOM_FAST_MAX &&
+             eom_fast_pays(e))
         mult_fast(e, r);
     return 0;
 }

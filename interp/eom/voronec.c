@@ -580,7 +580,7 @@ int eom_prepare_voronec(eom_t *e, src_span_t where, diag_t *err)
     e->compute = voronec_compute;
     e->describe = voronec_describe;
     e->tangent = voronec_tangent;
-    if (n <= EOM_FAST_MAX)
+    if (eom_fast_pays(e))
         vor_fast(e, Mbar, outs_h, dv, vel);
 
     free(sv);

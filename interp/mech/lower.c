@@ -113,6 +113,7 @@ struct lower {
     src_span_t *cspan, *psi_span;
     long *cleft;
     nh_particle_t *particles;
+    nh_body_t *bodies;
 
     const char **known; /* for lower_known_names */
     size_t count_base;  /* graph size when the current lowering began */
@@ -1621,8 +1622,8 @@ static int lower_particle(lower_t *lw, size_t i, nh_particle_t *sp,
     return 0;
 }
 
-/* Body I: its kinetic energy M/2 dot(G', G') + ½ wᵀ I w (LANGUAGE.md
- * §4.1) in lw->body_T[i]. */
+/* Body I: its entry lw->bodies[i] of the system and its kinetic energy
+ * M/2 dot(G', G') + ½ wᵀ I w (LANGUAGE.md §4.1) in lw->body_T[i]. */
 static int lower_body(lower_t *lw, size_t i, diag_t *err)
 {
     expr_graph_t *g = lw->g;
@@ -1672,7 +1673,16 @@ static int lower_body(lower_t *lw, size_t i, diag_t *err)
     const expr_t *Gdot[3];
     for (int k = 0; k < 3; k++)
         Gdot[k] = expr_dt(g, G.c[k], lw->dvar);
-    lw->body_T[i] = rigid_kinetic(g, f, mass.c[0], Gdot, I);
+    nh_body_t *sb = &lw->bodies[i];
+    sb->name = b->name;
+    sb->mass = mass.c[0];
+    rigid_body_axes(f, I, g, sb->axis, sb->wloc, sb->waxes);
+    for (int k = 0; k < 3; k++) {
+        sb->pos[k] = G.c[k];
+        sb->omega[k] = f->omega[k];
+    }
+    memcpy(sb->inertia, I, sizeof I);
+    lw->body_T[i] = rigid_kinetic(g, sb->wloc, mass.c[0], Gdot, I);
     return 0;
 }
 
@@ -1778,6 +1788,8 @@ static void set_energies(lower_t *lw)
     }
     lw->sys.T_only_particles = !m->kinetic.name && m->particles.n > 0 &&
                                m->bodies.n == 0 && !m->lagrangian.name;
+    lw->sys.T_only_bodies = !m->kinetic.name && m->bodies.n > 0 &&
+                            !m->lagrangian.name;
 }
 
 /* Gravity's vector into lw->gravity (dim 0: none). */
@@ -2125,9 +2137,9 @@ static void publish_vars(lower_t *lw)
 }
 
 /* The system's view of what a declaration can grow or replace: forces,
- * the constraints' R rows and their multipliers, the NP particles,
- * kinematic equations. */
-static void publish_rows(lower_t *lw, size_t r, size_t np)
+ * the constraints' R rows and their multipliers, the NP particles and NB
+ * bodies, kinematic equations. */
+static void publish_rows(lower_t *lw, size_t r, size_t np, size_t nb)
 {
     nh_system_t *s = &lw->sys;
     s->Q = lw->Q;
@@ -2139,6 +2151,8 @@ static void publish_rows(lower_t *lw, size_t r, size_t np)
     s->lam = lw->lam;
     s->nparticles = np;
     s->particles = lw->particles;
+    s->nbodies = nb;
+    s->bodies = lw->bodies;
     s->psi = lw->psi;
     s->psi_span = lw->psi_span;
 }
@@ -2174,6 +2188,8 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     lw->cleft = xcalloc(nrows + 1, sizeof *lw->cleft);
     lw->cons = xcalloc(r + 1, sizeof *lw->cons);
     lw->particles = xcalloc(np + 1, sizeof *lw->particles);
+    lw->bodies = xcalloc(nb + 1, sizeof *lw->bodies);
+    lw->bodies = xcalloc(m->bodies.n + 1, sizeof *lw->bodies);
     lw->particle_pos = xcalloc(np + 1, sizeof *lw->particle_pos);
     lw->particle_mass = xcalloc(np + 1, sizeof *lw->particle_mass);
     lw->frame_memo = xcalloc(m->frames.n + 1, sizeof *lw->frame_memo);
@@ -2193,7 +2209,7 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
 
     lw->sys.g = lw->g;
     publish_vars(lw);
-    publish_rows(lw, 0, np);
+    publish_rows(lw, 0, np, nb);
 
     /* Lets last: a let may use reaction(), which needs the constraints
      * and their multipliers. */
@@ -2208,7 +2224,7 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     if (!rc) {
         for (size_t a = 0; a < rows.n; a++)
             declare_multiplier(lw, a);
-        publish_rows(lw, rows.n, np);
+        publish_rows(lw, rows.n, np, nb);
     }
     for (size_t k = 0; k < m->kinematics.n && !rc; k++)
         rc = lower_kinematic(lw, k, lw->psi, lw->psi_span, err);
@@ -2386,6 +2402,8 @@ static void grow_mass_memos(lower_t *lw, size_t np0, size_t np, size_t nb0,
     grow_memos(&lw->body_pos, nb0, nb);
     grow_memos(&lw->body_mass, nb0, nb);
     grow_zeroed((void **)&lw->body_T, sizeof *lw->body_T, nb0, nb);
+    grow_zeroed((void **)&lw->bodies, sizeof *lw->bodies, nb0, nb);
+    lw->sys.bodies = lw->bodies; /* moved, maybe; its count is unchanged */
     grow_zeroed((void **)&lw->frame_memo, sizeof *lw->frame_memo, nfr0, nfr);
 }
 
@@ -2427,7 +2445,7 @@ static void extend_variables(lower_t *lw, const model_t *m)
         }
     }
     publish_vars(lw);
-    publish_rows(lw, lw->sys.r, m->particles.n);
+    publish_rows(lw, lw->sys.r, m->particles.n, m->bodies.n);
 }
 
 int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
@@ -2559,7 +2577,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         forget_calls(lw, nl, LOWER_QUERY);
     }
 
-    publish_rows(lw, rows.n, np);
+    publish_rows(lw, rows.n, np, nb);
     set_energies(lw);
     return 0;
 }
@@ -2592,6 +2610,7 @@ void lower_free(lower_t *lw)
     free(lw->psi);
     free(lw->psi_span);
     free(lw->particles);
+    free(lw->bodies);
     free(lw->particle_pos);
     free(lw->particle_mass);
     free(lw->frame_memo);

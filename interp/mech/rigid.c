@@ -13,6 +13,7 @@ void rigid_inertial(expr_graph_t *g, rigid_frame_t *out)
             out->axis[i][c] = i == c ? one : zero;
         out->omega[i] = out->wloc[i] = zero;
     }
+    out->turn = -1;
 }
 
 const expr_t *rigid_dot(expr_graph_t *g, const expr_t *const *a,
@@ -78,6 +79,37 @@ void rigid_turn(expr_graph_t *g, const rigid_frame_t *p,
             w = expr_add(g, w, expr_mul(g, R[j][i], p->wloc[j]));
         out->wloc[i] = w;
     }
+    out->turn = -1;
+    for (int k = 0; k < 3; k++)
+        if (expr_is_const(u[k], 1.0) && expr_is_const(u[(k + 1) % 3], 0.0) &&
+            expr_is_const(u[(k + 2) % 3], 0.0))
+            out->turn = k;
+    for (int i = 0; i < 3; i++) {
+        for (int c = 0; c < 3; c++)
+            out->paxis[i][c] = p->axis[i][c];
+        out->pwloc[i] = p->wloc[i];
+    }
+    out->rate = rate;
+}
+
+void rigid_body_axes(const rigid_frame_t *f, const expr_t *const inertia[6],
+                     expr_graph_t *g, const expr_t *axis[3][3],
+                     const expr_t *wloc[3], const expr_t *waxes[3])
+{
+    int k = f->turn, a = (k + 1) % 3, b = (k + 2) % 3;
+    bool symmetric = k >= 0 && inertia[a] == inertia[b];
+    for (int e = 3; e < 6 && symmetric; e++)
+        symmetric = expr_is_const(inertia[e], 0.0);
+    for (int i = 0; i < 3; i++) {
+        for (int c = 0; c < 3; c++)
+            axis[i][c] = symmetric ? f->paxis[i][c] : f->axis[i][c];
+        /* on the parent's axes: its angular velocity and the turn's rate
+         * about axis k, which both frames share */
+        wloc[i] = !symmetric ? f->wloc[i]
+                  : i == k   ? expr_add(g, f->pwloc[i], f->rate)
+                             : f->pwloc[i];
+        waxes[i] = symmetric ? f->pwloc[i] : wloc[i];
+    }
 }
 
 void rigid_point_velocity(expr_graph_t *g, const rigid_frame_t *f,
@@ -92,11 +124,24 @@ void rigid_point_velocity(expr_graph_t *g, const rigid_frame_t *f,
         out[k] = expr_add(g, Gdot[k], wr[k]);
 }
 
-const expr_t *rigid_kinetic(expr_graph_t *g, const rigid_frame_t *f,
+void rigid_inertia_times(expr_graph_t *g, const expr_t *const inertia[6],
+                         const expr_t *const v[3], const expr_t *out[3])
+{
+    /* row a: I_aa v_a + I_(a,a+1) v_(a+1) + I_(a-1,a) v_(a-1), where
+     * inertia[3 + a] is the entry (a, a+1) */
+    for (int a = 0; a < 3; a++) {
+        int b = (a + 1) % 3, c = (a + 2) % 3;
+        const expr_t *t[3] = {expr_mul(g, inertia[a], v[a]),
+                              expr_mul(g, inertia[3 + a], v[b]),
+                              expr_mul(g, inertia[3 + c], v[c])};
+        out[a] = expr_sum(g, t, 3);
+    }
+}
+
+const expr_t *rigid_kinetic(expr_graph_t *g, const expr_t *const w[3],
                             const expr_t *mass, const expr_t *const Gdot[3],
                             const expr_t *const inertia[6])
 {
-    const expr_t *const *w = f->wloc;
     const expr_t *half = expr_num(g, 0.5);
     const expr_t *T = expr_mul(g, expr_mul(g, half, mass),
                                rigid_dot(g, Gdot, Gdot, 3));

@@ -29,6 +29,11 @@ typedef struct rigid_frame {
                                * unit vector i (x, y, z) */
     const expr_t *omega[3];   /* angular velocity, inertial components */
     const expr_t *wloc[3];    /* the same on the frame's own axes */
+    /* The turn from the parent, for rigid_body_axes: the index of its
+     * axis when that is x, y or z (-1 for another axis, or none), the
+     * parent's unit vectors and own-axes angular velocity, the rate. */
+    int turn;
+    const expr_t *paxis[3][3], *pwloc[3], *rate;
 } rigid_frame_t;
 
 /* The inertial frame: unit vectors [1,0,0], [0,1,0], [0,0,1], at rest. */
@@ -56,10 +61,28 @@ void rigid_point_velocity(expr_graph_t *g, const rigid_frame_t *f,
                           const expr_t *const x[3], const expr_t *const G[3],
                           const expr_t *const Gdot[3], const expr_t *out[3]);
 
-/* A body's kinetic energy M/2·dot(GDOT, GDOT) + ½ wᵀ I w with w = F's
- * wloc and I the symmetric matrix of the six entries
- * [Ixx, Iyy, Izz, Ixy, Iyz, Izx] on F's axes (König's theorem). */
-const expr_t *rigid_kinetic(expr_graph_t *g, const rigid_frame_t *f,
+/* I·V for the symmetric matrix I of the six entries [Ixx, Iyy, Izz, Ixy,
+ * Iyz, Izx] and a 3-vector V, into OUT (which may not alias V). */
+void rigid_inertia_times(expr_graph_t *g, const expr_t *const inertia[6],
+                         const expr_t *const v[3], const expr_t *out[3]);
+
+/* The axes to take the rotation of a body with INERTIA fixed in F on:
+ * F's, or, when F is turned from its parent about a coordinate axis and
+ * the inertia is symmetric about that axis (the other two moments the
+ * same node, no products of inertia: a wheel about its axle), the
+ * parent's — the inertia matrix is the same on both, and the turn's
+ * angle (the wheel's rotation) then appears nowhere.  AXIS gets their
+ * unit vectors (as rigid_frame_t's), WLOC the body's angular velocity on
+ * them and WAXES the angular velocity of the axes themselves, on them
+ * (WLOC again, or the parent's). */
+void rigid_body_axes(const rigid_frame_t *f, const expr_t *const inertia[6],
+                     expr_graph_t *g, const expr_t *axis[3][3],
+                     const expr_t *wloc[3], const expr_t *waxes[3]);
+
+/* A body's kinetic energy M/2·dot(GDOT, GDOT) + ½ wᵀ I w with W its
+ * angular velocity on axes where I is the symmetric matrix of the six
+ * entries [Ixx, Iyy, Izz, Ixy, Iyz, Izx] (König's theorem). */
+const expr_t *rigid_kinetic(expr_graph_t *g, const expr_t *const w[3],
                             const expr_t *mass, const expr_t *const Gdot[3],
                             const expr_t *const inertia[6]);
 

@@ -47,6 +47,22 @@ typedef struct nh_particle {
     const expr_t *force[3];    /* sum of `force P = ...`; NULL entries = 0 */
 } nh_particle_t;
 
+/* A rigid body (LANGUAGE.md §4.1): what the equations need of it. */
+typedef struct nh_body {
+    const char *name;
+    const expr_t *mass;
+    const expr_t *pos[3];      /* centre of mass, inertial axes: of q, t */
+    const expr_t *axis[3][3];  /* the axes of wloc and inertia: the
+                                * body's frame's unit vectors, or its
+                                * parent's (rigid_body_axes) */
+    const expr_t *omega[3];    /* angular velocity, inertial axes, and */
+    const expr_t *wloc[3];     /* the same on those axes: both linear in
+                                * q' (composed along the body's frames) */
+    const expr_t *waxes[3];    /* the angular velocity of those axes, on
+                                * them: wloc, or the parent frame's */
+    const expr_t *inertia[6];  /* [Ixx, Iyy, Izz, Ixy, Iyz, Izx] about the
+                                * centre of mass, on those axes */
+} nh_body_t;
 /* nh_system_t.cleft of a constraint without a velocity written alone on
  * its left side, and of a vector constraint's component (LANGUAGE.md §4). */
 enum { NH_CLEFT_NONE = -1, NH_CLEFT_COMPONENT = -2 };
@@ -72,6 +88,8 @@ typedef struct nh_system {
      * gave them (T, V are NULL when the model used `lagrangian`). */
     const expr_t *L, *T, *V;
     bool T_only_particles;     /* T is exactly the particles' energy */
+    bool T_only_bodies;        /* T is exactly the bodies' and particles'
+                                * energies, with at least one body */
 
     /* Generalized forces Q_i (n entries, never NULL): `force` on
      * coordinates plus dot(F, ∂P/∂q_i) of forces on particles.  Potential
@@ -99,6 +117,9 @@ typedef struct nh_system {
 
     size_t nparticles;
     const nh_particle_t *particles;
+
+    size_t nbodies;
+    const nh_body_t *bodies;
 } nh_system_t;
 
 #endif
