@@ -2189,7 +2189,6 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     lw->cons = xcalloc(r + 1, sizeof *lw->cons);
     lw->particles = xcalloc(np + 1, sizeof *lw->particles);
     lw->bodies = xcalloc(nb + 1, sizeof *lw->bodies);
-    lw->bodies = xcalloc(m->bodies.n + 1, sizeof *lw->bodies);
     lw->particle_pos = xcalloc(np + 1, sizeof *lw->particle_pos);
     lw->particle_mass = xcalloc(np + 1, sizeof *lw->particle_mass);
     lw->frame_memo = xcalloc(m->frames.n + 1, sizeof *lw->frame_memo);
