@@ -161,10 +161,14 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st, stab_t *r,
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
+    const nh_system_t *sys = lower_system(lw);
+    if (sys->n == 0)
+        return diag_error(err, st->span,
+                          "the model has no coordinates: there is nothing "
+                          "to linearize");
     lin_t *l = ctx_lin(s, st->span, err);
     if (!l)
         return -1;
-    const nh_system_t *sys = lower_system(lw);
     expr_graph_t *g = lower_graph(lw);
     r->sys = sys;
     size_t nv = expr_graph_nvars(g), n = sys->n;

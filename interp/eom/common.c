@@ -1333,6 +1333,10 @@ int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
 
 void eom_tangent_reserve(eom_t *e, size_t k)
 {
+    /* At least one direction, so that the buffers exist even for a
+     * system with no independent variable (eigen on an empty model). */
+    if (k == 0)
+        k = 1;
     if (k <= e->tk)
         return;
     const nh_system_t *sys = e->sys;
