@@ -1413,6 +1413,19 @@ char *eom_describe(const eom_t *e, bool latex)
 
 /* ---- the fast path of small systems ------------------------------------ */
 
+bool eom_velocity_alone(const eom_t *e, size_t a, size_t j)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n;
+    const expr_t *cj = e->d.B[a * n + j];
+    if (cj->op != EXPR_CONST || cj->value == 0.0 || !isfinite(cj->value))
+        return false;
+    for (size_t b = 0; b < sys->r; b++)
+        if (b != a && !expr_is_const(e->d.B[b * n + j], 0.0))
+            return false;
+    return true;
+}
+
 /* Products of sums that the canonical forms keep (they never distribute)
  * often cancel once multiplied out: the sphere's h̄_theta is six products
  * of sums that expand to 7/5 m R² phi' psi' sin(theta).  eom_expand

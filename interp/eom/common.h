@@ -252,6 +252,11 @@ void eom_unpack_lower(const double *u, size_t n, double *f);
  * of sums multiplied out (see common.c), so that terms which cancel do. */
 void eom_expand(expr_graph_t *g, const expr_t **e, size_t n);
 
+/* Whether velocity J stands in constraint A alone: a constant nonzero
+ * coefficient B_aj, and none in every other row (voronec's dependent
+ * velocities; the multipliers' fast path eliminates them). */
+bool eom_velocity_alone(const eom_t *e, size_t a, size_t j);
+
 /* Systems with up to this many coordinates (and multipliers) get the
  * fast path: beyond, the tape dominates and the numeric solve is cheap
  * next to it, while the solution by nodes grows as a cube. */

@@ -514,6 +514,151 @@ static char *mult_describe(const eom_t *e, bool latex)
 
 /* ---- the fast path -------------------------------------------------------- */
 
+/* The column of the velocity that stands alone in constraint A — a
+ * constant nonzero coefficient there, none in the other rows — preferring
+ * the one written on its left side (x' = …), else the last declared; n
+ * when none does. */
+static size_t mult_alone(const eom_t *e, size_t a)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n;
+    long left = sys->cleft ? sys->cleft[a] : NH_CLEFT_NONE;
+    if (left >= 0 && eom_velocity_alone(e, a, (size_t)left))
+        return (size_t)left;
+    for (size_t j = n; j-- > 0;)
+        if (eom_velocity_alone(e, a, j))
+            return j;
+    return n;
+}
+
+/* The multipliers eliminated (the null-space method), when every
+ * constraint a has a velocity q_{d_a}' alone in it (mult_alone), with the
+ * constant coefficient β_a: B q'' + c = 0 then gives the dependent
+ * accelerations q_D'' = Ñ q_I'' + p, Ñ_aj = −B_{a,I_j}/β_a,
+ * p_a = −c_a/β_a, i.e. q'' = N q_I'' + p with N = [I; Ñ] (rows in
+ * coordinate order).  Since N spans the null space of B, Nᵀ applied to
+ * M q'' + h = Bᵀλ leaves
+ *     M̄ q_I'' = −Nᵀ(h + M p),  M̄ = NᵀMN,
+ * one definite system of size n − r where the blocks solve two (n and r)
+ * and chain the second's divisions after the first's; the dependent rows
+ * then give λ_a = (M q'' + h)_{d_a}/β_a.  The same q'' and λ (the system
+ * [M −Bᵀ; B 0] has one solution), computed otherwise.  Returns false,
+ * building nothing, when some constraint has no such velocity. */
+static bool mult_fast_reduced(eom_t *e)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = sys->r, mi = n - r;
+    size_t *dep = eom_alloc(r, sizeof *dep);
+    long *row = eom_alloc(n, sizeof *row); /* the constraint of a dependent */
+    for (size_t i = 0; i < n; i++)
+        row[i] = -1;
+    for (size_t a = 0; a < r; a++) {
+        dep[a] = mult_alone(e, a);
+        if (dep[a] == n) {
+            free(dep);
+            free(row);
+            return false;
+        }
+        row[dep[a]] = (long)a;
+    }
+    /* N (n×mi) and p (n), by coordinate */
+    const expr_t **N = eom_alloc(n * mi, sizeof *N);
+    const expr_t **p = eom_alloc(n, sizeof *p);
+    const expr_t *zero = expr_num(g, 0.0), *one = expr_num(g, 1.0);
+    size_t *ind = eom_alloc(mi, sizeof *ind);
+    for (size_t i = 0, k = 0; i < n; i++)
+        if (row[i] < 0)
+            ind[k++] = i;
+    for (size_t i = 0; i < n; i++) {
+        if (row[i] < 0) {
+            for (size_t j = 0; j < mi; j++)
+                N[i * mi + j] = ind[j] == i ? one : zero;
+            p[i] = zero;
+            continue;
+        }
+        size_t a = (size_t)row[i];
+        const expr_t *ib = expr_num(g, -1.0 / e->d.B[a * n + i]->value);
+        for (size_t j = 0; j < mi; j++)
+            N[i * mi + j] = expr_mul(g, ib, e->d.B[a * n + ind[j]]);
+        p[i] = expr_mul(g, ib, e->d.c[a]);
+    }
+    eom_expand(g, p, n); /* an input: the sphere's c cancels in part */
+    /* MN (n×mi), g = h + M p (n), then M̄ = Nᵀ(MN) and −Nᵀg */
+    const expr_t **MN = eom_alloc(n * mi, sizeof *MN);
+    const expr_t **gv = eom_alloc(n, sizeof *gv);
+    const expr_t **t = eom_alloc(n + 1, sizeof *t);
+    for (size_t s = 0; s < n; s++) {
+        const expr_t *const *Ms = e->d.M + s * n;
+        for (size_t j = 0; j < mi; j++) {
+            for (size_t u = 0; u < n; u++)
+                t[u] = expr_mul(g, Ms[u], N[u * mi + j]);
+            MN[s * mi + j] = expr_sum(g, t, n);
+        }
+        t[0] = e->d.h[s];
+        for (size_t u = 0; u < n; u++)
+            t[1 + u] = expr_mul(g, Ms[u], p[u]);
+        gv[s] = expr_sum(g, t, n + 1);
+    }
+    const expr_t **Mbar = eom_alloc(mi * mi, sizeof *Mbar);
+    const expr_t **rhs = eom_alloc(mi, sizeof *rhs);
+    for (size_t j = 0; j < mi; j++) {
+        for (size_t k = 0; k <= j; k++) {
+            for (size_t u = 0; u < n; u++)
+                t[u] = expr_mul(g, N[u * mi + j], MN[u * mi + k]);
+            Mbar[j * mi + k] = Mbar[k * mi + j] = expr_sum(g, t, n);
+        }
+        for (size_t u = 0; u < n; u++)
+            t[u] = expr_mul(g, N[u * mi + j], gv[u]);
+        rhs[j] = expr_neg(g, expr_sum(g, t, n));
+    }
+    eom_expand(g, Mbar, mi * mi);
+    eom_expand(g, rhs, mi);
+    const expr_t **diag = eom_alloc(mi, sizeof *diag);
+    const expr_t **piv = eom_alloc(mi, sizeof *piv);
+    const expr_t **qi = eom_alloc(mi, sizeof *qi);
+    for (size_t j = 0; j < mi; j++)
+        diag[j] = Mbar[j * mi + j];
+    eom_ldlt_nodes(g, Mbar, mi, rhs, 1, piv, qi);
+    /* the values: q'' by coordinate, then λ */
+    const expr_t **val = eom_alloc(n + r, sizeof *val);
+    uint32_t *var = eom_alloc(n + r, sizeof *var);
+    for (size_t i = 0; i < n; i++) {
+        t[0] = p[i];
+        for (size_t j = 0; j < mi; j++)
+            t[1 + j] = expr_mul(g, N[i * mi + j], qi[j]);
+        val[i] = expr_sum(g, t, mi + 1);
+        var[i] = sys->qdd[i];
+    }
+    for (size_t a = 0; a < r; a++) {
+        size_t d = dep[a];
+        const expr_t *const *Md = e->d.M + d * n;
+        t[0] = e->d.h[d];
+        for (size_t u = 0; u < n; u++)
+            t[1 + u] = expr_mul(g, Md[u], val[u]);
+        val[n + a] = expr_mul(g, expr_num(g, 1.0 / e->d.B[a * n + d]->value),
+                              expr_sum(g, t, n + 1));
+        var[n + a] = sys->lam[a];
+    }
+    eom_fast_install(e, 1, &mi, diag, piv, val, var, n + r, false);
+    free(dep);
+    free(row);
+    free(N);
+    free(p);
+    free(ind);
+    free(MN);
+    free(gv);
+    free(t);
+    free(Mbar);
+    free(rhs);
+    free(diag);
+    free(piv);
+    free(qi);
+    free(val);
+    free(var);
+    return true;
+}
+
 /* lagrange (NCON = 0): M q'' = −h by nodes.  multipliers: the blocks of
  * multipliers_blocks by nodes — F = −M⁻¹h, Y = M⁻¹Bᵀ, H = BY,
  * λ = −H⁻¹(BF + c), q'' = F + Yλ — with two factored matrices. */
@@ -652,7 +797,7 @@ int eom_prepare_mult(eom_t *e, src_span_t where, diag_t *err)
     if (e->method == EOM_LAGRANGE && eom_fast_pays(e))
         mult_fast(e, 0);
     else if (e->method == EOM_MULTIPLIERS && r <= EOM_FAST_MAX &&
-             eom_fast_pays(e))
+             eom_fast_pays(e) && (r == 0 || !mult_fast_reduced(e)))
         mult_fast(e, r);
     return 0;
 }

@@ -177,21 +177,6 @@ static int vor_check_form(const eom_t *e, size_t a, const bool *vmask,
     return 0;
 }
 
-/* Whether velocity J stands in row A only: a constant nonzero
- * coefficient there, none in every other row. */
-static bool vor_alone(const eom_t *e, size_t a, size_t j)
-{
-    const nh_system_t *sys = e->sys;
-    size_t n = sys->n;
-    const expr_t *cj = e->d.B[a * n + j];
-    if (cj->op != EXPR_CONST || cj->value == 0.0 || !isfinite(cj->value))
-        return false;
-    for (size_t b = 0; b < sys->r; b++)
-        if (b != a && !expr_is_const(e->d.B[b * n + j], 0.0))
-            return false;
-    return true;
-}
-
 /* The dependent velocity of every constraint: the one written alone on
  * its left side, qd' = Σ_j a_dj(q) q_j' (LANGUAGE.md §5), which must
  * appear in no other constraint — on no left side and no right side —
@@ -248,7 +233,7 @@ static int vor_pick_dependent(eom_t *e, diag_t *err)
         size_t best = n;
         int bscore = -1;
         for (size_t j = n; j-- > 0;) {
-            if (owner[j] || !vor_alone(e, a, j))
+            if (owner[j] || !eom_velocity_alone(e, a, j))
                 continue;
             double c = e->d.B[a * n + j]->value;
             int score = c == 1.0 ? 2 : c == -1.0 ? 1 : 0;
