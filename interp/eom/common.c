@@ -1148,6 +1148,8 @@ eom_method_t eom_method(const eom_t *e) { return e->method; }
 const struct eom_kin *eom_kinematics(const eom_t *e) { return e->kin; }
 
 size_t eom_state_size(const eom_t *e) { return e->nstate; }
+int eom_memo_energy(const eom_t *e) { return e->memo_energy; }
+void eom_set_memo_energy(eom_t *e, int verdict) { e->memo_energy = verdict; }
 
 const uint32_t *eom_state_vars(const eom_t *e) { return e->state; }
 

@@ -120,6 +120,9 @@ struct eom {
     uint32_t *pre_var;
     size_t npre;
 
+    /* A verdict of a layer above about these equations (eom_memo): 0
+     * until it is set. */
+    int memo_energy;
     /* Native code (eom_set_native): called before compute. */
     eom_native_fn native;
     eom_native_rhs_fn native_rhs;

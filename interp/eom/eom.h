@@ -64,6 +64,13 @@ bool eom_has_multipliers(const eom_t *e);
  *   maggi, gibbs_appell: q_1..q_n, z_1..z_m. */
 size_t eom_state_size(const eom_t *e);
 const uint32_t *eom_state_vars(const eom_t *e);
+
+/* A memo slot for the layers above, freed with the equations it is
+ * about: simulate keeps the verdict of check on the energy integral there
+ * (sim.c), a property of the system the equations were derived from.
+ * 0 until set. */
+int eom_memo_energy(const eom_t *e);
+void eom_set_memo_energy(eom_t *e, int verdict);
 /* The variable holding the time derivative of each state variable after
  * eom_accel (q_i', q_i'', z_a'), in the order of eom_state_vars. */
 const uint32_t *eom_state_derivs(const eom_t *e);
