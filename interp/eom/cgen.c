@@ -1306,6 +1306,18 @@ char *cgen_text(const eom_t *e, const cgen_options_t *opt, diag_t *err)
                    "write");
         return NULL;
     }
+    if (e->kin_numeric) {
+        /* The velocities without a kinematic equation come from a linear
+         * solve at each evaluation (maggi.c); the file would need that
+         * solve and its pivoting written out, which it does not have. */
+        diag_error(err, SRC_SPAN_NONE,
+                   "%s solves the velocities without a kinematic equation "
+                   "numerically at each evaluation (show kinematics): that "
+                   "solve cannot be written as C; give kinematic equations "
+                   "for them, or use `equations multipliers`",
+                   e->name);
+        return NULL;
+    }
     cgen_t c = {.e = e, .sys = sys, .opt = opt};
     strbuf_init(&c.tapes);
     strbuf_init(&c.code);

@@ -156,13 +156,10 @@ static double sim_max_abs(const double *v, size_t n)
 
 static bool sim_all_finite(const double *v, size_t n)
 {
-    /* v − v is 0 for a finite value and NaN for an infinity or a NaN: one
-     * test for the whole vector instead of a branch per entry (it runs
-     * twice in every evaluation of the right-hand side) */
-    double z = 0.0;
     for (size_t k = 0; k < n; k++)
-        z += v[k] - v[k];
-    return z == 0.0;
+        if (!isfinite(v[k]))
+            return false;
+    return true;
 }
 
 /* Whether the method's ODE state holds every velocity q' (so velocity
