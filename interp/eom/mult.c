@@ -531,6 +531,21 @@ static size_t mult_alone(const eom_t *e, size_t a)
     return n;
 }
 
+/* FIRST (when not NULL) + Σ_u ROW[u]·COL[u·STRIDE], u < N, as one sum
+ * node (the terms in that order); T holds N + 1 terms. */
+static const expr_t *mult_dot(expr_graph_t *g, const expr_t *first,
+                              const expr_t *const *row,
+                              const expr_t *const *col, size_t stride,
+                              size_t n, const expr_t **t)
+{
+    size_t k = 0;
+    if (first)
+        t[k++] = first;
+    for (size_t u = 0; u < n; u++)
+        t[k++] = expr_mul(g, row[u], col[u * stride]);
+    return expr_sum(g, t, k);
+}
+
 /* The multipliers eliminated (the null-space method), when every
  * constraint a has a velocity q_{d_a}' alone in it (mult_alone), with the
  * constant coefficient β_a: B q'' + c = 0 then gives the dependent
@@ -590,15 +605,9 @@ static bool mult_fast_reduced(eom_t *e)
     const expr_t **t = eom_alloc(n + 1, sizeof *t);
     for (size_t s = 0; s < n; s++) {
         const expr_t *const *Ms = e->d.M + s * n;
-        for (size_t j = 0; j < mi; j++) {
-            for (size_t u = 0; u < n; u++)
-                t[u] = expr_mul(g, Ms[u], N[u * mi + j]);
-            MN[s * mi + j] = expr_sum(g, t, n);
-        }
-        t[0] = e->d.h[s];
-        for (size_t u = 0; u < n; u++)
-            t[1 + u] = expr_mul(g, Ms[u], p[u]);
-        gv[s] = expr_sum(g, t, n + 1);
+        for (size_t j = 0; j < mi; j++)
+            MN[s * mi + j] = mult_dot(g, NULL, Ms, N + j, mi, n, t);
+        gv[s] = mult_dot(g, e->d.h[s], Ms, p, 1, n, t);
     }
     const expr_t **Mbar = eom_alloc(mi * mi, sizeof *Mbar);
     const expr_t **rhs = eom_alloc(mi, sizeof *rhs);
@@ -697,15 +706,9 @@ static void mult_fast(eom_t *e, size_t ncon)
         const expr_t **t = eom_alloc((n > r ? n : r) + 1, sizeof *t);
         for (size_t a = 0; a < r; a++) {
             const expr_t *const *Ba = e->d.B + a * n;
-            for (size_t b = 0; b < r; b++) {
-                for (size_t i = 0; i < n; i++)
-                    t[i] = expr_mul(g, Ba[i], Y[b * n + i]);
-                H[a * r + b] = expr_sum(g, t, n);
-            }
-            t[0] = e->d.c[a];
-            for (size_t i = 0; i < n; i++)
-                t[1 + i] = expr_mul(g, Ba[i], F[i]);
-            bl[a] = expr_neg(g, expr_sum(g, t, n + 1));
+            for (size_t b = 0; b < r; b++)
+                H[a * r + b] = mult_dot(g, NULL, Ba, Y + b * n, 1, n, t);
+            bl[a] = expr_neg(g, mult_dot(g, e->d.c[a], Ba, F, 1, n, t));
         }
         for (size_t a = 0; a < r; a++)
             diag[n + a] = H[a * r + a];
