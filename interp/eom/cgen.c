@@ -281,6 +281,7 @@ typedef struct cgen {
     bool fast_rhs;         /* nh_fast_rhs was written */
     tape_t *vel;           /* voronec, naive: the dependent velocities */
     tape_t *res;           /* the constraints as declared */
+    const tape_t *mon;     /* simulate's monitors (eom_monitor_tape) */
 } cgen_t;
 
 static void cgen_need(cgen_t *c, unsigned h)
@@ -995,6 +996,7 @@ static int cgen_check_inputs(cgen_t *c, diag_t *err)
     for (size_t i = 0; i < sys->n; i++)
         known[sys->qd[i]] = true;
     ok = ok && cgen_reads_known(c->res, known);
+    ok = ok && cgen_reads_known(c->mon, known); /* and L's, as the residuals */
     free(known);
     free(full);
     if (!ok)
@@ -1071,6 +1073,10 @@ static void cgen_api(cgen_t *c)
     cgen_load(c);
     strbuf_addf(b, "int %s_values(double *v)\n{\n    return nh_values(v);\n}\n\n",
                 name);
+    /* simulate's monitors on a completed value vector (nh: sim.c) */
+    strbuf_addf(b, "void %s_monitors_vector(const double *v, double *out)\n"
+                   "{\n    nh_tape_mon(v, out);\n}\n\n",
+                name);
     /* the right-hand side on a value vector that holds the parameters:
      * the fast path on the state itself when it gives every derivative,
      * else (or when it falls back) the value vector's path */
@@ -1096,6 +1102,9 @@ static void cgen_api(cgen_t *c)
                 sys->t, c->fast_rhs ? "nh_full" : "nh_values", e->nstate);
     for (size_t k = 0; k < e->nstate; k++)
         strbuf_addf(b, "    dydt[%zu] = v[%u];\n", k, e->deriv[k]);
+    /* eom_rhs: every derivative it returns is finite (the state's own
+     * entries among them) */
+    cgen_finite(c, b, "dydt", 0, e->nstate, "2");
     strbuf_add(b, "    return 0;\n}\n\n");
     strbuf_addf(b,
                 "int %s_rhs_vector(double t, const double *y, double *v, "
@@ -1229,6 +1238,12 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 "(velocities,\n"
                 " *       accelerations%s) as nh's `accel`; the status as "
                 "above.\n"
+                " *   void %s_monitors_vector(const double *v, double *out);\n"
+                " *       on such a completed v: the holonomic constraints' "
+                "values, every\n"
+                " *       constraint at the velocity level, L and dL/dq_i' "
+                "(what nh's\n"
+                " *       simulate reports as max |C| and the energy drift).\n"
                 " *\n"
                 " * Compiled without floating-point contraction (-std=c99 with "
                 "GCC, or\n"
@@ -1237,7 +1252,7 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 " * bit.\n"
                 " */\n"
                 "#include <math.h>\n\n",
-                name, name, mult ? ", multipliers" : "");
+                name, name, mult ? ", multipliers" : "", name);
     char rtol[48];
     tape_c_literal(LINALG_RTOL, rtol, sizeof rtol);
     strbuf_addf(b,
@@ -1292,7 +1307,7 @@ static void cgen_free(cgen_t *c)
     tape_free(c->res);
 }
 
-char *cgen_text(const eom_t *e, const cgen_options_t *opt, diag_t *err)
+char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
 {
     const nh_system_t *sys = e->sys;
     if (!cgen_name_ok(opt->name)) {
@@ -1323,6 +1338,7 @@ char *cgen_text(const eom_t *e, const cgen_options_t *opt, diag_t *err)
     strbuf_init(&c.code);
     strbuf_init(&c.api);
     c.res = tape_compile(sys->g, sys->C, sys->r, e->nvars);
+    c.mon = eom_monitor_tape(e);
     if (e->method == EOM_VORONEC || e->method == EOM_NAIVE)
         c.vel = tape_compile(sys->g, e->vdep, e->k, e->nvars);
     const tape_t *vel = c.vel ? c.vel : e->pre;
@@ -1331,7 +1347,7 @@ char *cgen_text(const eom_t *e, const cgen_options_t *opt, diag_t *err)
                  (e->fast && !opt->numeric_only ? 2 * tape_length(e->fast)
                                                  : 0) +
                  (pre ? tape_length(e->pre) : 0) +
-                 (vel ? tape_length(vel) : 0);
+                 (vel ? tape_length(vel) : 0) + tape_length(c.mon);
     size_t max_ops = opt->max_ops ? opt->max_ops : CGEN_MAX_INSTRUCTIONS;
     if (len > max_ops) {
         diag_error(err, SRC_SPAN_NONE,
@@ -1353,6 +1369,7 @@ char *cgen_text(const eom_t *e, const cgen_options_t *opt, diag_t *err)
     if (vel)
         cgen_tape(&c, vel, "nh_tape_vel", NULL);
     cgen_tape(&c, c.res, "nh_tape_res", NULL);
+    cgen_tape(&c, c.mon, "nh_tape_mon", NULL);
     if (fast)
         cgen_fast(&c);
     switch (e->method) {

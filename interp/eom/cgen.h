@@ -70,8 +70,10 @@ typedef struct cgen_options {
 /* Whether NAME can prefix the functions: a C identifier. */
 bool cgen_name_ok(const char *name);
 
-/* The C text of E's equations.  NULL with *err set (span NONE) when the
- * model is beyond the limits above or has no coordinates. */
-char *cgen_text(const eom_t *e, const cgen_options_t *opt, diag_t *err);
+/* The C text of E's equations, with simulate's monitors (eom.h
+ * eom_monitor_tape, built on first use: E is not const).  NULL with *err
+ * set (span NONE) when the model is beyond the limits above or has no
+ * coordinates. */
+char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err);
 
 #endif

@@ -1088,6 +1088,8 @@ void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
         e->native_release(e->native_handle);
     e->native = values;
     e->native_rhs = rhs;
+    if (!values)
+        e->native_mon = NULL;
     e->native_handle = handle;
     e->native_release = release;
 }
@@ -1097,11 +1099,93 @@ bool eom_has_native(const eom_t *e)
     return e->native != NULL;
 }
 
+void eom_set_native_monitors(eom_t *e, eom_native_monitors_fn fn)
+{
+    e->native_mon = fn;
+}
+
+bool eom_monitors_native(const eom_t *e)
+{
+    return e->native_mon != NULL;
+}
+
+/* The monitors' expressions (eom.h); sim.c's projections derive f' the
+ * same way (LANGUAGE.md §4: d/dt along the motion, t' = 1). */
+static void eom_monitor_build(eom_t *e)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = sys->r, nv = expr_graph_nvars(g);
+    bool *vmask = eom_alloc(nv + 1, sizeof *vmask);
+    const expr_t **dv = eom_alloc(nv + 1, sizeof *dv);
+    for (size_t i = 0; i < n; i++) {
+        vmask[sys->qd[i]] = true;
+        dv[sys->q[i]] = expr_var(g, sys->qd[i]);
+    }
+    dv[sys->t] = expr_num(g, 1.0);
+    const expr_t **outs = eom_alloc(2 * r + 1 + n, sizeof *outs);
+    e->mon_hol = eom_alloc(r + 1, sizeof *e->mon_hol);
+    size_t nh = 0;
+    for (size_t a = 0; a < r; a++)
+        if (!expr_depends_any(g, sys->C[a], vmask))
+            e->mon_hol[nh++] = a;
+    for (size_t k = 0; k < nh; k++)
+        outs[k] = sys->C[e->mon_hol[k]];
+    for (size_t a = 0; a < r; a++)
+        outs[nh + a] = expr_depends_any(g, sys->C[a], vmask)
+                           ? sys->C[a]
+                           : expr_dt(g, sys->C[a], dv);
+    outs[nh + r] = sys->L;
+    for (size_t i = 0; i < n; i++)
+        outs[nh + r + 1 + i] = expr_diff(g, sys->L, sys->qd[i]);
+    e->mon_nh = nh;
+    e->mon = tape_compile(g, outs, nh + r + 1 + n, nv);
+    if (!e->mon)
+        abort();
+    free(outs);
+    free(dv);
+    free(vmask);
+}
+
+const tape_t *eom_monitor_tape(eom_t *e)
+{
+    if (!e->mon)
+        eom_monitor_build(e);
+    return e->mon;
+}
+
+size_t eom_monitor_holonomic(eom_t *e, const size_t **hol)
+{
+    eom_monitor_tape(e);
+    *hol = e->mon_hol;
+    return e->mon_nh;
+}
+
+size_t eom_monitor_count(eom_t *e)
+{
+    return tape_nout(eom_monitor_tape(e));
+}
+
+size_t eom_monitor_work_size(eom_t *e)
+{
+    return tape_work_size(eom_monitor_tape(e));
+}
+
+void eom_monitors(eom_t *e, const double *vars, double *out, double *work)
+{
+    if (e->native_mon)
+        e->native_mon(vars, out);
+    else
+        tape_eval(eom_monitor_tape(e), vars, out, work);
+}
+
 void eom_free(eom_t *e)
 {
     if (!e)
         return;
     eom_set_native(e, NULL, NULL, NULL, NULL);
+    tape_free(e->mon);
+    free(e->mon_hol);
     if (e->release)
         e->release(e);
     eom_derived_free(&e->d);
@@ -1320,15 +1404,15 @@ int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
             return 0;
         if (e->full_compute(e, vars, err) != 0)
             return -1;
-        for (size_t k = 0; k < ns; k++)
-            dydt[k] = vars[deriv[k]];
-        return 0;
-    }
-    if (eom_accel(e, vars, err) != 0)
+    } else if (eom_accel(e, vars, err) != 0) {
         return -1;
+    }
+    /* The computed values are checked where they are made; the state's
+     * own entries (q' of a state that holds the velocities) are checked
+     * here, so that every derivative returned is finite (eom.h). */
     for (size_t k = 0; k < ns; k++)
         dydt[k] = vars[deriv[k]];
-    return 0;
+    return eom_check_finite(dydt, ns, "the derivative of the state", err);
 }
 
 /* ---- derivatives --------------------------------------------------------- */

@@ -123,6 +123,10 @@ struct eom {
     /* A verdict of a layer above about these equations (eom_memo): 0
      * until it is set. */
     int memo_energy;
+    /* simulate's monitors (eom_monitor_tape): built on first use. */
+    struct tape *mon;
+    size_t *mon_hol, mon_nh;
+    eom_native_monitors_fn native_mon;
     /* Native code (eom_set_native): called before compute. */
     eom_native_fn native;
     eom_native_rhs_fn native_rhs;

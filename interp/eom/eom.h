@@ -90,7 +90,8 @@ int eom_accel(eom_t *e, double *vars, diag_t *err);
  * with *err set as for eom_accel.  A value it does not return (the
  * acceleration of a dependent coordinate, a multiplier) need not be
  * finite for it to succeed on a small system's fast path, as it does not
- * enter the integration; eom_accel checks every value. */
+ * enter the integration; eom_accel checks every value.  Every derivative
+ * it returns on success is finite (the callers need not check DYDT). */
 int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
             diag_t *err);
 
@@ -125,6 +126,24 @@ typedef int (*eom_native_rhs_fn)(double t, const double *y, double *vars,
 void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
                     void *handle, void (*release)(void *handle));
 bool eom_has_native(const eom_t *e);
+
+/* What simulate watches along a run (sim.c), as one tape over the value
+ * vector, built on first use and kept with the equations: the values of
+ * the holonomic constraints (those of the system's constraints without a
+ * velocity, in order: eom_monitor_holonomic), every constraint at the
+ * velocity level (f' for a holonomic one, C itself otherwise), the
+ * Lagrangian L and ∂L/∂q_i' for each coordinate — nh + r + 1 + n outputs
+ * (eom_monitor_count).  Generated C writes the same tape (cgen.c), and
+ * EOM_NATIVE_MONITORS, once set (native.c; cleared with the other native
+ * functions), is called instead of it: the same numbers, bit for bit. */
+typedef void (*eom_native_monitors_fn)(const double *vars, double *out);
+const struct tape *eom_monitor_tape(eom_t *e);
+size_t eom_monitor_holonomic(eom_t *e, const size_t **hol);
+size_t eom_monitor_count(eom_t *e);
+void eom_monitors(eom_t *e, const double *vars, double *out, double *work);
+size_t eom_monitor_work_size(eom_t *e);
+void eom_set_native_monitors(eom_t *e, eom_native_monitors_fn fn);
+bool eom_monitors_native(const eom_t *e);
 
 /* The equations symbolically, one row per line, as text or LaTeX
  * (malloc'ed, the caller frees). */

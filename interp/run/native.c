@@ -430,10 +430,12 @@ int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
     }
     eom_native_fn fn;
     eom_native_rhs_fn rhs;
+    eom_native_monitors_fn mon;
     /* POSIX: a function's address from dlsym, through a void * */
     *(void **)&fn = dlsym(h, NATIVE_NAME "_values");
     *(void **)&rhs = dlsym(h, NATIVE_NAME "_rhs_vector");
-    if (!fn || !rhs) {
+    *(void **)&mon = dlsym(h, NATIVE_NAME "_monitors_vector");
+    if (!fn || !rhs || !mon) {
         dlclose(h);
         unlink(c);
         unlink(so);
@@ -442,6 +444,7 @@ int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
                           so, NATIVE_NAME);
     }
     eom_set_native(e, fn, rhs, h, native_release);
+    eom_set_native_monitors(e, mon);
     snprintf(info->path, sizeof info->path, "%s", so);
     info->seconds = nh_clock() - t0;
     return 0;

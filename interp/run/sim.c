@@ -552,11 +552,7 @@ static int sim_ode_f(double t, const double y[], double dydt[], void *params)
                         "the state is not finite (the integration "
                         "diverged)");
     else if (eom_rhs(c->e, t, y, dydt, c->vars, &c->fail) != 0)
-        rc = -1;
-    else if (!sim_all_finite(dydt, c->ns))
-        rc = diag_error(&c->fail, SRC_SPAN_NONE,
-                        "a non-finite value in the derivative of the "
-                        "state");
+        rc = -1; /* on success dydt is finite (eom.h): not checked again */
     if (rc == 0)
         return GSL_SUCCESS;
     if (!c->fail.set)
@@ -716,8 +712,10 @@ typedef struct sim_state {
     sim_ctx_t ctx;
     sim_cons_t cons;
     bool has_vel;        /* the ODE state holds every velocity */
-    tape_t *tenergy;     /* L, ∂L/∂q_i' (1 + n) */
-    double *eout, *ework;
+    /* the monitors (eom_monitor_tape: f, C at the velocity level, L,
+     * ∂L/∂q_i'), native when the equations are compiled */
+    double *mout, *mwork;
+    size_t mnh;
     double *base;        /* the caller's value vector at the start */
     double *row;         /* a completed value vector (the last sample) */
     double *y, *yprev;
@@ -760,16 +758,31 @@ static int sim_error_at(diag_t *err, const sim_state_t *s, double t,
 static double sim_energy(sim_state_t *s, const double *v, double *scale)
 {
     const nh_system_t *sys = s->sys;
-    tape_eval(s->tenergy, v, s->eout, s->ework);
-    double L = s->eout[0], E = -L, S = fabs(L);
+    const double *eout = s->mout + s->mnh + sys->r; /* L, ∂L/∂q_i' */
+    double L = eout[0], E = -L, S = fabs(L);
     for (size_t i = 0; i < sys->n; i++) {
-        double t = v[sys->qd[i]] * s->eout[1 + i];
+        double t = v[sys->qd[i]] * eout[1 + i];
         E += t;
         S += fabs(t);
     }
     if (scale)
         *scale = S;
     return E;
+}
+
+/* The monitors at V (s->mout), and from them what sim_cons_residual
+ * gives: max |f| over the holonomic constraints and, when VEL, max |Cv|
+ * over all; NaN when a value is NaN. */
+static double sim_monitor_residual(sim_state_t *s, const double *v, bool vel)
+{
+    eom_monitors(s->e, v, s->mout, s->mwork);
+    size_t nh = s->mnh, r = s->sys->r;
+    double m = nh > 0 ? sim_max_abs(s->mout, nh) : 0.0;
+    if (vel && r > 0 && !isnan(m)) {
+        double w = sim_max_abs(s->mout + nh, r);
+        m = isnan(w) || w > m ? w : m;
+    }
+    return m;
 }
 
 /* Completes the value vector at (T, Y) into s->row with eom_accel,
@@ -787,7 +800,7 @@ static int sim_sample(sim_state_t *s, double t, const double *y,
     diag_t d = {0};
     if (eom_accel(s->e, s->row, &d) != 0)
         return sim_error_at(err, s, t, y, d.msg);
-    double res = sim_cons_residual(&s->cons, s->row, true);
+    double res = sim_monitor_residual(s, s->row, true); /* and the energy */
     if (isnan(res) || res > s->sum.max_residual)
         s->sum.max_residual = res;
     double S;
@@ -837,7 +850,12 @@ static void sim_monitor_step(sim_state_t *s, double t, const double *y)
     for (size_t k = 0; k < s->ctx.ns; k++)
         v[s->ctx.sv[k]] = y[k];
     v[s->sys->t] = t;
-    double res = sim_cons_residual(&s->cons, v, s->has_vel);
+    /* compiled, the monitors cost less than the tapes of the residual,
+     * where there is one to watch */
+    bool watch = s->mnh > 0 || (s->has_vel && s->sys->r > 0);
+    double res = !watch                     ? 0.0
+                 : eom_monitors_native(s->e) ? sim_monitor_residual(s, v, s->has_vel)
+                                             : sim_cons_residual(&s->cons, v, s->has_vel);
     if (isnan(res) || res > s->sum.max_residual)
         s->sum.max_residual = res;
 }
@@ -907,9 +925,8 @@ static void sim_state_free(sim_state_t *s)
     free(s->ctx.fail_y);
     free(s->ctx.dvars);
     sim_cons_free(&s->cons);
-    tape_free(s->tenergy);
-    free(s->eout);
-    free(s->ework);
+    free(s->mout);
+    free(s->mwork);
     free(s->base);
     free(s->row);
     free(s->y);
@@ -1279,14 +1296,10 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
     s.has_vel = sim_state_has_velocities(e);
     sim_cons_init(&s.cons, sys, opt->project, opt->project && s.has_vel);
     {
-        const expr_t **eo = sim_alloc(1 + sys->n, sizeof *eo);
-        eo[0] = sys->L;
-        for (size_t i = 0; i < sys->n; i++)
-            eo[1 + i] = expr_diff(sys->g, sys->L, sys->qd[i]);
-        s.tenergy = sim_compile(sys, eo, 1 + sys->n);
-        free(eo);
-        s.eout = sim_alloc(1 + sys->n, sizeof(double));
-        s.ework = sim_alloc(tape_work_size(s.tenergy), sizeof(double));
+        const size_t *hol;
+        s.mnh = eom_monitor_holonomic(e, &hol);
+        s.mout = sim_alloc(eom_monitor_count(e), sizeof(double));
+        s.mwork = sim_alloc(eom_monitor_work_size(e), sizeof(double));
     }
     {
         /* Benenti Theorem 11.6, decided by check.h once for the equations
