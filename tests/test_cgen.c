@@ -115,12 +115,15 @@ static void check_method(session_t *s, eom_t *e, const char *what,
     rhs_fn rhs, mult;
     res_fn res;
     rhsv_fn rhsv;
+    void (*monv)(const double *v, double *out);
     *(void **)&values = cc_sym(h, "m_values");
     *(void **)&rhs = cc_sym(h, "m_rhs_status");
     *(void **)&res = cc_sym(h, "m_residuals");
     *(void **)&mult = cc_sym(h, "m_multipliers");
     *(void **)&rhsv = cc_sym(h, "m_rhs_vector");
+    *(void **)&monv = cc_sym(h, "m_monitors_vector");
     assert_non_null(rhsv);
+    assert_non_null(monv);
     assert_non_null(values);
     assert_non_null(rhs);
     assert_non_null(res);
@@ -159,6 +162,22 @@ static void check_method(session_t *s, eom_t *e, const char *what,
                     fail_msg("%s, state %d: %s = %.17g by nh, %.17g by C", what,
                              pt, expr_var_name(sys->g, (uint32_t)k), va[k],
                              vc[k]);
+            /* simulate's monitors on the completed vector: the C and
+             * the tape alike */
+            const tape_t *mt = eom_monitor_tape(e);
+            size_t nm = tape_nout(mt);
+            double *m1 = calloc(nm + 1, sizeof *m1);
+            double *m2 = calloc(nm + 1, sizeof *m2);
+            double *mw = calloc(tape_work_size(mt) + 1, sizeof *mw);
+            tape_eval(mt, va, m1, mw);
+            monv(vc, m2);
+            for (size_t k = 0; k < nm; k++)
+                if (!same_bits(m1[k], m2[k]))
+                    fail_msg("%s, state %d: monitor %zu %.17g by nh, %.17g "
+                             "by C", what, pt, k, m1[k], m2[k]);
+            free(m1);
+            free(m2);
+            free(mw);
             ok++;
         } else {
             failed++;

@@ -1103,8 +1103,15 @@ static void cgen_api(cgen_t *c)
     for (size_t k = 0; k < e->nstate; k++)
         strbuf_addf(b, "    dydt[%zu] = v[%u];\n", k, e->deriv[k]);
     /* eom_rhs: every derivative it returns is finite (the state's own
-     * entries among them) */
-    cgen_finite(c, b, "dydt", 0, e->nstate, "2");
+     * entries among them); a failure fills dydt with NaN, as above */
+    cgen_need(c, H_FINITE);
+    strbuf_addf(b,
+                "    if (!nh_finite(dydt, %zu)) {\n"
+                "        for (k = 0; k < %zu; k++)\n"
+                "            dydt[k] = NAN;\n"
+                "        return 2;\n"
+                "    }\n",
+                e->nstate, e->nstate);
     strbuf_add(b, "    return 0;\n}\n\n");
     strbuf_addf(b,
                 "int %s_rhs_vector(double t, const double *y, double *v, "
