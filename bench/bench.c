@@ -22,7 +22,9 @@
  *   bicycle   the benchmark bicycle (examples/bicycle_model.nh) by
  *             multipliers, second_kind and maggi: text -> tapes (SymPy's
  *             KanesMethod derivation beside it), one right-hand side on
- *             the tapes and compiled (target: under 2 us compiled).
+ *             the tapes and compiled (target: under 2 us compiled), and
+ *             SymPy's lambdified one (cse) with its lambdify time beside
+ *             nh's compile time.
  *   memory    the largest resident set of a run of 10⁶ steps against one
  *             of 10⁵ steps, with a sample every 1000 steps (each run in
  *             a child process, measured by wait4).
@@ -56,7 +58,7 @@
  * Usage: bench [-q] [-S | -D | -R | -B] [-s SRCDIR] [MODELS_DIR] (-S:
  * the scaling table alone; -D: the declaration rows alone; -R: the
  * sphere's right-hand sides and runs alone, on the tapes and compiled;
- * -B: the bicycle's rows alone, without SymPy), where
+ * -B: the bicycle's rows alone, with SymPy's unless -q), where
  * MODELS_DIR holds
  * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
  * SRCDIR is where bench/sympy_sphere.py is (default .), and -q shortens
@@ -1230,6 +1232,21 @@ static const char bicycle_state[] =
 
 /* SymPy's KanesMethod deriving the same bicycle (bench/sympy_bicycle.py
  * time), in seconds, or false. */
+/* SymPy's lambdified right-hand side of the same bicycle (cse, solved in
+ * Python: bench/sympy_bicycle.py rhs): the seconds to lambdify and of
+ * one right-hand side. */
+static bool sympy_bicycle_rhs(const char *srcdir, double *build, double *rhs)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "python3 '%s/bench/sympy_bicycle.py' rhs 2>/dev/null", srcdir);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return false;
+    bool ok = fscanf(p, "%lf %lf", build, rhs) == 2;
+    return pclose(p) == 0 && ok;
+}
+
 static bool sympy_bicycle(const char *srcdir, double *derive)
 {
     char cmd[1024];
@@ -1303,6 +1320,21 @@ static void bicycle_rows(const char *srcdir, bool have_sympy, FILE *sink)
         row(what, ok ? fmt_time(tc, b1, sizeof b1) : "failed",
             fmt_time(tr, b2, sizeof b2), ok ? tc / tr : -1, target,
             ok && (!bm[k].graded || tc < 2e-6));
+        /* issue 17's peer: SymPy's lambdified right-hand side (cse), and
+         * what lambdify takes beside nh's first compiled run */
+        double sb, sr;
+        if (ok && bm[k].graded && have && sympy_bicycle_rhs(srcdir, &sb, &sr)) {
+            row("bicycle rhs, SymPy lambdified (cse)", fmt_time(sr, b1, sizeof b1),
+                "-", -1, "(peer)", true);
+            row("bicycle rhs compiled vs SymPy", fmt_time(tc, b1, sizeof b1),
+                fmt_time(sr, b2, sizeof b2), tc / sr, "(report)", true);
+            row("bicycle lambdify, SymPy (cse)", fmt_time(sb, b1, sizeof b1),
+                "-", -1, "(peer)", true);
+            row(info.cached ? "bicycle compile, nh (cache hit)"
+                            : "bicycle compile, nh (cold)",
+                fmt_time(info.seconds, b1, sizeof b1), "-", -1, "(report)",
+                true);
+        }
         prepared_free(&p);
         free(text);
     }
@@ -1359,8 +1391,8 @@ int main(int argc, char **argv)
             sim_rows(sink, false);
             sim_rows(sink, true);
         }
-        if (only_bicycle)
-            bicycle_rows(srcdir, false, sink);
+        if (only_bicycle) /* with SymPy's rows unless -q */
+            bicycle_rows(srcdir, true, sink);
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf %s", cache_root);
         if (system(cmd) != 0)

@@ -17,6 +17,11 @@
 #       prints the seconds KanesMethod takes to derive the equations (from
 #       the frames to mass_matrix_full and forcing_full), the figure that
 #       `make bench` puts beside nh's derivation.  Exits 1 without SymPy.
+#   /usr/bin/python3 bench/sympy_bicycle.py rhs
+#       the peer of nh's compiled right-hand side: KanesMethod's
+#       mass_matrix_full and forcing_full lambdified with common
+#       subexpressions eliminated, solved in Python at a generic state;
+#       prints the seconds to lambdify and of one right-hand side.
 #   /usr/bin/python3 bench/sympy_bicycle.py linearize LIMIT
 #       the peer row of `make bench` for `linearize`: KanesMethod.linearize
 #       of the same model about running upright at v = 5 m/s, as a SymPy
@@ -418,6 +423,65 @@ def linearize_limited(limit):
         print("failed %.1f %s: %s" % (end[1], done, end[2]))
 
 
+def gauss(A, b):
+    """x with A x = b, by Gaussian elimination with partial pivoting on
+    lists of floats (what a SymPy user without NumPy writes)."""
+    n = len(b)
+    A = [list(r) + [b[i]] for i, r in enumerate(A)]
+    for k in range(n):
+        p = max(range(k, n), key=lambda i: abs(A[i][k]))
+        A[k], A[p] = A[p], A[k]
+        for i in range(k + 1, n):
+            f = A[i][k] / A[k][k]
+            if f:
+                for j in range(k, n + 1):
+                    A[i][j] -= f * A[k][j]
+    x = [0.0] * n
+    for i in reversed(range(n)):
+        x[i] = (A[i][n] - sum(A[i][j] * x[j] for j in range(i + 1, n))) / A[i][i]
+    return x
+
+
+def rhs_peer():
+    """The peer of nh's compiled right-hand side (issue 17): KanesMethod's
+    mass_matrix_full and forcing_full lambdified with common
+    subexpressions eliminated (cse=True, the math module), and one
+    right-hand side M_full^-1 F_full solved in Python, at STATES[0] with
+    its pitch on the ground (the dependent speeds need not satisfy the
+    constraints to time the call).  Prints the seconds to lambdify and the
+    seconds of one right-hand side (the best of five batches)."""
+    m = model()
+    km, u = kane(m)
+    M, F = km.mass_matrix_full, km.forcing_full
+    pl = Plain(m, u)
+    args = pl.q + pl.u + m["symbols"]
+    plain = [msubs(M, pl.map).tolist(), list(msubs(F, pl.map))]
+    t0 = time.perf_counter()
+    f = sp.lambdify(args, plain, modules="math", cse=True)
+    build = time.perf_counter() - t0
+    st = STATES[0]
+    mpmath.mp.dps = DIGITS
+    theta = float(solve_pitch(m, st))
+    q = [theta if n == "theta" else float(st[n]) for n in NAMES]
+    rates = {"phi": float(st["phid"]), "delta": float(st["deltad"]),
+             "thR": float(st["thRd"])}
+    us = [rates.get(n, 0.1 * (k + 1)) for k, n in enumerate(NAMES)]
+    vals = q + us + [float(v) for v in param_values()]
+
+    def one():
+        Mv, Fv = f(*vals)
+        return gauss(Mv, Fv)
+
+    one()
+    reps, best = 50, float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            one()
+        best = min(best, (time.perf_counter() - t0) / reps)
+    print(build, best)
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "check"
     if mode == "check":
@@ -436,6 +500,9 @@ def main():
     if mode == "linearize":
         limit = float(sys.argv[2]) if len(sys.argv) > 2 else 300.0
         linearize_limited(limit)
+        return
+    if mode == "rhs":
+        rhs_peer()
         return
     raise SystemExit("unknown mode")
 
