@@ -1109,13 +1109,11 @@ bool eom_monitors_native(const eom_t *e)
     return e->native_mon != NULL;
 }
 
-/* The monitors' expressions (eom.h); sim.c's projections derive f' the
- * same way (LANGUAGE.md §4: d/dt along the motion, t' = 1). */
-static void eom_monitor_build(eom_t *e)
+size_t eom_velocity_level(const nh_system_t *sys, const expr_t **cv,
+                          size_t *hol)
 {
-    const nh_system_t *sys = e->sys;
     expr_graph_t *g = sys->g;
-    size_t n = sys->n, r = sys->r, nv = expr_graph_nvars(g);
+    size_t n = sys->n, r = sys->r, nv = expr_graph_nvars(g), nh = 0;
     bool *vmask = eom_alloc(nv + 1, sizeof *vmask);
     const expr_t **dv = eom_alloc(nv + 1, sizeof *dv);
     for (size_t i = 0; i < n; i++) {
@@ -1123,28 +1121,41 @@ static void eom_monitor_build(eom_t *e)
         dv[sys->q[i]] = expr_var(g, sys->qd[i]);
     }
     dv[sys->t] = expr_num(g, 1.0);
+    for (size_t a = 0; a < r; a++) {
+        if (!expr_depends_any(g, sys->C[a], vmask)) {
+            hol[nh++] = a;
+            cv[a] = expr_dt(g, sys->C[a], dv);
+        } else {
+            cv[a] = sys->C[a];
+        }
+    }
+    free(dv);
+    free(vmask);
+    return nh;
+}
+
+/* The monitors' expressions (eom.h): f, the constraints at the velocity
+ * level, L and ∂L/∂q_i'. */
+static void eom_monitor_build(eom_t *e)
+{
+    const nh_system_t *sys = e->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, r = sys->r;
     const expr_t **outs = eom_alloc(2 * r + 1 + n, sizeof *outs);
     e->mon_hol = eom_alloc(r + 1, sizeof *e->mon_hol);
-    size_t nh = 0;
-    for (size_t a = 0; a < r; a++)
-        if (!expr_depends_any(g, sys->C[a], vmask))
-            e->mon_hol[nh++] = a;
+    size_t nh = eom_velocity_level(sys, outs + r, e->mon_hol);
+    /* f first: the velocity-level rows move up to follow it */
+    memmove(outs + nh, outs + r, r * sizeof *outs);
     for (size_t k = 0; k < nh; k++)
         outs[k] = sys->C[e->mon_hol[k]];
-    for (size_t a = 0; a < r; a++)
-        outs[nh + a] = expr_depends_any(g, sys->C[a], vmask)
-                           ? sys->C[a]
-                           : expr_dt(g, sys->C[a], dv);
     outs[nh + r] = sys->L;
     for (size_t i = 0; i < n; i++)
         outs[nh + r + 1 + i] = expr_diff(g, sys->L, sys->qd[i]);
     e->mon_nh = nh;
-    e->mon = tape_compile(g, outs, nh + r + 1 + n, nv);
+    e->mon = tape_compile(g, outs, nh + r + 1 + n, expr_graph_nvars(g));
     if (!e->mon)
         abort();
     free(outs);
-    free(dv);
-    free(vmask);
 }
 
 const tape_t *eom_monitor_tape(eom_t *e)

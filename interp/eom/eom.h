@@ -137,6 +137,13 @@ bool eom_has_native(const eom_t *e);
  * EOM_NATIVE_MONITORS, once set (native.c; cleared with the other native
  * functions), is called instead of it: the same numbers, bit for bit. */
 typedef void (*eom_native_monitors_fn)(const double *vars, double *out);
+/* The system's constraints at the velocity level (LANGUAGE.md §4): CV[a]
+ * is f' (d/dt along the motion, t' = 1) for a holonomic constraint — one
+ * without a velocity — and C itself otherwise; HOL (r entries) gets the
+ * holonomic ones' indices in order.  Returns their count.  The monitors
+ * and simulate's projections (sim.c) derive them alike. */
+size_t eom_velocity_level(const nh_system_t *sys, const expr_t **cv,
+                          size_t *hol);
 const struct tape *eom_monitor_tape(eom_t *e);
 size_t eom_monitor_holonomic(eom_t *e, const size_t **hol);
 size_t eom_monitor_count(eom_t *e);

@@ -218,30 +218,14 @@ static void sim_cons_init(sim_cons_t *c, const nh_system_t *sys, bool pos,
 {
     memset(c, 0, sizeof *c);
     expr_graph_t *g = sys->g;
-    size_t n = sys->n, r = sys->r, nv = expr_graph_nvars(g);
+    size_t n = sys->n, r = sys->r;
     c->sys = sys;
     c->n = n;
     c->r = r;
 
-    bool *vmask = sim_alloc(nv, sizeof *vmask);
-    for (size_t i = 0; i < n; i++)
-        vmask[sys->qd[i]] = true;
-    /* d/dt along the motion with q_i' the velocity variables, t' = 1. */
-    const expr_t **dv = sim_alloc(nv, sizeof *dv);
-    for (size_t i = 0; i < n; i++)
-        dv[sys->q[i]] = expr_var(g, sys->qd[i]);
-    dv[sys->t] = expr_num(g, 1.0);
-
     c->hol = sim_alloc(r, sizeof *c->hol);
     const expr_t **cv = sim_alloc(r, sizeof *cv);
-    for (size_t a = 0; a < r; a++) {
-        if (!expr_depends_any(g, sys->C[a], vmask)) {
-            c->hol[c->nh++] = a;
-            cv[a] = expr_dt(g, sys->C[a], dv); /* f' (LANGUAGE.md §4) */
-        } else {
-            cv[a] = sys->C[a];
-        }
-    }
+    c->nh = eom_velocity_level(sys, cv, c->hol); /* f' (LANGUAGE.md §4) */
     size_t nh = c->nh;
     const expr_t **fo = sim_alloc(nh + nh * n, sizeof *fo);
     for (size_t k = 0; k < nh; k++)
@@ -287,8 +271,6 @@ static void sim_cons_init(sim_cons_t *c, const nh_system_t *sys, bool pos,
     c->perm = sim_alloc(big, sizeof *c->perm);
     free(fo);
     free(cv);
-    free(dv);
-    free(vmask);
 }
 
 static void sim_cons_free(sim_cons_t *c)
