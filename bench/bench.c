@@ -1230,33 +1230,41 @@ static char *bicycle_text(const char *srcdir)
 static const char bicycle_state[] =
     "initial phi = -0.2, phi' = 0.3, delta' = -0.7, thR' = -15\n";
 
-/* SymPy's KanesMethod deriving the same bicycle (bench/sympy_bicycle.py
- * time), in seconds, or false. */
-/* SymPy's lambdified right-hand side of the same bicycle (cse, solved in
- * Python: bench/sympy_bicycle.py rhs): the seconds to lambdify and of
- * one right-hand side. */
-static bool sympy_bicycle_rhs(const char *srcdir, double *build, double *rhs)
+/* bench/sympy_bicycle.py MODE: the N numbers it prints into OUT, or
+ * false (no SymPy, or it failed). */
+static bool sympy_bicycle_run(const char *srcdir, const char *mode,
+                              double *out, int n)
 {
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "python3 '%s/bench/sympy_bicycle.py' rhs 2>/dev/null", srcdir);
+             "python3 '%s/bench/sympy_bicycle.py' %s 2>/dev/null", srcdir,
+             mode);
     FILE *p = popen(cmd, "r");
     if (!p)
         return false;
-    bool ok = fscanf(p, "%lf %lf", build, rhs) == 2;
-    return pclose(p) == 0 && ok;
+    int got = 0;
+    while (got < n && fscanf(p, "%lf", &out[got]) == 1)
+        got++;
+    return pclose(p) == 0 && got == n;
 }
 
+/* SymPy's KanesMethod deriving the same bicycle (`time`), in seconds. */
 static bool sympy_bicycle(const char *srcdir, double *derive)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "python3 '%s/bench/sympy_bicycle.py' time 2>/dev/null", srcdir);
-    FILE *p = popen(cmd, "r");
-    if (!p)
+    return sympy_bicycle_run(srcdir, "time", derive, 1);
+}
+
+/* SymPy's lambdified right-hand side of the same bicycle (`rhs`: cse,
+ * solved in Python): the seconds to lambdify and of one right-hand
+ * side. */
+static bool sympy_bicycle_rhs(const char *srcdir, double *build, double *rhs)
+{
+    double v[2];
+    if (!sympy_bicycle_run(srcdir, "rhs", v, 2))
         return false;
-    bool ok = fscanf(p, "%lf", derive) == 1;
-    return pclose(p) == 0 && ok;
+    *build = v[0];
+    *rhs = v[1];
+    return true;
 }
 
 /* The benchmark bicycle (issue 14): text -> tapes for three methods with
