@@ -427,8 +427,10 @@ static void sim_work(void *q, long reps)
 {
     sim_ctx_t *c = q;
     size_t nv = expr_graph_nvars(c->p->sys->g);
+    /* a stop to look at, as a session's simulate has (motion.c) */
+    nh_stop_t stop = {0};
     sim_options_t o = {.t_end = 100, .step = 0.1, .rtol = 1e-10,
-                       .atol = 1e-12};
+                       .atol = 1e-12, .stop = &stop};
     for (long i = 0; i < reps; i++) {
         sim_samples_t smp = {0};
         sim_summary_t sum;

@@ -7,7 +7,8 @@
  * NAME_values, NAME_rhs_status, NAME_residuals and NAME_multipliers are
  * compared with eom_accel, eom_rhs and the constraints evaluated by the
  * tree, bit for bit, at random states (which include singular and
- * non-finite ones: the statuses must agree with nh's errors).  Then the
+ * non-finite ones: the statuses must agree with nh's errors; a state
+ * that is not finite is the user's entry's status 2).  Then the
  * cache: a cold and a warm attach, a tampered source, an object without
  * its source, folders it must refuse, compilers that fail, and a session
  * whose compile fails going on with the tapes.
@@ -205,6 +206,18 @@ static void check_method(session_t *s, eom_t *e, const char *what,
         for (size_t k = 0; k < ns && r1 == 0; k++)
             assert_true(same_bits(d1[k], d2[k]));
         free(scratch);
+        /* the user's entry on a state that is not finite: status 2 and
+         * NaN, whichever entry it is (the last is a velocity that the
+         * multipliers' fast path returns as it is) */
+        if (pt == 2 || pt == 3) {
+            double keep = y[ns - 1];
+            y[ns - 1] = pt == 2 ? NAN : -INFINITY;
+            assert_int_equal(rhs(t, y, params, d2), 2);
+            for (size_t k = 0; k < ns; k++)
+                assert_true(isnan(d2[k]));
+            y[ns - 1] = keep;
+            assert_int_equal(rhs(NAN, y, params, d2), 2);
+        }
         if (rc_nh == 0) {
             /* the constraints at the velocities nh completed */
             res(t, y, params, r);
@@ -658,34 +671,47 @@ static void test_compilers_that_fail(void **state)
     remove_cache();
 }
 
-/* `set compile = on` in a session: the same output as the tapes; a
- * compile that fails is an error once, then the tapes run. */
+/* `set compile = on` in a session: the same output as the tapes, the
+ * summaries included (max |C| and the energy drift to 17 digits: the
+ * compiled monitors, and a sample that takes them from the step that
+ * ended on it, with and without projection); a compile that fails is an
+ * error once, then the tapes run. */
 static void test_session_compile(void **state)
 {
     (void)state;
     fresh_cache();
     const char *run = "simulate to 3\nprint phi, theta, psi, x, y, theta''\n";
-    char *outs[2];
-    for (int compiled = 0; compiled < 2; compiled++) {
-        size_t len;
-        FILE *out = open_memstream(&outs[compiled], &len);
-        session_t *s = session_new(true, out, sink);
-        assert_int_equal(session_run_text(s, "<t>", sphere, strlen(sphere),
-                                          false),
-                         RUN_OK);
-        const char *set = compiled ? "equations voronec\nset compile = on\n"
-                                   : "equations voronec\n";
-        assert_int_equal(session_run_text(s, "<t>", set, strlen(set), false),
-                         RUN_OK);
-        assert_int_equal(session_run_text(s, "<t>", run, strlen(run), false),
-                         RUN_OK);
-        assert_true(eom_has_native(session_ctx(s)->eom) == (compiled == 1));
-        session_free(s);
-        fclose(out);
+    const char *runs = "simulate to 3\nsimulate to 7 step 0.37\n"
+                       "simulate to 8 project\nprint phi, theta, x, y\n";
+    static const char *const methods[] = {"voronec", "multipliers"};
+    for (size_t m = 0; m < 2; m++) {
+        char *outs[2];
+        for (int compiled = 0; compiled < 2; compiled++) {
+            size_t len;
+            FILE *out = open_memstream(&outs[compiled], &len);
+            session_t *s = session_new(false, out, sink);
+            assert_int_equal(session_run_text(s, "<t>", sphere,
+                                              strlen(sphere), false),
+                             RUN_OK);
+            char set[80];
+            snprintf(set, sizeof set, "equations %s\n%s", methods[m],
+                     compiled ? "set compile = on\n" : "");
+            assert_int_equal(session_run_text(s, "<t>", set, strlen(set),
+                                              false),
+                             RUN_OK);
+            const char *r = m == 0 ? run : runs;
+            assert_int_equal(session_run_text(s, "<t>", r, strlen(r), false),
+                             RUN_OK);
+            assert_true(eom_has_native(session_ctx(s)->eom) ==
+                        (compiled == 1));
+            session_free(s);
+            fclose(out);
+        }
+        assert_non_null(strstr(outs[0], "max |C| = "));
+        assert_string_equal(outs[0], outs[1]);
+        free(outs[0]);
+        free(outs[1]);
     }
-    assert_string_equal(outs[0], outs[1]);
-    free(outs[0]);
-    free(outs[1]);
 
     setenv("CC", "false", 1);
     char *errs;

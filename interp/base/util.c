@@ -132,13 +132,6 @@ double nh_clock(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-bool nh_stop_due(const nh_stop_t *st)
-{
-    if (!st)
-        return false;
-    return st->raised || (st->deadline > 0.0 && nh_clock() >= st->deadline);
-}
-
 const char *nh_stop_reason(const nh_stop_t *st)
 {
     return st->raised ? "interrupted"

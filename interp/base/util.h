@@ -57,8 +57,11 @@ typedef struct nh_stop {
 double nh_clock(void);
 
 /* Whether the work should stop now: raised, or past the deadline.  NULL
- * never stops. */
-bool nh_stop_due(const nh_stop_t *st);
+ * never stops.  Inline: simulate asks it at every evaluation. */
+static inline bool nh_stop_due(const nh_stop_t *st)
+{
+    return st && (st->raised || (st->deadline > 0.0 && nh_clock() >= st->deadline));
+}
 
 /* What stopped it, for the error: "interrupted" or a sentence naming the
  * time limit.  ST is not NULL and nh_stop_due(ST) was true. */

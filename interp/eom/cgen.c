@@ -503,6 +503,150 @@ static void cgen_free_strings(char **s, size_t n)
     free(s);
 }
 
+/* ---- the fast path for the right-hand side, as one function ------------ */
+
+/* nh_fast_rhs written as the fast tape itself (tape_write_c_frame), which
+ * decides as cgen_fast_fn's does but in another order: each matrix's
+ * checks where the last of its entries is computed, so that the values
+ * they read are not kept alive to the end; each derivative stored into
+ * dydt where it is computed; the finiteness of the computed derivatives
+ * at the end, by their sum in the state's order, as eom_rhs tests it (a
+ * sum is finite only if every term is).  On the sphere under multipliers
+ * this took the compiled right-hand side from 36.5 to 28.5 ns
+ * (doc/performance.md, "Seventh session").  A failure may have stored
+ * some derivatives: nh_rhs's numeric path then writes them all. */
+typedef struct cgen_rhs_frame {
+    cgen_t *c;
+    size_t nout;   /* the fast tape's outputs */
+    char **text;   /* by output: its C text, once written */
+    size_t checked; /* the matrices checked so far */
+} cgen_rhs_frame_t;
+
+/* The first output after the matrices (their diagonals and pivots). */
+static size_t cgen_fast_values_at(const eom_t *e)
+{
+    size_t at = 0;
+    for (size_t gi = 0; gi < e->fast_ngroup; gi++)
+        at += 2 * e->fast_group[gi];
+    return at;
+}
+
+/* The checks of matrix GI (its entries from output AT) on the texts of
+ * its outputs: cgen_fast_fn's, with its own dmax and tol. */
+static void cgen_rhs_check(cgen_rhs_frame_t *f, size_t gi, size_t at,
+                           strbuf_t *b)
+{
+    const eom_t *e = f->c->e;
+    size_t p = e->fast_group[gi];
+    char *const *x = f->text + at;
+    bool kept = gi == 0 && e->fast_ngroup > 1; /* dmax1 is read later */
+    if (p == 0 && gi == 0 && !kept)
+        return;
+    strbuf_addf(b, "    /* matrix %zu: the largest of its %zu diagonal "
+                   "entries, then the pivots */\n"
+                   "    double dmax%zu = 0.0;\n",
+                gi + 1, p, gi + 1);
+    for (size_t i = 0; i < p; i++)
+        strbuf_addf(b, "    if (fabs(%s) > dmax%zu)\n"
+                       "        dmax%zu = fabs(%s);\n",
+                    x[i], gi + 1, gi + 1, x[i]);
+    if (gi > 0) /* eom_schur_negligible */
+        strbuf_addf(b, "    if (!(dmax%zu * dmax1 >= NH_RTOL))\n"
+                       "        return -1;\n",
+                    gi + 1);
+    if (p == 0)
+        return;
+    strbuf_addf(b, "    const double tol%zu = NH_RTOL * dmax%zu;\n", gi + 1,
+                gi + 1);
+    strbuf_add(b, "    if (");
+    for (size_t i = 0; i < p; i++)
+        strbuf_addf(b, "%s!(fabs(%s) > tol%zu)", i ? " ||\n        " : "",
+                    x[p + i], gi + 1);
+    for (size_t i = 1; i < p; i++)
+        strbuf_addf(b, " ||\n        (%s > 0) != (%s > 0)", x[p + i], x[p]);
+    strbuf_add(b, ")\n        return -1;\n");
+}
+
+/* tape_c_frame_t.value: output K is TEXT. */
+static void cgen_rhs_value(void *ctx, size_t k, const char *text, strbuf_t *b)
+{
+    cgen_rhs_frame_t *f = ctx;
+    const eom_t *e = f->c->e;
+    if (f->text[k])
+        return; /* written once: a value computed once */
+    f->text[k] = xstrdup(text);
+    size_t at = cgen_fast_values_at(e);
+    bool used = k < at;
+    if (k >= at)
+        for (size_t s = 0; s < e->nstate; s++)
+            if (e->fast_dydt[s] >= 0 && (size_t)e->fast_dydt[s] == k - at) {
+                strbuf_addf(b, "    dydt[%zu] = %s;\n", s, text);
+                used = true;
+            }
+    if (!used) /* a value the right-hand side does not return (λ, say) */
+        strbuf_addf(b, "    (void)%s;\n", text);
+    /* the matrices whose entries (and the earlier matrices') are known */
+    size_t start = 0, gi = 0;
+    for (; gi < f->checked; gi++)
+        start += 2 * e->fast_group[gi];
+    while (f->checked < e->fast_ngroup) {
+        size_t end = start + 2 * e->fast_group[f->checked];
+        for (size_t i = 0; i < end; i++)
+            if (!f->text[i])
+                return;
+        cgen_rhs_check(f, f->checked, start, b);
+        f->checked++;
+        start = end;
+    }
+}
+
+/* tape_c_frame_t.end: the state's own entries, then the test. */
+static void cgen_rhs_end(void *ctx, strbuf_t *b)
+{
+    cgen_rhs_frame_t *f = ctx;
+    const eom_t *e = f->c->e;
+    size_t at = cgen_fast_values_at(e), n = 0;
+    for (size_t s = 0; s < e->nstate; s++)
+        if (e->fast_dydt[s] < 0)
+            strbuf_addf(b, "    dydt[%zu] = y[%d];\n", s, -1 - e->fast_dydt[s]);
+    for (size_t s = 0; s < e->nstate; s++) {
+        if (e->fast_dydt[s] < 0)
+            continue;
+        const char *x = f->text[at + (size_t)e->fast_dydt[s]];
+        strbuf_addf(b, "%s%s", n == 0 ? "    const double fin = "
+                                : n % 4 ? " + "
+                                        : " +\n        ",
+                    x ? x : "NAN");
+        n++;
+    }
+    strbuf_add(b, n ? ";\n    return fin - fin == 0 ? 0 : -1;\n"
+                    : "    return 0;\n");
+}
+
+static void cgen_fast_rhs_frame(cgen_t *c)
+{
+    const eom_t *e = c->e;
+    cgen_rhs_frame_t f = {.c = c, .nout = tape_nout(e->fast)};
+    f.text = xcalloc(f.nout + 1, sizeof *f.text);
+    tape_c_frame_t frame = {
+        .head = "/* The fast path for the right-hand side (nh: common.c, "
+                "eom_rhs), on the\n"
+                " * state y, writing dy/dt; y and dydt must not overlap. */\n"
+                "static int nh_fast_rhs(double t, const double *restrict y,\n"
+                "        const double *restrict v, double *restrict dydt)",
+        .value = cgen_rhs_value,
+        .end = cgen_rhs_end,
+        .ctx = &f,
+    };
+    char **in = cgen_rhs_inputs(c);
+    tape_write_c_frame(e->fast, &c->code, &frame, c->sys->g,
+                       (const char *const *)in, &c->tape_helpers);
+    strbuf_add(&c->code, "\n");
+    cgen_free_strings(in, e->nvars);
+    cgen_free_strings(f.text, f.nout);
+    cgen_stack(c, tape_work_size(e->fast));
+}
+
 /* The fast path: nh_fast, and nh_fast_rhs when the fast path gives every
  * derivative of the state. */
 static void cgen_fast(cgen_t *c)
@@ -510,15 +654,19 @@ static void cgen_fast(cgen_t *c)
     const eom_t *e = c->e;
     cgen_tape(c, e->fast, "nh_tape_fast", NULL);
     cgen_fast_fn(c, NULL);
-    char **dydt = cgen_fast_dydt(c);
-    if (dydt) {
-        char **in = cgen_rhs_inputs(c);
-        cgen_tape(c, e->fast, "nh_tape_fast_rhs", (const char *const *)in);
-        cgen_free_strings(in, e->nvars);
-        cgen_fast_fn(c, dydt);
-        cgen_free_strings(dydt, e->nstate);
-        c->fast_rhs = true;
+    if (!e->fast_dydt)
+        return;
+    c->fast_rhs = true;
+    if (tape_write_c_fits(e->fast)) {
+        cgen_fast_rhs_frame(c);
+        return;
     }
+    char **dydt = cgen_fast_dydt(c);
+    char **in = cgen_rhs_inputs(c);
+    cgen_tape(c, e->fast, "nh_tape_fast_rhs", (const char *const *)in);
+    cgen_free_strings(in, e->nvars);
+    cgen_fast_fn(c, dydt);
+    cgen_free_strings(dydt, e->nstate);
 }
 
 /* ---- the numeric paths ----------------------------------------------------- */
@@ -1120,12 +1268,21 @@ static void cgen_api(cgen_t *c)
                 "    return nh_rhs(t, y, v, dydt);\n"
                 "}\n\n",
                 name);
+    /* the user's entry: a state that is not finite is a status too (nh
+     * checks its state before it calls; the fast path returns the
+     * state's own entries as they are) */
     strbuf_addf(b,
                 "int %s_rhs_status(double t, const double *y, const double *p, "
                 "double *dydt)\n"
                 "{\n"
-                "    double v[%zu];\n",
-                name, nv);
+                "    double v[%zu];\n"
+                "    int k;\n"
+                "    if (!(t - t == 0) || !nh_finite(y, %zu)) {\n"
+                "        for (k = 0; k < %zu; k++)\n"
+                "            dydt[k] = NAN;\n"
+                "        return 2;\n"
+                "    }\n",
+                name, nv, e->nstate, e->nstate);
     for (size_t k = 0; k < sys->np; k++)
         strbuf_addf(b, "    v[%u] = p[%zu];\n", sys->p[k], k);
     if (sys->np == 0)
@@ -1220,7 +1377,16 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 " *                     double *dydt);\n"
                 " *       the same, returning 0, or 1 when a matrix of the method "
                 "is singular\n"
-                " *       at the state, 2 when a value is not finite.\n"
+                " *       at the state, 2 when a value or the state is not "
+                "finite.\n"
+                " *   int %s_rhs_vector(double t, const double *y, double *v, "
+                "double *dydt);\n"
+                " *       the same on a value vector v (%s_nvalues doubles, "
+                "the parameters\n"
+                " *       set in it at %s_value_names' places, the rest "
+                "scratch): the form for\n"
+                " *       a loop.  t and y must be finite; dydt must not "
+                "overlap y.\n"
                 " *   void %s_residuals(double t, const double *y, const double "
                 "*p, double *res);\n"
                 " *       the constraints, %s_constraint_names: f(q, t) for a "
@@ -1229,7 +1395,7 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 "state determines.\n",
                 name, e->name, c->opt->version ? " " : "",
                 c->opt->version ? c->opt->version : "", name, name, name, name,
-                name, name, name, name);
+                name, name, name, name, name, name, name);
     if (mult)
         strbuf_addf(b,
                     " *   int %s_multipliers(double t, const double *y, const "

@@ -1099,6 +1099,11 @@ bool eom_has_native(const eom_t *e)
     return e->native != NULL;
 }
 
+eom_native_rhs_fn eom_native_rhs(const eom_t *e)
+{
+    return e->native_rhs;
+}
+
 void eom_set_native_monitors(eom_t *e, eom_native_monitors_fn fn)
 {
     e->native_mon = fn;
@@ -1399,20 +1404,31 @@ int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
     vars[e->sys->t] = t;
     if (e->fast_dydt) {
         /* The fast path for the right-hand side: the pivots, and the
-         * derivatives of the state alone must be finite — a value it
-         * does not return (the acceleration of a dependent coordinate,
-         * a multiplier) does not decide its success, as it does not
-         * enter the integration (the samples, by eom_accel, still
-         * check every value).  Anything else: the numeric path. */
+         * derivatives it computes must be finite — a value it does not
+         * return (the acceleration of a dependent coordinate, a
+         * multiplier) does not decide its success, as it does not enter
+         * the integration (the samples, by eom_accel, still check every
+         * value), and the state's own entries are finite with the state
+         * (eom.h).  One test on their sum in the state's order, as the
+         * generated C makes it (cgen.c, cgen_rhs_end): a sum is finite
+         * only if every term is; one too large for a double sends the
+         * call to the numeric path, on both alike.  Anything else: the
+         * numeric path. */
         const double *o = eom_fast_values(e, vars);
-        bool ok = o != NULL;
-        for (size_t k = 0; k < ns && ok; k++) {
-            int32_t j = e->fast_dydt[k];
-            dydt[k] = j >= 0 ? o[j] : y[-1 - j];
-            ok = isfinite(dydt[k]);
+        if (o) {
+            double fin = 0.0;
+            for (size_t k = 0; k < ns; k++) {
+                int32_t j = e->fast_dydt[k];
+                if (j >= 0) {
+                    dydt[k] = o[j];
+                    fin += o[j];
+                } else {
+                    dydt[k] = y[-1 - j];
+                }
+            }
+            if (fin - fin == 0)
+                return 0;
         }
-        if (ok)
-            return 0;
         if (e->full_compute(e, vars, err) != 0)
             return -1;
     } else if (eom_accel(e, vars, err) != 0) {

@@ -90,8 +90,11 @@ int eom_accel(eom_t *e, double *vars, diag_t *err);
  * with *err set as for eom_accel.  A value it does not return (the
  * acceleration of a dependent coordinate, a multiplier) need not be
  * finite for it to succeed on a small system's fast path, as it does not
- * enter the integration; eom_accel checks every value.  Every derivative
- * it returns on success is finite (the callers need not check DYDT). */
+ * enter the integration; eom_accel checks every value.  Y and T must be
+ * finite (simulate checks them before it calls): every derivative it
+ * returns on success is then finite (the callers need not check DYDT) —
+ * the fast path returns the state's own entries (q' of a state that holds
+ * the velocities) as they are. */
 int eom_rhs(eom_t *e, double t, const double *y, double *dydt, double *vars,
             diag_t *err);
 
@@ -126,6 +129,11 @@ typedef int (*eom_native_rhs_fn)(double t, const double *y, double *vars,
 void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
                     void *handle, void (*release)(void *handle));
 bool eom_has_native(const eom_t *e);
+
+/* The compiled right-hand side, or NULL: for a caller that calls it
+ * first itself (simulate's callback, once per evaluation) and eom_rhs
+ * only when it fails, as eom_rhs would. */
+eom_native_rhs_fn eom_native_rhs(const eom_t *e);
 
 /* What simulate watches along a run (sim.c), as one tape over the value
  * vector, built on first use and kept with the equations: the values of

@@ -1472,6 +1472,7 @@ typedef struct tape_c {
     size_t piece, begin;  /* the piece being written, its first instruction */
     bool pieces;
     const char *const *input; /* by variable: its C text (NULL: v[VAR]) */
+    const tape_c_frame_t *frame; /* the caller's frame, or NULL */
     bool used_v, used_o, used_w;
     strbuf_t *decl;       /* where declarations go: before the statement */
 } tape_c_t;
@@ -1568,14 +1569,24 @@ static void tape_c_expand(tape_c_t *c, const char *text,
     }
 }
 
+/* Output K is TEXT: "o[K] = TEXT;", or what the frame makes of it. */
+static void tape_c_output(tape_c_t *c, size_t k, const char *text,
+                          strbuf_t *b)
+{
+    if (c->frame) {
+        c->frame->value(c->frame->ctx, k, text, b);
+        return;
+    }
+    strbuf_addf(b, "    o[%zu] = %s;\n", k, text);
+    c->used_o = true;
+}
+
 /* "o[k] = NAME;" for the outputs K held in slot S. */
 static void tape_c_outputs(tape_c_t *c, uint32_t s, const char *name,
                            strbuf_t *b)
 {
-    for (size_t k = c->first[s]; k != SIZE_MAX; k = c->next[k]) {
-        strbuf_addf(b, "    o[%zu] = %s;\n", k, name);
-        c->used_o = true;
-    }
+    for (size_t k = c->first[s]; k != SIZE_MAX; k = c->next[k])
+        tape_c_output(c, k, name, b);
 }
 
 /* Liveness: the last write of each slot, the outputs by slot, the last
@@ -1671,7 +1682,9 @@ static void tape_c_end_piece(tape_c_t *c, strbuf_t *b, size_t end)
         strbuf_add(b, "    (void)t;\n    (void)y;\n    (void)v;\n");
     else if (!c->used_v)
         strbuf_add(b, "    (void)v;\n");
-    if (!c->used_o)
+    if (c->frame)
+        c->frame->end(c->frame->ctx, b);
+    else if (!c->used_o)
         strbuf_add(b, "    (void)o;\n");
     if (c->pieces && !c->used_w)
         strbuf_add(b, "    (void)w;\n");
@@ -1694,7 +1707,9 @@ static void tape_c_begin_piece(tape_c_t *c, strbuf_t *b, const char *name,
     c->piece = p;
     c->begin = begin;
     c->used_v = c->used_o = c->used_w = false;
-    if (c->pieces)
+    if (c->frame)
+        strbuf_addf(b, "%s\n{\n", c->frame->head);
+    else if (c->pieces)
         strbuf_addf(b,
                     "static NH_NOINLINE void %s_%zu(%s,\n"
                     "        double *restrict w)\n{\n",
@@ -1703,12 +1718,38 @@ static void tape_c_begin_piece(tape_c_t *c, strbuf_t *b, const char *name,
         strbuf_addf(b, "static void %s(%s)\n{\n", name, tape_c_params(c));
 }
 
-void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
-                  const expr_graph_t *g, const char *const *input,
-                  unsigned *helpers)
+/* The outputs no instruction writes: constants, inputs, variables. */
+static void tape_c_known_outputs(tape_c_t *c, strbuf_t *b, strbuf_t *body)
+{
+    const tape_t *t = c->t;
+    for (size_t k = 0; k < t->nout; k++) {
+        uint32_t o = t->outs[k];
+        if (!(o & TAPE_VAR) && c->last_write[o] != SIZE_MAX)
+            continue;
+        body->len = 0;
+        body->data[0] = '\0';
+        if (o & TAPE_VAR) {
+            uint32_t var = o & ~TAPE_VAR;
+            if (c->input && c->input[var])
+                strbuf_add(body, c->input[var]);
+            else
+                strbuf_addf(body, "v[%u]", var);
+            c->used_v = true;
+        } else {
+            tape_c_operand(c, o, body);
+        }
+        char *text = xstrdup(body->data);
+        tape_c_output(c, k, text, b);
+        free(text);
+    }
+}
+
+static void tape_c_write(const tape_t *t, strbuf_t *b, const char *name,
+                         const tape_c_frame_t *frame, const expr_graph_t *g,
+                         const char *const *input, unsigned *helpers)
 {
     tape_c_t c = {.t = t, .g = g, .pieces = t->len > TAPE_C_PIECE,
-                  .input = input};
+                  .input = input, .frame = frame};
     c.cur = xcalloc(t->work + 1, sizeof *c.cur);
     c.lit = xcalloc(t->nconst + 1, sizeof *c.lit);
     c.last_write = xmalloc((t->work + 1) * sizeof *c.last_write);
@@ -1741,6 +1782,8 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
     c.decl = b;
     size_t npieces = 0;
     tape_c_begin_piece(&c, b, name, npieces++, 0);
+    if (frame) /* first: what the frame does with them need not wait */
+        tape_c_known_outputs(&c, b, &body);
     for (size_t i = 0; i < t->len; i++) {
         if (c.pieces && i > 0 && i % TAPE_C_PIECE == 0) {
             tape_c_end_piece(&c, b, i);
@@ -1773,27 +1816,8 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
             tape_c_outputs(&c, ins->dst, vname, &body);
         strbuf_add(b, body.data);
     }
-    /* the outputs no instruction writes: constants, inputs, variables */
-    for (size_t k = 0; k < t->nout; k++) {
-        uint32_t o = t->outs[k];
-        if (!(o & TAPE_VAR) && c.last_write[o] != SIZE_MAX)
-            continue;
-        body.len = 0;
-        strbuf_addf(&body, "    o[%zu] = ", k);
-        if (o & TAPE_VAR) {
-            uint32_t var = o & ~TAPE_VAR;
-            if (input && input[var])
-                strbuf_add(&body, input[var]);
-            else
-                strbuf_addf(&body, "v[%u]", var);
-            c.used_v = true;
-        } else {
-            tape_c_operand(&c, o, &body);
-        }
-        strbuf_add(&body, ";\n");
-        strbuf_add(b, body.data);
-        c.used_o = true;
-    }
+    if (!frame)
+        tape_c_known_outputs(&c, b, &body);
     tape_c_end_piece(&c, b, t->len);
     if (c.pieces) {
         strbuf_addf(b,
@@ -1817,6 +1841,27 @@ void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
     free(c.ready);
     free(c.hoist_first);
     free(c.hoist_next);
+}
+
+void tape_write_c(const tape_t *t, strbuf_t *b, const char *name,
+                  const expr_graph_t *g, const char *const *input,
+                  unsigned *helpers)
+{
+    tape_c_write(t, b, name, NULL, g, input, helpers);
+}
+
+bool tape_write_c_fits(const tape_t *t)
+{
+    return t->len <= TAPE_C_PIECE;
+}
+
+void tape_write_c_frame(const tape_t *t, strbuf_t *b, const tape_c_frame_t *f,
+                        const expr_graph_t *g, const char *const *input,
+                        unsigned *helpers)
+{
+    if (!input || !tape_write_c_fits(t))
+        abort(); /* the caller's to check: a bug */
+    tape_c_write(t, b, NULL, f, g, input, helpers);
 }
 
 void tape_write_c_helpers(strbuf_t *b, unsigned helpers)

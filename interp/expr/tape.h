@@ -80,6 +80,29 @@ void tape_write_c(const tape_t *tape, strbuf_t *b, const char *name,
                   unsigned *helpers);
 void tape_write_c_helpers(strbuf_t *b, unsigned helpers);
 
+/* The frame of a tape written as one function whose outputs go where
+ * the caller says: HEAD is the function's first line (its type, name and
+ * parameters, which must name t, y and v as tape_write_c's do), VALUE is
+ * called with CTX where output K gets its C text TEXT (a value's name, an
+ * input, a literal) in place of "o[K] = TEXT;", and may write statements
+ * to B there (a store, a check that returns); END writes the statements
+ * before the closing brace. */
+typedef struct tape_c_frame {
+    const char *head;
+    void (*value)(void *ctx, size_t k, const char *text, strbuf_t *b);
+    void (*end)(void *ctx, strbuf_t *b);
+    void *ctx;
+} tape_c_frame_t;
+
+/* Whether tape_write_c_frame can write TAPE: it is one function (a tape
+ * longer than a piece is written as several). */
+bool tape_write_c_fits(const tape_t *tape);
+
+/* tape_write_c, with INPUT (not NULL), in the frame F. */
+void tape_write_c_frame(const tape_t *tape, strbuf_t *b,
+                        const tape_c_frame_t *f, const expr_graph_t *g,
+                        const char *const *input, unsigned *helpers);
+
 /* V as a C99 double literal that reads back to the same bits: the
  * shortest decimal, with a point or exponent; NAN, HUGE_VAL; negative
  * numbers in parentheses, so that any operator may precede them.  BUF

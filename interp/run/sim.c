@@ -511,6 +511,7 @@ typedef struct sim_ctx {
      * (13 factorisations of its mass matrix) does not delay a stop. */
     const nh_stop_t *stop;
     bool stopped;
+    eom_native_rhs_fn native; /* eom_native_rhs, taken once per run */
     /* The last failed evaluation: cause, time, state. */
     bool failed;
     diag_t fail;
@@ -533,7 +534,8 @@ static int sim_ode_f(double t, const double y[], double dydt[], void *params)
         rc = diag_error(&c->fail, SRC_SPAN_NONE,
                         "the state is not finite (the integration "
                         "diverged)");
-    else if (eom_rhs(c->e, t, y, dydt, c->vars, &c->fail) != 0)
+    else if ((!c->native || c->native(t, y, c->vars, dydt) != 0) &&
+             eom_rhs(c->e, t, y, dydt, c->vars, &c->fail) != 0)
         rc = -1; /* on success dydt is finite (eom.h): not checked again */
     if (rc == 0)
         return GSL_SUCCESS;
@@ -698,6 +700,10 @@ typedef struct sim_state {
      * ∂L/∂q_i'), native when the equations are compiled */
     double *mout, *mwork;
     size_t mnh;
+    /* the state the last step's monitors were computed at (mout holds
+     * them): a sample at the same state takes them from there */
+    const double *mon_y;
+    double mon_t, mon_res;
     double *base;        /* the caller's value vector at the start */
     double *row;         /* a completed value vector (the last sample) */
     double *y, *yprev;
@@ -782,7 +788,13 @@ static int sim_sample(sim_state_t *s, double t, const double *y,
     diag_t d = {0};
     if (eom_accel(s->e, s->row, &d) != 0)
         return sim_error_at(err, s, t, y, d.msg);
-    double res = sim_monitor_residual(s, s->row, true); /* and the energy */
+    /* the residual and the energy from the monitors; the step that ended
+     * here computed them already when the state holds every velocity
+     * (they read q, q', t and the parameters alone) */
+    double res = y == s->mon_y && t == s->mon_t
+                     ? s->mon_res
+                     : sim_monitor_residual(s, s->row, true);
+    s->mon_y = NULL;
     if (isnan(res) || res > s->sum.max_residual)
         s->sum.max_residual = res;
     double S;
@@ -835,11 +847,15 @@ static void sim_monitor_step(sim_state_t *s, double t, const double *y)
     /* compiled, the monitors cost less than the tapes of the residual,
      * where there is one to watch */
     bool watch = s->mnh > 0 || (s->has_vel && s->sys->r > 0);
-    double res = !watch                     ? 0.0
-                 : eom_monitors_native(s->e) ? sim_monitor_residual(s, v, s->has_vel)
-                                             : sim_cons_residual(&s->cons, v, s->has_vel);
+    bool native = watch && eom_monitors_native(s->e);
+    double res = !watch   ? 0.0
+                 : native ? sim_monitor_residual(s, v, s->has_vel)
+                          : sim_cons_residual(&s->cons, v, s->has_vel);
     if (isnan(res) || res > s->sum.max_residual)
         s->sum.max_residual = res;
+    s->mon_y = native && s->has_vel ? y : NULL;
+    s->mon_t = t;
+    s->mon_res = res;
 }
 
 /* The spacing of the doubles near the times T0 and T_END, times four:
@@ -1251,7 +1267,8 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
     sim_state_t s = {.e = e, .sys = sys, .opt = opt};
     size_t ns = eom_state_size(e);
     s.ctx = (sim_ctx_t){.e = e, .sys = sys, .ns = ns,
-                        .sv = eom_state_vars(e), .stop = opt->stop};
+                        .sv = eom_state_vars(e), .stop = opt->stop,
+                        .native = eom_native_rhs(e)};
     s.ctx.vars = sim_alloc(width, sizeof(double));
     s.ctx.yj = sim_alloc(ns, sizeof(double));
     s.ctx.f1 = sim_alloc(ns, sizeof(double));
