@@ -83,6 +83,57 @@ static int status_of(const diag_t *err)
     return strstr(err->msg, "non-finite") ? CGEN_NONFINITE : CGEN_SINGULAR;
 }
 
+/* NAME_tangent_main and NAME_tangent_pre against tape_eval_tangent at
+ * the value vector VA, in three random directions. */
+static void check_tangents(void *h, eom_t *e, const double *va,
+                           const char *what, int pt)
+{
+    enum { K = 3 };
+    const tape_t *tapes[2] = {e->tape, e->pre};
+    static const char *const fn[2] = {"m_tangent_main", "m_tangent_pre"};
+    static const char *const nw[2] = {"m_tangent_main_work",
+                                      "m_tangent_pre_work"};
+    size_t nv = e->nvars;
+    double *dv = calloc(nv * K + 1, sizeof *dv);
+    for (size_t i = 0; i < nv * K; i++)
+        dv[i] = uniform(-1, 1);
+    for (int q = 0; q < 2; q++) {
+        void (*tan)(const double *, const double *, long, double *, double *,
+                    double *, double *);
+        *(void **)&tan = cc_sym(h, fn[q]);
+        const int *work = cc_sym(h, nw[q]);
+        assert_true((tan != NULL) == (tapes[q] != NULL));
+        if (!tapes[q])
+            continue;
+        assert_non_null(work);
+        const tape_t *t = tapes[q];
+        size_t no = tape_nout(t), ws = tape_work_size(t);
+        double *o1 = calloc(no + 1, sizeof *o1), *o2 = calloc(no + 1, sizeof *o2);
+        double *d1 = calloc(no * K + 1, sizeof *d1);
+        double *d2 = calloc(no * K + 1, sizeof *d2);
+        double *w = calloc(ws + 1, sizeof *w), *dw = calloc(ws * K + 1, sizeof *dw);
+        double *V = calloc((size_t)*work + 1, sizeof *V);
+        tape_eval_tangent(t, va, dv, K, o1, d1, w, dw);
+        tan(va, dv, K, o2, d2, V, dw);
+        for (size_t i = 0; i < no; i++)
+            if (!same_bits(o1[i], o2[i]))
+                fail_msg("%s, state %d: %s output %zu %.17g by nh, %.17g by C",
+                         what, pt, fn[q], i, o1[i], o2[i]);
+        for (size_t i = 0; i < no * K; i++)
+            if (!same_bits(d1[i], d2[i]))
+                fail_msg("%s, state %d: %s derivative %zu %.17g by nh, %.17g "
+                         "by C", what, pt, fn[q], i, d1[i], d2[i]);
+        free(o1);
+        free(o2);
+        free(d1);
+        free(d2);
+        free(w);
+        free(dw);
+        free(V);
+    }
+    free(dv);
+}
+
 /* Compares the compiled text of E with the tapes at random states;
  * NUMERIC: both without the fast path (which small systems take first,
  * so that at regular states the numeric path would go unchecked). */
@@ -179,6 +230,10 @@ static void check_method(session_t *s, eom_t *e, const char *what,
             free(m1);
             free(m2);
             free(mw);
+            /* the derivatives of the main and first tapes in three
+             * random directions: as the tapes give them, bit for bit */
+            if (pt % 8 == 3)
+                check_tangents(h, e, va, what, pt);
             ok++;
         } else {
             failed++;
@@ -671,7 +726,8 @@ static void test_compilers_that_fail(void **state)
     remove_cache();
 }
 
-/* `set compile = on` in a session: the same output as the tapes, the
+/* `set compile = on` in a session: the same output as the tapes
+ * (linearize and eigen on the compiled derivatives among it), the
  * summaries included (max |C| and the energy drift to 17 digits: the
  * compiled monitors, and a sample that takes them from the step that
  * ended on it, with and without projection); a compile that fails is an
@@ -682,7 +738,8 @@ static void test_session_compile(void **state)
     fresh_cache();
     const char *run = "simulate to 3\nprint phi, theta, psi, x, y, theta''\n";
     const char *runs = "simulate to 3\nsimulate to 7 step 0.37\n"
-                       "simulate to 8 project\nprint phi, theta, x, y\n";
+                       "simulate to 8 project\nprint phi, theta, x, y\n"
+                       "linearize\neigen\n";
     static const char *const methods[] = {"voronec", "multipliers"};
     for (size_t m = 0; m < 2; m++) {
         char *outs[2];
@@ -703,6 +760,9 @@ static void test_session_compile(void **state)
             assert_int_equal(session_run_text(s, "<t>", r, strlen(r), false),
                              RUN_OK);
             assert_true(eom_has_native(session_ctx(s)->eom) ==
+                        (compiled == 1));
+            /* linearize and eigen differentiate the compiled tapes */
+            assert_true(eom_tangents_native(session_ctx(s)->eom) ==
                         (compiled == 1));
             session_free(s);
             fclose(out);

@@ -376,7 +376,7 @@ struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err)
 struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err)
 {
     eom_t *e = ctx_eom(s, where, err);
-    if (!e)
+    if (!e || ctx_compile(s, e, where, err) != 0)
         return NULL;
     if (!s->lin)
         s->lin = lin_new(lower_system(s->lw), e);

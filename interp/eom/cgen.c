@@ -336,6 +336,42 @@ static size_t cgen_len(size_t n)
     return n ? n : 1;
 }
 
+/* ---- the derivatives: tape_eval_tangent ------------------------------- */
+
+/* The forward-mode derivatives of the main tape (and of the first tape,
+ * where the method has one) as nh's eom_tangent_tape and eom_tangent_pre
+ * run them, for `linearize`, `eigen`, `sweep` and the implicit
+ * integrators once compiled: NAME_tangent_main and NAME_tangent_pre,
+ * with the sizes of their value arrays w, NAME_tangent_main_work and
+ * NAME_tangent_pre_work (dw is the tape's work slots times k).  The dense algebra after the
+ * tapes stays nh's (common.c, eom_tangent: the methods' implicit
+ * derivatives of their solves). */
+static void cgen_tangents(cgen_t *c)
+{
+    const eom_t *e = c->e;
+    const char *name = c->opt->name;
+    const tape_t *t[2] = {e->tape, e->pre};
+    static const char *const which[2] = {"main", "pre"};
+    for (int q = 0; q < 2; q++) {
+        if (!t[q])
+            continue;
+        char fn[32];
+        snprintf(fn, sizeof fn, "nh_tan_%s", which[q]);
+        tape_write_c_tangent(t[q], &c->tapes, fn, &c->tape_helpers);
+        strbuf_add(&c->tapes, "\n");
+        strbuf_addf(&c->api,
+                    "const int %s_tangent_%s_work = %zu;\n\n"
+                    "void %s_tangent_%s(const double *v, const double *dv, "
+                    "long k, double *o,\n"
+                    "        double *dout, double *w, double *dw)\n"
+                    "{\n"
+                    "    %s(v, dv, k, o, dout, w, dw);\n"
+                    "}\n\n",
+                    name, which[q], tape_c_tangent_values(t[q]), name, which[q],
+                    fn);
+    }
+}
+
 /* ---- the fast path: common.c eom_fast_compute --------------------------- */
 
 /* "if (!((ARR[0] - ARR[0]) + ... == 0)) return RC;" written out (the
@@ -1417,6 +1453,11 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 " *       constraint at the velocity level, L and dL/dq_i' "
                 "(what nh's\n"
                 " *       simulate reports as max |C| and the energy drift).\n"
+                " *   void %s_tangent_main(v, dv, k, o, dout, w, dw), and "
+                "_pre where the\n"
+                " *       method has a first tape: the derivatives of nh's "
+                "tapes in k\n"
+                " *       directions, for nh's linearize (its own use).\n"
                 " *\n"
                 " * Compiled without floating-point contraction (-std=c99 with "
                 "GCC, or\n"
@@ -1425,7 +1466,7 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 " * bit.\n"
                 " */\n"
                 "#include <math.h>\n\n",
-                name, name, mult ? ", multipliers" : "", name);
+                name, name, mult ? ", multipliers" : "", name, name);
     char rtol[48];
     tape_c_literal(LINALG_RTOL, rtol, sizeof rtol);
     strbuf_addf(b,
@@ -1520,7 +1561,9 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
                  (e->fast && !opt->numeric_only ? 2 * tape_length(e->fast)
                                                  : 0) +
                  (pre ? tape_length(e->pre) : 0) +
-                 (vel ? tape_length(vel) : 0) + tape_length(c.mon);
+                 (vel ? tape_length(vel) : 0) + tape_length(c.mon) +
+                 /* the derivatives: linearize, the implicit integrators */
+                 tape_length(e->tape) + (e->pre ? tape_length(e->pre) : 0);
     size_t max_ops = opt->max_ops ? opt->max_ops : CGEN_MAX_INSTRUCTIONS;
     if (len > max_ops) {
         diag_error(err, SRC_SPAN_NONE,
@@ -1543,6 +1586,7 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
         cgen_tape(&c, vel, "nh_tape_vel", NULL);
     cgen_tape(&c, c.res, "nh_tape_res", NULL);
     cgen_tape(&c, c.mon, "nh_tape_mon", NULL);
+    cgen_tangents(&c);
     if (fast)
         cgen_fast(&c);
     switch (e->method) {

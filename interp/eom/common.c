@@ -1088,8 +1088,10 @@ void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
         e->native_release(e->native_handle);
     e->native = values;
     e->native_rhs = rhs;
-    if (!values)
+    if (!values) {
         e->native_mon = NULL;
+        eom_set_native_tangents(e, NULL, 0, NULL, 0);
+    }
     e->native_handle = handle;
     e->native_release = release;
 }
@@ -1097,6 +1099,25 @@ void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
 bool eom_has_native(const eom_t *e)
 {
     return e->native != NULL;
+}
+
+void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
+                             size_t main_values, eom_native_tangent_fn pre_tape,
+                             size_t pre_values)
+{
+    free(e->t_nval);
+    free(e->t_pnval);
+    e->native_tan = main_tape;
+    e->native_tan_pre = pre_tape;
+    e->t_nval = main_tape ? eom_alloc(main_values + 1, sizeof *e->t_nval)
+                          : NULL;
+    e->t_pnval = pre_tape ? eom_alloc(pre_values + 1, sizeof *e->t_pnval)
+                          : NULL;
+}
+
+bool eom_tangents_native(const eom_t *e)
+{
+    return e->native_tan != NULL;
 }
 
 eom_native_rhs_fn eom_native_rhs(const eom_t *e)
@@ -1493,14 +1514,22 @@ int eom_tangent(eom_t *e, double *vars, double *dvars, size_t k,
 void eom_tangent_tape(eom_t *e, const double *vars, const double *dvars,
                       size_t k)
 {
-    tape_eval_tangent(e->tape, vars, dvars, k, e->t_out, e->t_dout,
-                      e->t_work, e->t_dwork);
+    if (e->native_tan)
+        e->native_tan(vars, dvars, (long)k, e->t_out, e->t_dout, e->t_nval,
+                      e->t_dwork);
+    else
+        tape_eval_tangent(e->tape, vars, dvars, k, e->t_out, e->t_dout,
+                          e->t_work, e->t_dwork);
 }
 
 void eom_tangent_pre(eom_t *e, double *vars, double *dvars, size_t k)
 {
-    tape_eval_tangent(e->pre, vars, dvars, k, e->t_pout, e->t_pdout,
-                      e->t_pwork, e->t_pdwork);
+    if (e->native_tan_pre)
+        e->native_tan_pre(vars, dvars, (long)k, e->t_pout, e->t_pdout,
+                          e->t_pnval, e->t_pdwork);
+    else
+        tape_eval_tangent(e->pre, vars, dvars, k, e->t_pout, e->t_pdout,
+                          e->t_pwork, e->t_pdwork);
     for (size_t i = 0; i < e->npre; i++) {
         vars[e->pre_var[i]] = e->t_pout[i];
         memcpy(dvars + (size_t)e->pre_var[i] * k, e->t_pdout + i * k,

@@ -130,6 +130,20 @@ void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
                     void *handle, void (*release)(void *handle));
 bool eom_has_native(const eom_t *e);
 
+/* Compiled forward-mode derivatives of the main tape and of the first
+ * tape (NULL where the method has none), as generated C writes them
+ * (cgen.c, NAME_tangent_main), with the sizes of their value arrays
+ * (NAME_tangent_main_work): once set, eom_tangent runs them instead of
+ * the tapes, with the same numbers.  Cleared with the other native
+ * functions. */
+typedef void (*eom_native_tangent_fn)(const double *v, const double *dv,
+                                      long k, double *o, double *dout,
+                                      double *w, double *dw);
+void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
+                             size_t main_values, eom_native_tangent_fn pre_tape,
+                             size_t pre_values);
+bool eom_tangents_native(const eom_t *e);
+
 /* The compiled right-hand side, or NULL: for a caller that calls it
  * first itself (simulate's callback, once per evaluation) and eom_rhs
  * only when it fails, as eom_rhs would. */

@@ -103,6 +103,18 @@ void tape_write_c_frame(const tape_t *tape, strbuf_t *b,
                         const tape_c_frame_t *f, const expr_graph_t *g,
                         const char *const *input, unsigned *helpers);
 
+/* Appends to B the C99 text of
+ *     static void NAME(const double *v, const double *dv, long k,
+ *                      double *o, double *dout, double *w, double *dw)
+ * which does what tape_eval_tangent does, bit for bit: the outputs O and
+ * their derivatives DOUT (nout rows of K) at the value vector V, given
+ * the variables' derivatives DV (a row of K per variable); W has
+ * tape_c_tangent_values doubles and DW tape_work_size × K.  Long tapes
+ * are written in pieces, as tape_write_c's; *HELPERS as there. */
+void tape_write_c_tangent(const tape_t *tape, strbuf_t *b, const char *name,
+                          unsigned *helpers);
+size_t tape_c_tangent_values(const tape_t *tape);
+
 /* V as a C99 double literal that reads back to the same bits: the
  * shortest decimal, with a point or exponent; NAN, HUGE_VAL; negative
  * numbers in parentheses, so that any operator may precede them.  BUF

@@ -443,8 +443,17 @@ int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
                           "the compiled equations '%s' have no %s_values",
                           so, NATIVE_NAME);
     }
+    eom_native_tangent_fn tan, tan_pre;
+    *(void **)&tan = dlsym(h, NATIVE_NAME "_tangent_main");
+    *(void **)&tan_pre = dlsym(h, NATIVE_NAME "_tangent_pre");
+    const int *tan_n = dlsym(h, NATIVE_NAME "_tangent_main_work");
+    const int *tan_pre_n = dlsym(h, NATIVE_NAME "_tangent_pre_work");
     eom_set_native(e, fn, rhs, h, native_release);
     eom_set_native_monitors(e, mon);
+    if (tan && tan_n)
+        eom_set_native_tangents(e, tan, (size_t)*tan_n,
+                                tan_pre && tan_pre_n ? tan_pre : NULL,
+                                tan_pre && tan_pre_n ? (size_t)*tan_pre_n : 0);
     snprintf(info->path, sizeof info->path, "%s", so);
     info->seconds = nh_clock() - t0;
     return 0;
