@@ -469,14 +469,16 @@ static void cgen_fast_fn(cgen_t *c, char **dydt)
         at += 2 * p;
     }
     if (dydt) {
-        /* eom_rhs: the derivatives alone must be finite (one test, as in
-         * cgen_finite) */
-        strbuf_add(b, "    if (!(");
+        /* eom_rhs: the sum of the computed derivatives in the state's
+         * order must be finite, as cgen_rhs_end and the tapes test it */
+        size_t n = 0;
         for (size_t k = 0; k < e->nstate; k++)
-            strbuf_addf(b, "%s(%s - %s)",
-                        k ? k % 3 ? " + " : " +\n          " : "", dydt[k],
-                        dydt[k]);
-        strbuf_add(b, " == 0))\n        return -1;\n");
+            if (e->fast_dydt[k] >= 0)
+                strbuf_addf(b, "%s%s", n++ ? " + " : "    {\n        const double fin = ",
+                            dydt[k]);
+        if (n)
+            strbuf_add(b, ";\n        if (!(fin - fin == 0))\n"
+                          "            return -1;\n    }\n");
         for (size_t k = 0; k < e->nstate; k++)
             strbuf_addf(b, "    dydt[%zu] = %s;\n", k, dydt[k]);
     } else {
