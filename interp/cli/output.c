@@ -910,10 +910,12 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               COMPARE_MAX_SAMPLES);
         samples = (long)x;
     }
-    eom_t *ea = eom_prepare(sys, (eom_method_t)ma, st->u.compare.a.span, err);
+    eom_t *ea = ctx_prepare_here(s, lw, (eom_method_t)ma,
+                                 st->u.compare.a.span, err);
     if (!ea)
         return -1;
-    eom_t *eb = eom_prepare(sys, (eom_method_t)mb, st->u.compare.b.span, err);
+    eom_t *eb = ctx_prepare_here(s, lw, (eom_method_t)mb,
+                                 st->u.compare.b.span, err);
     if (!eb || ctx_compile(s, ea, st->u.compare.a.span, err) != 0 ||
         ctx_compile(s, eb, st->u.compare.b.span, err) != 0) {
         eom_free(ea);

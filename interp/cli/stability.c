@@ -671,6 +671,7 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         rc = ctx_row_add(s, name->name, false, v, st->u.sweep.head, err);
         for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
             const ast_stmt_t *in = st->u.sweep.body[i];
+            ctx_drops_refresh(s, NULL); /* as before a statement */
             rc = stab_inner(in->kind)(s, in, err);
         }
         if (rc == 0 && !ctx_row_end(&rows))

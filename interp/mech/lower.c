@@ -47,6 +47,7 @@ typedef struct split_sum {
 typedef struct con_rows {
     unsigned dim;
     long row[3];
+    const expr_t *ck[3]; /* a vector's components, dropped ones too */
 } con_rows_t;
 
 struct lower {
@@ -89,6 +90,15 @@ struct lower {
     con_rows_t *cons;
     char **row_names;
     size_t nrow_names, cap_row_names;
+    /* The verdicts on the components (component_vanishes) are taken
+     * near the state of STATE, the model being lowered (borrowed for the
+     * call); JUDGED (NJUDGED doubles) is the value vector they all hold
+     * at, NULL when they were taken at different states (lower_extend)
+     * and must be taken again (lower_drops_hold). */
+    const model_t *state;
+    double *judged;
+    size_t njudged;
+    bool judged_once;
 
     /* What the model's own expressions read (lowered in LOWER_MODEL):
      * a parameter or let read nowhere else is an analysis name, and
@@ -1945,45 +1955,113 @@ typedef struct rows {
     size_t n;
 } rows_t;
 
+/* The value vector the verdicts on the components are taken near
+ * (LANGUAGE.md §4: where the motion is): the state of M (q, q', z, t)
+ * with the parameters' values, into BASE (expr_graph_nvars doubles);
+ * what M does not give (a coordinate the statement being lowered
+ * declares; M NULL) is 0. */
+static void judge_base(const lower_t *lw, const model_t *m, double *base)
+{
+    size_t nv = expr_graph_nvars(lw->g);
+    if (m)
+        lower_fill_vars(lw, m, base);
+    for (size_t v = 0; v < nv; v++)
+        if (!m || !isfinite(base[v]))
+            base[v] = 0;
+}
+
 /* Whether the component C of a vector constraint vanishes identically:
- * symbolically, or at every one of the sample points that check uses
- * (LANGUAGE.md §4), taken near the zero state with the parameters at
- * their values (a lowering keeps no state: model_clone_declarations; and
- * the verdict must not depend on the state when the constraint was
- * declared); 0: no, 1: it folds to 0, 2: it vanished at the points. */
-static int component_vanishes(lower_t *lw, const expr_t *c)
+ * symbolically, or at every one of a few sample states near BASE
+ * (judge_base), as `check` decides that a quantity is zero but only in
+ * the state's region (expr_mag_zero_near): a contact written with
+ * r*sin(theta) for its height vanishes where sin(theta) > 0 and not
+ * elsewhere (LANGUAGE.md §4); 0: no, 1: it folds to 0, 2: it vanished at
+ * the points. */
+static int component_vanishes(lower_t *lw, const expr_t *c,
+                              const double *base)
 {
     if (expr_is_const(c, 0))
         return 1;
     const nh_system_t *s = &lw->sys;
     size_t nv = expr_graph_nvars(lw->g);
-    double *base = xmalloc((nv + 1) * sizeof *base);
     double *pts = xmalloc((EXPR_MAG_POINTS * nv + 1) * sizeof *pts);
     bool *move = xcalloc(nv + 1, sizeof *move);
-    lower_fill_vars(lw, &lw->model, base);
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < s->n; i++)
         move[s->q[i]] = move[s->qd[i]] = true;
-        base[s->q[i]] = base[s->qd[i]] = 0;
-    }
-    for (size_t i = 0; i < s->m; i++) {
+    for (size_t i = 0; i < s->m; i++)
         move[s->z[i]] = true;
-        base[s->z[i]] = 0;
-    }
     for (size_t i = 0; i < s->np; i++)
         move[s->p[i]] = true;
     move[s->t] = true;
-    base[s->t] = 0;
     /* the same points for every component: a fixed seed */
     uint64_t seed = 0x6e68636f6d70ULL;
     expr_mag_t ev = {0};
     ev.g = lw->g;
     size_t np;
-    int z = expr_mag_zero(&ev, &seed, base, move, nv, &c, 1, pts, &np);
+    int z = expr_mag_zero_near(&ev, &seed, base, move, nv, &c, 1, pts, &np);
     expr_mag_free(&ev);
     free(move);
     free(pts);
-    free(base);
     return z == 1 ? 2 : 0;
+}
+
+/* component_vanishes near the state of lw->state, which becomes the
+ * state the verdicts hold at when they held at it before (or none was
+ * taken). */
+static int component_vanishes_here(lower_t *lw, const expr_t *c)
+{
+    if (expr_is_const(c, 0))
+        return 1;
+    size_t nv = expr_graph_nvars(lw->g);
+    double *base = xmalloc((nv + 1) * sizeof *base);
+    judge_base(lw, lw->state, base);
+    if (!lw->judged_once) {
+        lw->judged = base; /* the first verdict of this lowering */
+        lw->njudged = nv;
+        lw->judged_once = true;
+    } else if (!(lw->judged && lw->njudged == nv &&
+                 memcmp(lw->judged, base, nv * sizeof *base) == 0)) {
+        free(lw->judged); /* verdicts at two states: take all again */
+        lw->judged = NULL;
+    }
+    int v = component_vanishes(lw, c, base);
+    if (base != lw->judged)
+        free(base);
+    return v;
+}
+
+bool lower_drops_hold(lower_t *lw, const model_t *m)
+{
+    bool any = false;
+    for (size_t a = 0; a < lw->model.constraints.n && !any; a++)
+        for (unsigned k = 0; k < lw->cons[a].dim; k++)
+            any |= lw->cons[a].row[k] != -1;
+    if (!any)
+        return true;
+    size_t nv = expr_graph_nvars(lw->g);
+    double *base = xmalloc((nv + 1) * sizeof *base);
+    judge_base(lw, m, base);
+    if (lw->judged && lw->njudged == nv &&
+        memcmp(lw->judged, base, nv * sizeof *base) == 0) {
+        free(base);
+        return true;
+    }
+    for (size_t a = 0; a < lw->model.constraints.n; a++) {
+        const con_rows_t *cr = &lw->cons[a];
+        for (unsigned k = 0; k < cr->dim; k++) {
+            if (cr->row[k] == -1)
+                continue;
+            bool dropped = cr->row[k] < 0;
+            if ((component_vanishes(lw, cr->ck[k], base) == 2) != dropped) {
+                free(base);
+                return false;
+            }
+        }
+    }
+    free(lw->judged);
+    lw->judged = base;
+    lw->njudged = nv;
+    return true;
 }
 
 /* The name of component K (from 1) of constraint NAME: "roll[2]", owned
@@ -2026,7 +2104,8 @@ static int lower_constraint(lower_t *lw, size_t a, rows_t *rows,
     for (unsigned k = 0; k < (l.dim ? l.dim : 1); k++) {
         /* C = LHS − RHS (LANGUAGE.md §4) */
         const expr_t *ck = expr_sub(g, l.c[k], r.c[k]);
-        int drop = l.dim ? component_vanishes(lw, ck) : 0;
+        cr->ck[k] = ck;
+        int drop = l.dim ? component_vanishes_here(lw, ck) : 0;
         cr->row[k] = drop ? -(long)drop : (long)rows->n;
         if (drop)
             continue;
@@ -2174,6 +2253,7 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     lower_t *lw = xcalloc(1, sizeof *lw);
     model_clone_declarations(&lw->model, m);
     lw->src = src;
+    lw->state = m;
     lw->g = expr_graph_new();
     declare_variables(lw);
 
@@ -2229,6 +2309,7 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
         rc = lower_kinematic(lw, k, lw->psi, lw->psi_span, err);
     for (size_t i = 0; i < m->lets.n && !rc; i++)
         rc = lower_let(lw, i, err);
+    lw->state = NULL;
     if (rc) {
         lower_free(lw);
         return NULL;
@@ -2505,6 +2586,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     split_sum_t Tsum = lw->Tsum, Vgsum = lw->Vgsum;
     const expr_t *Tp = lw->Tp, *Vg = lw->Vg;
     size_t point_loads = lw->point_loads;
+    lw->state = m;
     int rc = lower_frames(lw, nfr0, nfr, err);
     if (!rc)
         rc = lower_masses(lw, np0, np, nb0, nb, parts, err);
@@ -2518,6 +2600,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         rc = lower_kinematic(lw, k, psi, psi_span, err);
     for (size_t i = nl0; i < nl && !rc; i++)
         rc = lower_let(lw, i, err);
+    lw->state = NULL;
 
 #define DROP(mine, field) ((mine) != lw->field ? free((void *)(mine)) : (void)0)
     if (rc) {
@@ -2617,6 +2700,7 @@ void lower_free(lower_t *lw)
     free(lw->body_mass);
     free(lw->body_T);
     free(lw->cons);
+    free(lw->judged);
     for (size_t i = 0; i < lw->nrow_names; i++)
         free(lw->row_names[i]);
     free(lw->row_names);

@@ -13,9 +13,14 @@
  * (§4.1) become unit vectors, angular velocities and kinetic energies
  * through rigid.h; a vector constraint becomes one row per component,
  * without the components that vanish identically — decided as `check`
- * decides that a quantity is zero, at sample states near the zero state
- * with the parameters' values (interp/expr/mag.h): the one place the
- * lowering evaluates.
+ * decides that a quantity is zero, at sample states near the state of
+ * the model being lowered, with the parameters' values
+ * (expr_mag_zero_near): the one place the lowering evaluates.  Where the
+ * motion is decides (LANGUAGE.md §4): a contact whose height is
+ * r*sin(theta) has a vertical component that vanishes while the disk
+ * stands (sin(theta) > 0) and not where it would lie on its other side;
+ * lower_drops_hold says when the state has moved to where another
+ * verdict holds, and the lowering must be made again.
  *
  * lower_extend() lowers only what a model adds to a lowered one
  * (doc/architecture.md, "Where the code departs from the sketch").
@@ -83,8 +88,16 @@ int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
  * returns its dimension (0: a scalar constraint, or no such constraint)
  * and sets DROPPED[k] for each component: 0 kept, 1 dropped because it
  * simplifies to 0 = 0, 2 dropped because it vanishes at sample states
- * near the zero state (as `check` decides that a quantity is zero). */
+ * near the state (as `check` decides that a quantity is zero). */
 unsigned lower_dropped(const lower_t *lw, const char *name, int dropped[3]);
+
+/* Whether the components LW dropped and kept are those a lowering of M
+ * would drop and keep at M's state (LW lowered M's declarations): true at
+ * once when the state is the one they were judged at, or when no
+ * component is judged numerically; else they are judged again at M's
+ * state (a few evaluations per component), and false when one verdict
+ * differs: then lower M afresh.  The state they hold at is remembered. */
+bool lower_drops_hold(lower_t *lw, const model_t *m);
 
 /* Which variables a value depends on, by role. */
 bool lower_needs_accel(const lower_t *lw, const value_t *v); /* q'', z', λ */
