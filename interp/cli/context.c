@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "interp/analysis/linearize.h"
+#include "interp/analysis/react.h"
 #include "interp/eom/velocity.h"
 #include "interp/run/native.h"
 
@@ -107,6 +108,8 @@ void ctx_free_derived(ctx_t *s)
     ctx_free_eom(s);
     eom_velsolver_free(s->vs);
     s->vs = NULL;
+    react_free(s->react);
+    s->react = NULL;
 }
 
 void ctx_free(ctx_t *s)
@@ -426,6 +429,16 @@ struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err)
     if (!s->vs)
         s->vs = eom_velsolver_new(lower_system(lw));
     return s->vs;
+}
+
+struct react *ctx_react(ctx_t *s, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return NULL;
+    if (!s->react)
+        s->react = react_new(lw, err);
+    return s->react;
 }
 
 struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err)

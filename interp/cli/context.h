@@ -82,6 +82,7 @@ typedef struct ctx {
     int eom_method;
     struct lin *lin; /* linearize.h's, for s->eom (ctx_lin) */
     struct eom_velsolver *vs; /* for s->lw (ctx_velsolver) */
+    struct react *react;      /* for s->lw (ctx_react) */
 
     /* Recorded samples: rows of the value vector of the lowering of
      * generation samples_generation, made by the method samples_method.
@@ -158,6 +159,9 @@ eom_t *ctx_prepare_here(ctx_t *s, lower_t *lw, eom_method_t method,
  * for the current lowering, prepared once per lowering (`initial` runs
  * once per value of a sweep); NULL with *err set. */
 struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err);
+/* The reactions of the dropped components (react.h) for the current
+ * lowering, prepared once per lowering; NULL with *err set. */
+struct react *ctx_react(ctx_t *s, diag_t *err);
 /* Frees what is derived from the lowering — the equations, the
  * linearization, the velocity solver — when the lowering changes. */
 void ctx_free_derived(ctx_t *s);

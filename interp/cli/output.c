@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "interp/analysis/check.h"
+#include "interp/analysis/react.h"
 #include "interp/cli/stmts.h"
 #include "interp/base/util.h"
 #include "interp/eom/kinematics.h"
@@ -59,6 +60,34 @@ static int lambda_available(ctx_t *s, lower_t *lw, const value_t *v,
     return 0;
 }
 
+/* The reactions of the dropped components that V (the value of E) reads
+ * (LANGUAGE.md §4, react.h), into VARS, which the equations filled. */
+static int dropped_reactions(ctx_t *s, lower_t *lw, const value_t *v,
+                             const ast_expr_t *e, double *vars, diag_t *err)
+{
+    if (!lower_needs_dropped(lw, v))
+        return 0;
+    const uint32_t *dv;
+    const char *const *dn;
+    size_t nd = lower_dropped_reactions(lw, &dv, &dn);
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    bool *want = xcalloc(nv + 1, sizeof *want);
+    for (size_t k = 0; k < nd; k++)
+        for (unsigned c = 0; c < (v->dim ? v->dim : 1u); c++)
+            want[dv[k]] |= expr_depends(lower_graph(lw), v->c[c], dv[k]);
+    react_t *r = ctx_react(s, err);
+    int rc = r ? react_fill(r, vars, want, err) : -1;
+    free(want);
+    if (rc != 0) {
+        char st[1024], msg[DIAG_MSG_MAX];
+        ctx_describe_state(s, vars, st, sizeof st);
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        diag_clear(err);
+        return diag_error(err, e->span, "%s%s", msg, st);
+    }
+    return 0;
+}
+
 static int eval_value(ctx_t *s, lower_t *lw, const value_t *v,
                       const double *vars, const ast_expr_t *e, double *out,
                       diag_t *err)
@@ -100,6 +129,10 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     if (state_vars(s, lw, need_accel, st->span, vars, err))
         return -1;
+    for (size_t i = 0; i < n; i++)
+        if (dropped_reactions(s, lw, &vals[i], st->u.output.items[i], vars,
+                              err))
+            return -1;
     /* Evaluate all before printing any: a failing print prints nothing. */
     double x[n ? n : 1][3];
     for (size_t i = 0; i < n; i++)
