@@ -127,6 +127,16 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     /* A failed run leaves VARS at its last sample (LANGUAGE.md §6), so
      * that the next simulate continues the same trajectory. */
     if (rc == 0 || sum.samples > 0) {
+        /* The speeds of a state that holds the velocities follow them
+         * (doc/language.md), so that another method goes on from here */
+        eom_method_t m = eom_method(e);
+        if (m != EOM_MAGGI && m != EOM_GIBBS_APPELL && sys->m > 0 &&
+            sys->psi) {
+            diag_t ignored = {0};
+            struct eom_velsolver *vs = ctx_velsolver(s, &ignored);
+            if (vs)
+                eom_velsolver_speeds(vs, vars, &ignored);
+        }
         lower_store_state(lw, vars, &s->model);
         s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
     }

@@ -88,6 +88,43 @@ static int dropped_reactions(ctx_t *s, lower_t *lw, const value_t *v,
     return 0;
 }
 
+/* Under a method whose state holds the velocities (all but maggi and
+ * gibbs_appell), the speeds and their derivatives follow from q' and q''
+ * through the kinematic equations (doc/language.md): found here, into
+ * VARS, when V (the value of E) reads them. */
+static int speeds_of_state(ctx_t *s, lower_t *lw, const value_t *v,
+                           const ast_expr_t *e, double *vars, diag_t *err)
+{
+    const nh_system_t *sys = lower_system(lw);
+    int method = s->model.method >= 0 ? s->model.method
+                                      : (int)eom_default_method(sys);
+    if (method == EOM_MAGGI || method == EOM_GIBBS_APPELL || sys->m == 0 ||
+        !sys->psi)
+        return 0;
+    bool z = false, zd = false;
+    for (unsigned k = 0; k < (v->dim ? v->dim : 1u); k++)
+        for (size_t a = 0; a < sys->m; a++) {
+            z |= expr_depends(sys->g, v->c[k], sys->z[a]);
+            zd |= expr_depends(sys->g, v->c[k], sys->zd[a]);
+        }
+    if (!z && !zd)
+        return 0;
+    struct eom_velsolver *vs = ctx_velsolver(s, err);
+    if (!vs)
+        return -1;
+    if (eom_velsolver_speed_rates(vs, vars, zd, err) != 0) {
+        char st[1024], msg[DIAG_MSG_MAX];
+        ctx_describe_state(s, vars, st, sizeof st);
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        diag_clear(err);
+        return diag_error(err, e->span,
+                          "under %s the speeds follow from the velocities "
+                          "through the kinematic equations, but %s%s",
+                          eom_method_name((eom_method_t)method), msg, st);
+    }
+    return 0;
+}
+
 static int eval_value(ctx_t *s, lower_t *lw, const value_t *v,
                       const double *vars, const ast_expr_t *e, double *out,
                       diag_t *err)
@@ -131,7 +168,9 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     for (size_t i = 0; i < n; i++)
         if (dropped_reactions(s, lw, &vals[i], st->u.output.items[i], vars,
-                              err))
+                              err) ||
+            speeds_of_state(s, lw, &vals[i], st->u.output.items[i], vars,
+                            err))
             return -1;
     /* Evaluate all before printing any: a failing print prints nothing. */
     double x[n ? n : 1][3];
