@@ -197,7 +197,11 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
     const expr_t *nodes[n];
     size_t nv = expr_graph_nvars(lower_graph(lw));
     bool *want = xcalloc(nv + 1, sizeof *want); /* dropped reactions */
-    const ast_expr_t *wanting = NULL;
+    const ast_expr_t *wanting = NULL, *speeding = NULL;
+    const nh_system_t *sys = lower_system(lw);
+    bool speeds_state = s->samples_method == EOM_MAGGI ||
+                        s->samples_method == EOM_GIBBS_APPELL,
+         rates = false;
     for (size_t i = 0; i < n; i++) {
         value_t v;
         if (lower_expr(lw, exprs[i], LOWER_QUERY, &v, err)) {
@@ -232,6 +236,19 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
                 if (!wanting)
                     wanting = exprs[i];
             }
+        /* the speeds follow from the velocities (doc/language.md) */
+        for (size_t a = 0; a < sys->m && sys->psi && !speeds_state; a++) {
+            bool z = expr_depends(lower_graph(lw), v.c[0], sys->z[a]),
+                 zd = expr_depends(lower_graph(lw), v.c[0], sys->zd[a]);
+            if ((z || zd) && !speeding)
+                speeding = exprs[i];
+            rates |= zd;
+        }
+    }
+    struct eom_velsolver *vs = NULL;
+    if (speeding && !(vs = ctx_velsolver(s, err))) {
+        free(want);
+        return -1;
     }
     struct react *rx = NULL;
     if (wanting && !(rx = ctx_react(s, err))) {
@@ -253,8 +270,24 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
     int rc = 0;
     for (size_t k = 0; k < s->samples.n && rc == 0; k++) {
         const double *row = s->samples.data + k * s->samples.width;
-        if (rx) {
+        if (rx || vs) {
             memcpy(scratch, row, s->samples.width * sizeof *scratch);
+            row = scratch;
+        }
+        if (vs && eom_velsolver_speed_rates(vs, scratch, rates, err) != 0) {
+            char state[1024], msg[DIAG_MSG_MAX];
+            ctx_describe_state(s, scratch, state, sizeof state);
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            diag_clear(err);
+            rc = diag_error(err, speeding->span,
+                            "under %s the speeds follow from the velocities "
+                            "through the kinematic equations, but %s in "
+                            "sample %zu%s",
+                            eom_method_name((eom_method_t)s->samples_method),
+                            msg, k + 1, state);
+            break;
+        }
+        if (rx) {
             if (react_fill(rx, scratch, want, err) != 0) {
                 char state[1024], msg[DIAG_MSG_MAX];
                 ctx_describe_state(s, row, state, sizeof state);
@@ -264,7 +297,6 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
                                 msg, k + 1, state);
                 break;
             }
-            row = scratch;
         }
         tape_eval(tp, row, vals, work);
         for (size_t i = 0; i < n; i++) {
