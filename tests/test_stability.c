@@ -583,6 +583,28 @@ static void test_eigen_order_ignores_noise(void **state)
     assert_true(x[1][1] == 0 && x[2][1] == 0);
     assert_true(x[3][1] < -0.1);
     run_close(&r);
+    /* the upright disk at its critical spin sqrt(g/(3 r)): every real
+     * part 0 in exact arithmetic, of order 1e-7 as computed (a Jordan
+     * block), all on the axis: ordered by the imaginary parts alone */
+    run_open(&r, "rolling_disk.nh");
+    p = run_text(&r, "equations multipliers\n"
+                     "initial theta = pi/2, psi' = sqrt(g/(3*r))\n"
+                     "eigen\n");
+    double prev = INFINITY;
+    int count = 0;
+    for (; strncmp(p, "eig", 3) == 0; p = next_line(p), count++) {
+        double e[2] = {0, 0};
+        line_numbers(p, e, 2);
+        double imag = strstr(p, "*i") && strchr(p, '\n') > strstr(p, "*i")
+                          ? e[1]
+                          : 0.0;
+        if (!(imag <= prev))
+            fail_msg("eig%d out of order: %.*s", count + 1,
+                     (int)(strchr(p, '\n') - p), p);
+        prev = imag;
+    }
+    assert_int_equal(count, 8);
+    run_close(&r);
 }
 
 /* §7.2: the warning that the state is no steady motion is judged on the
