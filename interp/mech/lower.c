@@ -101,6 +101,7 @@ struct lower {
     double *judged;
     size_t njudged;
     bool judged_once;
+    size_t njudging; /* components judged numerically, kept or dropped */
 
     /* The translated lowering (lower_translated): the lets that move
      * with the translation s (ROOT, per let; NULL in a model's own
@@ -2140,11 +2141,7 @@ static int component_vanishes_here(lower_t *lw, const expr_t *c)
 
 bool lower_drops_hold(lower_t *lw, const model_t *m)
 {
-    bool any = false;
-    for (size_t a = 0; a < lw->model.constraints.n && !any; a++)
-        for (unsigned k = 0; k < lw->cons[a].dim; k++)
-            any |= lw->cons[a].row[k] != -1;
-    if (!any)
+    if (lw->njudging == 0) /* O(1): called before every statement */
         return true;
     size_t nv = expr_graph_nvars(lw->g);
     double *base = xmalloc((nv + 1) * sizeof *base);
@@ -2216,6 +2213,7 @@ static int lower_constraint(lower_t *lw, size_t a, rows_t *rows,
         /* (the translated lowering keeps them: the translation moves
          * them, and their reactions are what it is for) */
         int drop = l.dim && !lw->root ? component_vanishes_here(lw, ck) : 0;
+        lw->njudging += l.dim && !lw->root && drop != 1;
         cr->row[k] = drop ? -(long)drop : (long)rows->n;
         if (drop)
             continue;
