@@ -42,6 +42,8 @@ static const stmt_fn stmt_table[] = {
     [STMT_SWEEP] = stability_sweep,
     [STMT_PLOT_SWEEP] = stability_plot_sweep,
     [STMT_EXPORT] = export_stmt,
+    [STMT_DRAW] = draw_declare,
+    [STMT_ANIMATE] = draw_animate,
     /* load, import, quit, exit: the session's own (session.c) */
 };
 
