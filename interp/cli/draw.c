@@ -56,8 +56,7 @@ static const draw_kind_info_t kinds[] = {
 #define NKINDS (sizeof kinds / sizeof *kinds)
 static const char *const kind_names[] = {"disk", "sphere", "line", "point",
                                          NULL};
-static const char *const mark_what =
-    "the mark of a sphere (a direction from its centre, turning with it)";
+static const char *const mark_what = "the mark of a sphere";
 
 static const draw_kind_info_t *kind_info(model_draw_kind_t k)
 {
@@ -346,10 +345,13 @@ int draw_animate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!ctx_samples_ready(s, st->span, err))
         return -1;
     /* the size of the file, before any work (doc/limits.md) */
-    size_t per_frame = 1;
+    anim_draw_t *shape = xcalloc(m->draws.n, sizeof *shape);
     for (size_t i = 0; i < m->draws.n; i++)
-        per_frame += anim_outputs(anim_kind_of(m->draws.v[i].kind),
-                                  m->draws.v[i].mark != NULL);
+        shape[i] = (anim_draw_t){anim_kind_of(m->draws.v[i].kind),
+                                 m->draws.v[i].mark != NULL,
+                                 m->draws.v[i].trail, NULL, NULL};
+    size_t per_frame = anim_frame_numbers(shape, m->draws.n);
+    free(shape);
     if (s->samples.n > ANIM_MAX_NUMBERS / per_frame)
         return diag_error(err, st->span,
                           "%zu samples of %zu draws (%zu numbers each) are "

@@ -60,6 +60,15 @@ size_t anim_outputs(anim_kind_t kind, bool mark)
     return 0;
 }
 
+size_t anim_frame_numbers(const anim_draw_t *draws, size_t ndraws)
+{
+    size_t n = 2;
+    for (size_t i = 0; i < ndraws; i++)
+        n += anim_outputs(draws[i].kind, draws[i].mark) +
+             (draws[i].trail ? 2 : 0);
+    return n;
+}
+
 static double dot3(const double a[3], const double b[3])
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];

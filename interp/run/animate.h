@@ -37,10 +37,13 @@
  * default: from the front right, above). */
 #define ANIM_DEFAULT_AZ (-60.0)
 #define ANIM_DEFAULT_EL 30.0
-/* The numbers one file may hold (doc/limits.md): the samples times (1 +
- * anim_outputs of every draw).  A number takes at most 16 bytes of the
- * file (%.7g and a separator), so a file stays under 32 MB and a page. */
-#define ANIM_MAX_NUMBERS 2000000u
+/* The numbers one file may hold (doc/limits.md): the samples times
+ * anim_frame_numbers.  A number takes at most 16 bytes of a page (%.7g
+ * and a separator), so a page stays under 16 MB (and shows whole in a
+ * notebook, which shows 16 MiB) besides its fixed 6 KB; an SVG image
+ * writes a time beside each changing value when the samples are not
+ * evenly spaced: at most twice that. */
+#define ANIM_MAX_NUMBERS 1000000u
 
 typedef enum anim_kind {
     ANIM_DISK,   /* in: centre (3), normal (3), radius */
@@ -75,9 +78,14 @@ typedef enum anim_format {
     ANIM_SVG,       /* an SVG document animated by SMIL */
 } anim_format_t;
 
-/* The numbers a draw takes per sample (in) and writes per frame (out). */
+/* The numbers a draw takes per sample (in) and writes per frame (out:
+ * disk 5, sphere 3, or 9 with a mark, line 4, point 2). */
 size_t anim_inputs(anim_kind_t kind, bool mark);
 size_t anim_outputs(anim_kind_t kind, bool mark);
+/* The numbers a frame of SC counts against ANIM_MAX_NUMBERS: 2 (its time,
+ * and its time along the run), every draw's outputs, and 2 more for a
+ * trail (the SVG image writes a trail's path besides its point). */
+size_t anim_frame_numbers(const anim_draw_t *draws, size_t ndraws);
 
 /* The view of azimuth AZ and elevation EL (degrees). */
 typedef struct anim_view {
