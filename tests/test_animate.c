@@ -20,9 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "interp/cli/context.h"
+#include "interp/cli/session.h"
 #include "interp/run/animate.h"
 
 static double dot(const double *a, const double *b)
@@ -293,6 +297,169 @@ static void test_svg(void **state)
     free(svg);
 }
 
+/* ---- the statements in a session -------------------------------------- */
+
+typedef struct sess {
+    session_t *s;
+    char *out, *err;
+    size_t out_len, err_len;
+    FILE *fout, *ferr;
+} sess_t;
+
+static void sess_open(sess_t *f, bool quiet)
+{
+    memset(f, 0, sizeof *f);
+    f->fout = open_memstream(&f->out, &f->out_len);
+    f->ferr = open_memstream(&f->err, &f->err_len);
+    f->s = session_new(quiet, f->fout, f->ferr);
+}
+
+static void sess_close(sess_t *f)
+{
+    session_free(f->s);
+    fclose(f->fout);
+    fclose(f->ferr);
+    free(f->out);
+    free(f->err);
+}
+
+static run_status_t run(sess_t *f, const char *text)
+{
+    run_status_t rc =
+        session_run_text(f->s, "<repl>", text, strlen(text), true);
+    fflush(f->fout);
+    fflush(f->ferr);
+    return rc;
+}
+
+static const char model[] = "param r = 0.5\n"
+                            "coord x, y\n"
+                            "kinetic T = (x'^2 + y'^2)/2\n"
+                            "let P = [x, y, 0]\n"
+                            "initial x' = 1\n";
+
+/* A draw that fails changes nothing: the draws, the samples stay. */
+static void test_failed_draw_changes_nothing(void **state)
+{
+    (void)state;
+    sess_t f;
+    sess_open(&f, true);
+    assert_int_equal(run(&f, model), RUN_OK);
+    assert_int_equal(run(&f, "simulate to 1 step 0.5\ndraw point P"), RUN_OK);
+    ctx_t *c = session_ctx(f.s);
+    unsigned long gen = c->model.generation;
+    static const char *const bad[] = {
+        "draw disc P, P, r",      "draw point x",
+        "draw sphere P, r mark 1", "draw line P",
+        "draw point P trial",     "draw disk P, [0, 0, 1], r mark P",
+        "draw point nope",        "draw point P, P",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(run(&f, bad[i]), RUN_ERROR);
+        assert_int_equal(c->model.draws.n, 1);
+        assert_false(c->model.draws.v[0].trail);
+    }
+    assert_int_equal(c->model.generation, gen);
+    assert_int_equal(c->samples.n, 3);
+    /* a good one after them: the same point, with a trail, in place */
+    assert_int_equal(run(&f, "draw point P trail"), RUN_OK);
+    assert_int_equal(c->model.draws.n, 1);
+    assert_true(c->model.draws.v[0].trail);
+    assert_int_equal(c->samples.n, 3);
+    sess_close(&f);
+}
+
+/* At most DRAW_MAX (1000) draws; replacing one at the limit is fine. */
+static void test_draw_limit(void **state)
+{
+    (void)state;
+    sess_t f;
+    sess_open(&f, true);
+    assert_int_equal(run(&f, model), RUN_OK);
+    char line[64];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(line, sizeof line, "draw point P + [0, 0, %d]", i);
+        assert_int_equal(run(&f, line), RUN_OK);
+    }
+    assert_int_equal(run(&f, "draw point P + [0, 0, 1000]"), RUN_ERROR);
+    assert_non_null(strstr(f.err, "a model may have at most 1000 draws"));
+    assert_int_equal(run(&f, "draw point P + [0, 0, 999] trail"), RUN_OK);
+    assert_int_equal(session_ctx(f.s)->model.draws.n, 1000);
+    sess_close(&f);
+}
+
+/* The numbers of one file are limited before anything is evaluated:
+ * 20 disks take 2 + 20*5 = 102 numbers a frame, so 9803 samples fit in
+ * 10^6 and 9804 do not. */
+static void test_size_limit(void **state)
+{
+    (void)state;
+    sess_t f;
+    sess_open(&f, true);
+    assert_int_equal(run(&f, model), RUN_OK);
+    char line[80];
+    for (int i = 0; i < 20; i++) {
+        snprintf(line, sizeof line, "draw disk P + [0, 0, %d], [0, 0, 1], r",
+                 i);
+        assert_int_equal(run(&f, line), RUN_OK);
+    }
+    assert_int_equal(run(&f, "simulate to 9803 step 1"), RUN_OK);
+    assert_int_equal(session_ctx(f.s)->samples.n, 9804);
+    assert_int_equal(run(&f, "animate > \"/nonexistent/big.html\""),
+                     RUN_ERROR);
+    assert_non_null(strstr(f.err, "9804 samples of 20 draws (102 numbers "
+                                  "each) are more than an animation holds "
+                                  "(1000000 numbers"));
+    /* one sample fewer: past the limit, so the file is the next error */
+    assert_int_equal(run(&f, "reset\nsimulate to 9802 step 1\n"
+                             "animate > \"/nonexistent/big.html\""),
+                     RUN_ERROR);
+    assert_non_null(strstr(f.err, "cannot write '/nonexistent/big.html'"));
+    sess_close(&f);
+}
+
+/* Without a file: animation.html in the working folder, and where it is
+ * said; in a notebook an HTML part, each with an id of its own. */
+static void test_no_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/nh-animate-XXXXXX", old[4096];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(getcwd(old, sizeof old));
+    assert_int_equal(chdir(dir), 0);
+    sess_t f;
+    sess_open(&f, false);
+    assert_int_equal(run(&f, model), RUN_OK);
+    assert_int_equal(run(&f, "draw point P trail\nsimulate to 1 step 0.1\n"
+                             "animate"),
+                     RUN_OK);
+    char want[4200];
+    snprintf(want, sizeof want, "animation written to %s/animation.html",
+             dir);
+    assert_non_null(strstr(f.out, want));
+    struct stat sb;
+    assert_int_equal(stat("animation.html", &sb), 0);
+    assert_true(sb.st_size > 1000);
+    unlink("animation.html");
+    sess_close(&f);
+
+    sess_open(&f, true);
+    ctx_t *c = session_ctx(f.s);
+    c->html_inline = true; /* as the protocol sets it */
+    assert_int_equal(run(&f, model), RUN_OK);
+    assert_int_equal(run(&f, "draw point P\nsimulate to 1 step 0.1\nanimate"),
+                     RUN_OK);
+    assert_int_equal(c->out_kind, CTX_OUT_HTML);
+    assert_true(strncmp(f.out, "<div class=\"nh-animation\" id=\"nh-animation-1-",
+                        44) == 0);
+    assert_int_equal(run(&f, "animate"), RUN_OK);
+    assert_non_null(strstr(f.out, "id=\"nh-animation-2-"));
+    assert_int_equal(stat("animation.html", &sb), -1); /* none written */
+    sess_close(&f);
+    assert_int_equal(chdir(old), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +469,10 @@ int main(void)
         cmocka_unit_test(test_counts),
         cmocka_unit_test(test_page),
         cmocka_unit_test(test_svg),
+        cmocka_unit_test(test_failed_draw_changes_nothing),
+        cmocka_unit_test(test_draw_limit),
+        cmocka_unit_test(test_size_limit),
+        cmocka_unit_test(test_no_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,7 +130,7 @@ int draw_declare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           "unexpected '%s' after the expressions of draw %s%s",
                           mw->name, info->name,
                           info->kind == MODEL_DRAW_SPHERE
-                              ? " (mark P shows the sphere's turning)"
+                              ? " (`mark M` shows the sphere's turning)"
                               : "");
     if (mw->name && info->kind != MODEL_DRAW_SPHERE)
         return diag_error(err, mw->span,
@@ -142,7 +142,7 @@ int draw_declare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           "unexpected '%s' after the expressions of draw %s%s",
                           tw->name, info->name,
                           info->kind == MODEL_DRAW_POINT
-                              ? " (trail shows the point's path so far)"
+                              ? " (`trail` shows the point's path so far)"
                               : "");
     if (tw->name && info->kind != MODEL_DRAW_POINT)
         return diag_error(err, tw->span,
