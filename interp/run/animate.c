@@ -249,10 +249,24 @@ static void put_escaped(FILE *o, const char *text)
         }
 }
 
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c",
-                                      "#9467bd", "#ff7f0e", "#8c564b",
-                                      "#e377c2", "#17becf"};
-#define NPALETTE (sizeof palette / sizeof *palette)
+/* Colours by kind, so that a shape built of many draws (a polygon of
+ * lines) reads as one: rims and balls blue and teal, lines dark grey,
+ * points red, green, orange and brown, each kind cycling through its
+ * own. */
+static const char *draw_colour(const anim_scene_t *sc, size_t i)
+{
+    static const char *const round[] = {"#1f77b4", "#17becf", "#9467bd"},
+                             *const dots[] = {"#d62728", "#2ca02c", "#ff7f0e",
+                                              "#8c564b"};
+    anim_kind_t k = sc->draws[i].kind;
+    if (k == ANIM_LINE)
+        return "#444";
+    size_t n = 0; /* draws of its family before it */
+    for (size_t j = 0; j < i; j++)
+        n += (sc->draws[j].kind == ANIM_POINT) == (k == ANIM_POINT) &&
+             sc->draws[j].kind != ANIM_LINE;
+    return k == ANIM_POINT ? dots[n % 4] : round[n % 3];
+}
 
 static const char *kind_name(anim_kind_t k)
 {
@@ -325,7 +339,7 @@ static void put_draw_html(FILE *o, const anim_scene_t *sc, const proj_t *p,
 {
     const anim_draw_t *d = &sc->draws[i];
     const double *f = p->f[i];
-    const char *col = palette[i % NPALETTE];
+    const char *col = draw_colour(sc, i);
     double dot = 2.5 * p->sw;
     fprintf(o, "<g data-draw=\"%zu\" data-kind=\"%s\" stroke=\"%s\" "
                "fill=\"none\" stroke-width=\"",
@@ -526,7 +540,7 @@ static void write_html(const anim_scene_t *sc, const proj_t *p, bool whole,
     fputs("</span></div>\n<ul>\n", o);
     for (size_t i = 0; i < sc->ndraws; i++) {
         fprintf(o, "<li><span style=\"color:%s\">&#9632;</span> ",
-                palette[i % NPALETTE]);
+                draw_colour(sc, i));
         put_escaped(o, sc->draws[i].label);
         fputs("</li>\n", o);
     }
@@ -643,7 +657,7 @@ static void put_draw_svg(FILE *o, const anim_scene_t *sc, const proj_t *p,
     const anim_draw_t *d = &sc->draws[i];
     const double *f = p->f[i];
     size_t w = p->width[i];
-    const char *col = palette[i % NPALETTE];
+    const char *col = draw_colour(sc, i);
     double dot = 2.5 * p->sw;
     static const size_t o0[] = {0}, o1[] = {1}, o2[] = {2}, o3[] = {3},
                         o4[] = {4}, o5[] = {5}, o6[] = {6}, o7[] = {7},
