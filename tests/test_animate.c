@@ -407,9 +407,9 @@ static void test_size_limit(void **state)
     assert_int_equal(session_ctx(f.s)->samples.n, 9804);
     assert_int_equal(run(&f, "animate > \"/nonexistent/big.html\""),
                      RUN_ERROR);
-    assert_non_null(strstr(f.err, "9804 samples of 20 draws (102 numbers "
-                                  "each) are more than an animation holds "
-                                  "(1000000 numbers"));
+    const char *want =
+        "9804 samples of 20 draws (102 numbers each) are more than an animation holds (1000000 numbers";
+    assert_non_null(strstr(f.err, want));
     /* one sample fewer: past the limit, so the file is the next error */
     assert_int_equal(run(&f, "reset\nsimulate to 9802 step 1\n"
                              "animate > \"/nonexistent/big.html\""),
