@@ -379,7 +379,8 @@ static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
         c.n++;
     }
     plot_columns_t pc = {c.n, s->samples.n, (const char *const *)c.titles,
-                         (const double *const *)c.col, NULL};
+                         (const double *const *)c.col, NULL,
+                         s->samples.section != NULL};
     /* `table > "file"` is the session's redirection of s->out, as for
      * every printing statement; `plot` names its own file, whose
      * extension chooses the image; without one, a notebook gets SVG. */

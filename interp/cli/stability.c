@@ -602,7 +602,7 @@ static void stab_write_rows(const ctx_rows_t *t, FILE *out)
     }
     plot_columns_t pc = {t->ncols, t->nrows,
                          (const char *const *)t->titles,
-                         (const double *const *)col, NULL};
+                         (const double *const *)col, NULL, false};
     plot_table(&pc, out);
     for (size_t c = 0; c < t->ncols; c++)
         free(col[c]);
@@ -880,7 +880,7 @@ int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         c += 2 * m;
     }
     plot_columns_t pc = {t->ncols, t->nrows, (const char *const *)t->titles,
-                         (const double *const *)col, t->dashed};
+                         (const double *const *)col, t->dashed, false};
     const char *file = st->to_file.name;
     int rc;
     if (!file && s->svg_plots) {
