@@ -299,7 +299,16 @@ static void test_failures(void **state)
     assert_false(lyap_integrator_ok("bsimp"));
     assert_true(lyap_integrator_ok("rkf45") && lyap_integrator_ok(NULL));
     assert_int_equal(lyap_run(l, e, sys, vars, &o, ex, NULL, &err), -1);
-    assert_non_null(strstr(err.msg, "explicit"));
+    const char *expl = "lyapunov integrates with an explicit method: rk2, rk4";
+    assert_non_null(strstr(err.msg, expl));
+    /* (the statement checks these before; the C API too) */
+    diag_clear(&err);
+    o.integrator = NULL;
+    o.step = 0;
+    assert_int_equal(lyap_run(l, e, sys, vars, &o, ex, NULL, &err), -1);
+    const char *want = "lyapunov needs a finite end and a positive step";
+    assert_non_null(strstr(err.msg, want));
+    assert_true(vars[sb_var(b, "x")] == 0.4 && vars[sys->t] == 0);
     lin_free(l);
     eom_free(e);
     sb_free(b);
