@@ -147,7 +147,7 @@ static void test_locate(void **state)
     /* with the rate, from a seed 1e-3 away: Newton, few probes */
     fn_ctx_t c = {0, true, 0};
     assert_int_equal(event_locate(fn_probe, &c, 0.5, cos(0.5) - 0.3, 2.0,
-                                  cos(2.0) - 0.3, root + 1e-3, 1e-14, 60, &r),
+                                  cos(2.0) - 0.3, root + 1e-3, 1e-14, 0.0, 60, &r),
                      0);
     double got = r.t + (isfinite(r.newton) ? r.newton : 0);
     printf("# cos t = 0.3 with rates: %zu probes, error %.2g\n", r.probes,
@@ -157,7 +157,7 @@ static void test_locate(void **state)
     /* without: Illinois from the bracket alone */
     c = (fn_ctx_t){0, false, 0};
     assert_int_equal(event_locate(fn_probe, &c, 0.5, cos(0.5) - 0.3, 2.0,
-                                  cos(2.0) - 0.3, NAN, 1e-14, 60, &r),
+                                  cos(2.0) - 0.3, NAN, 1e-14, 0.0, 60, &r),
                      0);
     printf("# cos t = 0.3 without rates: %zu probes, error %.2g\n",
            r.probes, r.t - root);
@@ -166,7 +166,7 @@ static void test_locate(void **state)
     /* a jump: the bracket closes on it, whatever the rates say */
     c = (fn_ctx_t){1, true, 0};
     assert_int_equal(event_locate(fn_probe, &c, 0.0, -1.0, 1.0, 2.0, 0.2,
-                                  1e-12, 100, &r),
+                                  1e-12, 0.0, 100, &r),
                      0);
     assert_true(fabs(r.t - 0.7) <= 1e-12);
     printf("# a jump: %zu probes\n", r.probes);
@@ -174,7 +174,7 @@ static void test_locate(void **state)
      * still at least halves every other probe */
     c = (fn_ctx_t){2, true, 0};
     assert_int_equal(event_locate(fn_probe, &c, 0.0, -1.0, 1.5, 0.125, 1.3,
-                                  1e-12, 100, &r),
+                                  1e-12, 0.0, 100, &r),
                      0);
     printf("# a triple zero: %zu probes\n", r.probes);
     got = r.t + (isfinite(r.newton) ? r.newton : 0);

@@ -222,7 +222,7 @@ static bool event_inside(double x, double a, double b)
 }
 
 int event_locate(event_probe_fn probe, void *ctx, double ta, double ga,
-                 double tb, double gb, double guess, double tol,
+                 double tb, double gb, double guess, double tol, double gtol,
                  size_t max_probes, event_root_t *root)
 {
     /* a, b: the bracket; fa, fb: the values regula falsi uses there
@@ -270,6 +270,9 @@ int event_locate(event_probe_fn probe, void *ctx, double ta, double ga,
             return -1;
         double newton = isfinite(dg) && dg != 0 ? -g / dg : NAN;
         root->newton = newton;
+        /* the time that g's own accuracy GTOL leaves open */
+        if (isfinite(newton) && gtol > 0)
+            tol = fmax(tol, gtol / fabs(dg));
         if (isfinite(newton)) {
             /* the curvature from the divided differences of the probe and
              * the bracket's ends (their true values ga, gb are those of
@@ -317,7 +320,8 @@ double event_seed(event_probe_fn probe, void *ctx, double ta, double ga,
 {
     event_root_t r;
     double res = 4.0 * DBL_EPSILON * fmax(fabs(ta), fabs(tb));
-    if (event_locate(probe, ctx, ta, ga, tb, gb, NAN, res, 200, &r) != 0)
+    if (event_locate(probe, ctx, ta, ga, tb, gb, NAN, res, 0.0, 200, &r) !=
+        0)
         return NAN;
     return r.t;
 }

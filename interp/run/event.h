@@ -107,10 +107,14 @@ typedef struct event_root {
  *     4), is below TOL: then the zero is t + newton to within TOL, or
  *   — the bracket is narrower than TOL: then the zero is within TOL of
  *     the last probe.
+ * GTOL (>= 0) is how well the probes know g itself: once a probe gives
+ * a rate dg, TOL is at least GTOL/|dg|, the time that g's uncertainty
+ * leaves open (a crossing so shallow that rounding and the integrator's
+ * absolute tolerance blur it is not chased below that).
  * Returns 0 with *ROOT filled, or -1 when a probe failed or MAX_PROBES
  * were spent (*ROOT then holds the last probe). */
 int event_locate(event_probe_fn probe, void *ctx, double ta, double ga,
-                 double tb, double gb, double guess, double tol,
+                 double tb, double gb, double guess, double tol, double gtol,
                  size_t max_probes, event_root_t *root);
 
 /* The zero of the interpolated event function between TA and TB (values

@@ -737,7 +737,9 @@ typedef struct sim_state {
     double *ev_y;        /* the state of the last probe */
     double *ev_rate;     /* its rates (the state's derivatives) */
     double ev_t0;        /* the step being searched starts at (ev_t0, */
-    const double *ev_y0; /* ev_y0) */
+    const double *ev_y0; /* ev_y0), where the rates are ev_f0 (NULL: */
+    const double *ev_f0; /* not known) */
+    double *ev_yerr;     /* a probe's error estimate */
     bool ev_probe_failed;
     diag_t ev_err;       /* why a probe failed */
 } sim_state_t;
@@ -968,6 +970,7 @@ static void sim_state_free(sim_state_t *s)
     free(s->ev_vars);
     free(s->ev_y);
     free(s->ev_rate);
+    free(s->ev_yerr);
 }
 
 /* Projection after a step at T: s->yp becomes the projected state and
@@ -1174,6 +1177,23 @@ static int sim_reintegrate(sim_state_t *s, double t0, const double *y0,
     memcpy(y, y0, ns * sizeof *y);
     gsl_odeiv2_evolve_reset(d->e);
     gsl_odeiv2_step_reset(d->s);
+    /* One step of the stepper from T0, with the rates there that the run
+     * computed (rk8pd: 12 evaluations), kept when its error estimate
+     * passes the run's control, as it should; else evolve from T0. */
+    if (s->ev_f0) {
+        double h = t - t0;
+        s->ctx.failed = false;
+        int st = gsl_odeiv2_step_apply(d->s, t0, h, y, s->ev_yerr, s->ev_f0,
+                                       NULL, &s->gsys);
+        if (st == GSL_SUCCESS &&
+            gsl_odeiv2_control_hadjust(d->c, d->s, y, s->ev_yerr,
+                                       s->ev_rate, &h) != GSL_ODEIV_HADJ_DEC)
+            return 0;
+        if (s->ctx.stopped)
+            return sim_error_at(err, s, t0, y0, nh_stop_reason(s->opt->stop));
+        memcpy(y, y0, ns * sizeof *y);
+        gsl_odeiv2_step_reset(d->s);
+    }
     /* h beyond the end: evolve takes the step to T itself and lands on T
      * exactly (a step of exactly T − T0 would end at T0 + h, which may
      * round past T) */
@@ -1279,6 +1299,16 @@ static void sim_event_nodes(sim_state_t *s, gsl_odeiv2_driver *drv,
     }
 }
 
+/* The rates the stepper left at node time T (the start of the step being
+ * searched), or NULL. */
+static const double *sim_node_rates(const sim_state_t *s, double t)
+{
+    for (size_t i = 0; i < s->nnodes; i++)
+        if (s->node_t[i] == t && s->node_f_ok[i])
+            return s->node_f[i];
+    return NULL;
+}
+
 /* Builds the interpolant of the last step (and of the one before it, when
  * the nodes hold it); false when it cannot (a rate cannot be computed). */
 static bool sim_event_interp(sim_state_t *s)
@@ -1353,10 +1383,14 @@ static int sim_event_cross(sim_state_t *s, double tprev, double ta,
                       4.0 * (nextafter(tmax, INFINITY) - tmax));
     s->ev_t0 = tprev;
     s->ev_y0 = s->yprev;
+    s->ev_f0 = sim_node_rates(s, tprev);
     s->ev_probe_failed = false;
     event_root_t r;
+    /* g is known to about the absolute tolerance of the state it is made
+     * of (doc/language.md, "Events": a crossing that shallow is located
+     * to atol/|g'| in time, what the integration itself determines) */
     int rc = event_locate(sim_event_probe, s, ta, ga, tb, gb, seed, tol,
-                          SIM_EVENT_PROBES, &r);
+                          s->opt->atol, SIM_EVENT_PROBES, &r);
     if (rc != 0 && s->ev_probe_failed) {
         *err = s->ev_err;
         return -1;
@@ -1443,6 +1477,7 @@ static bool sim_event_pair(sim_state_t *s, double tprev, double t, int side,
     *tm = fc < 0 ? c : d;
     s->ev_t0 = tprev;
     s->ev_y0 = s->yprev;
+    s->ev_f0 = sim_node_rates(s, tprev);
     s->ev_probe_failed = false;
     double dgm;
     if (sim_event_probe(s, *tm, gm, &dgm) != 0) {
@@ -1461,6 +1496,14 @@ static int sim_event_step(sim_state_t *s, gsl_odeiv2_driver *drv,
                           sim_samples_t *samples, bool *stop, diag_t *err)
 {
     sim_event_nodes(s, drv, tprev, t);
+    if (isnan(s->ev_dg) && s->exact_rates) {
+        /* g's rate at the start, from the rates the first step computed
+         * there (no evaluation of its own) */
+        double g0;
+        if (sim_event_eval(s, tprev, s->yprev, drv->e->dydt_in, false, &g0,
+                           &s->ev_dg, err) != 0)
+            return -1;
+    }
     double g, dg, g0 = s->ev_g, dg0 = s->ev_dg;
     if (sim_event_eval(s, t, yout, s->exact_rates ? drv->e->dydt_out : NULL,
                        false, &g, &dg, err) != 0)
@@ -1792,6 +1835,7 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
         memcpy(s.ev_vars, vars, width * sizeof *vars);
         s.ev_y = sim_alloc(ns, sizeof(double));
         s.ev_rate = sim_alloc(ns, sizeof(double));
+        s.ev_yerr = sim_alloc(ns, sizeof(double));
     }
     {
         const size_t *hol;
@@ -1846,10 +1890,9 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
         rc = sim_sample(&s, t0, s.y, samples, !skip_first, true, err);
     if (rc == 0 && s.event) {
         /* the side the run starts on (none when g is 0 there) */
-        bool rate = sim_ode_f(t0, s.y, s.ev_rate, &s.ctx) == GSL_SUCCESS;
-        s.ctx.failed = false;
-        rc = sim_event_eval(&s, t0, s.y, rate ? s.ev_rate : NULL, false,
-                            &s.ev_g, &s.ev_dg, err);
+        /* (its rate comes from the first step: sim_event_step) */
+        rc = sim_event_eval(&s, t0, s.y, NULL, false, &s.ev_g, &s.ev_dg,
+                            err);
         s.ev_side = s.ev_g > 0 ? 1 : s.ev_g < 0 ? -1 : 0;
         s.ev_start = t0;
     }
