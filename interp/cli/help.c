@@ -429,7 +429,12 @@ static const help_entry_t entries[] = {
      "  on: simulate and compare run the equations as C, compiled with the\n"
      "  system's compiler ($CC, else cc) and cached by content in\n"
      "  $XDG_CACHE_HOME/nh (or ~/.cache/nh); same results as the tapes.\n"
-     "  Without a compiler, a note, and the tapes run.  Default off.\n"},
+     "  Without a compiler, a note, and the tapes run.  Default off.\n"
+     "set threads = N\n"
+     "  The worker processes a sweep's points run on (default: NH_THREADS,\n"
+     "  else the machine's processors).  The rows are the same, byte for\n"
+     "  byte, with 1 and with many: each point starts from the state the\n"
+     "  sweep found.  set a = 1, b = 2 sets several at once.\n"},
     {"load", "load \"file.nh\"\n  Runs a file; a relative path is taken from the directory of\n  the file that loads it.\n"},
     {"import",
      "import \"name\"\n"
@@ -576,7 +581,8 @@ const char *const help_topics[] = {
     "linearize", "eigen", "sweep", "export", "lagrange", "multipliers",
     "second_kind", "voronec", "naive", "maggi", "first_kind", "kane",
     "gibbs_appell", "expressions", "functions", "vectors", "prime", "errors",
-    "frames", "notebook", NULL};
+    "frames", "notebook", "steady", "follow", "lyapunov", "input", "output",
+    "transfer", "bode", "draw", "animate", NULL};
 
 const char *help_text(const char *topic)
 {
