@@ -623,16 +623,26 @@ int ctx_lookup_method(const ast_ident_t *id, diag_t *err)
 }
 
 
+const char *const ctx_integrators[] = {
+    "rk2",    "rk4",    "rkf45",  "rkck",  "rk8pd", "msadams", "rk1imp",
+    "rk2imp", "rk4imp", "bsimp",  "msbdf", "dla",   NULL};
+
+bool ctx_integrator_known(const char *name)
+{
+    return sim_integrator_known(name) || strcmp(name, "dla") == 0;
+}
+
 int ctx_unknown_integrator(const char *name, src_span_t span,
                                diag_t *err)
 {
-    const char *best = source_closest(name, sim_integrators);
+    const char *best = source_closest(name, ctx_integrators);
     if (best)
         return diag_error(err, span,
                           "unknown integrator '%s'; did you mean '%s'?", name,
                           best);
     return diag_error(err, span,
                       "the integrators are rk2, rk4, rkf45, rkck, rk8pd, "
-                      "msadams, rk1imp, rk2imp, rk4imp, bsimp and msbdf");
+                      "msadams, rk1imp, rk2imp, rk4imp, bsimp, msbdf and "
+                      "dla");
 }
 

@@ -215,6 +215,11 @@ lower_t *ctx_samples_ready(ctx_t *s, src_span_t span, diag_t *err);
 int ctx_lookup_method(const ast_ident_t *id, diag_t *err);
 
 /* The error for NAME, which is not an integrator, at SPAN. */
+/* The integrators of `simulate … integrator NAME` and `set integrator`:
+ * GSL's (sim.h) and dla (run/dla.h, LANGUAGE.md §6.2), NULL-terminated;
+ * ctx_integrator_known says whether NAME is one. */
+extern const char *const ctx_integrators[];
+bool ctx_integrator_known(const char *name);
 int ctx_unknown_integrator(const char *name, src_span_t span, diag_t *err);
 /* Evaluates a constant expression (numbers and parameters) of model M,
  * lowered by LW; -1 with *err set. */

@@ -1048,7 +1048,7 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return ctx_set_compile(s, b->value, err);
     if (strcmp(name, "integrator") == 0) {
         if (b->value->kind == AST_NAME &&
-            sim_integrator_known(b->value->name)) {
+            ctx_integrator_known(b->value->name)) {
             snprintf(s->integrator, sizeof s->integrator, "%s",
                      b->value->name);
             return 0;

@@ -16,6 +16,7 @@
 #include "interp/eom/velocity.h"
 #include "interp/run/plot.h"
 #include "interp/cli/stmts.h"
+#include "interp/run/dla.h"
 #include "interp/expr/tape.h"
 #include "interp/base/util.h"
 
@@ -94,6 +95,7 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     const ast_sim_option_t *seen[SIM_OPT_SAMPLE_AT + 1] = {NULL};
     const ast_sim_option_t *event = NULL; /* until or sample at */
     sim_event_t ev = {0};
+    double dla_h = 0; /* integrator dla's fixed step (0: the sample step) */
     for (size_t i = 0; i < st->u.simulate.noptions; i++) {
         const ast_sim_option_t *opt = &st->u.simulate.options[i];
         if (seen[opt->kind] && opt->kind == SIM_OPT_UNTIL)
@@ -121,14 +123,22 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 return -1;
             break;
         case SIM_OPT_INTEGRATOR:
-            if (!sim_integrator_known(opt->ident.name))
+            if (!ctx_integrator_known(opt->ident.name))
                 return ctx_unknown_integrator(opt->ident.name,
                                                   opt->ident.span, err);
             o.integrator = opt->ident.name;
-            if (opt->h.name)
+            if (opt->h.name && strcmp(opt->ident.name, "dla") != 0)
                 return diag_error(err, opt->h.span,
                                   "a fixed step `h` belongs to integrator "
                                   "dla (LANGUAGE.md §6.2)");
+            if (opt->h.name && strcmp(opt->h.name, "h") != 0)
+                return diag_error(err, opt->h.span,
+                                  "unexpected '%s': integrator dla takes "
+                                  "`h STEP`, its fixed step",
+                                  opt->h.name);
+            if (opt->h.name &&
+                positive_option(s, lw, opt, "h", &dla_h, err))
+                return -1;
             break;
         case SIM_OPT_PROJECT:
             o.project = true;
@@ -153,6 +163,12 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return diag_error(err, seen[SIM_OPT_STEP]->span,
                           "`step` does not go with `sample at`: the samples "
                           "are the crossings (LANGUAGE.md §6.1)");
+    if (event && strcmp(o.integrator, "dla") == 0)
+        return diag_error(err, event->span,
+                          "events are located on an adaptive integrator's "
+                          "solution; integrator dla takes fixed steps "
+                          "(doc/language.md, \"Events\"): use another "
+                          "integrator with until and sample at");
     if (event)
         o.event = &ev;
     double t0 = s->model.t;
@@ -209,7 +225,10 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                          other_kind))
         sim_samples_clear(&s->samples); /* another model, method or kind */
     sim_summary_t sum;
-    int rc = sim_run(e, sys, vars, &o, &s->samples, &sum, err);
+    int rc = strcmp(o.integrator, "dla") == 0
+                 ? dla_run(e, sys, vars, &o, dla_h ? dla_h : o.step,
+                           &s->samples, &sum, err)
+                 : sim_run(e, sys, vars, &o, &s->samples, &sum, err);
     s->samples_generation = s->model.generation;
     s->samples_method = eom_method(e);
     free(s->samples.section);
