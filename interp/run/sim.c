@@ -1006,6 +1006,11 @@ static int sim_after_step(sim_state_t *s, gsl_odeiv2_driver *drv, double t,
             return 0;
     }
     memcpy(y, s->yp, ns * sizeof *y);
+    /* the evolve object may keep the derivative at the last step's end
+     * for the next step's start (a stepper that can use dydt_in): the
+     * state moved, so that derivative is stale; resetting costs one
+     * evaluation */
+    gsl_odeiv2_evolve_reset(drv->e);
     gsl_odeiv2_step_reset(drv->s);
     return 0;
 }
