@@ -421,9 +421,10 @@ check(inked > 2000, "disk.svg renders: %d pixels drawn" % inked)
 
 EXAMPLES_RUN = [
     ("rolling_disk.nh", ["simulate to 8 step 0.02"], "", 3),
-    ("rolling_sphere.nh", ["simulate to 10 step 0.02"], "", 2),
+    ("rolling_sphere.nh", ["reset", "simulate to 10 step 0.02"], "", 2),
     ("euler_disk.nh", [], " view -60, 25", 4),
-    ("rattleback.nh", [], " view -60, 45", 15),
+    ("rattleback.nh", ["reset", "simulate to 5 step 0.01"], " view -60, 45",
+     15),
     ("bicycle_model.nh", ["simulate to 3 step 0.01"], " view -80, 20", 12),
     ("bicycle.nh", ["simulate to 1 step 0.01"], " view -80, 20", 12),
 ]

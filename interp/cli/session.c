@@ -811,6 +811,7 @@ const char *const *session_completions(session_t *s)
         len += 3 * (strlen(model->frames.v[i].name) + 3);
     s->members = xmalloc(len + 1);
     free(s->completions);
+    /* the contextual words and show's topics below (15 and 10), the end */
     s->completions = xcalloc(nk + nn + nm + 3 * nf + 32,
                              sizeof *s->completions);
     size_t k = 0;
@@ -820,10 +821,12 @@ const char *const *session_completions(session_t *s)
             s->completions[k++] = p;
             p += sprintf(p, "%s.%c", model->frames.v[i].name, *ax) + 1;
         }
+    /* (and the words of simulate's events, LANGUAGE.md §6.1: keywords
+     * only there; draw's kinds and words, animate's, §7.5) */
     static const char *const contextual[] = {
-        "from", "about", "by", "inertia",
-        /* draw's kinds and words, animate's (LANGUAGE.md §7.5) */
-        "disk", "sphere", "line", "point", "mark", "trail", "view", NULL};
+        "from", "about", "by", "inertia", "until", "rising", "falling",
+        "sample", "disk", "sphere", "line", "point", "mark", "trail", "view",
+        NULL};
     for (size_t i = 0; contextual[i]; i++)
         s->completions[k++] = contextual[i];
     for (size_t i = 0; i < nk; i++)

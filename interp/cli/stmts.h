@@ -46,6 +46,7 @@ int stability_linearize(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* draw and animate (draw.c, LANGUAGE.md §7.5). */
 int draw_declare(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int draw_animate(ctx_t *s, const ast_stmt_t *st, diag_t *err);
