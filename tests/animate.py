@@ -23,6 +23,7 @@ DOM (`--dump-dom`) or takes a screenshot; this script reads them.
    the end (data-ready), one element per draw, every number finite, no
    address; and the SVG image is well-formed.
 4. The notebook's part: two animations in one page play independently.
+5. A notebook with an animation, exported by nbconvert, plays.
 Prints FAIL lines and exits 1 on any failure.
 """
 
@@ -264,6 +265,15 @@ for bad in ("http", "src=", "href="):
     check(bad not in text, "no %r in disk.html" % bad)
 check("<script src" not in text and "<link" not in text,
       "no outside script or style in disk.html")
+# doc/limits.md: at most 16 bytes a number (the samples times 2 + disk 5 +
+# line 4 + point 2 + trail 2), besides a fixed 6 KB and the draws' markup
+# (their statements twice, and some 400 bytes each)
+labels = ["draw disk G, n, r", "draw line G, G + r*s", "draw point Q trail"]
+bound = (16 * len(rows) * (2 + 5 + 4 + 2 + 2) + 6144
+         + sum(2 * len(l) + 400 for l in labels))
+check(len(text.encode()) <= bound,
+      "disk.html within its stated size: %d bytes, bound %d"
+      % (len(text.encode()), bound))
 
 
 def check_frame(page, az, el, k, label):
@@ -478,6 +488,45 @@ if len(parts) == 2:
           and all(a.get("data-ready") == "1" and a.get("data-frame") == "10"
                   for a in roots),
           "both animations in one page run, each on its own: %r" % roots)
+
+# ---- 5. a notebook exported by nbconvert plays ---------------------------------
+# (where Debian's python3-nbconvert is installed: the notebook tests'
+# packages; tests/notebook.sh runs the kernel itself)
+
+# (tests/notebook.py beside this script is not Jupyter's `notebook`)
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != here]
+try:
+    import nbformat
+    from nbclient import NotebookClient
+    import nbconvert
+except ImportError:
+    nbconvert = None
+    print("note: no nbconvert: the exported notebook is not checked")
+if nbconvert is not None:
+    jd = os.path.join(TMP, "jupyter")
+    env = dict(os.environ, JUPYTER_DATA_DIR=jd + "/data",
+               JUPYTER_PATH=jd + "/data", JUPYTER_CONFIG_DIR=jd + "/config",
+               JUPYTER_RUNTIME_DIR=jd + "/runtime", IPYTHONDIR=jd + "/ipython")
+    os.environ.update(env)
+    subprocess.run([NH, "--install-kernel", "--user"], check=True,
+                   capture_output=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "coord x\nkinetic T = x'^2/2\ninitial x' = 1\n"
+        "draw point [x, 0, 0] trail\nsimulate to 2 step 0.1\nanimate"))
+    NotebookClient(nb, kernel_name="nh", timeout=120,
+                   startup_timeout=60).execute()
+    ipynb = os.path.join(TMP, "anim.ipynb")
+    nbformat.write(nb, ipynb)
+    r = subprocess.run(["/usr/bin/python3", "-m", "nbconvert", "--to", "html",
+                        ipynb], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "nbconvert --to html: %s" % r.stderr[-500:])
+    d = dump(os.path.join(TMP, "anim.html"), 1)
+    root = d.root()
+    check(root is not None and root.get("data-ready") == "1"
+          and root.get("data-frame") == "10",
+          "the notebook exported by nbconvert plays: %r" % root)
 
 if failures:
     print("%d failed" % len(failures))
