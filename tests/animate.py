@@ -488,6 +488,31 @@ if len(parts) == 2:
           and all(a.get("data-ready") == "1" and a.get("data-frame") == "10"
                   for a in roots),
           "both animations in one page run, each on its own: %r" % roots)
+    # The controls, as a user works them: the first's slider moved to
+    # 0.55 s shows t = 0.5 (paused); the second's Play (it stood at its
+    # end, so it starts again from 0) played for 0.2 s at speed 2 shows
+    # about t = 0.4, and the first has not moved.
+    with open(both, "a") as f:
+        f.write("<script>\nwindow.addEventListener('load',function(){\n"
+                "var r=document.querySelectorAll('.nh-animation');\n"
+                "var sl=r[0].querySelector('.nh-time');sl.value='0.55';\n"
+                "sl.dispatchEvent(new Event('input'));\n"
+                "r[1].querySelector('.nh-play').click();\n"
+                "setTimeout(function(){r[1].querySelector('.nh-play').click();"
+                "document.body.setAttribute('data-done','1');},200);});\n"
+                "</script>\n")
+    d = Dom()
+    d.feed(chromium(["--virtual-time-budget=3000", "--dump-dom",
+                     "file://" + both + "#t=1"]))
+    roots = [a for t, a, _ in d.elements
+             if "nh-animation" in a.get("class", "").split()]
+    body = d.find(tag="body") or {}
+    check(body.get("data-done") == "1", "the harness clicked")
+    check(len(roots) == 2 and roots[0].get("data-t") == "0.5",
+          "the slider moved to 0.55 shows t = 0.5: %r" % roots[:1])
+    t2 = float(roots[1].get("data-t", "nan")) if len(roots) == 2 else math.nan
+    check(0.3 <= t2 <= 0.5, "Play, then Pause 0.2 s later at speed 2: t = %r"
+          % t2)
 
 # ---- 5. a notebook exported by nbconvert plays ---------------------------------
 # (where Debian's python3-nbconvert is installed: the notebook tests'
