@@ -13,7 +13,6 @@
  * Must not: print except through the context's streams; change the model
  * but by swapping in a whole new one (a failed statement changes nothing).
  */
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
