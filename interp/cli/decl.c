@@ -929,6 +929,11 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 return diag_error(err, b->name.span,
                                   "unknown name '%s'; did you mean '%s'?",
                                   name, best);
+            if (k == MODEL_NONE)
+                return diag_error(err, b->name.span,
+                                  "unknown name '%s': initial sets "
+                                  "coordinates, velocities, speeds and t",
+                                  name);
             return diag_error(err, b->name.span,
                               "initial sets coordinates, velocities, speeds "
                               "and t; '%s' is %s",

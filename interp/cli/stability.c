@@ -618,11 +618,14 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             return diag_error(err, name->span,
                               "unknown name '%s'; did you mean '%s'?",
                               name->name, best);
+        if (kind == MODEL_NONE)
+            return diag_error(err, name->span,
+                              "unknown name '%s': a sweep runs over a "
+                              "parameter",
+                              name->name);
         return diag_error(err, name->span,
                           "a sweep runs over a parameter; '%s' is %s",
-                          name->name,
-                          kind == MODEL_NONE ? "not declared"
-                                             : model_kind_name(kind));
+                          name->name, model_kind_name(kind));
     }
     double a, b, h;
     if (ctx_eval_const(s, lw, &s->model, st->u.sweep.from, &a, err) ||
