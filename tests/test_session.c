@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "interp/eom/eom.h"
+#include "interp/cli/context.h"
 #include "interp/cli/session.h"
 #include "interp/cli/stmts.h"
 #include "lang/keywords.h"
@@ -322,6 +323,111 @@ static void test_completions(void **state)
     c = session_completions(f->s);
     assert_true(has_completion(c, "Fork.z"));
     assert_true(has_completion(c, "Arm.y"));
+}
+
+/* `set` with several bindings (issue 24, item 12), through the C API
+ * until the grammar gives them: BINDINGS ("a = 1, b = 2") parsed as one
+ * `set` each, their bindings put into one `set` statement, run on the
+ * session's context.  Returns decl_set's status; a message goes to MSG. */
+static int run_set(fixture_t *f, const char *bindings, char *msg, size_t size)
+{
+    char text[512];
+    size_t len = 0;
+    for (const char *b = bindings; *b;) {
+        const char *comma = strstr(b, ", ");
+        size_t n = comma ? (size_t)(comma - b) : strlen(b);
+        len += (size_t)snprintf(text + len, sizeof text - len, "set %.*s\n",
+                                (int)n, b);
+        b += n + (comma ? 2 : 0);
+    }
+    source_set_t *set = source_set_new();
+    uint32_t file = source_add(set, "<set>", text, strlen(text));
+    ast_arena_t *arena = ast_arena_new();
+    ast_program_t prog;
+    diag_t err = {0};
+    assert_int_equal(parse_program(set, file, arena, &prog, &err), PARSE_OK);
+    ast_binding_t *items = calloc(prog.n, sizeof *items);
+    for (size_t i = 0; i < prog.n; i++) {
+        assert_int_equal(prog.stmts[i]->kind, STMT_SET);
+        items[i] = prog.stmts[i]->u.bindings.items[0];
+    }
+    ast_stmt_t st = *prog.stmts[0];
+    st.u.bindings.items = items;
+    st.u.bindings.n = prog.n;
+    int rc = decl_set(session_ctx(f->s), &st, &err);
+    snprintf(msg, size, "%s", err.set ? err.msg : "");
+    free(items);
+    ast_arena_free(arena);
+    source_set_free(set);
+    return rc;
+}
+
+/* The value of EXPR printed by the session (`print EXPR`). */
+static double value_of(fixture_t *f, const char *expr)
+{
+    fflush(f->fout);
+    size_t mark = f->out_len;
+    char text[256];
+    snprintf(text, sizeof text, "print %s\n", expr);
+    assert_int_equal(run(f, text), RUN_OK);
+    fflush(f->fout);
+    const char *eq = strstr(f->out + mark, " = ");
+    assert_non_null(eq);
+    return strtod(eq + 3, NULL);
+}
+
+/* `set a = 1, b = 2, ...`: the bindings take effect from left to right (a
+ * value sees the parameters set before it), and the statement is one
+ * change: when a binding fails, the parameters and settings set before it
+ * in the statement are put back. */
+static void test_set_several(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, model), RUN_OK);
+    ctx_t *c = session_ctx(f->s);
+    char msg[DIAG_MSG_MAX];
+    assert_int_equal(run_set(f, "m = 2, k = 3*m", msg, sizeof msg), 0);
+    assert_true(value_of(f, "m") == 2.0);
+    assert_true(value_of(f, "k") == 6.0);
+    /* m x'' = -k x: the equations see the new values at once */
+    assert_true(fabs(value_of(f, "x'' + 6*x/2")) < 1e-15);
+    assert_true(fabs(value_of(f, "x'' + 4*x/1")) > 0.1);
+
+    double rtol = c->rtol;
+    size_t max_steps = c->max_steps;
+    char integrator[sizeof c->integrator];
+    memcpy(integrator, c->integrator, sizeof integrator);
+    /* fails at the third binding: m and rtol go back */
+    assert_int_equal(run_set(f, "m = 5, rtol = 1e-6, k = bogus", msg,
+                             sizeof msg),
+                     -1);
+    assert_non_null(strstr(msg, "unknown name 'bogus'"));
+    assert_true(value_of(f, "m") == 2.0);
+    assert_true(value_of(f, "k") == 6.0);
+    assert_true(c->rtol == rtol);
+    /* a setting that fails after the integrator was set */
+    assert_int_equal(run_set(f, "integrator = rk4, max_steps = 0.5, m = 7",
+                             msg, sizeof msg),
+                     -1);
+    assert_string_equal(msg, "max_steps must be a whole number from 1 to 1e15");
+    assert_string_equal(c->integrator, integrator);
+    assert_int_equal(c->max_steps, max_steps);
+    assert_true(value_of(f, "m") == 2.0);
+    /* compile is applied only when all succeeded */
+    assert_int_equal(run_set(f, "compile = on, m = 1/0", msg, sizeof msg), -1);
+    assert_false(c->compile);
+    assert_int_equal(run_set(f, "m = 3, m = 4", msg, sizeof msg), -1);
+    assert_string_equal(msg, "'m' is set twice in one statement");
+    assert_true(value_of(f, "m") == 2.0);
+    /* all succeed: every one applied */
+    assert_int_equal(run_set(f, "integrator = rk4, max_steps = 50, "
+                                "atol = 1e-9, k = m + 1",
+                             msg, sizeof msg),
+                     0);
+    assert_string_equal(c->integrator, "rk4");
+    assert_int_equal(c->max_steps, 50);
+    assert_true(c->atol == 1e-9);
+    assert_true(value_of(f, "k") == 3.0);
 }
 
 /* LANGUAGE.md §6: a simulate that fails keeps its samples and leaves the
@@ -721,6 +827,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test(test_write_error_is_an_error),
         cmocka_unit_test_setup_teardown(test_completions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_set_several, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

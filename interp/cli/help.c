@@ -326,10 +326,12 @@ static const help_entry_t entries[] = {
      "  The objects of the first and second kind hold where their matrices\n"
      "  (G; g and H) are invertible; their factors cancel there.\n"},
     {"set",
-     "set NAME = VALUE\n"
-     "  Changes a parameter, or a simulation default: rtol, atol, step,\n"
+     "set NAME = VALUE, ...\n"
+     "  Changes parameters, or simulation defaults: rtol, atol, step,\n"
      "  integrator, max_steps (the most integrator steps one simulate may\n"
-     "  take, 1000000 unless set).  Example: set m = 2\n"
+     "  take, 1000000 unless set).  Several at once take effect from left\n"
+     "  to right (a value may use one set before it), all or none: when\n"
+     "  one fails, nothing changes.  Example: set m = 2, M = 3*m\n"
      "  When the constraints use the parameter and the state no longer fits\n"
      "  them, a warning says so: `reset` solves the state again.\n"
      "set compile = on | off\n"
@@ -427,7 +429,8 @@ static const help_entry_t entries[] = {
      "A.x, A.y, A.z.\n"},
     {"functions",
      "Functions: sin cos tan asin acos atan atan2(y, x) sinh cosh tanh exp\n"
-     "log sqrt abs sign min(a, b) max(a, b); dot(u, v) cross(u, v) norm(u);\n"
+     "log sqrt abs sign min(a, b, ...) max(a, b, ...); dot(u, v) cross(u, v)\n"
+     "norm(u);\n"
      "diff(e, v) with v a coordinate, a velocity x', a speed, a parameter\n"
      "or t (an e holding x'' is an error: x'' is the equations' value, not\n"
      "a symbol); lambda(NAME), lambda(NAME[k]) and reaction(x) in print,\n"

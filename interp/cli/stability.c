@@ -505,10 +505,10 @@ static int stab_check_body(const ast_stmt_t *st, diag_t *err)
             return diag_error(err, in->to_file.span,
                               "inside a sweep the rows go where the sweep "
                               "writes: `sweep ... > \"file.csv\": ...`");
-        if (in->kind == STMT_SET &&
-            strcmp(in->u.bindings.items[0].name.name, name) == 0)
-            return diag_error(err, in->u.bindings.items[0].name.span,
-                              "the sweep sets '%s' itself", name);
+        for (size_t k = 0; in->kind == STMT_SET && k < in->u.bindings.n; k++)
+            if (strcmp(in->u.bindings.items[k].name.name, name) == 0)
+                return diag_error(err, in->u.bindings.items[k].name.span,
+                                  "the sweep sets '%s' itself", name);
         rows |= stab_writes_row(in->kind);
     }
     if (!rows)
