@@ -17,7 +17,10 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
+
 #include "interp/eom/eom.h"
+#include "interp/mech/lower.h"
 #include "interp/cli/context.h"
 #include "interp/cli/session.h"
 #include "interp/cli/stmts.h"
@@ -541,9 +544,71 @@ static void test_help_covers_every_statement(void **state)
             fail_msg("no help for the method '%s'", eom_method_names[i]);
         assert_non_null(strstr(t, eom_method_names[i]));
     }
-    for (size_t i = 0; help_topics[i]; i++)
+    size_t ntopics = 0;
+    for (size_t i = 0; help_topics[i]; i++, ntopics++)
         assert_non_null(help_text(help_topics[i]));
+    /* every entry is listed (suggestions and completion read the list) */
+    assert_int_equal(ntopics, help_entry_count());
     assert_null(help_text("no_such_topic"));
+}
+
+/* Every built-in function (LANGUAGE.md §3.4), every module of the
+ * standard library (the .nh files of stdlib/) and every function a module declares
+ * has a help entry; a module's entry names its functions (issue 24, item
+ * 11: `help velocity`, `help contact`, `help stdlib` were unknown). */
+static void test_help_covers_functions_and_stdlib(void **state)
+{
+    (void)state;
+    const char *const *builtins = lower_builtin_functions();
+    for (size_t i = 0; builtins[i]; i++) {
+        const char *t = help_text(builtins[i]);
+        if (!t)
+            fail_msg("no help for the built-in function '%s'", builtins[i]);
+        if (!strstr(t, builtins[i]))
+            fail_msg("help %s does not name it", builtins[i]);
+        if (!strstr(help_text("functions"), builtins[i]))
+            fail_msg("help functions does not list '%s'", builtins[i]);
+    }
+    assert_non_null(help_text("stdlib"));
+    DIR *d = opendir(NH_STDLIB_SRC);
+    assert_non_null(d);
+    size_t modules = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 4 || strcmp(de->d_name + len - 3, ".nh") != 0)
+            continue;
+        char module[256];
+        snprintf(module, sizeof module, "%.*s", (int)(len - 3), de->d_name);
+        const char *t = help_text(module);
+        if (!t)
+            fail_msg("no help for the stdlib module '%s'", module);
+        if (!strstr(help_text("stdlib"), module))
+            fail_msg("help stdlib does not list '%s'", module);
+        modules++;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", NH_STDLIB_SRC, de->d_name);
+        FILE *fp = fopen(path, "r");
+        assert_non_null(fp);
+        char line[4096];
+        size_t functions = 0;
+        while (fgets(line, sizeof line, fp)) {
+            char name[128];
+            if (sscanf(line, "let %127[A-Za-z0-9_](", name) != 1 ||
+                !strchr(line, '('))
+                continue;
+            functions++;
+            if (!help_text(name))
+                fail_msg("no help for '%s' of stdlib/%s", name, de->d_name);
+            if (!strstr(t, name))
+                fail_msg("help %s does not name its function '%s'", module,
+                         name);
+        }
+        fclose(fp);
+        assert_true(functions > 0);
+    }
+    closedir(d);
+    assert_true(modules >= 3); /* contact, euler, rigid */
 }
 
 /* The reader on the stream "<repl>" with the REPL's rules: feeds LINE. */
@@ -828,6 +893,7 @@ int main(void)
         cmocka_unit_test(test_write_error_is_an_error),
         cmocka_unit_test_setup_teardown(test_completions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_several, setup, teardown),
+        cmocka_unit_test(test_help_covers_functions_and_stdlib),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

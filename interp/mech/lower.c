@@ -194,6 +194,8 @@ static const char *const builtin_functions[] = {
     "cross", "norm", "diff", "lambda", "reaction", "omega", "on",
     "velocity", NULL};
 
+const char *const *lower_builtin_functions(void) { return builtin_functions; }
+
 bool lower_is_builtin_function(const char *name)
 {
     for (size_t i = 0; builtin_functions[i]; i++)
