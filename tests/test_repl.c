@@ -216,6 +216,42 @@ static void test_empty_line_ends_open_statement(void **state)
     assert_true(say(t, "print 3\r", "3 = 3", 5));
 }
 
+/* Tab completes by context (issue 24, item 10; complete.c): a worksheet
+ * after `worksheet`, an integrator after `set integrator =`, the methods
+ * alone after `equations` (Tab twice lists them, and no keyword or model
+ * name among them), a body in velocity(P, …) — also on the second line of
+ * a statement, whose first line gives the context. */
+static void test_tab_completes_by_context(void **state)
+{
+    term_t *t = *state;
+    NEED_NH(t);
+    assert_true(expect(t, "nh> ", 5));
+    assert_true(say(t, "coord x, theta; frame N\r", "nh> ", 5));
+    assert_true(say(t, "body wheel mass 1 at [x, 0, 0] frame N inertia "
+                       "[1, 1, 1]\r",
+                    "nh> ", 5));
+    assert_true(say(t, "worksheet pre\t", "worksheet preliminary", 5));
+    assert_true(say(t, "\x03", "nh> ", 5));
+    assert_true(say(t, "set integrator = rk8\t", "set integrator = rk8pd", 5));
+    assert_true(say(t, "\r", "nh> ", 5));
+    assert_true(say(t, "equations \t\t", "gibbs_appell", 5));
+    assert_true(expect(t, "nh> equations ", 5));
+    /* the listing: between "gibbs_appell" and the prompt drawn again */
+    const char *list = strstr(t->out, "gibbs_appell");
+    const char *end = strstr(list, "nh> equations ");
+    assert_non_null(list);
+    assert_non_null(end);
+    char listing[4096];
+    snprintf(listing, sizeof listing, "%.*s", (int)(end - list), list);
+    assert_non_null(strstr(listing, "voronec"));
+    assert_null(strstr(listing, "theta"));
+    assert_null(strstr(listing, "kinetic"));
+    assert_true(say(t, "\x03", "nh> ", 5));
+    assert_true(say(t, "print velocity([x, 0, 0],\r", "...> ", 5));
+    assert_true(say(t, "whe\t", "wheel", 5));
+    assert_true(say(t, ")\r", "wheel ) = [0, 0, 0]", 5));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +262,8 @@ int main(void)
                                         stop),
         cmocka_unit_test_setup_teardown(test_empty_line_ends_open_statement,
                                         start, stop),
+        cmocka_unit_test_setup_teardown(test_tab_completes_by_context, start,
+                                        stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

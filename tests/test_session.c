@@ -21,6 +21,7 @@
 
 #include "interp/eom/eom.h"
 #include "interp/mech/lower.h"
+#include "interp/cli/complete.h"
 #include "interp/cli/context.h"
 #include "interp/cli/session.h"
 #include "interp/cli/stmts.h"
@@ -303,8 +304,19 @@ static bool has_completion(const char *const *c, const char *word)
     return false;
 }
 
-/* Completion knows the statements of frames and bodies, the functions,
- * the model's frames and bodies, and each frame's unit vectors. */
+/* The completions of TEXT's last word (after the last character that
+ * ends words), in the context of what comes before it. */
+static const char *const *completions_at_end(fixture_t *f, const char *text)
+{
+    size_t end = strlen(text), start = end;
+    while (start > 0 && !strchr(COMPLETE_WORD_BREAKS, text[start - 1]))
+        start--;
+    return session_completions(f->s, text, start, end);
+}
+
+/* Completion knows the statements of frames and bodies, the words of
+ * theirs, the functions, the model's frames and bodies, and each frame's
+ * unit vectors, each where it goes. */
 static void test_completions(void **state)
 {
     fixture_t *f = *state;
@@ -312,20 +324,44 @@ static void test_completions(void **state)
                             "by th\nbody rod mass 1 at Arm.x frame Arm "
                             "inertia [1, 1, 1]\n"),
                      RUN_OK);
-    const char *const *c = session_completions(f->s);
-    static const char *const want[] = {
-        "frame", "body",  "gravity", "torque", "from",  "about", "by",
-        "inertia", "omega", "on",    "velocity", "Arm", "rod",   "Arm.x",
-        "Arm.y", "Arm.z", "N.x",     "th",     NULL};
-    for (size_t i = 0; want[i]; i++)
-        if (!has_completion(c, want[i]))
-            fail_msg("'%s' is not among the completions", want[i]);
+    static const struct {
+        const char *text;
+        const char *want[8];
+    } cases[] = {
+        {"", {"frame", "body", "gravity", "torque", NULL}},
+        {"frame F ", {"from", NULL}},
+        {"frame F from N ", {"about", NULL}},
+        {"frame F from N about x ", {"by", NULL}},
+        {"body b mass 1 at [0, 0, 0] frame Arm ", {"inertia", NULL}},
+        {"print ", {"omega", "on", "velocity", "Arm.x", "Arm.y", "Arm.z",
+                    "N.x", "th"}},
+        {"print omega(", {"Arm", "N", NULL}},
+        {"print velocity(Arm.x, ", {"rod", NULL}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const char *const *c = completions_at_end(f, cases[k].text);
+        for (size_t i = 0; i < 8 && cases[k].want[i]; i++)
+            if (!has_completion(c, cases[k].want[i]))
+                fail_msg("'%s' is not among the completions of \"%s\"",
+                         cases[k].want[i], cases[k].text);
+    }
+    /* the words of the statement, not others, and names only in
+     * expressions */
+    const char *const *c = completions_at_end(f, "frame F from N ");
+    assert_false(has_completion(c, "th"));
+    assert_false(has_completion(c, "by"));
+    c = completions_at_end(f, "print ");
+    assert_false(has_completion(c, "frame"));
+    assert_false(has_completion(c, "rod")); /* a body is not a value */
     /* a frame declared later is there at the next call */
     assert_int_equal(run(f, "frame Fork from Arm about [0, 1, 1] by 2*th\n"),
                      RUN_OK);
-    c = session_completions(f->s);
+    c = completions_at_end(f, "print 2*");
     assert_true(has_completion(c, "Fork.z"));
     assert_true(has_completion(c, "Arm.y"));
+    c = completions_at_end(f, "print F");
+    assert_true(has_completion(c, "Fork.x"));
+    assert_false(has_completion(c, "frame")); /* only those beginning F */
 }
 
 /* `set` with several bindings (issue 24, item 12), through the C API

@@ -40,6 +40,7 @@
 
 #include "config.h"
 #include "interp/base/util.h"
+#include "interp/cli/complete.h"
 #include "lang/parse.h"
 
 #define PROMPT "nh> "
@@ -47,32 +48,42 @@
 #define HISTORY_LINES 1000
 
 static session_t *active; /* see the file comment */
+static session_reader_t *reader;         /* active's, for completion */
+static const char *const *candidates;    /* of the completion running */
 static size_t line_bytes;  /* bytes typed on the line so far */
 static bool skipping;      /* the rest of a line too long, being dropped */
 
+/* readline's generator: the candidates session_completions gave for the
+ * word (they all begin with it), one per call. */
 static char *complete_word(const char *text, int state)
 {
-    static size_t next, len;
-    static const char *const *names;
-    if (state == 0) {
-        names = session_completions(active);
+    static size_t next;
+    (void)text;
+    if (state == 0)
         next = 0;
-        len = strlen(text);
-    }
-    while (names && names[next]) {
-        const char *n = names[next++];
-        if (strncmp(n, text, len) == 0)
-            return xstrdup(n);
-    }
-    return NULL;
+    if (!candidates || !candidates[next])
+        return NULL;
+    return xstrdup(candidates[next++]);
 }
 
+/* Completion by context (complete.h): the statement typed so far — the
+ * lines of an open one, then the line being edited up to the word. */
 static char **complete(const char *text, int start, int end)
 {
-    (void)start;
-    (void)end;
+    (void)text;
     rl_attempted_completion_over = 1; /* no file names */
-    return rl_completion_matches(text, complete_word);
+    const char *open = reader ? session_reader_text(reader) : "";
+    size_t before = strlen(open);
+    size_t n = before + (size_t)end;
+    char *all = xmalloc(n + 1);
+    memcpy(all, open, before);
+    memcpy(all + before, rl_line_buffer, (size_t)end);
+    all[n] = '\0';
+    candidates = session_completions(active, all, before + (size_t)start, n);
+    char **matches = rl_completion_matches(text, complete_word);
+    candidates = NULL;
+    free(all);
+    return matches;
 }
 
 static void on_sigint(int sig)
@@ -151,12 +162,13 @@ int repl_run(session_t *s, bool banner)
     rl_getc_function = repl_getc;
     rl_readline_name = "nh";
     rl_attempted_completion_function = complete;
-    rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,[]+-*/^:";
+    rl_basic_word_break_characters = COMPLETE_WORD_BREAKS;
     char *hist = history_path();
     if (hist)
         read_history(hist);
     stifle_history(HISTORY_LINES);
     session_reader_t *r = session_reader_new(s, "<repl>", true);
+    reader = r;
     strbuf_t entry; /* the lines of the statement, one history entry */
     strbuf_init(&entry);
     while (!session_quit_requested(s)) {
@@ -187,6 +199,7 @@ int repl_run(session_t *s, bool banner)
         }
         free(line);
     }
+    reader = NULL;
     session_reader_free(r);
     strbuf_free(&entry);
     sigaction(SIGINT, &old_sa, NULL);

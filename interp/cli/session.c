@@ -30,9 +30,9 @@
 
 #include "interp/base/outfile.h"
 #include "interp/base/util.h"
+#include "interp/cli/complete.h"
 #include "interp/cli/context.h"
 #include "interp/cli/table.h"
-#include "lang/keywords.h"
 #include "lang/parse.h"
 
 #define SESSION_MAX_LOAD_DEPTH 16
@@ -83,10 +83,9 @@ struct session {
     size_t nimported;
     char **libdirs;
     size_t nlibdirs;
-    const char **completions;
+    complete_list_t completions; /* the last session_completions */
     session_observer_fn observer;
     void *observer_data;
-    char *members; /* "A.x", "A.y", ... of the completions, NUL-separated */
 };
 
 /* ---- life cycle ------------------------------------------------------ */
@@ -117,8 +116,7 @@ void session_free(session_t *s)
     for (size_t i = 0; i < s->nlibdirs; i++)
         free(s->libdirs[i]);
     free(s->libdirs);
-    free(s->completions);
-    free(s->members);
+    complete_list_free(&s->completions);
     source_set_free(s->src);
     free(s);
 }
@@ -626,6 +624,11 @@ static void reader_reset(session_reader_t *r)
 
 bool session_reader_open(const session_reader_t *r) { return r->lines > 0; }
 
+const char *session_reader_text(const session_reader_t *r)
+{
+    return r->lines > 0 && r->pending.data ? r->pending.data : "";
+}
+
 void session_reader_drop(session_reader_t *r)
 {
     session_skip_lines(r->s, r->name, r->lines);
@@ -775,56 +778,13 @@ run_status_t session_run_file(session_t *s, const char *path)
     return rc;
 }
 
-const char *const *session_completions(session_t *s)
+const char *const *session_completions(session_t *s, const char *text,
+                                       size_t start, size_t end)
 {
-    diag_t err = {0};
-    lower_t *lw = ctx_lowered(&s->ctx, &err);
-    const char *const *names = lw ? lower_known_names(lw) : NULL;
-    size_t nk = 0, nn = 0, nm = 0;
-    while (parse_keywords[nk])
-        nk++;
-    while (names && names[nn])
-        nn++;
-    while (eom_method_names[nm])
-        nm++;
-    /* A frame's unit vectors A.x, A.y, A.z, and the words that are
-     * keywords only in `frame` and `body`. */
-    const model_t *model = &s->ctx.model;
-    size_t nf = model->frames.n;
-    free(s->members);
-    s->members = NULL;
-    size_t len = 0;
-    for (size_t i = 0; i < nf; i++)
-        len += 3 * (strlen(model->frames.v[i].name) + 3);
-    s->members = xmalloc(len + 1);
-    free(s->completions);
-    s->completions = xcalloc(nk + nn + nm + 3 * nf + 18,
-                             sizeof *s->completions);
-    size_t k = 0;
-    char *p = s->members;
-    for (size_t i = 0; i < nf; i++)
-        for (const char *ax = "xyz"; *ax; ax++) {
-            s->completions[k++] = p;
-            p += sprintf(p, "%s.%c", model->frames.v[i].name, *ax) + 1;
-        }
-    static const char *const contextual[] = {"from", "about", "by",
-                                             "inertia", NULL};
-    for (size_t i = 0; contextual[i]; i++)
-        s->completions[k++] = contextual[i];
-    for (size_t i = 0; i < nk; i++)
-        s->completions[k++] = parse_keywords[i];
-    for (size_t i = 0; i < nn; i++)
-        s->completions[k++] = names[i];
-    for (size_t i = 0; i < nm; i++)
-        s->completions[k++] = eom_method_names[i];
-    /* show's reports; `set compile = on | off` */
-    static const char *const topics[] = {
-        "model", "eom",        "mass",    "reduced", "voronec", "kane",
-        "kinematics", "compile", "on", "off", NULL};
-    for (size_t i = 0; topics[i]; i++)
-        s->completions[k++] = topics[i];
-    s->completions[k] = NULL;
-    return s->completions;
+    complete_list_free(&s->completions);
+    s->completions = complete_names(&s->ctx, (const char *const *)s->libdirs,
+                                    text, start, end);
+    return (const char *const *)s->completions.names;
 }
 
 ctx_t *session_ctx(session_t *s) { return &s->ctx; }

@@ -81,6 +81,9 @@ run_status_t session_reader_end(session_reader_t *r);
 /* Whether a statement is open, and dropping it (Ctrl-C at the prompt). */
 bool session_reader_open(const session_reader_t *r);
 void session_reader_drop(session_reader_t *r);
+/* The lines of the open statement, each ended by '\n' ("" when none is
+ * open): the context of a completion on the line being typed. */
+const char *session_reader_text(const session_reader_t *r);
 
 /* Reads IN to its end a line at a time through a reader on stream NAME,
  * running statements as they come; a line longer than PARSE_MAX_LINE is
@@ -114,9 +117,12 @@ void session_set_time_limit(session_t *s, double seconds);
 bool session_interrupted(const session_t *s);
 void session_clear_interrupt(session_t *s);
 
-/* Names for tab completion: keywords, statement words, the model's names;
- * NULL-terminated, valid until the next call. */
-const char *const *session_completions(session_t *s);
+/* Tab completion (complete.h): the names that may complete the word
+ * TEXT[START, END), in the context TEXT[0, START) gives (what was typed
+ * before it in the statement); sorted, each once, NULL-terminated, valid
+ * until the next call. */
+const char *const *session_completions(session_t *s, const char *text,
+                                       size_t start, size_t end);
 
 /* Where `import` looks after NH_PATH: set by main from the executable's
  * place (the build tree) and the installed data directory. */

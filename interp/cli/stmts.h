@@ -35,6 +35,8 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int output_worksheet(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+/* The reports `show NAME` prints (model, eom, …), NULL-terminated. */
+extern const char *const output_show_subjects[];
 
 /* Motion statements (motion.c). */
 int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err);
