@@ -1,8 +1,9 @@
 /*
  * main.c — the command line of LANGUAGE.md §1:
  *   nh [OPTIONS] [FILE.nh ...]   with -e STATEMENTS, -i, -q, -, --help,
- *   --version; and for notebooks (§1.1) `nh --protocol`, the machine
- *   interface, and `nh --install-kernel [--user]`.  Exit status: 0
+ *   --version; `nh --check FILE...` (expect.h); and for notebooks (§1.1)
+ *   `nh --protocol`, the machine interface, and `nh --install-kernel
+ *   [--user]`.  Exit status: 0
  *   success, 1 an error in a script or statement, 2 bad usage.
  *
  * Must not: interpret anything itself (the session does).
@@ -16,6 +17,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "config.h"
+#include "interp/cli/expect.h"
 #include "interp/cli/kernelspec.h"
 #include "interp/cli/protocol.h"
 #include "interp/base/outfile.h"
@@ -43,6 +45,11 @@ static const char usage[] =
     "  -e STATEMENTS  run the statements after the files (repeatable)\n"
     "  -i             enter the REPL after the files and -e statements\n"
     "  -q             quiet: no banner, no summaries\n"
+    "  --check FILE.nh ...\n"
+    "                 run the files and compare what each statement prints\n"
+    "                 with the `# expect:` lines after it (and errors with\n"
+    "                 `# expect-error:` lines); status 1, and each\n"
+    "                 mismatch as FILE:LINE, when they differ\n"
     "  --protocol     serve a front end: JSON requests on standard input,\n"
     "                 replies on standard output (doc/protocol.md)\n"
     "  --install-kernel [--user]\n"
@@ -76,18 +83,25 @@ static bool exe_dir(char dir[PATH_MAX])
 }
 
 /* The library folders `import` searches after NH_PATH: the stdlib beside
- * the executable (a build tree) and the installed one. */
-static void set_library_dirs(session_t *s)
+ * the executable (a build tree) and the installed one.  DIRS gets them,
+ * pointing into LOCAL; returns how many. */
+static size_t library_dirs(const char *dirs[2], char local[PATH_MAX + 16])
 {
-    const char *dirs[2];
     size_t n = 0;
     char exe[PATH_MAX];
-    char local[PATH_MAX + 16];
     if (exe_dir(exe)) {
-        snprintf(local, sizeof local, "%s/stdlib", exe);
+        snprintf(local, PATH_MAX + 16, "%s/stdlib", exe);
         dirs[n++] = local;
     }
     dirs[n++] = NH_STDLIB_DIR;
+    return n;
+}
+
+static void set_library_dirs(session_t *s)
+{
+    const char *dirs[2];
+    char local[PATH_MAX + 16];
+    size_t n = library_dirs(dirs, local);
     session_set_library_dirs(s, dirs, n);
 }
 
@@ -131,7 +145,7 @@ static int finish_output(int status)
 int main(int argc, char **argv)
 {
     bool quiet = false, interactive = false;
-    bool protocol = false, kernel = false, user = false;
+    bool protocol = false, kernel = false, user = false, check = false;
     const char **files = xcalloc((size_t)argc + 1, sizeof *files);
     const char **stmts = xcalloc((size_t)argc + 1, sizeof *stmts);
     size_t nfiles = 0, nstmts = 0;
@@ -152,6 +166,8 @@ int main(int argc, char **argv)
             interactive = true;
         } else if (strcmp(a, "--protocol") == 0) {
             protocol = true;
+        } else if (strcmp(a, "--check") == 0) {
+            check = true;
         } else if (strcmp(a, "--install-kernel") == 0) {
             kernel = true;
         } else if (strcmp(a, "--user") == 0) {
@@ -192,6 +208,24 @@ int main(int argc, char **argv)
         status = 2;
         goto out;
     }
+    if (check && (protocol || kernel || nstmts || interactive || !nfiles)) {
+        fprintf(stderr, "nh: --check takes files (and -q), not %s\n%s",
+                protocol ? "--protocol"
+                : kernel ? "--install-kernel"
+                : nstmts ? "-e"
+                : interactive ? "-i"
+                              : "nothing: name the files to check",
+                usage);
+        status = 2;
+        goto out;
+    }
+    for (size_t i = 0; check && i < nfiles; i++)
+        if (strcmp(files[i], "-") == 0) {
+            fprintf(stderr, "nh: --check reads files, not standard input\n%s",
+                    usage);
+            status = 2;
+            goto out;
+        }
     if (kernel) {
         status = install_kernel(user);
         goto out;
@@ -202,6 +236,14 @@ int main(int argc, char **argv)
         set_library_dirs(protocol_session(p));
         status = protocol_run(p, STDIN_FILENO, stdout);
         protocol_free(p);
+        goto out;
+    }
+    if (check) {
+        const char *dirs[2];
+        char local[PATH_MAX + 16];
+        size_t n = library_dirs(dirs, local);
+        status = expect_check_files(files, nfiles, quiet, dirs, n, stdout,
+                                    stderr);
         goto out;
     }
     session_t *s = session_new(quiet, stdout, stderr);

@@ -79,6 +79,7 @@ struct session {
     bool quit;
     double time_limit; /* seconds per session_run_text; 0: none */
     unsigned load_depth;
+    src_span_t top_stmt; /* the top-level statement running (SRC_SPAN_NONE) */
     char **imported; /* modules already imported */
     size_t nimported;
     char **libdirs;
@@ -95,6 +96,7 @@ session_t *session_new(bool quiet, FILE *out, FILE *err)
     session_t *s = xcalloc(1, sizeof *s);
     s->src = source_set_new();
     s->collect_at = SESSION_COLLECT_MIN;
+    s->top_stmt = SRC_SPAN_NONE;
     ctx_init(&s->ctx, s->src, quiet, out, err);
     return s;
 }
@@ -441,10 +443,14 @@ static run_status_t run_source(session_t *s, uint32_t file,
         return RUN_ERROR;
     }
     keep_text(s, file, arena);
+    bool top = s->load_depth == 0;
+    run_status_t status = RUN_OK;
     for (size_t i = 0; i < prog.n && !s->quit; i++) {
         diag_clear(&err);
         s->ctx.arena = arena;
         s->ctx.out_kind = CTX_OUT_TEXT;
+        if (top)
+            s->top_stmt = prog.stmts[i]->span;
         int rc = exec_stmt(s, prog.stmts[i], &err);
         s->ctx.arena = NULL;
         fflush(s->ctx.out);
@@ -454,11 +460,14 @@ static run_status_t run_source(session_t *s, uint32_t file,
             /* A failed statement may have grown the graph (an expression
              * too large): drop the lowering, rebuilt when next needed. */
             ctx_drop_large_lowering(&s->ctx);
-            return RUN_ERROR;
+            status = RUN_ERROR;
+            break;
         }
         session_notify(s, SESSION_STATEMENT_DONE);
     }
-    return RUN_OK;
+    if (top)
+        s->top_stmt = SRC_SPAN_NONE;
+    return status;
 }
 
 /* Frees the texts and arenas that nothing refers to any more: those the
@@ -785,6 +794,17 @@ const char *const *session_completions(session_t *s, const char *text,
     s->completions = complete_names(&s->ctx, (const char *const *)s->libdirs,
                                     text, start, end);
     return (const char *const *)s->completions.names;
+}
+
+bool session_statement_at(const session_t *s, const char **file,
+                          unsigned *line)
+{
+    if (s->top_stmt.file == SRC_NO_FILE)
+        return false;
+    unsigned col;
+    *file = source_name(s->src, s->top_stmt.file);
+    source_line_col(s->src, s->top_stmt.file, s->top_stmt.begin, line, &col);
+    return true;
 }
 
 ctx_t *session_ctx(session_t *s) { return &s->ctx; }

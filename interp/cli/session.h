@@ -143,6 +143,14 @@ typedef void (*session_observer_fn)(void *data, session_event_t ev);
 /* FN (NULL: none) is called with DATA on each event. */
 void session_set_observer(session_t *s, session_observer_fn fn, void *data);
 
+/* While a text runs: the place of its statement running now (a `load`
+ * stands for the statements of the file it runs), the name of its text in
+ * *FILE and its first line in *LINE; false between statements.  For a
+ * front end that tells the output of statements apart (`nh --check`,
+ * expect.h), from its observer. */
+bool session_statement_at(const session_t *s, const char **file,
+                          unsigned *line);
+
 /* The session's context (interp/cli/context.h): for the tests and the
  * benchmark, which read the derived equations, and for the machine
  * interface, which reads the kind of a statement's output and asks for
