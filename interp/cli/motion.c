@@ -119,7 +119,7 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (s->samples.n && (s->samples_generation != s->model.generation ||
                          s->samples_method != (int)eom_method(e)))
         sim_samples_clear(&s->samples); /* another model or method */
-    sim_summary_t sum;
+    sim_summary_t sum = {0};
     int rc = sim_run(e, sys, vars, &o, &s->samples, &sum, err);
     s->samples_generation = s->model.generation;
     s->samples_method = eom_method(e);
@@ -128,6 +128,23 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (rc == 0 || sum.samples > 0) {
         lower_store_state(lw, vars, &s->model);
         s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
+    }
+    if (rc != 0 && nh_stop_due(&s->stop)) {
+        /* Ctrl-C (or the time limit): the message says where the session
+         * is left, the last sample (LANGUAGE.md §6; doc/language.md) —
+         * or the state it started from, when the run recorded none — and
+         * how far the integration had come. */
+        char reached[40], where[DIAG_MSG_MAX - 200];
+        lower_fill_vars(lw, &s->model, vars);
+        ctx_describe_state(s, vars, where, sizeof where);
+        diag_clear(err);
+        diag_error(err, st->span,
+                   "%s at t = %s; the state is left at the %s,%s",
+                   nh_stop_reason(&s->stop),
+                   expr_format_number(sum.t_reached, reached, sizeof reached),
+                   s->samples.n ? "last sample" : "start", where);
+        free(vars);
+        return -1;
     }
     if (rc != 0) {
         /* a declaration that cannot be evaluated where the run stopped is

@@ -451,7 +451,14 @@ static run_status_t run_source(session_t *s, uint32_t file,
         s->ctx.out_kind = CTX_OUT_TEXT;
         if (top)
             s->top_stmt = prog.stmts[i]->span;
-        int rc = exec_stmt(s, prog.stmts[i], &err);
+        /* Ctrl-C during a statement that does not look for it (show,
+         * check, …) stops the text before the next one (doc/language.md);
+         * the time limit stays with the statements that look */
+        int rc = s->ctx.stop.raised
+                     ? diag_error(&err, prog.stmts[i]->span,
+                                  "interrupted before this statement, which "
+                                  "did not run, nor did any after it")
+                     : exec_stmt(s, prog.stmts[i], &err);
         s->ctx.arena = NULL;
         fflush(s->ctx.out);
         if (rc != 0) {

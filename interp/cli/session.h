@@ -102,7 +102,8 @@ bool session_quit_requested(const session_t *s);
 
 /* Asks the statement running now to stop with an error "interrupted": a
  * `simulate` before its next evaluation of the equations, a `compare`
- * before its next random state; the model keeps its state.  Safe to call from a signal handler (the REPL's
+ * before its next random state, the session before the text's next
+ * statement; a simulate leaves the state at its last sample.  Safe to call from a signal handler (the REPL's
  * Ctrl-C).  Each session_run_text starts with no request. */
 void session_interrupt(session_t *s);
 

@@ -91,6 +91,8 @@ typedef struct sim_summary {
                              when |E0| is below 1e-8 of that (E0 ≈ 0), or
                              1 when both vanish.  Computed in every run;
                              meaningful only when energy_conserved */
+    double t_reached;     /* how far the integration came: the end, or the
+                             last accepted step of a run that failed */
 } sim_summary_t;
 
 /* Names of the integrators, NULL-terminated; sim_integrator_known says
