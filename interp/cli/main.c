@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gsl/gsl_errno.h>
@@ -33,6 +34,9 @@
 #endif
 #ifndef NH_PYTHON
 #define NH_PYTHON "/usr/bin/python3"
+#endif
+#ifndef NH_BINDIR
+#define NH_BINDIR "/usr/local/bin"
 #endif
 
 static const char usage[] =
@@ -82,16 +86,71 @@ static bool exe_dir(char dir[PATH_MAX])
     return true;
 }
 
-/* The library folders `import` searches after NH_PATH: the stdlib beside
- * the executable (a build tree) and the installed one.  DIRS gets them,
- * pointing into LOCAL; returns how many. */
-static size_t library_dirs(const char *dirs[2], char local[PATH_MAX + 16])
+/* TARGET (a configured installation path, absolute) as it lies from
+ * this executable when the installation has moved as a whole — `make
+ * install prefix=DIR`, or DESTDIR: the executable is in DIR/bin, not in
+ * NH_BINDIR, and TARGET then is DIR/share/… .  The relative path from
+ * NH_BINDIR to TARGET, from the executable's folder, in OUT (SIZE bytes);
+ * false when it cannot be made. */
+static bool relocated(const char *target, char *out, size_t size)
+{
+    char exe[PATH_MAX];
+    if (!exe_dir(exe) || NH_BINDIR[0] != '/' || target[0] != '/')
+        return false;
+    /* the longest common leading run of whole components */
+    const char *b = NH_BINDIR, *t = target;
+    size_t common = 0;
+    for (size_t i = 0;; i++) {
+        bool bend = b[i] == '\0' || b[i] == '/';
+        bool tend = t[i] == '\0' || t[i] == '/';
+        if (bend && tend)
+            common = i;
+        if (b[i] != t[i] || b[i] == '\0')
+            break;
+    }
+    strbuf_t p;
+    strbuf_init(&p);
+    strbuf_add(&p, exe);
+    for (const char *c = b + common; *c; c++) /* up from the bin folder */
+        if (*c == '/' && c[1] && c[1] != '/')
+            strbuf_add(&p, "/..");
+    strbuf_add(&p, t + common);
+    bool ok = p.len < size;
+    if (ok)
+        snprintf(out, size, "%s", p.data);
+    strbuf_free(&p);
+    return ok;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The library folders `import` searches after NH_PATH (doc/language.md,
+ * "Files"): the stdlib beside the executable (a build tree), the
+ * installed one where the executable now is (an installation moved as a
+ * whole), and the configured one; the first two only when they exist,
+ * each once.  DIRS points into BUF; returns how many. */
+static size_t library_dirs(const char *dirs[3], char buf[2][PATH_MAX + 16])
 {
     size_t n = 0;
     char exe[PATH_MAX];
     if (exe_dir(exe)) {
-        snprintf(local, PATH_MAX + 16, "%s/stdlib", exe);
-        dirs[n++] = local;
+        snprintf(buf[0], PATH_MAX + 16, "%s/stdlib", exe);
+        if (is_dir(buf[0]))
+            dirs[n++] = buf[0];
+    }
+    char rel[PATH_MAX + 16];
+    if (relocated(NH_STDLIB_DIR, rel, sizeof rel) &&
+        realpath(rel, buf[1])) { /* it exists; named without its ".." */
+        char b[PATH_MAX];
+        bool same = realpath(NH_STDLIB_DIR, b) && strcmp(buf[1], b) == 0;
+        for (size_t i = 0; i < n && !same; i++)
+            same = realpath(dirs[i], b) && strcmp(buf[1], b) == 0;
+        if (!same && is_dir(buf[1]))
+            dirs[n++] = buf[1];
     }
     dirs[n++] = NH_STDLIB_DIR;
     return n;
@@ -99,9 +158,9 @@ static size_t library_dirs(const char *dirs[2], char local[PATH_MAX + 16])
 
 static void set_library_dirs(session_t *s)
 {
-    const char *dirs[2];
-    char local[PATH_MAX + 16];
-    size_t n = library_dirs(dirs, local);
+    const char *dirs[3];
+    char buf[2][PATH_MAX + 16];
+    size_t n = library_dirs(dirs, buf);
     session_set_library_dirs(s, dirs, n);
 }
 
@@ -115,8 +174,12 @@ static int install_kernel(bool user)
         fprintf(stderr, "nh: cannot tell where this nh is, for the kernel\n");
         return 1;
     }
+    /* beside it (a build tree), where it is installed now (an
+     * installation moved as a whole), or where it was configured */
     snprintf(script, sizeof script, "%s/jupyter/nh_kernel.py", dir);
-    if (access(script, R_OK) != 0)
+    if (access(script, R_OK) != 0 &&
+        !(relocated(NH_KERNEL_SCRIPT, script, sizeof script) &&
+          access(script, R_OK) == 0))
         snprintf(script, sizeof script, "%s", NH_KERNEL_SCRIPT);
     char where[PATH_MAX], msg[PATH_MAX + 128];
     if (kernelspec_install(user, exe, script, NH_PYTHON, where, sizeof where,
@@ -239,9 +302,9 @@ int main(int argc, char **argv)
         goto out;
     }
     if (check) {
-        const char *dirs[2];
-        char local[PATH_MAX + 16];
-        size_t n = library_dirs(dirs, local);
+        const char *dirs[3];
+        char buf[2][PATH_MAX + 16];
+        size_t n = library_dirs(dirs, buf);
         status = expect_check_files(files, nfiles, quiet, dirs, n, stdout,
                                     stderr);
         goto out;

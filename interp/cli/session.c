@@ -332,11 +332,20 @@ static int exec_import(session_t *s, const ast_stmt_t *st, diag_t *err)
         free(path);
     }
     free(list);
-    if (rc == -2)
-        return diag_error(err, st->u.path.span,
-                          "no module '%s' in the library (searched NH_PATH "
-                          "and %s)",
-                          name, s->nlibdirs ? s->libdirs[0] : "no folder");
+    if (rc == -2) {
+        /* every place searched, in order (issue 24) */
+        strbuf_t where;
+        strbuf_init(&where);
+        strbuf_addf(&where, "NH_PATH (%s)",
+                    env && *env ? env : "not set");
+        for (size_t i = 0; i < s->nlibdirs; i++)
+            strbuf_addf(&where, "%s%s", i + 1 < s->nlibdirs ? ", " : " and ",
+                        s->libdirs[i]);
+        rc = diag_error(err, st->u.path.span,
+                        "no module '%s' in the library: no %s.nh in %s", name,
+                        name, where.data);
+        strbuf_free(&where);
+    }
     return rc;
 }
 
