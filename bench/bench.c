@@ -589,6 +589,18 @@ static void stability_rows(const char *srcdir, FILE *sink)
     measure(stmt_work, &sw, stmt_work, &sw0, &t, &tr);
     row("sweep 1001 speeds, initial + eigen", fmt_time(t, b1, sizeof b1),
         fmt_time(tr, b2, sizeof b2), t / tr, "< 1 s", t < 1.0);
+    /* the same sweep on 2 worker processes against 1 (issue 30) */
+    stmt_ctx_t sw2 = {s, "set threads = 2\nsweep v from 0 to 10 step 0.01: "
+                         "initial theta ~ 0, phi' = 0, delta' = 0, thR' = "
+                         "-v/rR; eigen phi, delta, phi', delta'\n"};
+    stmt_ctx_t sw1 = {s, "set threads = 1\nsweep v from 0 to 10 step 0.01: "
+                         "initial theta ~ 0, phi' = 0, delta' = 0, thR' = "
+                         "-v/rR; eigen phi, delta, phi', delta'\n"};
+    measure(stmt_work, &sw2, stmt_work, &sw1, &t, &tr);
+    snprintf(what, sizeof what, "sweep 1001 speeds, 2 threads vs 1 (%.2fx)",
+             tr / t);
+    row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
+        t / tr, "<= 0.556", t / tr <= 1 / 1.8);
     session_free(s);
 
     /* SymPy's own linearization of the same bicycle */
@@ -627,6 +639,86 @@ static void stability_rows(const char *srcdir, FILE *sink)
         free(fd.v);
     }
     prepared_free(&p);
+}
+
+/* ---- shards ------------------------------------------------------------------ */
+
+/* Seconds of wall clock for `sh -c CMD`, or a negative number when it
+ * failed. */
+static double shell_time(const char *cmd)
+{
+    double t0 = now();
+    int st = system(cmd);
+    double t = now() - t0;
+    return st == 0 ? t : -1;
+}
+
+/* A study of 40001 bicycle speeds run as one process and as 2 shards
+ * under GNU parallel, joined by --merge (issue 30: at least 1.8x), each
+ * process on one worker; medians of 3 runs, alternating. */
+static void shard_rows(const char *srcdir)
+{
+    if (system("command -v parallel >/dev/null 2>&1") != 0) {
+        row("2 shards under GNU parallel vs 1 process", "-", "-", -1,
+            "(no parallel)", true);
+        return;
+    }
+    char dir[] = "/tmp/nh-bench-shards-XXXXXX";
+    if (!mkdtemp(dir)) {
+        row("2 shards under GNU parallel vs 1 process", "-", "-", -1,
+            "(no tmp)", false);
+        return;
+    }
+    char path[4200], cwd[4096], src[4096], cmd1[12600], cmd2[12600], b1[32],
+        b2[32], what[96];
+    snprintf(path, sizeof path, "%s/study.nh", dir);
+    FILE *f = fopen(path, "w");
+    if (!f || !getcwd(cwd, sizeof cwd) || !realpath(srcdir, src)) {
+        if (f)
+            fclose(f);
+        row("2 shards under GNU parallel vs 1 process", "-", "-", -1,
+            "(no study)", false);
+        return;
+    }
+    fprintf(f,
+            "load \"%s/examples/bicycle_model.nh\"\n"
+            "param v = 5\n"
+            "sweep v from 0 to 10 step %s: initial theta ~ 0, phi' = 0, "
+            "delta' = 0, thR' = -v/rR; eigen phi, delta, phi', delta'\n",
+            src, quick ? "0.001" : "0.00025");
+    fclose(f);
+    snprintf(cmd1, sizeof cmd1,
+             "NH_THREADS=1 %s/nh -q %s > %s/one.csv", cwd, path, dir);
+    snprintf(cmd2, sizeof cmd2,
+             "cd %s && parallel -j 2 'NH_THREADS=1 %s/nh -q --shard {}/2 "
+             "study.nh > part.{}.csv' ::: 1 2 && %s/nh --merge part.1.csv "
+             "part.2.csv > merged.csv",
+             dir, cwd, cwd);
+    double v1[3], v2[3];
+    bool ok = true;
+    for (int k = 0; k < 3 && ok; k++) {
+        v1[k] = shell_time(cmd1);
+        v2[k] = shell_time(cmd2);
+        ok = v1[k] > 0 && v2[k] > 0;
+    }
+    char same[12800];
+    snprintf(same, sizeof same, "cmp -s %s/one.csv %s/merged.csv", dir, dir);
+    bool identical = ok && system(same) == 0;
+    char clean[4200];
+    snprintf(clean, sizeof clean, "rm -rf %s", dir);
+    if (system(clean) != 0)
+        fprintf(stderr, "bench: could not remove %s\n", dir);
+    if (!ok) {
+        row("2 shards under GNU parallel vs 1 process", "-", "-", -1,
+            "(failed)", false);
+        return;
+    }
+    double t2 = median(v2, 3), t1 = median(v1, 3);
+    snprintf(what, sizeof what, "%s sweep, 2 shards vs 1 (%.2fx)%s",
+             quick ? "1001" : "40001", t1 / t2,
+             identical ? "" : " DIFFER");
+    row(what, fmt_time(t2, b1, sizeof b1), fmt_time(t1, b2, sizeof b2),
+        t2 / t1, "<= 0.556", identical && t2 / t1 <= 1 / 1.8);
 }
 
 /* ---- the rows of the sphere --------------------------------------------- */
@@ -1519,6 +1611,13 @@ static void stability_section(void *p)
     stability_rows(a->srcdir, a->sink);
 }
 
+/* shards under GNU parallel (issue 30) */
+static void shard_section(void *p)
+{
+    bench_args_t *a = p;
+    shard_rows(a->srcdir);
+}
+
 static void bicycle_section(void *p)
 {
     bench_args_t *a = p;
@@ -1622,6 +1721,7 @@ int main(int argc, char **argv)
         section("memory", memory_section, &a);
     section("engine", engine_section, &a);
     section("stability", stability_section, &a); /* issue 15 */
+    section("shards", shard_section, &a);        /* issue 30 */
     section("bicycle", bicycle_section, &a);
     section("declarations", declaration_section, &a);
     if (dir) {

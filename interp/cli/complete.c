@@ -35,7 +35,8 @@ static const char *const inner_keywords[] = {
     "vs", "latex", "samples", "from", "about", "by", "inertia", NULL};
 /* What `set` changes besides parameters (decl.c). */
 static const char *const settings[] = {"rtol", "atol", "step", "integrator",
-                                       "max_steps", "compile", NULL};
+                                       "max_steps", "compile", "threads",
+                                       NULL};
 static const char *const simulate_options[] = {"step", "integrator", "rtol",
                                                "atol", "project", NULL};
 static const char *const on_off[] = {"on", "off", NULL};

@@ -18,6 +18,7 @@
 
 #include "interp/analysis/slips.h"
 #include "interp/cli/stmts.h"
+#include "interp/cli/work.h"
 #include "interp/eom/velocity.h"
 
 /* ---- helpers --------------------------------------------------------- */
@@ -25,7 +26,8 @@
 /* The names of the simulation settings (`set NAME = …`, LANGUAGE.md §6,
  * §8, §8.1): a parameter named so could never be set. */
 static const char *const setting_names[] = {
-    "rtol", "atol", "step", "integrator", "max_steps", "compile", NULL};
+    "rtol", "atol", "step", "integrator", "max_steps", "compile", "threads",
+    NULL};
 
 static int check_free_name(const ctx_t *s, const model_t *m,
                            const ast_ident_t *id, model_kind_t kind,
@@ -1048,6 +1050,7 @@ static void set_check_constraints(ctx_t *s, lower_t *lw,
 typedef struct set_settings {
     double rtol, atol, step;
     size_t max_steps;
+    unsigned threads;
     char integrator[sizeof ((ctx_t *)0)->integrator];
 } set_settings_t;
 
@@ -1057,6 +1060,7 @@ static void settings_save(const ctx_t *s, set_settings_t *o)
     o->atol = s->atol;
     o->step = s->step;
     o->max_steps = s->max_steps;
+    o->threads = s->threads;
     memcpy(o->integrator, s->integrator, sizeof o->integrator);
 }
 
@@ -1066,6 +1070,7 @@ static void settings_restore(ctx_t *s, const set_settings_t *o)
     s->atol = o->atol;
     s->step = o->step;
     s->max_steps = o->max_steps;
+    s->threads = o->threads;
     memcpy(s->integrator, o->integrator, sizeof s->integrator);
 }
 
@@ -1099,6 +1104,15 @@ static int set_one(ctx_t *s, lower_t *lw, const ast_binding_t *b,
     double x;
     if (ctx_eval_const(s, lw, &s->model, b->value, &x, err))
         return -1;
+    if (strcmp(name, "threads") == 0) {
+        /* LANGUAGE.md §1.2: the worker processes of a sweep (work.h) */
+        if (!(x >= 1 && x <= WORK_MAX_WORKERS && x == floor(x)))
+            return diag_error(err, b->value->span,
+                              "threads must be a whole number from 1 to %d",
+                              WORK_MAX_WORKERS);
+        s->threads = (unsigned)x;
+        return 0;
+    }
     if (strcmp(name, "max_steps") == 0) {
         if (!(x >= 1 && x <= 1e15 && x == floor(x)))
             return diag_error(err, b->value->span,
@@ -1135,12 +1149,14 @@ static int set_one(ctx_t *s, lower_t *lw, const ast_binding_t *b,
                               best);
         return diag_error(err, b->name.span,
                           "unknown name '%s': set changes a parameter, rtol, "
-                          "atol, step, integrator or max_steps",
+                          "atol, step, integrator, max_steps, threads or "
+                          "compile",
                           name);
     }
     return diag_error(err, b->name.span,
                       "set changes a parameter, rtol, atol, step, "
-                      "integrator or max_steps; '%s' is %s%s",
+                      "integrator, max_steps, threads or compile; '%s' is "
+                      "%s%s",
                       name, model_kind_name(k),
                       k == MODEL_COORD ? " (use initial)" : "");
 }
