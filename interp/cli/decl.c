@@ -1037,6 +1037,9 @@ static void set_check_constraints(ctx_t *s, lower_t *lw,
 
 int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
+    if (st->u.bindings.n > 1)
+        return diag_error(err, st->u.bindings.items[1].span,
+                          "set changes one name at a time in this build");
     const ast_binding_t *b = &st->u.bindings.items[0];
     const char *name = b->name.name;
     if (strcmp(name, "compile") == 0)

@@ -26,6 +26,9 @@ static const help_entry_t entries[] = {
      "Equations:    equations accel compare check show\n"
      "Motion:       initial simulate reset table plot\n"
      "Stability:    linearize eigen sweep\n"
+     "Motions:      steady follow lyapunov\n"
+     "Control:      input output transfer bode\n"
+     "Seeing:       draw animate\n"
      "Teaching:     worksheet\n"
      "Session:      set load import export help quit exit\n"
      "Methods:      lagrange multipliers second_kind voronec naive maggi\n"
@@ -257,7 +260,55 @@ static const help_entry_t entries[] = {
      "  reported with the error; the rows before it stay.  `plot sweep`\n"
      "  draws the last sweep (real parts solid, imaginary parts dashed).\n"
      "  Example: sweep v from 0 to 10 step 0.01: initial thR' = -v/rR;\n"
-     "           eigen phi, delta, phi', delta'\n"},
+     "           eigen phi, delta, phi', delta'\n"
+     "sweep A from .. to .. step .., B from .. to .. step ..: STATEMENTS\n"
+     "  Several ranges make a grid: one row per point, in row-major order\n"
+     "  (the last name varies fastest), one column per name; at most\n"
+     "  100000 points in all.\n"},
+    {"steady",
+     "steady NAME = VALUE, NAME ~ GUESS, ...\n"
+     "  A steady motion (relative equilibrium): every independent variable\n"
+     "  constant but the cyclic coordinates, which move at constant rates.\n"
+     "  `=` gives a value, `~` an unknown with its starting guess (the\n"
+     "  syntax of initial); the steady equations are solved by Newton's\n"
+     "  method with the exact Jacobian.  The state becomes the motion found\n"
+     "  (and what reset returns to).  LANGUAGE.md §7.3.\n"},
+    {"follow",
+     "follow NAME from A to B [step S] [> \"file.csv\"]: steady ...; STATEMENTS\n"
+     "  Traces the family of steady motions through the given one by\n"
+     "  pseudo-arclength continuation (round folds), one CSV row per point\n"
+     "  with a last column `point` (fold, branch, hopf, stability changes).\n"
+     "  `plot follow` draws its columns.  LANGUAGE.md §7.3.\n"},
+    {"lyapunov",
+     "lyapunov to T [step S] [VARS] [> \"file\"]\n"
+     "  The Lyapunov exponents of the reduced motion from the current state\n"
+     "  to t = T: the motion and its tangent flow integrated together, the\n"
+     "  tangent vectors re-orthonormalised every S.  LANGUAGE.md §7.4.\n"},
+    {"input",
+     "input NAME [= VALUE], ...\n"
+     "  Named inputs: they enter the model like parameters (0 unless set)\n"
+     "  and are what linearize differentiates by for B.  LANGUAGE.md §7.2.1.\n"},
+    {"output",
+     "output NAME = EXPR, ...\n"
+     "  Named outputs of the state (and inputs), for linearize's C and D,\n"
+     "  transfer and bode.  LANGUAGE.md §7.2.1.\n"},
+    {"transfer",
+     "transfer OUT from IN at s = VALUE [> \"file\"]\n"
+     "  The transfer function G(s) = C (sI - A)^-1 B + D from input IN to\n"
+     "  output OUT at the complex s (`i` the imaginary unit).\n"},
+    {"bode",
+     "bode OUT from IN from W1 to W2 [> \"file.png\" | \"file.svg\" | \"file.csv\"]\n"
+     "  Magnitude (dB) and phase of transfer OUT from IN over the angular\n"
+     "  frequencies W1 to W2 (log scale).\n"},
+    {"draw",
+     "draw disk CENTRE, NORMAL, RADIUS | draw sphere CENTRE, RADIUS [mark P]\n"
+     "draw line P, Q | draw point P [trail]\n"
+     "  What the bodies look like, for animate: expressions of the state;\n"
+     "  they do not change the model.  LANGUAGE.md §7.5.\n"},
+    {"animate",
+     "animate [speed K] [view AZ, EL] [> \"file.html\" | \"file.svg\"]\n"
+     "  Draws the draw declarations at the recorded samples in a 3D view,\n"
+     "  with a time slider and play/pause.  LANGUAGE.md §7.5.\n"},
     {"show",
      "show EXPR         the expression simplified, as text\n"
      "show latex EXPR   the same as LaTeX\n"

@@ -52,7 +52,7 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     o.stop = &s->stop;
     if (ctx_eval_const(s, lw, &s->model, st->u.simulate.to, &o.t_end, err))
         return -1;
-    bool seen[SIM_OPT_PROJECT + 1] = {false};
+    bool seen[SIM_OPT_SAMPLE_AT + 1] = {false};
     for (size_t i = 0; i < st->u.simulate.noptions; i++) {
         const ast_sim_option_t *opt = &st->u.simulate.options[i];
         if (seen[opt->kind])
@@ -76,10 +76,20 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 return ctx_unknown_integrator(opt->ident.name,
                                                   opt->ident.span, err);
             o.integrator = opt->ident.name;
+            if (opt->h.name)
+                return diag_error(err, opt->h.span,
+                                  "a fixed step `h` belongs to integrator "
+                                  "dla (LANGUAGE.md §6.2)");
             break;
         case SIM_OPT_PROJECT:
             o.project = true;
             break;
+        case SIM_OPT_UNTIL:
+        case SIM_OPT_SAMPLE_AT:
+            /* LANGUAGE.md §6.1: parsed, not yet run */
+            return diag_error(err, opt->span,
+                              "events (until, sample at) are not in this "
+                              "build of nh yet");
         }
     }
     double t0 = s->model.t;

@@ -483,7 +483,7 @@ static bool stab_writes_row(ast_stmt_kind_t kind)
 /* The statements of sweep ST checked before anything runs. */
 static int stab_check_body(const ast_stmt_t *st, diag_t *err)
 {
-    const char *name = st->u.sweep.name.name;
+    const char *name = st->u.sweep.axes[0].name.name;
     if (st->u.sweep.n == 0)
         return diag_error(err, st->u.sweep.head,
                           "a sweep needs statements after ':' (initial, "
@@ -505,10 +505,15 @@ static int stab_check_body(const ast_stmt_t *st, diag_t *err)
             return diag_error(err, in->to_file.span,
                               "inside a sweep the rows go where the sweep "
                               "writes: `sweep ... > \"file.csv\": ...`");
-        if (in->kind == STMT_SET &&
-            strcmp(in->u.bindings.items[0].name.name, name) == 0)
-            return diag_error(err, in->u.bindings.items[0].name.span,
-                              "the sweep sets '%s' itself", name);
+        for (size_t b = 0; in->kind == STMT_SET && b < in->u.bindings.n;
+             b++)
+            for (size_t x = 0; x < st->u.sweep.naxes; x++) {
+                const ast_ident_t *set = &in->u.bindings.items[b].name;
+                const char *swept = st->u.sweep.axes[x].name.name;
+                if (strcmp(set->name, swept) == 0)
+                    return diag_error(err, set->span,
+                                      "the sweep sets '%s' itself", swept);
+            }
         rows |= stab_writes_row(in->kind);
     }
     if (!rows)
@@ -548,18 +553,18 @@ static void stab_restore_settings(ctx_t *s, const stab_settings_t *k)
     s->quiet = k->quiet;
 }
 
-/* The number of values from A to B by S, checked (§7.2 and
+/* The number of values from A to B by S of range AX, checked (§7.2 and
  * doc/limits.md); 0 with *err set. */
-static size_t stab_count(const ast_stmt_t *st, double a, double b, double h,
-                         diag_t *err)
+static size_t stab_count(const ast_sweep_axis_t *ax, double a, double b,
+                         double h, diag_t *err)
 {
     char na[40], nb[40];
     if (h == 0) {
-        diag_error(err, st->u.sweep.step->span, "the step must not be 0");
+        diag_error(err, ax->step->span, "the step must not be 0");
         return 0;
     }
     if ((b - a) * h < 0) {
-        diag_error(err, st->u.sweep.step->span,
+        diag_error(err, ax->step->span,
                    "the step goes away from %s: from %s to %s it must be "
                    "%s",
                    stab_num(b, nb, sizeof nb), stab_num(a, na, sizeof na),
@@ -569,7 +574,7 @@ static size_t stab_count(const ast_stmt_t *st, double a, double b, double h,
     /* a range a whole number of steps long reaches B despite rounding */
     double k = floor((b - a) / h + 1e-9);
     if (!(k + 1 <= SWEEP_MAX_VALUES)) {
-        diag_error(err, st->u.sweep.step->span,
+        diag_error(err, ax->step->span,
                    "the sweep would take %.0f values; at most %d (take a "
                    "larger step or a shorter range)",
                    k + 1, SWEEP_MAX_VALUES);
@@ -604,40 +609,109 @@ static void stab_write_rows(const ctx_rows_t *t, FILE *out)
     free(col);
 }
 
+/* A sweep's ranges, evaluated: parameter index, A, B, S and the count of
+ * each (a grid has several; LANGUAGE.md §1.2). */
+typedef struct stab_range {
+    size_t param;
+    double a, b, h;
+    size_t count;
+} stab_range_t;
+
+/* Checks and evaluates the ranges of sweep ST into R (st->u.sweep.naxes
+ * entries); the number of grid points into *TOTAL.  Returns 0, or -1
+ * with *err set. */
+static int stab_ranges(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
+                       stab_range_t *r, size_t *total, diag_t *err)
+{
+    double points = 1;
+    for (size_t x = 0; x < st->u.sweep.naxes; x++) {
+        const ast_sweep_axis_t *ax = &st->u.sweep.axes[x];
+        const ast_ident_t *name = &ax->name;
+        model_kind_t kind = model_lookup(&s->model, name->name, &r[x].param,
+                                         NULL);
+        if (kind != MODEL_PARAM) {
+            const char *best = lower_suggest(lw, name->name);
+            if (kind == MODEL_NONE && best)
+                return diag_error(err, name->span,
+                                  "unknown name '%s'; did you mean '%s'?",
+                                  name->name, best);
+            return diag_error(err, name->span,
+                              "a sweep runs over a parameter; '%s' is %s",
+                              name->name,
+                              kind == MODEL_NONE ? "not declared"
+                                                 : model_kind_name(kind));
+        }
+        for (size_t y = 0; y < x; y++)
+            if (r[y].param == r[x].param)
+                return diag_error(err, name->span,
+                                  "'%s' has a range already in this sweep",
+                                  name->name);
+        if (ctx_eval_const(s, lw, &s->model, ax->from, &r[x].a, err) ||
+            ctx_eval_const(s, lw, &s->model, ax->to, &r[x].b, err) ||
+            ctx_eval_const(s, lw, &s->model, ax->step, &r[x].h, err))
+            return -1;
+        r[x].count = stab_count(ax, r[x].a, r[x].b, r[x].h, err);
+        if (r[x].count == 0)
+            return -1;
+        points *= (double)r[x].count;
+    }
+    if (!(points <= SWEEP_MAX_VALUES))
+        return diag_error(err, st->u.sweep.head,
+                          "the grid would take %.0f points; at most %d (take "
+                          "larger steps or shorter ranges)",
+                          points, SWEEP_MAX_VALUES);
+    *total = (size_t)points;
+    return 0;
+}
+
+/* The values of grid point K (row-major: the last range varies fastest)
+ * into V. */
+static void stab_point(const stab_range_t *r, size_t naxes, size_t k,
+                       double *v)
+{
+    for (size_t x = naxes; x-- > 0;) {
+        v[x] = stab_value(r[x].a, r[x].b, r[x].h, k % r[x].count);
+        k /= r[x].count;
+    }
+}
+
+/* "a = 1, b = 2": where a grid point failed. */
+static void stab_point_text(const ast_stmt_t *st, const double *v, char *buf,
+                            size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t x = 0; x < st->u.sweep.naxes && len < size; x++) {
+        char num[40];
+        len += (size_t)snprintf(buf + len, size - len, "%s%s = %s",
+                                x ? ", " : "", st->u.sweep.axes[x].name.name,
+                                stab_num(v[x], num, sizeof num));
+    }
+}
+
 int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
-    const ast_ident_t *name = &st->u.sweep.name;
-    size_t pi;
-    model_kind_t kind = model_lookup(&s->model, name->name, &pi, NULL);
-    if (kind != MODEL_PARAM) {
-        const char *best = lower_suggest(lw, name->name);
-        if (kind == MODEL_NONE && best)
-            return diag_error(err, name->span,
-                              "unknown name '%s'; did you mean '%s'?",
-                              name->name, best);
-        return diag_error(err, name->span,
-                          "a sweep runs over a parameter; '%s' is %s",
-                          name->name,
-                          kind == MODEL_NONE ? "not declared"
-                                             : model_kind_name(kind));
+    size_t naxes = st->u.sweep.naxes, count = 0;
+    stab_range_t *range = xcalloc(naxes, sizeof *range);
+    double *v = xcalloc(naxes, sizeof *v);
+    if (stab_ranges(s, lw, st, range, &count, err) != 0 ||
+        stab_check_body(st, err) != 0) {
+        free(range);
+        free(v);
+        return -1;
     }
-    double a, b, h;
-    if (ctx_eval_const(s, lw, &s->model, st->u.sweep.from, &a, err) ||
-        ctx_eval_const(s, lw, &s->model, st->u.sweep.to, &b, err) ||
-        ctx_eval_const(s, lw, &s->model, st->u.sweep.step, &h, err))
-        return -1;
-    size_t count = stab_count(st, a, b, h, err);
-    if (count == 0 || stab_check_body(st, err) != 0)
-        return -1;
     outfile_t of = {0};
     if (st->to_file.name) {
         int e = outfile_open(&of, st->to_file.name);
-        if (e)
+        if (e) {
+            free(range);
+            free(v);
             return diag_error(err, st->to_file.span, "cannot write '%s': %s",
                               st->to_file.name, strerror(e));
+        }
     }
 
     /* What the statements may change, kept to be put back. */
@@ -657,18 +731,20 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
      * first value only, not once per value. */
     FILE *err_stream = s->err, *mute = NULL;
     int rc = 0;
-    double v = a;
     for (size_t k = 0; k < count && rc == 0; k++) {
         if (k == 1 && (mute = fopen("/dev/null", "w")))
             s->err = mute;
-        v = stab_value(a, b, h, k);
+        stab_point(range, naxes, k, v);
         if (nh_stop_due(&s->stop)) {
             rc = diag_error(err, st->u.sweep.head, "%s",
                             nh_stop_reason(&s->stop));
             break;
         }
-        model_set_param_value(&s->model, pi, v);
-        rc = ctx_row_add(s, name->name, false, v, st->u.sweep.head, err);
+        for (size_t x = 0; x < naxes; x++)
+            model_set_param_value(&s->model, range[x].param, v[x]);
+        for (size_t x = 0; x < naxes && rc == 0; x++)
+            rc = ctx_row_add(s, st->u.sweep.axes[x].name.name, false, v[x],
+                             st->u.sweep.head, err);
         for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
             const ast_stmt_t *in = st->u.sweep.body[i];
             rc = stab_inner(in->kind)(s, in, err);
@@ -687,13 +763,15 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         fclose(mute);
     if (rc != 0 && err->set) {
         /* §7.2: the value and the error, at the statement that failed */
-        char msg[DIAG_MSG_MAX], num[40];
+        char msg[DIAG_MSG_MAX], where[256];
         snprintf(msg, sizeof msg, "%s", err->msg);
+        stab_point_text(st, v, where, sizeof where);
         src_span_t at = err->span.file == SRC_NO_FILE ? st->span : err->span;
         diag_clear(err);
-        diag_error(err, at, "at %s = %s: %s", name->name,
-                   stab_num(v, num, sizeof num), msg);
+        diag_error(err, at, "at %s: %s", where, msg);
     }
+    free(range);
+    free(v);
 
     /* Everything back as it was; the rows before a failure stay. */
     model_free(&s->model);
