@@ -35,6 +35,11 @@
 #include "interp/eom/linalg.h"
 
 #define STEADY_NONE ((size_t)-1)
+/* Newton's steps drop the singular values below this times the largest:
+ * near a family (or a dependent equation) the Jacobian has a singular
+ * value of the order of the residual, whose direction would otherwise
+ * take a step of order one along the family. */
+#define STEADY_STEP_RTOL 1e-10
 
 struct steady {
     const nh_system_t *sys;
@@ -364,7 +369,51 @@ steady_fault_t steady_begin(steady_t *st, double *vars,
      * from the values named and 0, started again elsewhere when it
      * stalls): coordinates, then velocities. */
     if (eom_velsolver_positions(st->vs, vars, named_q, NULL, err) != 0) {
+        /* Named coordinates that the holonomic constraints hold (their
+         * columns of J) and that leave too few unnamed ones to solve for
+         * (the bicycle's pitch named `theta ~ 0`): that is the fault, not
+         * the constraint left unsolved.  Those with a guess are the
+         * likelier meant to be solved. */
         fault = STEADY_CONSTRAINTS;
+        const size_t *hol;
+        size_t nh = eom_velsolver_holonomic(st->vs, &hol);
+        double *J = xcalloc(nh * n + 1, sizeof *J);
+        eom_velsolver_pos_tangent(st->vs, vars, NULL, 0, NULL, J, NULL);
+        double *Ju = xcalloc(nh * n + 1, sizeof *Ju);
+        size_t nu = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!named_q[i]) {
+                for (size_t h = 0; h < nh; h++)
+                    Ju[h * n + nu] = J[h * n + i];
+                nu++;
+            }
+        size_t rank = nu ? linalg_rank(Ju, nh, n, 1e-10) : 0;
+        strbuf_t who;
+        strbuf_init(&who);
+        for (size_t i = 0; i < n && rank < nh; i++) {
+            bool held = false;
+            for (size_t h = 0; h < nh; h++)
+                held |= J[h * n + i] != 0.0;
+            if (named_q[i] && held) {
+                st->named_dep[sys->q[i]] = true;
+                st->natural_dep[sys->q[i]] =
+                    how[sys->q[i]] == STEADY_UNKNOWN;
+                strbuf_addf(&who, "%s%s", who.len ? ", " : "",
+                            sys->qname[i]);
+                fault = STEADY_DEPENDENT;
+            }
+        }
+        if (fault == STEADY_DEPENDENT) {
+            diag_clear(err);
+            diag_error(err, SRC_SPAN_NONE,
+                       "the holonomic constraints determine %zu of %s, and "
+                       "%s named",
+                       nh - rank, who.data,
+                       strchr(who.data, ',') ? "all are" : "it is");
+        }
+        strbuf_free(&who);
+        free(J);
+        free(Ju);
         goto done;
     }
     const size_t *which;
@@ -426,23 +475,25 @@ steady_fault_t steady_begin(steady_t *st, double *vars,
         named_dependent |= st->named_dep[sys->qd[st->dv[j]]] =
             named_v[st->dv[j]];
     if (named_dependent) {
-        /* Which of them the constraints would solve for when nothing is
-         * named: the one the user most likely meant them to. */
-        eom_dependent_t d = {xcalloc(n + 1, sizeof(size_t)), 0,
-                             xcalloc(n + 1, sizeof(size_t)), 0};
-        diag_t tmp = {0};
-        if (eom_velsolver_choose(st->vs, vars, NULL, NULL, NULL, prefer_v,
-                                 st->all_velocities, &d, &tmp) == 0) {
-            for (size_t j = 0; j < d.nq; j++)
-                st->natural_dep[sys->q[d.q[j]]] = true;
-            for (size_t j = 0; j < d.nv; j++)
-                st->natural_dep[sys->qd[d.v[j]]] = true;
-        }
-        free(d.q);
-        free(d.v);
-        /* restore the choice for the caller's questions */
+        /* the velocities the constraints had to take from the named ones */
+        strbuf_t who;
+        strbuf_init(&who);
+        for (size_t j = 0; j < st->ndv; j++)
+            if (named_v[st->dv[j]]) {
+                st->natural_dep[sys->qd[st->dv[j]]] =
+                    how[sys->qd[st->dv[j]]] == STEADY_UNKNOWN;
+                strbuf_addf(&who, "%s%s'", who.len ? ", " : "",
+                            sys->qname[st->dv[j]]);
+            }
+        for (size_t j = 0; j < st->nq; j++)
+            if (named_q[st->dq[j]])
+                strbuf_addf(&who, "%s%s", who.len ? ", " : "",
+                            sys->qname[st->dq[j]]);
         diag_error(err, SRC_SPAN_NONE,
-                   "a variable named is one the constraints determine");
+                   "the constraints determine %s here, from the other "
+                   "variables",
+                   who.data ? who.data : "it");
+        strbuf_free(&who);
         fault = STEADY_DEPENDENT;
         goto done;
     }
@@ -716,7 +767,7 @@ static steady_newton_t steady_newton(steady_t *st, double *vars,
             res.stalled = true;
             break;
         }
-        svd_solve(&d, b, 1e-14 * (double)(m > k ? m : k), y);
+        svd_solve(&d, b, STEADY_STEP_RTOL, y);
         double big = 0.0;
         for (size_t j = 0; j < k; j++) {
             x0[j] = vars[st->unk_var[j]];
@@ -823,50 +874,54 @@ steady_fault_t steady_solve(steady_t *st, double *vars, diag_t *err)
     }
     (void)eqn;
     steady_fault_t fault = STEADY_OK;
-    if (mis <= STEADY_RTOL) {
-        if (ru < k) {
-            /* the unknowns least determined: the largest components of
-             * the null direction */
-            strbuf_t who;
-            strbuf_init(&who);
-            double big = 0.0;
-            for (size_t j = 0; j < k; j++)
-                big = fmax(big, fabs(nullv[j]));
-            for (size_t j = 0, c = 0; j < k; j++)
-                if (fabs(nullv[j]) >= 0.1 * big)
-                    strbuf_addf(&who, "%s%s", c++ ? ", " : "",
-                                expr_var_name(g, st->unk_var[j]));
-            diag_error(err, SRC_SPAN_NONE,
-                       "the steady motions form a family here: %zu "
-                       "unknown%s but only %zu independent steady "
-                       "equation%s in them; give %zu of them a value with "
-                       "`=` (%s), or trace the family with `follow`",
-                       k, k == 1 ? "" : "s", ru, ru == 1 ? "" : "s", k - ru,
-                       who.data ? who.data : "");
-            strbuf_free(&who);
-            fault = STEADY_FAMILY;
-        }
-    } else if (k > 0 && ru < k) {
+    /* a family: the unknowns meet fewer independent equations than there
+     * are of them, at a solution (or so near one that only rounding is
+     * left, 1e-9) */
+    if ((mis <= STEADY_RTOL || (mis <= 1e-9 && k > 0)) && ru < k) {
+        /* the unknowns least determined: the largest components of the
+         * null direction */
+        strbuf_t who;
+        strbuf_init(&who);
+        double big = 0.0;
+        for (size_t j = 0; j < k; j++)
+            big = fmax(big, fabs(nullv[j]));
+        for (size_t j = 0, c = 0; j < k; j++)
+            if (fabs(nullv[j]) >= 0.1 * big)
+                strbuf_addf(&who, "%s%s", c++ ? ", " : "",
+                            expr_var_name(g, st->unk_var[j]));
+        diag_error(err, SRC_SPAN_NONE,
+                   "the steady motions form a family here: %zu unknown%s "
+                   "but only %zu independent steady equation%s in them; "
+                   "give %zu of them a value with `=` (%s), or trace the "
+                   "family with `follow`",
+                   k, k == 1 ? "" : "s", ru, ru == 1 ? "" : "s", k - ru,
+                   who.data ? who.data : "");
+        strbuf_free(&who);
+        fault = STEADY_FAMILY;
+    } else if (mis <= STEADY_RTOL) {
+        fault = STEADY_OK;
+    } else if (k == 0) {
+        diag_error(err, SRC_SPAN_NONE,
+                   "these values are not a steady motion, and there is no "
+                   "unknown to solve for: %s; make some of the values "
+                   "unknowns (`~`)",
+                   eq.data);
+        fault = STEADY_FEWER;
+    } else if (ru < k) {
         diag_error(err, SRC_SPAN_NONE,
                    "the steady equations are singular in the unknowns at "
-                   "%s (rank %zu for %zu unknown%s), and %s",
+                   "%s (rank %zu for %zu unknown%s), and %s; try another "
+                   "starting guess",
                    at.data, ru, k, k == 1 ? "" : "s", eq.data);
         fault = STEADY_SINGULAR;
-    } else if (nr.stalled || k == 0 || rf > k) {
-        if (rf > k)
-            diag_error(err, SRC_SPAN_NONE,
-                       "no steady motion with these values: %zu unknown%s "
-                       "for %zu independent steady equations; %s%s%s; make "
-                       "more of the values unknowns (`~`)",
-                       k, k == 1 ? "" : "s", rf, eq.data,
-                       k ? " at " : "", k ? at.data : "");
-        else
-            diag_error(err, SRC_SPAN_NONE,
-                       "Newton's method stalled (the residual has a "
-                       "minimum that is not 0 near %s): %s; try another "
-                       "starting guess",
-                       at.data ? at.data : "the guess", eq.data);
-        fault = rf > k ? STEADY_FEWER : STEADY_DIVERGED;
+    } else if (nr.stalled) {
+        diag_error(err, SRC_SPAN_NONE,
+                   "no steady motion found: the residual has a minimum "
+                   "that is not 0 at %s, where %s; there may be too few "
+                   "unknowns for these values (make more of them unknowns "
+                   "with `~`), or another starting guess may find one",
+                   at.data, eq.data);
+        fault = STEADY_FEWER;
     } else {
         diag_error(err, SRC_SPAN_NONE,
                    "Newton's method did not converge in %d steps: %s at "

@@ -66,6 +66,22 @@ void ctx_rows_free(ctx_rows_t *t);
  * columns (then it is kept), false otherwise (then it is dropped). */
 bool ctx_row_end(ctx_rows_t *t);
 
+/* The last follow's table (LANGUAGE.md §7.3): its rows as a sweep's
+ * (NAME, the unknowns, what the statements printed), the `point` column
+ * of each (a string, "" when empty), and the state at each point (WIDTH
+ * doubles: the value vector of the lowering of model generation
+ * GENERATION), from which `plot follow COLS` evaluates its expressions. */
+typedef struct ctx_family {
+    ctx_rows_t rows;
+    char **marks;             /* rows.nrows strings */
+    double *states;           /* rows.nrows × width */
+    size_t width;
+    unsigned long generation;
+    char *name;               /* NAME */
+} ctx_family_t;
+
+void ctx_family_free(ctx_family_t *f);
+
 struct lin;
 
 typedef struct ctx {
@@ -131,6 +147,16 @@ typedef struct ctx {
      * `plot sweep`. */
     ctx_rows_t *row;
     ctx_rows_t sweep;
+    /* The last follow (`plot follow`), and, while a follow runs its
+     * statements, what the first eigen at the current point found: its
+     * verdict (lin_verdict_t) and how many eigenvalues, and complex
+     * pairs, have a positive real part (the point column's marks). */
+    ctx_family_t family;
+    struct {
+        bool set;
+        int verdict;
+        size_t unstable, unstable_pairs;
+    } eig_seen;
 } ctx_t;
 
 /* A statement run on a context: 0, or -1 with *err set (and nothing

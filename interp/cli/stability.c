@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "interp/analysis/linearize.h"
+#include "interp/analysis/steady.h"
 #include "interp/base/outfile.h"
 #include "interp/base/util.h"
 #include "interp/cli/stmts.h"
@@ -61,27 +62,26 @@ static void stab_free(stab_t *r)
     free(r->drifts);
 }
 
-/* Whether the state is an equilibrium or a steady motion (§7.2): every
- * variable that moves has a zero column of A (the equations do not
- * contain it).  Marks in R->drifts those that move and that A's motion
- * depends on; "moves" and "zero" are relative, 1e-9 of the largest rate
- * and of A's largest entry (STAB_FEED_RTOL). */
-static void stab_steady(stab_t *r, const double *full)
+/* Whether the state is an equilibrium or a steady motion (§7.3, the
+ * notion `steady` solves for, steady.h): every independent variable but
+ * the cyclic coordinates (found from A's columns) keeps its value.
+ * Marks in R->drifts those that are not cyclic coordinates and change:
+ * their rate above 1e-9 of its equation's scale (steady_scales), the
+ * measure `steady`'s residual uses. */
+static void stab_steady(stab_t *r, const double *full, const double *vars)
 {
     size_t N = r->nfull;
-    double gmax = 0.0;
+    bool *cyclic = xcalloc(N + 1, sizeof *cyclic);
+    double *scale = xcalloc(N + 1, sizeof *scale);
+    steady_cyclic(r->sys, r->all, N, full, cyclic);
+    steady_scales(r->all, N, full, vars, scale);
     for (size_t j = 0; j < N; j++)
-        gmax = fmax(gmax, fabs(r->rate[j]));
-    for (size_t j = 0; j < N; j++) {
-        if (!(fabs(r->rate[j]) > STAB_FEED_RTOL * fmax(1.0, gmax)))
-            continue;
-        for (size_t i = 0; i < N; i++)
-            if (fabs(full[i * N + j]) > STAB_FEED_RTOL * r->scale) {
-                r->drifts[j] = true;
-                r->ndrifts++;
-                break;
-            }
-    }
+        if (!cyclic[j] && fabs(r->rate[j]) > STAB_FEED_RTOL * scale[j]) {
+            r->drifts[j] = true;
+            r->ndrifts++;
+        }
+    free(cyclic);
+    free(scale);
 }
 
 /* Turns an error of the analysis (span NONE) into one at the statement,
@@ -207,6 +207,7 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st, stab_t *r,
     r->drifts = xcalloc(N + 1, sizeof *r->drifts);
     lin_rates(l, vars, r->rate);
     r->time_dependent = lin_time_dependent(l);
+    stab_steady(r, full, vars);
     free(vars);
     r->keep = xcalloc(N + 1, sizeof *r->keep);
     r->feeds = xcalloc(N + 1, sizeof *r->feeds);
@@ -262,7 +263,6 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st, stab_t *r,
     if (rc == 0) {
         for (size_t k = 0; k < N * N; k++)
             r->scale = fmax(r->scale, fabs(full[k]));
-        stab_steady(r, full);
         r->A = xcalloc(r->m * r->m + 1, sizeof *r->A);
         for (size_t a = 0; a < r->m; a++)
             for (size_t b = 0; b < r->m; b++)
@@ -323,10 +323,10 @@ static void stab_warn_state(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
                         stab_num(r->rate[j], num, sizeof num));
     stab_warn(s, st,
               "the state is neither an equilibrium nor a steady motion: "
-              "%s %s and the motion depends on %s, so A changes along the "
-              "motion and its eigenvalues need not decide stability",
-              b.data, r->ndrifts > 1 ? "move" : "moves",
-              r->ndrifts > 1 ? "them" : "it");
+              "%s %s, and in a steady motion only the cyclic coordinates "
+              "move; A changes along the motion and its eigenvalues need "
+              "not decide stability (`steady` finds steady motions)",
+              b.data, r->ndrifts > 1 ? "change" : "changes");
     strbuf_free(&b);
 }
 
@@ -393,6 +393,19 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                         "the eigenvalues could not be computed (GSL's QR "
                         "iteration did not converge)");
     char n1[40], n2[40];
+    if (rc == 0 && s->row && !s->eig_seen.set) {
+        /* a follow's marks (LANGUAGE.md §7.3): stability and Hopf points
+         * from the first eigen at each point */
+        lin_verdict_t v = lin_classify(re, m, r.scale, one);
+        double tol = LIN_AXIS_RTOL * fmax(1.0, r.scale);
+        s->eig_seen.set = true;
+        s->eig_seen.verdict = (int)v;
+        s->eig_seen.unstable = s->eig_seen.unstable_pairs = 0;
+        for (size_t k = 0; k < m; k++) {
+            s->eig_seen.unstable += re[k] > tol;
+            s->eig_seen.unstable_pairs += re[k] > tol && im[k] > 0;
+        }
+    }
     if (rc == 0 && s->row) {
         /* a sweep's columns: re(eig1), im(eig1), ...; only at its first
          * value does a left-out variable get the warning */
@@ -471,6 +484,7 @@ static stmt_fn stab_inner(ast_stmt_kind_t kind)
     case STMT_PRINT: return output_print;
     case STMT_EIGEN: return stability_eigen;
     case STMT_ACCEL: return output_accel;
+    case STMT_STEADY: return family_steady;
     default: return NULL;
     }
 }
@@ -495,11 +509,17 @@ static int stab_check_body(const ast_stmt_t *st, diag_t *err)
             return diag_error(err, in->u.sweep.head,
                               "a sweep inside a sweep is not allowed: run "
                               "the sweeps one after the other");
+        if (in->kind == STMT_FOLLOW)
+            return diag_error(err, in->u.follow.head,
+                              "a follow inside a sweep is not allowed: a "
+                              "follow is itself a table over a parameter "
+                              "(follow it for each value in turn, or sweep "
+                              "steady instead)");
         if (!stab_inner(in->kind))
             return diag_error(err, in->span,
                               "%s has no place inside a sweep, which runs "
-                              "initial, reset, simulate, set, print, eigen "
-                              "and accel",
+                              "initial, reset, simulate, set, steady, "
+                              "print, eigen and accel",
                               ast_stmt_keyword(in->kind));
         if (in->to_file.name)
             return diag_error(err, in->to_file.span,
