@@ -57,6 +57,9 @@ struct follow {
     const expr_t **dgiven;  /* nv: d(given value)/dλ, NULL where none */
     double lo, hi, lambda_sign;
     double h;               /* the current step */
+    bool patient;           /* the corrector near a singular point (a
+                               branch point being located): Newton's
+                               method converges only linearly there */
     size_t *sel;            /* k rows for the branch test */
     follow_pt_t cur, first;
     follow_pt_t queue[FOLLOW_QUEUE];
@@ -327,12 +330,15 @@ static int follow_correct(follow_t *f, const double *base, const double *w0,
             break;
         /* quadratic convergence halves the residual at least; once it
          * does not, the iteration is at rounding or lost */
-        if (it >= 2 && !(mis <= 0.5 * last)) {
-            if (mis <= STEADY_RTOL)
+        /* near a branch point the bordered system is nearly singular:
+         * there the corrector takes what rounding leaves, to 1e-8 */
+        double tol = f->patient ? 1e-8 : STEADY_RTOL;
+        if (it >= 2 && !(mis <= (f->patient ? 0.95 : 0.5) * last)) {
+            if (mis <= tol)
                 break;
             return -1;
         }
-        if (it >= 12)
+        if (it >= (f->patient ? 60 : 12))
             return -1;
         last = mis;
         if (svd_factor(&f->svd, f->M, m + 1, K) != 0)
@@ -350,7 +356,7 @@ static int follow_correct(follow_t *f, const double *base, const double *w0,
     double mis = 0.0;
     for (size_t i = 0; i < m; i++)
         mis = fmax(mis, fabs(f->F[i]) / p->s[i]);
-    if (!(mis <= STEADY_RTOL))
+    if (!(mis <= (f->patient ? 1e-8 : STEADY_RTOL)))
         return -1;
     if (ref) {
         if (follow_tangent(f, p->s, ref, p->t, NULL) != 0)
@@ -425,6 +431,30 @@ int follow_first(follow_t *f, const double *vars, follow_point_t *out,
     return 0;
 }
 
+/* The point where the component J of w (the one that changes most along
+ * P's tangent) is that of P's predictor at arclength H, into Q: the
+ * family in its natural parameter there.  Near a branch point the
+ * arclength condition's hyperplane holds the crossing family too (along
+ * which that component is often constant: the straight running of a
+ * bicycle at every speed, whose lean is 0), and the corrector would slide
+ * onto it; fixing the component keeps to the family followed. */
+static int follow_step_natural(follow_t *f, const follow_pt_t *p, double h,
+                               follow_pt_t *q)
+{
+    size_t K = f->K, j = 0;
+    for (size_t i = 1; i < K; i++)
+        if (fabs(p->t[i]) > fabs(p->t[j]))
+            j = i;
+    double *wp = xcalloc(K + 1, sizeof *wp), *e = xcalloc(K + 1, sizeof *e);
+    for (size_t i = 0; i < K; i++)
+        wp[i] = p->w[i] + h * p->t[i];
+    e[j] = 1.0;
+    int rc = follow_correct(f, p->vars, wp, e, wp[j], p->s, p->t, q);
+    free(wp);
+    free(e);
+    return rc;
+}
+
 /* ---- locating marks ---------------------------------------------------- */
 
 /* The value whose sign change a mark is: t's λ component (a fold), or
@@ -444,16 +474,31 @@ static int follow_locate(follow_t *f, const follow_pt_t *p,
     double a = 0.0, b = h;
     double ga = follow_g(f, p, which), gb = follow_g(f, q, which);
     int side = 0;
+    bool branch = which == FOLLOW_BRANCH;
+    follow_pt_t trial;
+    follow_pt_init(f, &trial);
     follow_pt_copy(f, out, q);
-    for (int it = 0; it < 60; it++) {
-        double x = (a * gb - b * ga) / (gb - ga);
+    f->patient = branch;
+    int rc = 0;
+    for (int it = 0; it < 80; it++) {
+        /* a fold: the Illinois method on t's λ component, smooth there;
+         * a branch point: bisection, since near it the corrector may land
+         * on either family and the determinant is not smooth */
+        double x = branch ? 0.5 * (a + b) : (a * gb - b * ga) / (gb - ga);
         if (!(x > a && x < b))
             x = 0.5 * (a + b);
-        if (follow_step_to(f, p, x, out) < 0)
-            return -1;
-        double gx = follow_g(f, out, which);
+        if ((branch ? follow_step_natural(f, p, x, &trial)
+                    : follow_step_to(f, p, x, &trial)) < 0) {
+            /* at a branch point itself the bordered system is singular:
+             * the bracket's end found last is the point */
+            rc = branch && it > 0 ? 0 : -1;
+            break;
+        }
+        follow_pt_copy(f, out, &trial);
+        double gx = follow_g(f, &trial, which);
         double scale = which == FOLLOW_FOLD ? 1.0 : fmax(fabs(ga), fabs(gb));
-        if (fabs(gx) <= 1e-13 * scale || b - a <= 1e-13 * h)
+        if (fabs(gx) <= 1e-13 * scale ||
+            b - a <= (branch ? 1e-10 : 1e-13) * h)
             break;
         if ((gx > 0) == (gb > 0)) {
             b = x;
@@ -469,14 +514,40 @@ static int follow_locate(follow_t *f, const follow_pt_t *p,
             side = -1;
         }
     }
-    return 0;
+    f->patient = false;
+    follow_pt_free(&trial);
+    return rc;
 }
 
-/* Whether the bordered matrix [S J σ; tᵀ] of all rows is singular at
- * P (the last follow_eval was at P): a true branch point. */
+/* The smallest singular value of [S_R J σ; tᵀ] relative to its largest,
+ * with the rows R: all of them (SEL false) or the k chosen for the
+ * determinant (SEL true), at the last follow_eval (at P). */
+static double follow_smin(follow_t *f, const follow_pt_t *p, bool sel)
+{
+    size_t K = f->K, rows = sel ? f->k : f->m;
+    for (size_t r = 0; r < rows; r++) {
+        size_t i = sel ? f->sel[r] : r;
+        for (size_t j = 0; j < K; j++)
+            f->M[r * K + j] = f->J[i * K + j] / p->s[i];
+    }
+    for (size_t j = 0; j < K; j++)
+        f->M[rows * K + j] = p->t[j];
+    if (svd_factor(&f->svd, f->M, rows + 1, K) != 0)
+        return INFINITY;
+    double smin = INFINITY;
+    for (size_t j = 0; j < K; j++)
+        smin = fmin(smin, f->svd.s[j]);
+    return smin / svd_max(&f->svd);
+}
+
+/* Whether the determinant's sign change located at P is a branch point:
+ * the bordered matrix of all the rows is singular there as that of the
+ * chosen rows is (to the precision the location reached, which near a
+ * branch point is limited: the corrector may land on either family), not
+ * only the chosen rows' (which a row that turns dependent on the others
+ * makes singular alone). */
 static bool follow_singular(follow_t *f, const follow_pt_t *p)
 {
-    size_t m = f->m, K = f->K;
     diag_t tmp = {0};
     double *vars = xcalloc(f->nv + 1, sizeof *vars);
     memcpy(vars, p->vars, f->nv * sizeof *vars);
@@ -484,17 +555,8 @@ static bool follow_singular(follow_t *f, const follow_pt_t *p)
     free(vars);
     if (!ok)
         return false;
-    for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < K; j++)
-            f->M[i * K + j] = f->J[i * K + j] / p->s[i];
-    for (size_t j = 0; j < K; j++)
-        f->M[m * K + j] = p->t[j];
-    if (svd_factor(&f->svd, f->M, m + 1, K) != 0)
-        return false;
-    double smin = INFINITY;
-    for (size_t j = 0; j < K; j++)
-        smin = fmin(smin, f->svd.s[j]);
-    return smin <= 1e-6 * svd_max(&f->svd);
+    double all = follow_smin(f, p, false), chosen = follow_smin(f, p, true);
+    return all <= 1e-6 || all <= 10.0 * chosen;
 }
 
 /* ---- the next point ------------------------------------------------------ */

@@ -416,10 +416,18 @@ steady_fault_t steady_begin(steady_t *st, double *vars,
         free(Ju);
         goto done;
     }
-    const size_t *which;
-    size_t ns = eom_velsolver_solved(st->vs, true, &which);
-    for (size_t j = 0; j < ns; j++)
-        solved_q[which[j]] = true;
+    /* The dependent coordinates (by `initial`'s rule, there: the solver
+     * above leaves coordinates that already fit unsolved, and says it
+     * solved none) and, first among the dependent velocities, theirs. */
+    {
+        eom_dependent_t d = {xcalloc(n + 1, sizeof(size_t)), 0, NULL, 0};
+        diag_t tmp = {0};
+        if (eom_velsolver_choose(st->vs, vars, named_q, NULL, NULL, NULL,
+                                 false, &d, &tmp) == 0)
+            for (size_t j = 0; j < d.nq; j++)
+                solved_q[d.q[j]] = true;
+        free(d.q);
+    }
     for (size_t i = 0; i < n; i++)
         prefer_v[i] = !named_v[i] && (solved_q[i] || ign[i]);
     if (st->all_velocities &&
@@ -737,6 +745,7 @@ static steady_newton_t steady_newton(steady_t *st, double *vars,
     double *y = xcalloc(k + 1, sizeof *y), *x0 = xcalloc(k + 1, sizeof *x0);
     double *trial = xcalloc(nv + 1, sizeof *trial);
     svd_t d = {0};
+    double last_big = INFINITY;
     for (int it = 0; it < STEADY_MAX_ITER; it++) {
         res.iterations = it;
         /* F, its scales and its Jacobian in the unknowns: A's rows R and
@@ -754,7 +763,7 @@ static steady_newton_t steady_newton(steady_t *st, double *vars,
         }
         size_t worst;
         double mis = steady_misfit(f, s, m, &worst);
-        if (!(mis > 1e-16) || k == 0)
+        if (!(mis > 0.0) || k == 0)
             break;
         /* the scaled least-squares step */
         for (size_t i = 0; i < m; i++) {
@@ -774,8 +783,11 @@ static steady_newton_t steady_newton(steady_t *st, double *vars,
             y[j] *= fmax(1.0, fabs(x0[j]));
             big = fmax(big, fabs(y[j]) / fmax(1.0, fabs(x0[j])));
         }
-        if (big <= 1e-16)
+        /* converged: the step is at rounding, or the residual is and the
+         * steps no longer shrink (a step computed from rounding noise) */
+        if (big <= 1e-15 || (mis <= 1e-15 && big >= 0.5 * last_big))
             break;
+        last_big = big;
         /* backtracking on |S F|² */
         double merit = steady_merit(f, s, m);
         bool accepted = false;
