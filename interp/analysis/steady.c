@@ -409,7 +409,9 @@ steady_fault_t steady_begin(steady_t *st, double *vars,
                        "the holonomic constraints determine %zu of %s, and "
                        "%s named",
                        nh - rank, who.data,
-                       strchr(who.data, ',') ? "all are" : "it is");
+                       !strchr(who.data, ',')       ? "it is"
+                       : strchr(strchr(who.data, ',') + 1, ',') ? "all are"
+                                                                : "both are");
         }
         strbuf_free(&who);
         free(J);

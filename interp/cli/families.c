@@ -528,7 +528,9 @@ int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         lvar = qi >= 0 ? (long)sys->q[qi] : (long)sys->z[zi];
         if (!fam_in_state(x.e, (uint32_t)lvar))
             return diag_error(err, name->span,
-                              "'%s' is not a variable of the %s state",
+                              "'%s' is not a variable of the %s state, so "
+                              "the steady cannot give it; a follow runs "
+                              "over a parameter or a coordinate",
                               name->name, eom_method_name(eom_method(x.e)));
     }
     if (lvar < 0) {
@@ -550,9 +552,9 @@ int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             strcmp(b->name.name, name->name) == 0 && b->guess)
             return diag_error(err, b->span,
                               "'%s' is the family's parameter: the follow "
-                              "gives it, from %s to %s; it cannot be an "
-                              "unknown",
-                              name->name, "A", "B");
+                              "gives it its values, so it cannot be an "
+                              "unknown of the steady",
+                              name->name);
     }
     double a, bnd, h = 0;
     if (ctx_eval_const(s, x.lw, &s->model, st->u.follow.from, &a, err) ||
