@@ -957,3 +957,106 @@ const steady_report_t *steady_report(const steady_t *st)
 {
     return &st->rep;
 }
+
+/* ---- inertial components (check) ------------------------------------------ */
+
+long steady_inertial(const nh_system_t *sys, lin_t *l, double *vars,
+                     uint32_t *vel, uint32_t *turn, size_t *cons, size_t max,
+                     diag_t *err)
+{
+    size_t N = lin_size(l), nv = expr_graph_nvars(sys->g), n = sys->n;
+    const uint32_t *ind = lin_vars(l);
+    double *A = xcalloc(N * N + 1, sizeof *A);
+    double *d = xcalloc(nv * (N ? N : 1) + 1, sizeof *d);
+    bool *cyclic = xcalloc(N + 1, sizeof *cyclic);
+    bool *cyc_q = xcalloc(n + 1, sizeof *cyc_q);
+    for (size_t j = 0; j < N; j++)
+        d[(size_t)ind[j] * N + j] = 1.0;
+    long count = 0;
+    if (lin_directions(l, vars, d, N, A, err) != 0) {
+        count = -1;
+        goto done;
+    }
+    steady_cyclic(sys, ind, N, A, cyclic);
+    for (size_t j = 0; j < N; j++) {
+        size_t i;
+        if (cyclic[j] && steady_coordinate(sys, ind[j], &i))
+            cyc_q[i] = true;
+    }
+    /* Position-like cyclic coordinates: held by no expression but through
+     * their velocities (a sleigh's x and y; not a disk's heading, which
+     * its rolling constraints hold). */
+    bool *pos = xcalloc(n + 1, sizeof *pos);
+    for (size_t i = 0; i < n; i++) {
+        bool held = expr_depends(sys->g, sys->L, sys->q[i]);
+        for (size_t c = 0; c < n && !held; c++)
+            held = expr_depends(sys->g, sys->Q[c], sys->q[i]) ||
+                   (sys->psi && sys->psi[c] &&
+                    expr_depends(sys->g, sys->psi[c], sys->q[i]));
+        for (size_t a = 0; a < sys->r && !held; a++)
+            held = expr_depends(sys->g, sys->C[a], sys->q[i]);
+        pos[i] = cyc_q[i] && !held;
+    }
+    /* In a constraint, the coefficients of the velocities of such
+     * coordinates form a vector that turns with a coordinate q_k that is
+     * not cyclic — each coefficient moves with q_k, the sum of their
+     * squares does not (-sin(th), cos(th)) — so each of those velocities
+     * is one inertial component of a motion whose direction q_k gives. */
+    const expr_t **coef = xcalloc(n + 1, sizeof *coef);
+    for (size_t a = 0; a < sys->r && (size_t)count < max; a++) {
+        size_t np = 0;
+        for (size_t i = 0; i < n; i++) {
+            coef[i] = pos[i] ? expr_diff(sys->g, sys->C[a], sys->qd[i]) : NULL;
+            if (coef[i] && expr_is_const(coef[i], 0.0))
+                coef[i] = NULL;
+            np += coef[i] != NULL;
+        }
+        if (np < 2)
+            continue;
+        for (size_t k = 0; k < n && (size_t)count < max; k++) {
+            if (cyc_q[k])
+                continue;
+            double moves = 0.0, sum = 0.0, scale = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                if (!coef[i])
+                    continue;
+                double c = expr_eval(sys->g, coef[i], vars);
+                double dc = expr_eval(
+                    sys->g, expr_diff(sys->g, coef[i], sys->q[k]), vars);
+                moves = fmax(moves, fabs(dc));
+                sum += 2.0 * c * dc; /* d/dq_k of the sum of squares */
+                scale += c * c;
+            }
+            if (!(moves > 1e-9 * sqrt(scale)) ||
+                !(fabs(sum) <= 1e-12 * fmax(scale, 1e-300)))
+                continue;
+            /* the independent ones of them are the trouble */
+            for (size_t i = 0; i < n && (size_t)count < max; i++) {
+                if (!coef[i])
+                    continue;
+                bool indep = false;
+                for (size_t j = 0; j < N; j++)
+                    indep |= ind[j] == sys->qd[i];
+                if (!indep)
+                    continue;
+                bool seen = false;
+                for (long c = 0; c < count; c++)
+                    seen |= vel[c] == sys->qd[i];
+                if (seen)
+                    continue;
+                vel[count] = sys->qd[i];
+                turn[count] = sys->q[k];
+                cons[count] = a;
+                count++;
+            }
+        }
+    }
+    free(coef);
+    free(pos);
+done:
+    free(A);
+    free(d);
+    free(cyclic);
+    free(cyc_q);
+    return count;
+}

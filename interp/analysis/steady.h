@@ -148,6 +148,21 @@ void steady_cyclic(const nh_system_t *sys, const uint32_t *ind, size_t n,
 void steady_scales(const uint32_t *ind, size_t n, const double *a,
                    const double *vars, double *scale);
 
+/* Independent velocities that are inertial components of a cyclic
+ * coordinate's motion (for `check`): q_j' independent in the chart of the
+ * last lin_choose (at VARS, on the constraints), q_j cyclic, and q_j'
+ * entering a constraint with a coefficient that turns with a coordinate
+ * that is not cyclic — a sleigh's x' in -sin(th) x' + cos(th) y' = 0.
+ * On a motion that turns, such a velocity changes, so no steady motion
+ * with that heading moving holds it: speeds (`kinematic x' = v*cos(th)`)
+ * make the chart where it is steady.  Fills VEL (the velocity's graph
+ * variable), TURN (the coordinate its coefficient holds) and CONS (the
+ * constraint's index), at most MAX; returns the count, or -1 with *err
+ * set (span NONE) when the motion cannot be differentiated there. */
+long steady_inertial(const nh_system_t *sys, lin_t *l, double *vars,
+                     uint32_t *vel, uint32_t *turn, size_t *cons, size_t max,
+                     diag_t *err);
+
 /* ---- for follow.c: the steady equations as a map of the unknowns ---- */
 
 /* The unknowns' graph variables (in the state's order), and the rows of
