@@ -471,7 +471,7 @@ static void test_left_out_variable_warns(void **state)
 
 /* The warnings of a state where A holds at one instant only: the
  * spherical pendulum's conical motion in Cartesian coordinates (y and x'
- * move, and the motion depends on them), and a bead on a rod turning at
+ * change, and no coordinate is cyclic: the constraint holds them all), and a bead on a rod turning at
  * a given rate (the constraint holds t).  At a steady motion — the
  * bicycle upright, whose moving coordinates have zero columns — none. */
 static void test_state_warnings(void **state)
@@ -485,9 +485,10 @@ static void test_state_warnings(void **state)
     assert_non_null(strstr(r.err, "warning: the state is neither an "
                                   "equilibrium nor a steady motion: y (rate "
                                   "2.75"));
-    assert_non_null(strstr(r.err, "move and the motion depends on them, so "
-                                  "A changes along the motion and its "
-                                  "eigenvalues need not decide stability"));
+    assert_non_null(strstr(r.err, "change, and in a steady motion only the "
+                                  "cyclic coordinates move; A changes along "
+                                  "the motion and its eigenvalues need not "
+                                  "decide stability"));
     run_close(&r);
     run_open(&r, NULL);
     run_text(&r, "param w = 2, m = 1\ncoord x, y\n"
