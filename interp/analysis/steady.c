@@ -434,7 +434,64 @@ steady_fault_t steady_begin(steady_t *st, double *vars,
         prefer_v[i] = !named_v[i] && (solved_q[i] || ign[i]);
     if (st->all_velocities &&
         eom_velsolver_solve(st->vs, vars, named_v, prefer_v, err) != 0) {
+        /* As for the coordinates: velocities named that the constraints
+         * need (the columns of B of those not named fall short of its
+         * rank), those with a guess the likelier meant. */
         fault = STEADY_CONSTRAINTS;
+        size_t r = sys->r;
+        double *B = xcalloc(r * n + 1, sizeof *B);
+        double *Bu = xcalloc(r * n + 1, sizeof *Bu), *Ba = xcalloc(r * n + 1, sizeof *Ba);
+        eom_velsolver_vel_tangent(st->vs, vars, NULL, 0, NULL, B, NULL);
+        memcpy(Ba, B, r * n * sizeof *Ba);
+        size_t nu = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!named_v[i]) {
+                for (size_t a = 0; a < r; a++)
+                    Bu[a * n + nu] = B[a * n + i];
+                nu++;
+            }
+        size_t rank = nu ? linalg_rank(Bu, r, n, 1e-10) : 0;
+        size_t full = linalg_rank(Ba, r, n, 1e-10);
+        /* the ones `initial` would solve for with nothing named */
+        eom_dependent_t d = {NULL, 0, xcalloc(n + 1, sizeof(size_t)), 0};
+        d.q = xcalloc(n + 1, sizeof(size_t));
+        bool *nat = xcalloc(n + 1, sizeof *nat), any_nat = false;
+        diag_t tmp = {0};
+        if (eom_velsolver_choose(st->vs, vars, NULL, NULL, NULL, NULL, true,
+                                 &d, &tmp) == 0)
+            for (size_t j = 0; j < d.nv; j++) {
+                nat[d.v[j]] = named_v[d.v[j]];
+                any_nat |= nat[d.v[j]];
+            }
+        free(d.q);
+        free(d.v);
+        strbuf_t who;
+        strbuf_init(&who);
+        for (size_t i = 0; i < n && rank < full; i++) {
+            bool held = false;
+            for (size_t a = 0; a < r; a++)
+                held |= B[a * n + i] != 0.0;
+            if (named_v[i] && held) {
+                st->named_dep[sys->qd[i]] = true;
+                st->natural_dep[sys->qd[i]] =
+                    any_nat ? nat[i] : how[sys->qd[i]] == STEADY_UNKNOWN;
+                strbuf_addf(&who, "%s%s'", who.len ? ", " : "",
+                            sys->qname[i]);
+                fault = STEADY_DEPENDENT;
+            }
+        }
+        if (fault == STEADY_DEPENDENT) {
+            diag_clear(err);
+            diag_error(err, SRC_SPAN_NONE,
+                       "the constraints determine %zu of the velocities %s, "
+                       "and they are named",
+                       full - rank, who.data);
+        }
+        strbuf_free(&who);
+        free(nat);
+        free(B);
+        free(Bu);
+        free(Ba);
         goto done;
     }
 

@@ -84,6 +84,11 @@ void ctx_family_free(ctx_family_t *f);
 
 struct lin;
 
+struct ctx;
+/* A statement run on a context: 0, or -1 with *err set (and nothing
+ * changed: LANGUAGE.md §9). */
+typedef int (*stmt_fn)(struct ctx *s, const ast_stmt_t *st, diag_t *err);
+
 typedef struct ctx {
     const source_set_t *src; /* the session's texts (borrowed) */
     ast_arena_t *arena;      /* the arena of the text being run (borrowed) */
@@ -147,6 +152,10 @@ typedef struct ctx {
      * `plot sweep`. */
     ctx_rows_t *row;
     ctx_rows_t sweep;
+    /* The statement table (table.h's stmt_lookup, set by the session):
+     * how a statement that runs others inside (sweep, follow) reaches
+     * them without using their modules, which may use it in turn. */
+    stmt_fn (*lookup)(ast_stmt_kind_t kind);
     /* The last follow (`plot follow`), and, while a follow runs its
      * statements, what the first eigen at the current point found: its
      * verdict (lin_verdict_t) and how many eigenvalues, and complex
@@ -159,9 +168,6 @@ typedef struct ctx {
     } eig_seen;
 } ctx_t;
 
-/* A statement run on a context: 0, or -1 with *err set (and nothing
- * changed: LANGUAGE.md §9). */
-typedef int (*stmt_fn)(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
 /* lw_generation of a lowering that no model generation matches. */
 #define CTX_STALE ((unsigned long)-1)

@@ -400,16 +400,11 @@ int family_steady(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 
 /* ---- follow ---------------------------------------------------------------- */
 
-/* What a follow may run after its steady, and the function that runs
- * it: the statements that write a row's values. */
-static stmt_fn fam_inner(ast_stmt_kind_t kind)
+/* What a follow may run after its steady: the statements that write a
+ * row's values (through the table, ctx_t.lookup). */
+static bool fam_inner(ast_stmt_kind_t kind)
 {
-    switch (kind) {
-    case STMT_PRINT: return output_print;
-    case STMT_EIGEN: return stability_eigen;
-    case STMT_ACCEL: return output_accel;
-    default: return NULL;
-    }
+    return kind == STMT_PRINT || kind == STMT_EIGEN || kind == STMT_ACCEL;
 }
 
 static int fam_check_body(const ast_stmt_t *st, diag_t *err)
@@ -659,7 +654,7 @@ int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                              vars[unk[j]], st->u.follow.head, err);
         for (size_t i = 1; i < st->u.follow.n && rc == 0; i++) {
             const ast_stmt_t *in = st->u.follow.body[i];
-            rc = fam_inner(in->kind)(s, in, err);
+            rc = s->lookup(in->kind)(s, in, err);
         }
         if (rc == 0 && !ctx_row_end(rows))
             rc = diag_error(err, st->u.follow.head,
@@ -782,10 +777,8 @@ int family_plot_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           "no follow to plot: run `follow NAME from A to B: "
                           "steady ...` first");
     size_t nitems = st->u.output.n;
+    /* the grammar gives `vs` only after columns */
     const ast_expr_t *vs = st->u.output.vs;
-    if (vs && !nitems)
-        return diag_error(err, vs->span, "plot follow names the columns "
-                                         "before `vs`");
     size_t ncols = nitems ? nitems + 1 : t->ncols;
     double **col = xcalloc(ncols + 1, sizeof *col);
     char **titles = xcalloc(ncols + 1, sizeof *titles);

@@ -97,6 +97,7 @@ session_t *session_new(bool quiet, FILE *out, FILE *err)
     s->src = source_set_new();
     s->collect_at = SESSION_COLLECT_MIN;
     ctx_init(&s->ctx, s->src, quiet, out, err);
+    s->ctx.lookup = stmt_lookup;
     return s;
 }
 

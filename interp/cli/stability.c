@@ -474,8 +474,13 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
  * rows).  Declarations would change the model at every value, and the
  * statements that print tables, plots or reports of their own have no
  * place in a row. */
-static stmt_fn stab_inner(ast_stmt_kind_t kind)
+static stmt_fn stab_inner(const ctx_t *s, ast_stmt_kind_t kind)
 {
+    /* steady runs through the table (ctx_t.lookup): its module runs
+     * eigen and print inside a follow, so naming it here would make a
+     * circle of modules */
+    if (kind == STMT_STEADY)
+        return s->lookup ? s->lookup(kind) : NULL;
     switch (kind) {
     case STMT_INITIAL: return decl_initial;
     case STMT_RESET: return decl_reset;
@@ -484,7 +489,6 @@ static stmt_fn stab_inner(ast_stmt_kind_t kind)
     case STMT_PRINT: return output_print;
     case STMT_EIGEN: return stability_eigen;
     case STMT_ACCEL: return output_accel;
-    case STMT_STEADY: return family_steady;
     default: return NULL;
     }
 }
@@ -495,7 +499,8 @@ static bool stab_writes_row(ast_stmt_kind_t kind)
 }
 
 /* The statements of sweep ST checked before anything runs. */
-static int stab_check_body(const ast_stmt_t *st, diag_t *err)
+static int stab_check_body(const ctx_t *s, const ast_stmt_t *st,
+                           diag_t *err)
 {
     const char *name = st->u.sweep.axes[0].name.name;
     if (st->u.sweep.n == 0)
@@ -515,7 +520,7 @@ static int stab_check_body(const ast_stmt_t *st, diag_t *err)
                               "follow is itself a table over a parameter "
                               "(follow it for each value in turn, or sweep "
                               "steady instead)");
-        if (!stab_inner(in->kind))
+        if (!stab_inner(s, in->kind))
             return diag_error(err, in->span,
                               "%s has no place inside a sweep, which runs "
                               "initial, reset, simulate, set, steady, "
@@ -718,7 +723,7 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     stab_range_t *range = xcalloc(naxes, sizeof *range);
     double *v = xcalloc(naxes, sizeof *v);
     if (stab_ranges(s, lw, st, range, &count, err) != 0 ||
-        stab_check_body(st, err) != 0) {
+        stab_check_body(s, st, err) != 0) {
         free(range);
         free(v);
         return -1;
@@ -767,7 +772,7 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                              st->u.sweep.head, err);
         for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
             const ast_stmt_t *in = st->u.sweep.body[i];
-            rc = stab_inner(in->kind)(s, in, err);
+            rc = stab_inner(s, in->kind)(s, in, err);
         }
         if (rc == 0 && !ctx_row_end(&rows))
             rc = diag_error(err, st->u.sweep.head,
