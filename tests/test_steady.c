@@ -455,6 +455,43 @@ static void test_follow_bicycle(void **state)
     run_close(&r);
 }
 
+/* The handlebar-reversed family with eigen at each point: Basu-Mandal et
+ * al. find a small stable section on it; the rows marked `stable` and
+ * `hopf` are where eigen's verdict changes (checked on the eigenvalue
+ * columns themselves: none with a positive real part from the `stable`
+ * row on, a complex pair with one at the `hopf` row and not before). */
+static void test_follow_marks(void **state)
+{
+    (void)state;
+    run_t r;
+    run_open(&r, "bicycle_model.nh");
+    table_t *t = malloc(sizeof *t);
+    parse_table(run_text(&r, "follow phi from 0.01 to 1.5 step 0.05: steady "
+                             "delta ~ 3.13, thR' ~ -26; eigen phi, delta, "
+                             "phi', delta', thR'\n"),
+                t);
+    size_t re1 = column(t, "re(eig1)");
+    long stable = -1, hopf = -1;
+    for (size_t k = 0; k < t->nrows; k++) {
+        if (strstr(t->point[k], "stable") && !strstr(t->point[k], "unstable"))
+            stable = (long)k;
+        if (strstr(t->point[k], "hopf"))
+            hopf = (long)k;
+    }
+    assert_true(stable > 0 && hopf > stable);
+    /* re(eig1) is the largest real part: positive before the stable row,
+     * not after it until the Hopf row, positive there, with its pair */
+    double tol = 1e-7 * 30; /* LIN_AXIS_RTOL of A's entries (tens) */
+    assert_true(t->v[stable - 1][re1] > tol);
+    for (long k = stable; k < hopf; k++)
+        assert_true(t->v[k][re1] <= tol);
+    assert_true(t->v[hopf][re1] > tol);
+    assert_true(fabs(t->v[hopf][re1 + 1]) > 0); /* im(eig1): a pair */
+    assert_non_null(strstr(t->point[hopf], "unstable"));
+    free(t);
+    run_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_bicycle_methods_agree),
         cmocka_unit_test(test_follow_conical),
         cmocka_unit_test(test_follow_bicycle),
+        cmocka_unit_test(test_follow_marks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

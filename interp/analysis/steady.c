@@ -934,7 +934,7 @@ steady_fault_t steady_solve(steady_t *st, double *vars, diag_t *err)
     strbuf_init(&at);
     strbuf_init(&eq);
     steady_unknowns_text(st, vars, &at);
-    char num[40], num2[40], eqn[128];
+    char num[40], num2[40];
     if (m > 0) {
         const char *name = expr_var_name(g, st->ind[st->row[worst]]);
         strbuf_addf(&eq, "%s' = 0 stays unsatisfied: %s' = %s (%s of its "
@@ -943,7 +943,6 @@ steady_fault_t steady_solve(steady_t *st, double *vars, diag_t *err)
                     expr_format_number(f[worst], num, sizeof num),
                     expr_format_number(mis, num2, sizeof num2));
     }
-    (void)eqn;
     steady_fault_t fault = STEADY_OK;
     /* a family: the unknowns meet fewer independent equations than there
      * are of them, at a solution (or so near one that only rounding is

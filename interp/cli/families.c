@@ -609,7 +609,6 @@ int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     FILE *err_stream = s->err, *mute = NULL;
     int rc = 0;
     double lam = a;
-    size_t nfold = 0, nbranch = 0, nhopf = 0, nstab = 0;
     follow_point_t pt = {a, 0, FOLLOW_GOING};
     bool have_prev = false;
     int prev_unstable = 0;
@@ -680,10 +679,6 @@ int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         strbuf_t mk;
         strbuf_init(&mk);
         fam_mark_text(pt.marks, stab, hopf, &mk);
-        nfold += (pt.marks & FOLLOW_FOLD) != 0;
-        nbranch += (pt.marks & FOLLOW_BRANCH) != 0;
-        nhopf += hopf;
-        nstab += stab != NULL;
         if (rows->nrows > capm) {
             capm = 2 * rows->nrows + 16;
             fam.marks = xrealloc(fam.marks, capm * sizeof *fam.marks);
@@ -753,10 +748,6 @@ int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         fflush(s->out);
         diag_print_note(s->err, s->src, &note);
     }
-    (void)nfold;
-    (void)nbranch;
-    (void)nhopf;
-    (void)nstab;
     follow_free(fo);
     steady_free(sd);
     free(vars);
