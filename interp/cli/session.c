@@ -155,6 +155,17 @@ void session_set_time_limit(session_t *s, double seconds)
     s->time_limit = seconds > 0.0 ? seconds : 0.0;
 }
 
+void session_set_threads(session_t *s, unsigned threads)
+{
+    s->ctx.threads = threads ? threads : 1;
+}
+
+void session_set_shard(session_t *s, unsigned k, unsigned n)
+{
+    s->ctx.shard_k = k;
+    s->ctx.shard_n = n;
+}
+
 bool session_interrupted(const session_t *s) { return s->ctx.stop.raised != 0; }
 
 void session_clear_interrupt(session_t *s) { s->ctx.stop.raised = 0; }
@@ -403,6 +414,8 @@ static int exec_stmt(session_t *s, const ast_stmt_t *st, diag_t *err)
     stmt_fn run = stmt_lookup(st->kind);
     if (!run)
         return not_yet(st, err);
+    /* LANGUAGE.md §4: components dropped where the motion is now */
+    ctx_drops_refresh(&s->ctx, NULL);
     if (st->to_file.name && !stmt_names_own_file(st->kind))
         return exec_to_file(s, run, st, err);
     int rc = run(&s->ctx, st, err);
