@@ -433,6 +433,8 @@ EXAMPLES_RUN = [
     ("rolling_disk.nh", ["simulate to 8 step 0.02"], "", 3),
     ("rolling_sphere.nh", ["reset", "simulate to 10 step 0.02"], "", 2),
     ("euler_disk.nh", [], " view -60, 25", 4),
+    ("rolling_disk_steady.nh", ["simulate to 1 step 0.005"], " view -60, 25",
+     3),
     ("rattleback.nh", ["reset", "simulate to 5 step 0.01"], " view -60, 45",
      15),
     ("bicycle_model.nh", ["simulate to 3 step 0.01"], " view -80, 20", 12),
