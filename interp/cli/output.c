@@ -15,6 +15,7 @@
 #include "interp/base/util.h"
 #include "interp/eom/kinematics.h"
 #include "interp/eom/velocity.h"
+#include "interp/expr/display.h"
 #include "interp/expr/simplify.h"
 #include "interp/analysis/worksheet.h"
 
@@ -259,12 +260,6 @@ static void report_start_row(report_t *r)
     r->open_row = true;
 }
 
-static void report_row(report_t *r, const char *label, const char *text)
-{
-    report_close_row(r);
-    fprintf(r->out, "%s%s%s", label, r->latex ? " &= " : " = ", text);
-    r->open_row = true;
-}
 
 static void report_remark(report_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -539,25 +534,6 @@ static void put_text(ctx_t *s, char *text)
  * is stated in doc/language.md). */
 #define SHOW_SOLVED_MAX 1000
 
-/* The equations of E as `show eom` prints them, inside an align*
- * already open when LATEX (their own environment lines left out). */
-static void put_system(ctx_t *s, eom_t *e, bool latex)
-{
-    char *text = eom_describe(e, latex);
-    const char *t = text, *end = text + strlen(text);
-    static const char ab[] = "\\begin{align*}\n", ae[] = "\\end{align*}\n";
-    if (latex && strncmp(t, ab, sizeof ab - 1) == 0 &&
-        (size_t)(end - t) >= sizeof ab + sizeof ae - 2 &&
-        strcmp(end - (sizeof ae - 1), ae) == 0) {
-        t += sizeof ab - 1;
-        end -= sizeof ae - 1;
-    }
-    fwrite(t, 1, (size_t)(end - t), s->out);
-    if (end > t && end[-1] != '\n')
-        fputc('\n', s->out);
-    free(text);
-}
-
 /* show kinematics: q' = ψ, the given equations and the velocities the
  * constraints determine (kinematics.h). */
 static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
@@ -634,9 +610,9 @@ static size_t accel_vars(const nh_system_t *sys, eom_t *e, uint32_t *v)
 
 /* show accel (ONLY == NULL), show x'' (ONLY = the variable's node), or
  * show of an expression EV that holds accelerations: the solved forms
- * (eom_solved), each a row "x'' = ..." (or EV's value alone), a form too
- * long to read replaced by a remark that says so, and the equations they
- * come from after any that is not shown. */
+ * (eom_solved), each a row "x'' = ..." (or EV's value alone) laid out as
+ * display.h lays out rows (named subexpressions when one is too long for
+ * a line), and the equations they come from when they are not solved. */
 static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
                        const expr_t *only, const value_t *ev, diag_t *err)
 {
@@ -651,18 +627,14 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     const expr_t **val = xcalloc(nv + 1, sizeof *val);
     char why[256];
     int solved = eom_solved(e, sp, val, why, sizeof why);
-    report_t r;
-    report_begin(&r, s->out, latex);
     bool show_system = false;
-    if (solved != 0) {
-        report_remark(&r, "the accelerations are not solved symbolically: "
-                          "%s; the equations they come from:", why);
-        show_system = true;
-    } else if (ev) {
+    if (solved == 0 && ev) {
         /* an expression: the solved forms put in */
         unsigned n = ev->dim ? ev->dim : 1;
         strbuf_t b;
         strbuf_init(&b);
+        report_t r;
+        report_begin(&r, s->out, latex);
         for (unsigned k = 0; k < n && !show_system; k++) {
             const expr_t *in = simp_import(sp, ev->c[k]);
             const expr_t *d = expr_subst(simp_graph(sp), in, val);
@@ -691,40 +663,47 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
             r.open_row = true;
         }
         free(t);
+        report_end(&r);
     } else {
-        uint32_t *vars = xcalloc(sys->n + sys->m + sys->r + 1, sizeof *vars);
-        size_t nvar = only ? 1 : accel_vars(sys, e, vars);
-        if (only)
-            vars[0] = only->var;
-        for (size_t i = 0; i < nvar; i++) {
-            const char *name = expr_var_name(g, vars[i]);
-            if (!val[vars[i]]) {
-                report_remark(&r, "%s is not an unknown of the equations %s",
-                              name, eom_method_name(eom_method(e)));
-                continue;
-            }
-            char *t = simp_format(sp, val[vars[i]], latex);
-            if (strlen(t) > SHOW_SOLVED_MAX) {
-                report_remark(&r, "%s is too long to show solved (%zu "
-                                  "characters; the limit is %d)",
-                              name, strlen(t), SHOW_SOLVED_MAX);
-                show_system = true;
-            } else {
-                char *l = latex ? expr_latex_name(name) : NULL;
-                report_row(&r, latex ? l : name, t);
+        display_t *d = display_new(sp, latex);
+        for (size_t i = 0; i < sys->n; i++)
+            display_may_drop(d, sys->q[i]);
+        if (solved != 0) {
+            char head[512];
+            snprintf(head, sizeof head,
+                     "the accelerations are not solved symbolically: %s; "
+                     "the equations they come from:",
+                     why);
+            display_heading(d, head);
+            show_system = true;
+        } else {
+            uint32_t *vars =
+                xcalloc(sys->n + sys->m + sys->r + 1, sizeof *vars);
+            size_t nvar = only ? 1 : accel_vars(sys, e, vars);
+            if (only)
+                vars[0] = only->var;
+            for (size_t i = 0; i < nvar; i++) {
+                const char *name = expr_var_name(g, vars[i]);
+                if (!val[vars[i]]) {
+                    char head[256];
+                    snprintf(head, sizeof head,
+                             "%s is not an unknown of the equations %s",
+                             name, eom_method_name(eom_method(e)));
+                    display_heading(d, head);
+                    continue;
+                }
+                char *l = expr_latex_name(name);
+                display_object(d, name, l, val[vars[i]]);
                 free(l);
             }
-            free(t);
+            free(vars);
         }
-        free(vars);
-        if (show_system)
-            report_remark(&r, "the equations they come from:");
+        char *t = display_finish(d);
+        fputs(t, s->out);
+        free(t);
     }
-    if (show_system) {
-        report_close_row(&r);
-        put_system(s, e, latex);
-    }
-    report_end(&r);
+    if (show_system)
+        put_text(s, eom_describe(e, latex));
     free(val);
     simp_free(sp);
     return 0;

@@ -169,6 +169,10 @@ int eom_solved(const eom_t *e, struct simp *sp, const expr_t **val,
     }
     const expr_t **x = eom_alloc(n + 1, sizeof *x);
     int status = simp_solve(sp, A, b, n, x);
+    if (status != 0)
+        /* entries too long to multiply out: solved over them as atoms,
+         * shown with named subexpressions (LANGUAGE.md §7.1, v3) */
+        status = simp_solve_named(sp, A, b, n, x);
     if (status != 0) {
         snprintf(why, whysize,
                  "solving the %zu equations symbolically meets entries or "
