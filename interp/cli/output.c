@@ -486,24 +486,6 @@ static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
     return n;
 }
 
-/* An error when one of the NE expressions E (NULL entries skipped) is
- * too large to show: it is named PREFIX NAMES[i] SUFFIX ("F*_u1",
- * "x'"). */
-static int show_too_large(expr_graph_t *g, const expr_t *const *E, size_t ne,
-                          const char *prefix, const char *const *names,
-                          const char *suffix, src_span_t at, diag_t *err)
-{
-    size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
-    int rc = 0;
-    for (size_t i = 0; i < ne && rc == 0; i++)
-        if (E[i] && tree_size(E[i], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS)
-            rc = diag_error(err, at,
-                            "%s%s%s is too large to show (more than %d "
-                            "terms written out)",
-                            prefix, names[i], suffix, SHOW_MAX_TERMS);
-    free(memo);
-    return rc;
-}
 
 /* The equations on speeds for show kinematics and show kane: the chosen
  * ones when they are maggi or gibbs_appell, else maggi prepared for the
@@ -542,24 +524,10 @@ static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     eom_t *own, *e = speeds_eom(s, lw, st->span, &own, err);
     if (!e)
         return -1;
-    const eom_kin_t *kin = eom_kinematics(e);
-    const nh_system_t *sys = lower_system(lw);
-    const size_t *order, *sizes, *dep;
-    const expr_t *const *seq;
-    size_t k = eom_kin_dependent(kin, &dep);
-    const expr_t **rows = xcalloc(sys->n + 1, sizeof *rows);
-    for (size_t i = 0; i < sys->n; i++)
-        rows[i] = sys->psi[i];
-    eom_kin_blocks(kin, &order, &sizes, &seq);
-    for (size_t j = 0; eom_kin_mode(kin) == EOM_KIN_SYMBOLIC && j < k; j++)
-        rows[dep[j]] = seq[j];
-    int rc = show_too_large(lower_graph(lw), rows, sys->n, "", sys->qname,
-                            "'", st->span, err);
-    if (rc == 0)
-        put_text(s, eom_kin_describe(kin, st->u.show.latex));
-    free(rows);
+    /* (long rows: named subexpressions, LANGUAGE.md §7.1) */
+    put_text(s, eom_kin_describe(eom_kinematics(e), st->u.show.latex));
     eom_free(own);
-    return rc;
+    return 0;
 }
 
 /* show kane: Kane's F_r and F*_r for each speed (eom_kane). */
@@ -573,13 +541,11 @@ static int show_kane(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     size_t m = sys->m;
     const expr_t **F = xcalloc(2 * m + 1, sizeof *F);
     bool vin;
+    /* (rows too long for a line are shown with named subexpressions,
+     * LANGUAGE.md §7.1: no size is refused here) */
     int rc = eom_kane(e, F, F + m, &vin, err);
     if (rc != 0)
         err->span = st->span;
-    else if ((rc = show_too_large(lower_graph(lw), F, m, "F_", sys->zname,
-                                  "", st->span, err)) == 0)
-        rc = show_too_large(lower_graph(lw), F + m, m, "F*_", sys->zname,
-                            "", st->span, err);
     if (rc == 0)
         put_text(s, eom_describe_kane(e, st->u.show.latex));
     free(F);

@@ -50,6 +50,10 @@
 /* What a row of its own costs beyond its name, in points: " = " and the
  * space a line leaves at its end on average. */
 #define ROW_COST 30.0
+/* A root does not depend on a variable when, at every sample point, it
+ * moves by no more than this share of its values as the variable goes to
+ * 0. */
+#define DROP_TOL 1e-9
 /* Rounds of the choice (see the file comment). */
 #define ROUNDS 4
 
@@ -268,12 +272,18 @@ static void drop_variables(where_t *w)
                                      pts);
         if (got < EXPR_MAG_POINTS)
             continue;
+        /* each difference small next to the values it is the difference
+         * of (a magnitude of the terms would be no measure here: a
+         * solved form divides sums of huge terms by another) */
         bool zero = true;
         for (size_t k = 0; k < got && zero; k++) {
             expr_mag_begin(&ev, pts + k * nv);
             for (size_t i = 0; i < nd && zero; i += 2) {
-                double m, x = expr_mag_get(&ev, diff[i], &m);
-                zero = expr_mag_class(x, m) == 0;
+                double x = expr_mag_get(&ev, diff[i], NULL);
+                double at0 = expr_mag_get(&ev, diff[i + 1], NULL);
+                double f = x + at0;
+                zero = isfinite(x) &&
+                       fabs(x) <= DROP_TOL * (fabs(f) + fabs(at0));
             }
             np++;
         }
@@ -649,11 +659,14 @@ static void pack_order(choice_t *c, double line_pt, double wname, size_t *seq)
 int where_solve(where_t *w, const char *prefix, double line_pt)
 {
     expr_graph_t *g = w->g;
-    drop_variables(w);
+    if (!getenv("NH_WHERE_NODROP"))
+        drop_variables(w);
     /* 2: simplified bottom up */
-    contract_all(w);
+    if (!getenv("NH_WHERE_NOCONTRACT"))
+        contract_all(w);
     simp_light(w->s, true);
-    simplify_all(w);
+    if (!getenv("NH_WHERE_NOSIMP"))
+        simplify_all(w);
     simp_light(w->s, false);
 
     choice_t c;
