@@ -9,7 +9,8 @@ and what nh answers becomes Jupyter messages --
 
   text     a ``stream`` on stdout        stderr  a ``stream`` on stderr
   latex    ``display_data`` with text/latex (``$\\displaystyle ...$``)
-  svg      ``display_data`` with image/svg+xml
+  svg      ``display_data`` with image/svg+xml, image/png (nh's second
+           rendering) and text/html (an <img> of the SVG)
   error    an ``error`` (the traceback is nh's message, line and caret)
 
 ``complete_request`` and ``is_complete_request`` are nh's ``complete`` and
@@ -26,6 +27,7 @@ whole request lines.
 """
 
 import argparse
+import base64
 import json
 import os
 import signal
@@ -125,6 +127,20 @@ class NhKernel(Kernel):
         self.send_response(self.iopub_socket, "display_data",
                            {"data": data, "metadata": {}})
 
+    @staticmethod
+    def _figure(svg, png):
+        """A plot's representations: the SVG element, the same drawing as
+        PNG (what cannot show SVG takes it: nbconvert's PDF), and as HTML
+        an <img> of the SVG, which nbconvert's HTML export passes on
+        as it is (its cleaner empties an inline SVG's drawing)."""
+        data = {"image/svg+xml": svg, "text/plain": "<plot>"}
+        if png:
+            data["image/png"] = png
+        b64 = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+        data["text/html"] = ('<img alt="plot" src="data:image/svg+xml;'
+                             'base64,%s">' % b64)
+        return data
+
     def _error_content(self, message, text):
         return {
             "ename": "error",
@@ -154,7 +170,7 @@ class NhKernel(Kernel):
                 self._display({"text/latex": msg["mathjax"],
                                "text/plain": text})
             elif kind == "svg":
-                self._display({"image/svg+xml": text})
+                self._display(self._figure(text, msg.get("png")))
 
         def on_sigint(signum, frame):
             if self._nh is not None:

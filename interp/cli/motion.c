@@ -264,7 +264,8 @@ static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
     int rc = 0;
     if (plot && !file && s->svg_plots) {
         s->out_kind = CTX_OUT_SVG;
-        rc = plot_draw_svg(&pc, s->out, err);
+        free(s->plot_png);
+        rc = plot_draw_svg(&pc, s->out, &s->plot_png, err);
     } else if (plot) {
         rc = plot_draw(&pc, file, s->out, err);
     } else {

@@ -170,6 +170,13 @@ static void proto_output(protocol_t *p, const char *kind, const char *text,
         proto_member(&b, "mathjax", mj);
         free(mj);
     }
+    ctx_t *c = session_ctx(p->s);
+    if (strcmp(kind, "svg") == 0 && c->plot_png) {
+        /* the same plot as PNG, for what cannot show SVG */
+        proto_member(&b, "png", c->plot_png);
+        free(c->plot_png);
+        c->plot_png = NULL;
+    }
     proto_send(p, &b);
 }
 
@@ -208,6 +215,10 @@ static void proto_flush(protocol_t *p, ctx_output_t kind)
         proto_cut_note(p, p->err.dropped);
     capture_clear(&p->out);
     capture_clear(&p->err);
+    /* a PNG not sent (its SVG was cut) goes with nothing */
+    ctx_t *c = session_ctx(p->s);
+    free(c->plot_png);
+    c->plot_png = NULL;
 }
 
 static void proto_observe(void *data, session_event_t ev)

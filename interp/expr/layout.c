@@ -247,7 +247,9 @@ static double tw_command(tw_t *t, double scale)
         double w = tw_roman(t, scale, false);
         return w + (IS("operatorname") ? W_THIN * scale : 0);
     }
-    if (IS("text") || IS("textit") || IS("textbf") || IS("mbox"))
+    if (IS("textbf")) /* bold glyphs are a tenth wider */
+        return 1.1 * tw_roman(t, scale, true);
+    if (IS("text") || IS("textit") || IS("mbox"))
         return tw_roman(t, scale, true);
     if (IS("left") || IS("right") || IS("bigl") || IS("bigr") ||
         IS("Bigl") || IS("Bigr")) {
@@ -569,4 +571,178 @@ char *layout_text_lines(const expr_graph_t *g, const expr_t *e, size_t first,
         free(piece[i]);
     free(piece);
     return r;
+}
+
+/* ---- prose as LaTeX ------------------------------------------------------- */
+
+/* The math of a character of prose outside ASCII (UTF-8 at S, *LEN its
+ * bytes): Greek letters and the few symbols nh's texts use; NULL for
+ * another, which prints as "?". */
+static const char *prose_symbol(const unsigned char *s, size_t *len)
+{
+    static const struct {
+        const char *utf8, *tex;
+    } map[] = {
+        {"α", "\\alpha"},   {"β", "\\beta"},     {"γ", "\\gamma"},
+        {"δ", "\\delta"},   {"ε", "\\varepsilon"}, {"ζ", "\\zeta"},
+        {"η", "\\eta"},     {"θ", "\\theta"},    {"κ", "\\kappa"},
+        {"λ", "\\lambda"},  {"μ", "\\mu"},       {"ν", "\\nu"},
+        {"ξ", "\\xi"},      {"π", "\\pi"},       {"ρ", "\\rho"},
+        {"σ", "\\sigma"},   {"τ", "\\tau"},      {"φ", "\\varphi"},
+        {"χ", "\\chi"},     {"ψ", "\\psi"},      {"ω", "\\omega"},
+        {"Γ", "\\Gamma"},   {"Δ", "\\Delta"},    {"Θ", "\\Theta"},
+        {"Λ", "\\Lambda"},  {"Π", "\\Pi"},       {"Σ", "\\Sigma"},
+        {"Φ", "\\Phi"},     {"Ψ", "\\Psi"},      {"Ω", "\\Omega"},
+        {"∂", "\\partial"}, {"−", "-"},            {"×", "\\times"},
+        {"·", "\\cdot"},    {"→", "\\to"},       {"≤", "\\leq"},
+        {"≥", "\\geq"},     {"≠", "\\neq"},      {"≈", "\\approx"},
+        {"⟨", "\\langle"},  {"⟩", "\\rangle"},   {"ℓ", "\\ell"},
+        {"∧", "\\wedge"},   {"∇", "\\nabla"},    {"∈", "\\in"},
+        {"ᵀ", "^{T}"},       {"⁻¹", "^{-1}"},      {"⁻", "^{-}"},
+        {"¹", "^{1}"},        {"²", "^{2}"},        {"½", "\\tfrac{1}{2}"},
+        {"′", "'"},           {"—", "\\text{---}"}, {"–", "\\text{--}"},
+        {"§", "\\S"},        {"’", "\\text{'}"}, {"…", "\\dots"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+        size_t n = strlen(map[i].utf8);
+        if (strncmp((const char *)s, map[i].utf8, n) == 0) {
+            *len = n;
+            return map[i].tex;
+        }
+    }
+    /* an unknown character: skip its bytes */
+    size_t n = 1;
+    while (s[n] && (s[n] & 0xC0) == 0x80)
+        n++;
+    *len = n;
+    return NULL;
+}
+
+char *layout_prose(const char *utf8, bool bold)
+{
+    strbuf_t b;
+    strbuf_init(&b);
+    const char *open = bold ? "\\textbf{" : "\\text{";
+    bool in_text = false;
+    const unsigned char *p = (const unsigned char *)utf8;
+    while (*p) {
+        unsigned char c = *p;
+        if (c >= 0x80 || strchr("_^%&#${}\\~<>", c)) {
+            if (in_text) {
+                strbuf_add(&b, "}");
+                in_text = false;
+            }
+            if (c == '_' || c == '^') {
+                /* a script: the letters, digits and commas after it */
+                p++;
+                strbuf_add(&b, c == '_' ? "_{" : "^{");
+                /* letters, digits, commas, primes and Greek letters:
+                 * Γ_jk,i, G_αβ */
+                for (;;) {
+                    if (*p && (isalnum(*p) || *p == ',' || *p == '\'')) {
+                        strbuf_addn(&b, (const char *)p++, 1);
+                        continue;
+                    }
+                    size_t n;
+                    const char *t = *p >= 0x80 ? prose_symbol(p, &n) : NULL;
+                    if (!t || strncmp(t, "\\", 1) != 0 ||
+                        !isalpha((unsigned char)t[1]) ||
+                        strcmp(t, "\\partial") == 0 || strcmp(t, "\\to") == 0 ||
+                        strcmp(t, "\\cdot") == 0 || strcmp(t, "\\times") == 0)
+                        break;
+                    strbuf_add(&b, t);
+                    strbuf_add(&b, " ");
+                    p += n;
+                }
+                strbuf_add(&b, "}");
+                continue;
+            }
+            if (c >= 0x80) {
+                size_t n;
+                const char *t = prose_symbol(p, &n);
+                strbuf_add(&b, t ? t : "?");
+                /* a command needs a space before the letters that
+                 * follow it */
+                if (t && t[strlen(t) - 1] != '}' && isalpha((unsigned char)
+                                                    t[strlen(t) - 1]))
+                    strbuf_add(&b, " ");
+                p += n;
+                continue;
+            }
+            static const char *const esc[] = {"\\%", "\\&", "\\#", "\\$",
+                                              "\\{", "\\}", "\\backslash ",
+                                              "\\sim ", "<", ">"};
+            const char *which = "%&#${}\\~<>";
+            strbuf_add(&b, esc[strchr(which, c) - which]);
+            p++;
+            continue;
+        }
+        if (!in_text) {
+            strbuf_add(&b, open);
+            in_text = true;
+        }
+        strbuf_addn(&b, (const char *)p++, 1);
+    }
+    if (in_text)
+        strbuf_add(&b, "}");
+    return strbuf_take(&b);
+}
+
+char *layout_prose_lines(const char *utf8, bool bold, double width)
+{
+    /* words, then lines of words that fit */
+    strbuf_t out, line;
+    strbuf_init(&out);
+    strbuf_init(&line);
+    const char *p = utf8;
+    bool first = true;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        const char *e = p;
+        while (*e && *e != ' ')
+            e++;
+        strbuf_t trial;
+        strbuf_init(&trial);
+        if (line.len)
+            strbuf_addn(&trial, line.data, line.len);
+        if (line.len)
+            strbuf_add(&trial, " ");
+        strbuf_addn(&trial, p, (size_t)(e - p));
+        char *t = strbuf_take(&trial);
+        char *tex = layout_prose(t, bold);
+        bool fits = layout_width(tex) <= width;
+        free(tex);
+        if (!fits && line.len) {
+            char *l = strbuf_take(&line);
+            char *lt = layout_prose(l, bold);
+            if (!first)
+                strbuf_add(&out, " \\\\\n&");
+            strbuf_add(&out, lt);
+            first = false;
+            free(lt);
+            free(l);
+            strbuf_init(&line);
+            strbuf_addn(&line, p, (size_t)(e - p));
+        } else {
+            strbuf_free(&line);
+            strbuf_init(&line);
+            strbuf_add(&line, t);
+        }
+        free(t);
+        p = e;
+    }
+    if (line.len) {
+        char *l = strbuf_take(&line);
+        char *lt = layout_prose(l, bold);
+        if (!first)
+            strbuf_add(&out, " \\\\\n&");
+        strbuf_add(&out, lt);
+        free(lt);
+        free(l);
+    }
+    strbuf_free(&line);
+    return strbuf_take(&out);
 }

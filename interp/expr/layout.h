@@ -55,4 +55,15 @@ bool layout_latex_fits(const expr_graph_t *g, const expr_t *e, double first,
 char *layout_text_lines(const expr_graph_t *g, const expr_t *e,
                         size_t first, size_t width, const char *indent);
 
+/* Prose (UTF-8, a worksheet's titles: "ψ_α = [∂ψ^i/∂z^α], one row per
+ * speed") as LaTeX for a math display: ASCII in \text{…} (\textbf when
+ * BOLD), Greek letters and the symbols nh's texts use as math (\psi,
+ * \partial), "_x" and "^x" as scripts, TeX's special characters escaped;
+ * an unknown character as "?".  It compiles in pdflatex and typesets in
+ * MathJax alike. */
+char *layout_prose(const char *utf8, bool bold);
+/* The same broken between words into lines of at most WIDTH points,
+ * joined by " \\\\\n&" (rows of an align* after their first "&"). */
+char *layout_prose_lines(const char *utf8, bool bold, double width);
+
 #endif

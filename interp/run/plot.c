@@ -27,6 +27,8 @@
 #include <math.h>
 #include <spawn.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -37,6 +39,7 @@
 #include <unistd.h>
 
 #include "interp/base/outfile.h"
+#include "interp/base/util.h"
 #include "interp/expr/expr.h"
 
 extern char **environ; /* the C runtime's; passed on to gnuplot */
@@ -465,7 +468,72 @@ int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
     return plot_run(data, kind, file, out, err);
 }
 
-int plot_draw_svg(const plot_columns_t *data, FILE *out, diag_t *err)
+/* The bytes of an image drawn as KIND into memory: *BUF (malloc'ed),
+ * *LEN. */
+static int plot_to_memory(const plot_columns_t *data, plot_kind_t kind,
+                          char **buf, size_t *len, diag_t *err)
 {
-    return plot_run(data, PLOT_SVG, NULL, out, err);
+    *buf = NULL;
+    *len = 0;
+    FILE *m = open_memstream(buf, len);
+    if (!m)
+        abort();
+    int rc = plot_run(data, kind, NULL, m, err);
+    if (fclose(m) != 0)
+        abort();
+    if (rc != 0) {
+        free(*buf);
+        *buf = NULL;
+    }
+    return rc;
+}
+
+/* RFC 4648 base64 of [S, S + N), NUL-terminated, malloc'ed. */
+static char *plot_base64(const unsigned char *s, size_t n)
+{
+    static const char tab[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = xmalloc(4 * ((n + 2) / 3) + 1), *o = out;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)s[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)s[i + 1] << 8;
+        if (i + 2 < n)
+            v |= s[i + 2];
+        *o++ = tab[v >> 18 & 63];
+        *o++ = tab[v >> 12 & 63];
+        *o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+        *o++ = i + 2 < n ? tab[v & 63] : '=';
+    }
+    *o = '\0';
+    return out;
+}
+
+int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
+                  diag_t *err)
+{
+    char *svg;
+    size_t len;
+    if (png)
+        *png = NULL;
+    if (plot_to_memory(data, PLOT_SVG, &svg, &len, err) != 0)
+        return -1;
+    /* the SVG element alone: an XML declaration before it is no part of
+     * the markup a page embeds (nbconvert's HTML cleaner refuses it) */
+    const char *at = strstr(svg, "<svg");
+    if (!at) {
+        free(svg);
+        return diag_error(err, SRC_SPAN_NONE, "gnuplot wrote no SVG image");
+    }
+    fwrite(at, 1, len - (size_t)(at - svg), out);
+    fflush(out);
+    free(svg);
+    if (png) {
+        char *img;
+        if (plot_to_memory(data, PLOT_PNG, &img, &len, err) != 0)
+            return -1;
+        *png = plot_base64((const unsigned char *)img, len);
+        free(img);
+    }
+    return 0;
 }

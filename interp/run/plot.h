@@ -54,10 +54,14 @@ void plot_table(const plot_columns_t *data, FILE *out);
 int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
               diag_t *err);
 
-/* `plot` in a notebook: the same drawing as an SVG image, whose text
- * (an XML document) is written to OUT.  Returns 0, or -1 with *err set
- * as plot_draw. */
-int plot_draw_svg(const plot_columns_t *data, FILE *out, diag_t *err);
+/* `plot` in a notebook: the same drawing as an SVG image, whose text (the
+ * <svg> element, without an XML declaration, so that a page can embed
+ * it) is written to OUT, and, when PNG is not NULL, as a PNG image too,
+ * its bytes in base64 into *PNG (malloc'ed; the caller frees it): a
+ * second representation for what cannot show SVG (nbconvert's PDF).
+ * Returns 0, or -1 with *err set as plot_draw. */
+int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
+                  diag_t *err);
 
 /* The name of the gnuplot program run by plot_draw (a test can point
  * PATH elsewhere to simulate its absence). */
