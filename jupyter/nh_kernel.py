@@ -9,8 +9,9 @@ and what nh answers becomes Jupyter messages --
 
   text     a ``stream`` on stdout        stderr  a ``stream`` on stderr
   latex    ``display_data`` with text/latex (``$\\displaystyle ...$``)
-  svg      ``display_data`` with image/svg+xml, image/png (nh's second
-           rendering) and text/html (an <img> of the SVG)
+  svg      ``display_data`` with image/svg+xml, image/png and
+           application/pdf (nh's other renderings) and text/html (an
+           <img> of the SVG)
   error    an ``error`` (the traceback is nh's message, line and caret)
 
 ``complete_request`` and ``is_complete_request`` are nh's ``complete`` and
@@ -128,14 +129,18 @@ class NhKernel(Kernel):
                            {"data": data, "metadata": {}})
 
     @staticmethod
-    def _figure(svg, png):
-        """A plot's representations: the SVG element, the same drawing as
-        PNG (what cannot show SVG takes it: nbconvert's PDF), and as HTML
-        an <img> of the SVG, which nbconvert's HTML export passes on
-        as it is (its cleaner empties an inline SVG's drawing)."""
+    def _figure(svg, png, pdf):
+        """A plot's representations: the SVG element; the same drawing as
+        PNG (what shows no SVG, an untrusted notebook's viewer, takes it)
+        and as PDF (nbconvert's PDF takes it, and needs no Inkscape to
+        convert the SVG); and as HTML an <img> of the SVG, which
+        nbconvert's HTML export passes on as it is (its cleaner empties
+        an inline SVG's drawing)."""
         data = {"image/svg+xml": svg, "text/plain": "<plot>"}
         if png:
             data["image/png"] = png
+        if pdf:
+            data["application/pdf"] = pdf
         b64 = base64.b64encode(svg.encode("utf-8")).decode("ascii")
         data["text/html"] = ('<img alt="plot" src="data:image/svg+xml;'
                              'base64,%s">' % b64)
@@ -170,7 +175,8 @@ class NhKernel(Kernel):
                 self._display({"text/latex": msg["mathjax"],
                                "text/plain": text})
             elif kind == "svg":
-                self._display(self._figure(text, msg.get("png")))
+                self._display(self._figure(text, msg.get("png"),
+                                           msg.get("pdf")))
 
         def on_sigint(signum, frame):
             if self._nh is not None:

@@ -118,6 +118,7 @@ void ctx_free(ctx_t *s)
     sim_samples_free(&s->samples);
     free(s->samples_layout);
     free(s->plot_png);
+    free(s->plot_pdf);
 }
 
 /* ---- samples ------------------------------------------------------------- */

@@ -122,8 +122,9 @@ typedef struct ctx {
     ctx_output_t out_kind; /* what the statement running now prints */
     bool svg_plots; /* `plot` without a file: SVG text on OUT (a notebook),
                        not gnuplot's text drawing */
-    char *plot_png; /* and the same plot as PNG, in base64 (the front end
-                       takes it and frees it; NULL when none) */
+    char *plot_png, *plot_pdf; /* and the same plot as PNG and PDF, in
+                       base64 (the front end takes them and frees them;
+                       NULL when none) */
     nh_stop_t stop; /* session_interrupt, the time limit */
 
     /* While a sweep runs its statements (LANGUAGE.md §7.2), ROW is the

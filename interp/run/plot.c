@@ -110,7 +110,7 @@ static void plot_gp_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-typedef enum plot_kind { PLOT_DUMB, PLOT_PNG, PLOT_SVG } plot_kind_t;
+typedef enum plot_kind { PLOT_DUMB, PLOT_PNG, PLOT_SVG, PLOT_PDF } plot_kind_t;
 
 static int plot_kind_of(const char *file, plot_kind_t *kind, diag_t *err)
 {
@@ -244,6 +244,9 @@ static int plot_write_script(const plot_columns_t *d, plot_kind_t kind, const pl
         break;
     case PLOT_SVG:
         fputs("set terminal svg noenhanced size 800,600\n", f);
+        break;
+    case PLOT_PDF: /* (a notebook's third representation, for PDF) */
+        fputs("set terminal pdfcairo noenhanced size 8in,6in\n", f);
         break;
     }
     if (kind != PLOT_DUMB) {
@@ -509,13 +512,31 @@ static char *plot_base64(const unsigned char *s, size_t n)
     return out;
 }
 
+/* The image of DATA drawn as KIND, in base64, into *B64 (NULL: not
+ * wanted). */
+static int plot_base64_image(const plot_columns_t *data, plot_kind_t kind,
+                             char **b64, diag_t *err)
+{
+    if (!b64)
+        return 0;
+    char *img;
+    size_t len;
+    if (plot_to_memory(data, kind, &img, &len, err) != 0)
+        return -1;
+    *b64 = plot_base64((const unsigned char *)img, len);
+    free(img);
+    return 0;
+}
+
 int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
-                  diag_t *err)
+                  char **pdf, diag_t *err)
 {
     char *svg;
     size_t len;
     if (png)
         *png = NULL;
+    if (pdf)
+        *pdf = NULL;
     if (plot_to_memory(data, PLOT_SVG, &svg, &len, err) != 0)
         return -1;
     /* the SVG element alone: an XML declaration before it is no part of
@@ -528,12 +549,14 @@ int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
     fwrite(at, 1, len - (size_t)(at - svg), out);
     fflush(out);
     free(svg);
-    if (png) {
-        char *img;
-        if (plot_to_memory(data, PLOT_PNG, &img, &len, err) != 0)
-            return -1;
-        *png = plot_base64((const unsigned char *)img, len);
-        free(img);
+    if (plot_base64_image(data, PLOT_PNG, png, err) != 0)
+        return -1;
+    if (plot_base64_image(data, PLOT_PDF, pdf, err) != 0) {
+        if (png) {
+            free(*png);
+            *png = NULL;
+        }
+        return -1;
     }
     return 0;
 }

@@ -56,12 +56,14 @@ int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
 
 /* `plot` in a notebook: the same drawing as an SVG image, whose text (the
  * <svg> element, without an XML declaration, so that a page can embed
- * it) is written to OUT, and, when PNG is not NULL, as a PNG image too,
- * its bytes in base64 into *PNG (malloc'ed; the caller frees it): a
- * second representation for what cannot show SVG (nbconvert's PDF).
- * Returns 0, or -1 with *err set as plot_draw. */
+ * it) is written to OUT; and, for what cannot show SVG, as a PNG image
+ * and a PDF document when PNG and PDF are not NULL, their bytes in
+ * base64 into *PNG, *PDF (malloc'ed; the caller frees them): a notebook
+ * viewer that shows no SVG takes the PNG, nbconvert's PDF the PDF (it
+ * would otherwise need Inkscape to convert the SVG).  Returns 0, or -1
+ * with *err set as plot_draw. */
 int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
-                  diag_t *err);
+                  char **pdf, diag_t *err);
 
 /* The name of the gnuplot program run by plot_draw (a test can point
  * PATH elsewhere to simulate its absence). */
