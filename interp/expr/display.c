@@ -504,11 +504,13 @@ static void put_definitions(display_t *d, out_t *o, const where_t *w)
                     d->g, where_definition(w, k), layout_width(head), room,
                     NULL);
                 out_puts(o, lines);
-                free(lines);
-                if (k + 1 < n)
-                    out_puts(o, " \\\\\n&");
+                /* the rows after it go on its last line while they fit
+                 * (where.c planned so) */
+                const char *last = strrchr(lines, '\n');
                 room = LAYOUT_LINE_PT;
-                used = 0;
+                used = last ? LAYOUT_INDENT_PT + layout_width(last + 1)
+                            : layout_width(head) + layout_width(lines);
+                free(lines);
             }
         }
         free(t);
@@ -539,8 +541,11 @@ static int put_named(display_t *d, out_t *o)
     size_t first = 0;
     while (first < d->n && d->item[first].kind == ITEM_HEADING)
         first++;
+    /* LaTeX: the `where` rows a table of their own, set without the
+     * space between rows that equations get (\jot) */
     if (d->latex)
-        out_puts(o, "{\\allowdisplaybreaks\n\\begin{align*}\n");
+        out_puts(o, "{\\allowdisplaybreaks\n{\\setlength{\\jot}{0pt}\n"
+                    "\\begin{align*}\n");
     for (size_t i = 0; i < first; i++)
         put_heading(d, o, d->item[i].text);
     const uint32_t *dv;
@@ -565,7 +570,7 @@ static int put_named(display_t *d, out_t *o)
     }
     put_definitions(d, o, w);
     if (d->latex)
-        out_puts(o, "\\end{align*}\n\\begin{align*}\n");
+        out_puts(o, "\\end{align*}}\n\\begin{align*}\n");
     /* the rows, in the names' terms */
     item_t *shown = xcalloc(d->n + 1, sizeof *shown);
     size_t k = 0;

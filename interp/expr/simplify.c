@@ -382,9 +382,17 @@ bool simp_small(const simp_t *s, const expr_t *e, size_t limit)
 
 /* ---- printed length ---------------------------------------------------- */
 
+/* An atom of text_length: an opaque node below the one measured (that
+ * one prints in full: it is what is being measured). */
+typedef struct atom_ctx {
+    const simp_t *s;
+    const expr_t *root;
+} atom_ctx_t;
+
 static bool atom_of(void *ctx, const expr_t *e)
 {
-    return is_opaque(ctx, e);
+    const atom_ctx_t *a = ctx;
+    return e != a->root && is_opaque(a->s, e);
 }
 
 static size_t text_length(simp_t *s, const expr_t *e)
@@ -392,7 +400,8 @@ static size_t text_length(simp_t *s, const expr_t *e)
     const expr_t *m = nmap_get(&s->len, e->id);
     if (m)
         return (size_t)m->value;
-    char *t = s->opaque.n ? expr_to_text_atoms(s->g, e, atom_of, s)
+    atom_ctx_t actx = {s, e};
+    char *t = s->opaque.n ? expr_to_text_atoms(s->g, e, atom_of, &actx)
                           : expr_to_text(s->g, e);
     size_t n = strlen(t);
     free(t);

@@ -25,9 +25,10 @@
  * few times over, bottom up for widths and top down for occurrences,
  * which settles in two or three rounds.
  *
- * Before naming, each node is simplified from its simplified children,
- * and fully (simp_simplify) where its tree is small: the graph built by
- * differentiation holds sums whose terms cancel a level or two down.
+ * Before naming, every sum has its angle sums contracted and its common
+ * factors taken out (where.h, step 2).  Simplifying each node in full
+ * (simp_simplify) was tried and made the bicycle's Kane rows longer:
+ * multiplied out, a node shares less with the others.
  *
  * Must not: change the source graph; print.
  */
@@ -42,11 +43,6 @@
 #include "interp/expr/layout.h"
 #include "interp/expr/mag.h"
 
-/* A node is simplified when its tree, its shared parts counting one node
- * each, has at most this many nodes, and within this much work
- * (simp_allow_work). */
-#define LOCAL_NODES 60
-#define LOCAL_WORK 20000
 /* What a row of its own costs beyond its name, in points: " = " and the
  * space a line leaves at its end on average. */
 #define ROW_COST 30.0
@@ -340,57 +336,30 @@ static void contract_all(where_t *w)
     free(memo.v);
 }
 
-/* Each node simplified from its simplified children, the shared ones
- * (printed once, under a name, where.h) as atoms: what cancels inside a
- * node cancels, and what is shared stays shared. */
-static void simplify_all(where_t *w)
+/* Every sum of the roots' graph with its common factors taken out
+ * (simp_horner), bottom up: a sum that the simplification multiplied out
+ * inside a larger one (d1*k4*k25 + d3*k4*k14*k25 + d2*k6*k25) is then
+ * the shared sum times its factor (k25*k15), one node with the sum met
+ * elsewhere. */
+static void factor_all(where_t *w)
 {
-    idmap_t seen = {NULL, 0}, memo = {NULL, 0}, refs = {NULL, 0};
+    idmap_t seen = {NULL, 0}, memo = {NULL, 0};
     const expr_t **order;
     size_t n = post_order(w->root, w->nroot, &seen, &order);
-    /* parents of each node (boxed counts) */
-    size_t *count = xcalloc(n + 1, sizeof *count);
-    for (size_t k = 0; k < n; k++)
-        idmap_put(&refs, order[k], (const expr_t *)(uintptr_t)(k + 1));
-    for (size_t k = 0; k < n; k++)
-        for (uint32_t i = 0; i < order[k]->nargs; i++) {
-            const expr_t *c = expr_unguarded(order[k]->args[i]);
-            const expr_t *p = is_leaf(c) ? NULL : idmap_get(&refs, c);
-            if (p)
-                count[(uintptr_t)p - 1]++;
-        }
-    for (size_t i = 0; i < w->nroot; i++) {
-        const expr_t *p = is_leaf(w->root[i]) ? NULL
-                                              : idmap_get(&refs, w->root[i]);
-        if (p)
-            count[(uintptr_t)p - 1]++;
-    }
     for (size_t k = 0; k < n; k++) {
         const expr_t *y = rebuilt_from(w, order[k], &memo);
-        if (!is_leaf(y) && simp_small(w->s, y, LOCAL_NODES)) {
-            /* a form that holds only where y is defined stands in for y;
-             * one that hides where y is not (x/x is 1) does not: the
-             * named rows show every division they make */
-            simp_allow_work(w->s, LOCAL_WORK);
-            const expr_t *f = simp_simplify_within(w->s, y, y);
-            if (f->op != EXPR_GUARD)
-                y = f;
+        if (y->op == EXPR_ADD) {
+            const expr_t *h = simp_horner(w->s, y);
+            y = h;
         }
-        /* factors that several terms share, taken out (a sum too large
-         * to simplify whole still gets this) */
-        y = simp_horner(w->s, y);
-        if (count[k] >= 2)
-            simp_opaque(w->s, y);
         idmap_put(&memo, order[k], y);
     }
     for (size_t i = 0; i < w->nroot; i++)
         if (!is_leaf(w->root[i]))
             w->root[i] = idmap_get(&memo, w->root[i]);
-    free(count);
     free(order);
     free(seen.v);
     free(memo.v);
-    free(refs.v);
 }
 
 /* ---- 3. the names ----------------------------------------------------------- */
@@ -573,6 +542,20 @@ static double row_width(choice_t *c, size_t k, double wname)
     return wd;
 }
 
+/* The width of the last line of the row of place K when it is broken
+ * between its terms as display.c breaks it (a row wider than a line). */
+static double last_line_width(choice_t *c, size_t k, double wname,
+                              double line_pt)
+{
+    char *lines = layout_latex_lines_inline(c->w->g, c->shown[k],
+                                            wname + 13.34, line_pt, NULL);
+    const char *last = strrchr(lines, '\n');
+    double wd = last ? LAYOUT_INDENT_PT + layout_width(last + 1)
+                     : wname + 13.34 + layout_width(lines);
+    free(lines);
+    return wd;
+}
+
 /* The named places in the order display.c will print them (SEQ): a line
  * is filled with the widest rows that fit it among those whose names
  * are all defined, a row wider than a line is alone on its lines. */
@@ -639,8 +622,10 @@ static void pack_order(choice_t *c, double line_pt, double wname, size_t *seq)
         done[best] = true;
         used = used > 0 ? used + sep + wd[best] : wd[best];
         if (alone) {
+            /* broken between its terms: the rows after it go on its last
+             * line while they fit */
             room = line_pt;
-            used = 0;
+            used = last_line_width(c, best, wname, line_pt);
         }
         for (size_t u = 0; u < nusers[best]; u++)
             left[users[best][u]]--;
@@ -659,14 +644,14 @@ static void pack_order(choice_t *c, double line_pt, double wname, size_t *seq)
 int where_solve(where_t *w, const char *prefix, double line_pt)
 {
     expr_graph_t *g = w->g;
-    if (!getenv("NH_WHERE_NODROP"))
-        drop_variables(w);
-    /* 2: simplified bottom up */
-    if (!getenv("NH_WHERE_NOCONTRACT"))
-        contract_all(w);
+    drop_variables(w);
+    /* 2: simplified bottom up: angle sums contracted, common factors
+     * taken out.  (Simplifying each node in full, simp_simplify, made the
+     * bicycle's Kane rows longer, 16.9 against 15.3 thousand characters:
+     * multiplied out, a node shares less with the others.) */
+    contract_all(w);
     simp_light(w->s, true);
-    if (!getenv("NH_WHERE_NOSIMP"))
-        simplify_all(w);
+    factor_all(w);
     simp_light(w->s, false);
 
     choice_t c;

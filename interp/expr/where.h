@@ -11,9 +11,10 @@
  *      sin(psi) and cos(psi) only in combinations that cancel), when a
  *      numerical test at sample points says so (mag.h: every root minus
  *      the root at 0 vanishes to rounding, and the root at 0 is defined);
- *   2. each node is simplified from its simplified children, in full where
- *      its tree is small (simp_simplify), so what cancels across a few
- *      levels cancels;
+ *   2. every sum has its angle sums contracted (sin a cos b + cos a sin b
+ *      = sin(a + b): frames turned twice about one axis) and the factors
+ *      that several of its terms share taken out (simp_horner), so that
+ *      a sum met inside another as a multiple of itself is the same node;
  *   3. nodes are named where naming shortens the whole (a node shown N
  *      times costs N times its width inline, once plus N names when
  *      named), and wherever a piece would not fit on a line: a product,
