@@ -368,12 +368,15 @@ static void put_latex_row_full(display_t *d, out_t *o, const item_t *it,
 static void put_text_row(display_t *d, out_t *o, const item_t *it,
                          const expr_t *L, const expr_t *R, bool named)
 {
+    /* with names, both sides broken into lines of about TEXT_WIDTH */
     char *left = it->kind == ITEM_OBJECT ? xstrdup(it->text)
-                                         : simp_format(d->s, L, false);
+                 : named ? layout_text_lines(d->g, L, 0, TEXT_WIDTH, "    ")
+                         : simp_format(d->s, L, false);
     out_puts(o, left);
     out_puts(o, " = ");
-    char *r = named ? layout_text_lines(d->g, R, strlen(left) + 3,
-                                        TEXT_WIDTH, "    ")
+    const char *last = strrchr(left, '\n');
+    size_t used = strlen(last ? last + 1 : left) + 3;
+    char *r = named ? layout_text_lines(d->g, R, used, TEXT_WIDTH, "    ")
                     : simp_format(d->s, R, false);
     out_puts(o, r);
     free(r);
