@@ -601,9 +601,14 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
         strbuf_init(&b);
         report_t r;
         report_begin(&r, s->out, latex);
+        /* (the display graph may have gained variables while solving:
+         * expr_subst reads one entry for each) */
+        uint32_t dnv = expr_graph_nvars(simp_graph(sp));
+        const expr_t **dval = xcalloc(dnv + 1, sizeof *dval);
+        memcpy(dval, val, nv * sizeof *dval);
         for (unsigned k = 0; k < n && !show_system; k++) {
             const expr_t *in = simp_import(sp, ev->c[k]);
-            const expr_t *d = expr_subst(simp_graph(sp), in, val);
+            const expr_t *d = expr_subst(simp_graph(sp), in, dval);
             /* where the expression is defined, not the solved forms
              * (they hold where the system is regular) */
             char *t = simp_format(sp, simp_simplify_within(sp, d, in),
@@ -621,6 +626,7 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
             strbuf_add(&b, t);
             free(t);
         }
+        free(dval);
         if (n > 1)
             strbuf_add(&b, latex ? "\\end{pmatrix}" : "]");
         char *t = strbuf_take(&b);
