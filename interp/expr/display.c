@@ -450,6 +450,17 @@ static const char *pick_prefix(const expr_graph_t *g)
     return "subexpr";
 }
 
+/* Whether name K's row, broken between its terms, fits when it starts
+ * AT points into a line of ROOM. */
+static bool starts_here(display_t *d, const where_t *w, size_t k, double at,
+                        double room)
+{
+    bool fits;
+    free(layout_latex_lines_inline(d->g, where_definition(w, k), at, room,
+                                   &fits));
+    return fits;
+}
+
 /* The `where` rows, packed several to a line in LaTeX. */
 static void put_definitions(display_t *d, out_t *o, const where_t *w)
 {
@@ -491,6 +502,23 @@ static void put_definitions(display_t *d, out_t *o, const where_t *w)
             out_puts(o, WHERE_SEP);
             out_puts(o, t);
             used += sep + wt;
+        } else if (used > 0 && wt > LAYOUT_LINE_PT &&
+                   room - used - sep >= WHERE_LONG_START &&
+                   starts_here(d, w, k, used + sep + layout_width(head),
+                               room)) {
+            /* longer than a line: it starts on the rest of this one */
+            out_puts(o, WHERE_SEP);
+            out_puts(o, head);
+            char *lines = layout_latex_lines_inline(
+                d->g, where_definition(w, k),
+                used + sep + layout_width(head), room, NULL);
+            out_puts(o, lines);
+            const char *last = strrchr(lines, '\n');
+            used = last ? LAYOUT_INDENT_PT + layout_width(last + 1)
+                        : used + sep + layout_width(head) +
+                              layout_width(lines);
+            room = LAYOUT_LINE_PT;
+            free(lines);
         } else {
             if (used > 0) {
                 out_puts(o, " \\\\\n&");

@@ -544,14 +544,15 @@ static double row_width(choice_t *c, size_t k, double wname)
 
 /* The width of the last line of the row of place K when it is broken
  * between its terms as display.c breaks it (a row wider than a line). */
-static double last_line_width(choice_t *c, size_t k, double wname,
-                              double line_pt)
+static double last_line_width(choice_t *c, size_t k, double at,
+                              double wname, double line_pt, bool *fits)
 {
     char *lines = layout_latex_lines_inline(c->w->g, c->shown[k],
-                                            wname + 13.34, line_pt, NULL);
+                                            at + wname + 13.34, line_pt,
+                                            fits);
     const char *last = strrchr(lines, '\n');
     double wd = last ? LAYOUT_INDENT_PT + layout_width(last + 1)
-                     : wname + 13.34 + layout_width(lines);
+                     : at + wname + 13.34 + layout_width(lines);
     free(lines);
     return wd;
 }
@@ -604,6 +605,27 @@ static void pack_order(choice_t *c, double line_pt, double wname, size_t *seq)
                 best = k;
         }
         if (best == SIZE_MAX && used > 0) {
+            /* a row longer than a line may start on what is left of this
+             * one, when that is WHERE_LONG_START or more */
+            size_t lng = SIZE_MAX;
+            if (room - used - sep >= WHERE_LONG_START)
+                for (size_t k = 0; k < c->n && lng == SIZE_MAX; k++)
+                    if (c->named[k] && !done[k] && !left[k] &&
+                        wd[k] > line_pt)
+                        lng = k;
+            bool fits = false;
+            double after = lng == SIZE_MAX ? 0
+                           : last_line_width(c, lng, used + sep, wname,
+                                             line_pt, &fits);
+            if (lng != SIZE_MAX && fits) {
+                seq[placed++] = lng;
+                done[lng] = true;
+                used = after;
+                room = line_pt;
+                for (size_t u = 0; u < nusers[lng]; u++)
+                    left[users[lng][u]]--;
+                continue;
+            }
             room = line_pt;
             used = 0;
             continue;
@@ -625,7 +647,7 @@ static void pack_order(choice_t *c, double line_pt, double wname, size_t *seq)
             /* broken between its terms: the rows after it go on its last
              * line while they fit */
             room = line_pt;
-            used = last_line_width(c, best, wname, line_pt);
+            used = last_line_width(c, best, 0, wname, line_pt, NULL);
         }
         for (size_t u = 0; u < nusers[best]; u++)
             left[users[best][u]]--;

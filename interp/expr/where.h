@@ -75,6 +75,9 @@ const expr_t *where_root(const where_t *w, size_t i);
  * wider than a line is alone, broken between its terms. */
 #define WHERE_LEAD "&\\text{where}\\quad "
 #define WHERE_SEP ",\\quad "
+/* A row longer than a line starts on the rest of the line before it when
+ * that is this many points or more. */
+#define WHERE_LONG_START 100.0
 
 /* The variables set to 0 (step 1), their count returned. */
 size_t where_dropped(const where_t *w, const uint32_t **vars);
