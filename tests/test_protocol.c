@@ -31,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "interp/base/util.h"
 #include "interp/cli/json.h"
 #include "interp/cli/protocol.h"
 
@@ -453,14 +454,59 @@ static void test_execute_svg(void **state)
     expect_execute(c, "ok");
 }
 
+/* The events and lyapunov in a notebook (LANGUAGE.md §6.1, §7.4): their
+ * text, and a section drawn inline.  The oscillator x = cos t crosses 0
+ * falling at pi/2 and rising at 3 pi/2, 7 pi/2, ...; its exponents over
+ * 2 pi are 0 (the tangent map of a whole period is the identity). */
+static void test_execute_events(void **state)
+{
+    child_t *c = *state;
+    NEED_NH(c);
+    say(c, oscillator);
+    expect_execute(c, "ok");
+    say(c, "{\"request\":\"execute\",\"code\":\"simulate to 10 until x = 0\\n"
+           "print t - pi/2\"}");
+    char *t = output(c, "text");
+    assert_non_null(strstr(t, "stopped at x = 0 (falling) at t = 1.57"));
+    free(t);
+    t = output(c, "text");
+    assert_true(strncmp(t, "t - pi/2 = ", 11) == 0);
+    assert_true(fabs(strtod(t + 11, NULL)) < 1e-12);
+    free(t);
+    expect_execute(c, "ok");
+    say(c, "{\"request\":\"execute\",\"code\":\"reset\\nsimulate to 20 sample "
+           "at x = 0 rising\"}");
+    t = output(c, "text");
+    assert_non_null(strstr(t, "simulated to t = 20: 3 crossings of x = 0 "
+                              "(rising)"));
+    free(t);
+    expect_execute(c, "ok");
+    if (have_gnuplot()) {
+        say(c, "{\"request\":\"execute\",\"code\":\"plot x' vs t\"}");
+        t = output(c, "svg");
+        assert_non_null(strstr(t, "<svg"));
+        free(t);
+        expect_execute(c, "ok");
+    }
+    say(c, "{\"request\":\"execute\",\"code\":\"reset\\n"
+           "lyapunov to 6.283185307179586\"}");
+    t = output(c, "text");
+    assert_true(strncmp(t, "lyap1 = ", 8) == 0);
+    assert_true(fabs(strtod(t + 8, NULL)) < 1e-9);
+    assert_non_null(strstr(t, "sum = "));
+    free(t);
+    expect_execute(c, "ok");
+}
+
 static void test_complete(void **state)
 {
     child_t *c = *state;
     NEED_NH(c);
     say(c, "{\"request\":\"execute\",\"code\":\"coord kappa, kx\"}");
     expect_execute(c, "ok");
-    /* The word before the cursor: keywords, method names and the model's
-     * names, sorted, each once. */
+    /* The word before the cursor, completed with what may stand there
+     * (in an expression: the model's names, not keywords), sorted, each
+     * once. */
     say(c, "{\"request\":\"complete\",\"id\":3,\"code\":\"print k + 1\","
            "\"cursor\":7}");
     json_t *v = reply(c, "complete");
@@ -470,10 +516,9 @@ static void test_complete(void **state)
     const json_t *m = json_get(v, "matches");
     assert_non_null(m);
     assert_int_equal(m->kind, JSON_ARRAY);
-    const char *want[] = {"kane",       "kappa",   "kinematic",
-                          "kinematics", "kinetic", "kx"};
-    assert_int_equal(m->len, 6);
-    for (size_t i = 0; i < 6; i++)
+    const char *want[] = {"kappa", "kx"};
+    assert_int_equal(m->len, 2);
+    for (size_t i = 0; i < 2; i++)
         assert_string_equal(m->items[i].str, want[i]);
     json_free(v);
     /* The cursor defaults to the end; after a break character the word
@@ -493,6 +538,104 @@ static void test_complete(void **state)
     expect_refused(c, "\"cursor\" must be");
     say(c, "{\"request\":\"complete\",\"code\":\"ab\",\"cursor\":0.5}");
     expect_refused(c, "\"cursor\" must be");
+}
+
+/* The matches of a complete request for CODE (cursor at its end), as one
+ * string, separated by spaces. */
+static char *matches_of(child_t *c, const char *code)
+{
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_add(&b, "{\"request\":\"complete\",\"code\":");
+    json_put_string(&b, code, strlen(code));
+    strbuf_add(&b, "}");
+    say(c, b.data);
+    strbuf_free(&b);
+    json_t *v = reply(c, "complete");
+    const json_t *m = json_get(v, "matches");
+    assert_non_null(m);
+    strbuf_init(&b);
+    strbuf_add(&b, "");
+    for (size_t i = 0; i < m->len; i++)
+        strbuf_addf(&b, "%s%s", i ? " " : "", m->items[i].str);
+    json_free(v);
+    return strbuf_take(&b);
+}
+
+/* Completion by context (issue 24, item 10; doc/language.md, "Tab
+ * completion"): what may stand where the cursor is, from the statement
+ * typed before it — the same logic as the REPL's (complete.c). */
+static void test_complete_by_context(void **state)
+{
+    child_t *c = *state;
+    NEED_NH(c);
+    say(c, "{\"request\":\"execute\",\"code\":\"param m = 1, r = 0.5\\n"
+           "coord x, y, theta, phi\\nspeed u1\\nframe N\\n"
+           "frame W from N about z by phi\\n"
+           "body wheel mass m at [x, y, r] frame W inertia [1, 1, 2]\\n"
+           "particle P mass m at [x, y]\\n"
+           "constraint roll: x' = r*theta'\"}");
+    expect_execute(c, "ok");
+    static const char *const cases[][2] = {
+        /* after `equations` and `compare`: the methods */
+        {"equations ", "first_kind gibbs_appell kane lagrange maggi "
+                       "multipliers naive second_kind voronec"},
+        {"equations mu", "multipliers"},
+        {"compare voronec n", "naive"},
+        {"compare voronec naive s", "samples"},
+        /* worksheets, integrators, settings */
+        {"worksheet pre", "preliminary"},
+        {"worksheet latex s", "second second_reduced"},
+        {"set integrator = rk", "rk1imp rk2 rk2imp rk4 rk4imp rk8pd rkck "
+                                "rkf45"},
+        {"simulate to 1 integrator ms", "msadams msbdf"},
+        {"set r", "r rtol"},
+        {"set m = 2, m", "m max_steps"},
+        {"set compile = o", "off on"},
+        /* show's subjects and the names of expressions; help's topics */
+        {"show ka", "kane"},
+        {"show latex ma", "mass max"},
+        {"help vel", "velocity"},
+        {"help std", "stdlib"},
+        /* frames and bodies where they go */
+        {"frame A from ", "N W"},
+        {"frame A from W about ", "x y z"},
+        {"body B mass 1 at [0, 0, 0] frame ", "N W"},
+        {"torque ", "wheel"},
+        {"force ", "P phi theta wheel x y"},
+        {"print omega(", "N W"},
+        {"print velocity([x, y, 0], w", "wheel"},
+        {"print lambda(", "roll"},
+        {"print reaction(", "phi theta x y"},
+        /* coordinates and speeds where a variable goes */
+        {"initial ", "phi t theta u1 x y"},
+        {"initial x = 1, th", "theta"},
+        {"eigen phi, ", "phi theta u1 x y"},
+        {"sweep ", "m r"},
+        {"kinematic ", "phi theta x y"},
+        /* a statement begins: the statements' keywords */
+        {"sim", "simulate"},
+        {"print x; equ", "equations"},
+        {"sweep m from 0 to 1 step 0.5: set integrator = rk8", "rk8pd"},
+        /* an expression: names, not keywords; a new name: nothing */
+        {"print th", "theta"},
+        {"print W.", "W.x W.y W.z"},
+        {"coord a, ", ""},
+        {"param a = 1, ", ""},
+        {"import \"eu", "euler"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *got = matches_of(c, cases[i][0]);
+        if (strcmp(got, cases[i][1]) != 0)
+            fail_msg("complete \"%s\": got \"%s\", want \"%s\"",
+                     cases[i][0], got, cases[i][1]);
+        free(got);
+    }
+    /* `equations ` offers no model name and no other keyword */
+    char *got = matches_of(c, "equations ");
+    assert_null(strstr(got, "theta"));
+    assert_null(strstr(got, "print"));
+    free(got);
 }
 
 /* Complete, incomplete, invalid; asking runs nothing. */
@@ -823,7 +966,9 @@ int main(void)
         T(test_execute_error_in_loaded_file),
         T(test_execute_latex_stderr),
         T(test_execute_svg),
+        T(test_execute_events),
         T(test_complete),
+        T(test_complete_by_context),
         T(test_is_complete),
         T(test_malformed),
         T(test_oversized),

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "interp/analysis/check.h"
+#include "interp/analysis/linearize.h"
+#include "interp/analysis/react.h"
+#include "interp/analysis/steady.h"
 #include "interp/cli/stmts.h"
 #include "interp/base/util.h"
 #include "interp/eom/kinematics.h"
@@ -60,6 +63,71 @@ static int lambda_available(ctx_t *s, lower_t *lw, const value_t *v,
     return 0;
 }
 
+/* The reactions of the dropped components that V (the value of E) reads
+ * (LANGUAGE.md §4, react.h), into VARS, which the equations filled. */
+static int dropped_reactions(ctx_t *s, lower_t *lw, const value_t *v,
+                             const ast_expr_t *e, double *vars, diag_t *err)
+{
+    if (!lower_needs_dropped(lw, v))
+        return 0;
+    const uint32_t *dv;
+    const char *const *dn;
+    size_t nd = lower_dropped_reactions(lw, &dv, &dn);
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    bool *want = xcalloc(nv + 1, sizeof *want);
+    for (size_t k = 0; k < nd; k++)
+        for (unsigned c = 0; c < (v->dim ? v->dim : 1u); c++)
+            want[dv[k]] |= expr_depends(lower_graph(lw), v->c[c], dv[k]);
+    react_t *r = ctx_react(s, err);
+    int rc = r ? react_fill(r, vars, want, err) : -1;
+    free(want);
+    if (rc != 0) {
+        char st[1024], msg[DIAG_MSG_MAX];
+        ctx_describe_state(s, vars, st, sizeof st);
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        diag_clear(err);
+        return diag_error(err, e->span, "%s%s", msg, st);
+    }
+    return 0;
+}
+
+/* Under a method whose state holds the velocities (all but maggi and
+ * gibbs_appell), the speeds and their derivatives follow from q' and q''
+ * through the kinematic equations (doc/language.md): found here, into
+ * VARS, when V (the value of E) reads them. */
+static int speeds_of_state(ctx_t *s, lower_t *lw, const value_t *v,
+                           const ast_expr_t *e, double *vars, diag_t *err)
+{
+    const nh_system_t *sys = lower_system(lw);
+    int method = s->model.method >= 0 ? s->model.method
+                                      : (int)eom_default_method(sys);
+    if (method == EOM_MAGGI || method == EOM_GIBBS_APPELL || sys->m == 0 ||
+        !sys->psi)
+        return 0;
+    bool z = false, zd = false;
+    for (unsigned k = 0; k < (v->dim ? v->dim : 1u); k++)
+        for (size_t a = 0; a < sys->m; a++) {
+            z |= expr_depends(sys->g, v->c[k], sys->z[a]);
+            zd |= expr_depends(sys->g, v->c[k], sys->zd[a]);
+        }
+    if (!z && !zd)
+        return 0;
+    struct eom_velsolver *vs = ctx_velsolver(s, err);
+    if (!vs)
+        return -1;
+    if (eom_velsolver_speed_rates(vs, vars, zd, err) != 0) {
+        char st[1024], msg[DIAG_MSG_MAX];
+        ctx_describe_state(s, vars, st, sizeof st);
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        diag_clear(err);
+        return diag_error(err, e->span,
+                          "under %s the speeds follow from the velocities "
+                          "through the kinematic equations, but %s%s",
+                          eom_method_name((eom_method_t)method), msg, st);
+    }
+    return 0;
+}
+
 static int eval_value(ctx_t *s, lower_t *lw, const value_t *v,
                       const double *vars, const ast_expr_t *e, double *out,
                       diag_t *err)
@@ -101,6 +169,12 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     if (state_vars(s, lw, need_accel, st->span, vars, err))
         return -1;
+    for (size_t i = 0; i < n; i++)
+        if (dropped_reactions(s, lw, &vals[i], st->u.output.items[i], vars,
+                              err) ||
+            speeds_of_state(s, lw, &vals[i], st->u.output.items[i], vars,
+                            err))
+            return -1;
     /* Evaluate all before printing any: a failing print prints nothing. */
     double x[n ? n : 1][3];
     for (size_t i = 0; i < n; i++)
@@ -713,6 +787,11 @@ static int show_voronec(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     return 0;
 }
 
+/* The reports `show` prints by name (below), for completion. */
+const char *const output_show_subjects[] = {
+    "model", "eom", "accel", "mass", "reduced", "voronec", "kinematics",
+    "kane", NULL};
+
 int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -861,10 +940,12 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               COMPARE_MAX_SAMPLES);
         samples = (long)x;
     }
-    eom_t *ea = eom_prepare(sys, (eom_method_t)ma, st->u.compare.a.span, err);
+    eom_t *ea = ctx_prepare_here(s, lw, (eom_method_t)ma,
+                                 st->u.compare.a.span, err);
     if (!ea)
         return -1;
-    eom_t *eb = eom_prepare(sys, (eom_method_t)mb, st->u.compare.b.span, err);
+    eom_t *eb = ctx_prepare_here(s, lw, (eom_method_t)mb,
+                                 st->u.compare.b.span, err);
     if (!eb || ctx_compile(s, ea, st->u.compare.a.span, err) != 0 ||
         ctx_compile(s, eb, st->u.compare.b.span, err) != 0) {
         eom_free(ea);
@@ -977,6 +1058,56 @@ done:
 
 /* ---- check ----------------------------------------------------------- */
 
+/* check's last lines (LANGUAGE.md §7.3): an independent velocity that is
+ * an inertial component of a cyclic coordinate's motion (a sleigh's x'
+ * when y' is the dependent one) cannot stay constant on a motion that
+ * turns, so steady and follow cannot find such motions in that chart:
+ * named, with the advice to use speeds.  Said only when the chosen
+ * equations can be prepared and differentiated at the state; nothing
+ * otherwise (check's other lines do not need them). */
+static void output_check_inertial(ctx_t *s, lower_t *lw, double *vars)
+{
+    const nh_system_t *sys = lower_system(lw);
+    diag_t err = {0};
+    if (sys->n == 0 || sys->r == 0)
+        return;
+    struct lin *l = ctx_lin(s, SRC_SPAN_NONE, &err);
+    if (!l)
+        return;
+    const model_t *m = &s->model;
+    size_t n = sys->n;
+    bool have = m->q0_how.n == n && m->qd0_how.n == n;
+    bool *flags = xcalloc(4 * n + 1, sizeof *flags);
+    for (size_t i = 0; i < n && have; i++) {
+        flags[i] = m->q0_how.v[i] == MODEL_INIT_GIVEN;
+        flags[n + i] = m->q0_how.v[i] == MODEL_INIT_GUESS;
+        flags[2 * n + i] = m->qd0_how.v[i] == MODEL_INIT_GIVEN;
+        flags[3 * n + i] = m->qd0_how.v[i] == MODEL_INIT_GUESS;
+    }
+    uint32_t vel[8], turn[8];
+    size_t cons[8];
+    long k = -1;
+    if (lin_choose(l, vars, flags, flags + n, flags + 2 * n, flags + 3 * n,
+                   &err) == 0)
+        k = steady_inertial(sys, l, vars, vel, turn, cons, 8, &err);
+    free(flags);
+    expr_graph_t *g = sys->g;
+    for (long j = 0; j < k; j++) {
+        const char *coord = "";
+        for (size_t i = 0; i < n; i++)
+            if (sys->qd[i] == vel[j])
+                coord = sys->qname[i];
+        fprintf(s->out,
+                "%s is independent and an inertial component of %s's "
+                "motion (its coefficient in %s turns with %s): on a motion "
+                "that turns it changes, so steady and follow cannot hold it; "
+                "to find such motions, make speeds the state (speed, "
+                "kinematic %s = ..., equations maggi)\n",
+                expr_var_name(g, vel[j]), coord, sys->cname[cons[j]],
+                expr_var_name(g, turn[j]), expr_var_name(g, vel[j]));
+    }
+}
+
 int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -996,6 +1127,7 @@ int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     fputs(text, s->out);
     free(text);
     check_report_free(&rep);
+    output_check_inertial(s, lw, vars);
     return 0;
 }
 
