@@ -172,6 +172,8 @@ void ctx_free(ctx_t *s)
     model_free(&s->model);
     sim_samples_free(&s->samples);
     free(s->samples_layout);
+    free(s->plot_png);
+    free(s->plot_pdf);
 }
 
 /* ---- samples ------------------------------------------------------------- */

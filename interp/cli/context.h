@@ -158,6 +158,9 @@ typedef struct ctx {
     bool html_inline; /* `animate` without a file: an HTML part on OUT (a
                          notebook), not animation.html */
     unsigned long animations; /* shown in place so far: their pages' ids */
+    char *plot_png, *plot_pdf; /* and the same plot as PNG and PDF, in
+                       base64 (the front end takes them and frees them;
+                       NULL when none) */
     nh_stop_t stop; /* session_interrupt, the time limit */
 
     /* While a sweep runs its statements (LANGUAGE.md §7.2), ROW is the

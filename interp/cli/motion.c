@@ -552,7 +552,9 @@ static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
     int rc = 0;
     if (plot && !file && s->svg_plots) {
         s->out_kind = CTX_OUT_SVG;
-        rc = plot_draw_svg(&pc, s->out, err);
+        free(s->plot_png);
+        free(s->plot_pdf);
+        rc = plot_draw_svg(&pc, s->out, &s->plot_png, &s->plot_pdf, err);
     } else if (plot) {
         rc = plot_draw(&pc, file, s->out, err);
     } else {

@@ -1029,7 +1029,9 @@ int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     int rc;
     if (!file && s->svg_plots) {
         s->out_kind = CTX_OUT_SVG;
-        rc = plot_draw_svg(&pc, s->out, err);
+        free(s->plot_png);
+        free(s->plot_pdf);
+        rc = plot_draw_svg(&pc, s->out, &s->plot_png, &s->plot_pdf, err);
     } else {
         rc = plot_draw(&pc, file, s->out, err);
     }
