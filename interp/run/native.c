@@ -363,22 +363,18 @@ static void native_release(void *handle)
     dlclose(handle);
 }
 
-int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
-                  native_info_t *info, diag_t *err)
+/* Finds GEN (a generated text, freed here) in the cache, or compiles it
+ * there, and loads it into *H.  Returns 0 (INFO says how), 1 when there
+ * is no compiler, -1 with *err set. */
+static int native_load(char *gen, const nh_stop_t *stop, native_info_t *info,
+                       void **hp, diag_t *err)
 {
-    double t0 = nh_clock();
-    native_info_t local;
-    if (!info)
-        info = &local;
-    memset(info, 0, sizeof *info);
+    *hp = NULL;
     char cc[4096];
-    if (!native_compiler(cc, sizeof cc))
+    if (!native_compiler(cc, sizeof cc)) {
+        free(gen);
         return 1;
-    cgen_options_t opt = {.name = NATIVE_NAME, .params = NULL,
-                          .version = version};
-    char *gen = cgen_text(e, &opt, err);
-    if (!gen)
-        return -1;
+    }
     /* the cached text: the generated one and how it is built, so that
      * another compiler does not take this one's object */
     strbuf_t key;
@@ -428,6 +424,46 @@ int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
         unlink(so);
         return -1;
     }
+    snprintf(info->path, sizeof info->path, "%s", so);
+    *hp = h;
+    return 0;
+}
+
+/* A loaded object that lacks SYMBOL: closed, removed from the cache,
+ * an error. */
+static int native_lacks(void *h, const char *so, const char *symbol,
+                        diag_t *err)
+{
+    dlclose(h);
+    char c[NATIVE_PATH];
+    size_t stem = strlen(so) - 3; /* HASH.so: HASH.c beside it */
+    snprintf(c, sizeof c, "%.*s.c", (int)stem, so);
+    unlink(c);
+    unlink(so);
+    return diag_error(err, SRC_SPAN_NONE,
+                      "the compiled equations '%s' have no %s", so, symbol);
+}
+
+int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
+                  native_info_t *info, diag_t *err)
+{
+    double t0 = nh_clock();
+    native_info_t local;
+    if (!info)
+        info = &local;
+    memset(info, 0, sizeof *info);
+    char cc[4096];
+    if (!native_compiler(cc, sizeof cc))
+        return 1;
+    cgen_options_t opt = {.name = NATIVE_NAME, .params = NULL,
+                          .version = version};
+    char *gen = cgen_text(e, &opt, err);
+    if (!gen)
+        return -1;
+    void *h;
+    int rc = native_load(gen, stop, info, &h, err);
+    if (rc != 0)
+        return rc;
     eom_native_fn fn;
     eom_native_rhs_fn rhs;
     eom_native_monitors_fn mon;
@@ -435,26 +471,44 @@ int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
     *(void **)&fn = dlsym(h, NATIVE_NAME "_values");
     *(void **)&rhs = dlsym(h, NATIVE_NAME "_rhs_vector");
     *(void **)&mon = dlsym(h, NATIVE_NAME "_monitors_vector");
-    if (!fn || !rhs || !mon) {
-        dlclose(h);
-        unlink(c);
-        unlink(so);
-        return diag_error(err, SRC_SPAN_NONE,
-                          "the compiled equations '%s' have no %s_values",
-                          so, NATIVE_NAME);
-    }
+    if (!fn || !rhs || !mon)
+        return native_lacks(h, info->path, NATIVE_NAME "_values", err);
+    eom_set_native(e, fn, rhs, h, native_release);
+    eom_set_native_monitors(e, mon);
+    info->seconds = nh_clock() - t0;
+    return 0;
+}
+
+int native_attach_tangents(eom_t *e, const char *version,
+                           const nh_stop_t *stop, native_info_t *info,
+                           diag_t *err)
+{
+    double t0 = nh_clock();
+    native_info_t local;
+    if (!info)
+        info = &local;
+    memset(info, 0, sizeof *info);
+    if (!eom_has_native(e))
+        return 1;
+    cgen_options_t opt = {.name = NATIVE_NAME, .params = NULL,
+                          .version = version};
+    char *gen = cgen_tangent_text(e, &opt, err);
+    if (!gen)
+        return -1;
+    void *h;
+    int rc = native_load(gen, stop, info, &h, err);
+    if (rc != 0)
+        return rc;
     eom_native_tangent_fn tan, tan_pre;
     *(void **)&tan = dlsym(h, NATIVE_NAME "_tangent_main");
     *(void **)&tan_pre = dlsym(h, NATIVE_NAME "_tangent_pre");
     const int *tan_n = dlsym(h, NATIVE_NAME "_tangent_main_work");
     const int *tan_pre_n = dlsym(h, NATIVE_NAME "_tangent_pre_work");
-    eom_set_native(e, fn, rhs, h, native_release);
-    eom_set_native_monitors(e, mon);
-    if (tan && tan_n)
-        eom_set_native_tangents(e, tan, (size_t)*tan_n,
-                                tan_pre && tan_pre_n ? tan_pre : NULL,
-                                tan_pre && tan_pre_n ? (size_t)*tan_pre_n : 0);
-    snprintf(info->path, sizeof info->path, "%s", so);
+    if (!tan || !tan_n || (tan_pre != NULL) != (tan_pre_n != NULL))
+        return native_lacks(h, info->path, NATIVE_NAME "_tangent_main", err);
+    eom_set_native_tangents(e, tan, (size_t)*tan_n, tan_pre,
+                            tan_pre ? (size_t)*tan_pre_n : 0, h,
+                            native_release);
     info->seconds = nh_clock() - t0;
     return 0;
 }

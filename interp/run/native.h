@@ -70,4 +70,13 @@ int native_cache_dir(char *buf, size_t size, diag_t *err);
 int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
                   native_info_t *info, diag_t *err);
 
+/* The same for the derivatives of E's tapes (cgen_tangent_text, a file
+ * of its own, cached alike), attached with eom_set_native_tangents: what
+ * linearize, eigen, sweep and the implicit integrators need, compiled
+ * when they first need it.  E must have its compiled equations
+ * (native_attach; returns 1 when it has none, or no compiler). */
+int native_attach_tangents(eom_t *e, const char *version,
+                           const nh_stop_t *stop, native_info_t *info,
+                           diag_t *err);
+
 #endif
