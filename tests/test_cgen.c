@@ -744,6 +744,119 @@ static void test_compilers_that_fail(void **state)
     remove_cache();
 }
 
+/* The number of files in the cache folder. */
+static int cache_count(void)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/nh", cache);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A compiler that fails on the derivatives (their -O1) and runs cc on
+ * the equations. */
+static void cc_failing_derivatives(void)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/fakecc", cache);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\n"
+          "for a in \"$@\"; do\n"
+          "  if [ \"$a\" = -O1 ]; then\n"
+          "    echo 'x.c:1:1: error: no derivatives today'; exit 1\n"
+          "  fi\n"
+          "done\n"
+          "exec cc \"$@\"\n",
+          f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+    setenv("CC", path, 1);
+}
+
+/* The derivatives are a file of their own: compiled beside the equations
+ * when both are needed at once, found in the cache apart from them, and
+ * a compile of them that fails is an error at the statement that needed
+ * them, after which that statement runs on the tapes while the compiled
+ * equations stay. */
+static void test_tangents_apart(void **state)
+{
+    (void)state;
+    fresh_cache();
+    eom_t *e;
+    session_t *s = sphere_session("maggi", &e);
+    native_info_t info;
+    diag_t err = {0};
+    /* both at once: two texts, two objects */
+    assert_int_equal(native_attach_tangents(e, "test", NULL, &info, &err), 0);
+    assert_true(eom_has_native(e));
+    assert_true(eom_tangents_native(e));
+    assert_false(info.cached);
+    assert_false(info.tangents_cached);
+    assert_string_not_equal(info.path, info.tangents_path);
+    assert_int_equal(cache_count(), 4);
+    /* the equations alone clear the derivatives; they come back from
+     * the cache */
+    eom_set_native(e, NULL, NULL, NULL, NULL);
+    assert_int_equal(native_attach(e, "test", NULL, &info, &err), 0);
+    assert_true(info.cached);
+    assert_true(eom_has_native(e));
+    assert_false(eom_tangents_native(e));
+    assert_int_equal(native_attach_tangents(e, "test", NULL, &info, &err), 0);
+    assert_true(info.tangents_cached);
+    assert_string_equal(info.path, ""); /* the equations were there */
+    assert_true(eom_tangents_native(e));
+    session_free(s);
+    remove_cache();
+
+    /* a session whose derivatives do not compile, first needed by
+     * simulate with an implicit integrator, then by linearize; and one
+     * whose first statement needs both */
+    static const char *const first[] = {
+        "simulate to 1\nsimulate to 2 integrator msbdf\n",
+        "linearize\n",
+    };
+    for (int k = 0; k < 2; k++) {
+        fresh_cache();
+        cc_failing_derivatives();
+        char *errs;
+        size_t len;
+        FILE *ferr = open_memstream(&errs, &len);
+        s = session_new(true, sink, ferr);
+        assert_int_equal(session_run_text(s, "<t>", sphere, strlen(sphere),
+                                          false),
+                         RUN_OK);
+        const char *set = "equations maggi\nset compile = on\n";
+        assert_int_equal(session_run_text(s, "<t>", set, strlen(set), false),
+                         RUN_OK);
+        assert_int_equal(session_run_text(s, "<t>", first[k],
+                                          strlen(first[k]), false),
+                         RUN_ERROR);
+        eom_t *em = session_ctx(s)->eom;
+        assert_true(eom_has_native(em));
+        assert_false(eom_tangents_native(em));
+        const char *again = "linearize\nsimulate to 3 integrator msbdf\n";
+        assert_int_equal(session_run_text(s, "<t>", again, strlen(again),
+                                          false),
+                         RUN_OK);
+        assert_true(eom_has_native(em));
+        assert_false(eom_tangents_native(em));
+        session_free(s);
+        fclose(ferr);
+        assert_non_null(strstr(errs, "failed on the generated code: x.c:1:1: "
+                                     "error: no derivatives today"));
+        free(errs);
+        unsetenv("CC");
+        remove_cache();
+    }
+}
+
 /* `set compile = on` in a session: the same output as the tapes
  * (linearize and eigen on the compiled derivatives among it), the
  * summaries included (max |C| and the energy drift to 17 digits: the
@@ -860,6 +973,7 @@ int main(void)
         cmocka_unit_test(test_cache_cold_warm_tampered),
         cmocka_unit_test(test_cache_refuses_folders),
         cmocka_unit_test(test_compilers_that_fail),
+        cmocka_unit_test(test_tangents_apart),
         cmocka_unit_test(test_session_compile),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

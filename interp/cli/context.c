@@ -413,21 +413,24 @@ int ctx_compile(ctx_t *s, eom_t *e, bool tangents, src_span_t where,
     unsigned bit = 1u << eom_method(e);
     if (s->compile_failed_generation != s->model.generation)
         s->compile_failed = s->compile_failed_tangents = 0;
+    if (s->compile_failed & bit)
+        return 0;
+    /* the derivatives, in a file of their own, when first needed (with
+     * the equations when they are not compiled yet: side by side) */
+    tangents = tangents && !(s->compile_failed_tangents & bit);
     int rc = 0;
-    unsigned *failed = &s->compile_failed;
-    if (!eom_has_native(e) && !(s->compile_failed & bit))
-        rc = native_attach(e, PACKAGE_VERSION, &s->stop, NULL, err);
-    /* the derivatives, in a file of their own, when first needed */
-    if (rc == 0 && tangents && eom_has_native(e) &&
-        !eom_tangents_native(e) && !(s->compile_failed_tangents & bit)) {
-        failed = &s->compile_failed_tangents;
+    if (tangents && !eom_tangents_native(e))
         rc = native_attach_tangents(e, PACKAGE_VERSION, &s->stop, NULL, err);
-    }
+    else if (!eom_has_native(e))
+        rc = native_attach(e, PACKAGE_VERSION, &s->stop, NULL, err);
     if (rc >= 0)
         return 0; /* compiled, or no compiler (the note was at `set`) */
     if (!nh_stop_due(&s->stop)) { /* an interrupted compile is tried again */
         s->compile_failed_generation = s->model.generation;
-        *failed |= bit;
+        if (eom_has_native(e))
+            s->compile_failed_tangents |= bit;
+        else
+            s->compile_failed |= bit;
     }
     if (err->span.file == SRC_NO_FILE)
         err->span = where;

@@ -1718,13 +1718,33 @@ static void tape_c_begin_piece(tape_c_t *c, strbuf_t *b, const char *name,
         strbuf_addf(b, "static void %s(%s)\n{\n", name, tape_c_params(c));
 }
 
+/* Past this many outputs that are constants, tape_write_c writes them
+ * from a table: GCC -O2 spent 1.1 s on the 2212 stores of a literal
+ * (the zeros of the mass matrix) that ended the 64-trailer's multipliers
+ * tape, one statement each. */
+#define TAPE_C_CONST_TABLE 16
+
+/* Whether output K is a constant no instruction writes. */
+static bool tape_c_const_output(const tape_c_t *c, size_t k)
+{
+    uint32_t o = c->t->outs[k];
+    return !(o & TAPE_VAR) && c->last_write[o] == SIZE_MAX &&
+           c->cur[o].kind == SLOT_CONST;
+}
+
 /* The outputs no instruction writes: constants, inputs, variables. */
 static void tape_c_known_outputs(tape_c_t *c, strbuf_t *b, strbuf_t *body)
 {
     const tape_t *t = c->t;
+    size_t nk = 0;
+    for (size_t k = 0; !c->frame && k < t->nout; k++)
+        nk += tape_c_const_output(c, k);
+    bool table = nk > TAPE_C_CONST_TABLE;
     for (size_t k = 0; k < t->nout; k++) {
         uint32_t o = t->outs[k];
         if (!(o & TAPE_VAR) && c->last_write[o] != SIZE_MAX)
+            continue;
+        if (table && tape_c_const_output(c, k))
             continue;
         body->len = 0;
         body->data[0] = '\0';
@@ -1742,6 +1762,30 @@ static void tape_c_known_outputs(tape_c_t *c, strbuf_t *b, strbuf_t *body)
         tape_c_output(c, k, text, b);
         free(text);
     }
+    if (!table)
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        strbuf_add(b, pass ? "        static const double kv[] = {"
+                           : "    {\n        static const unsigned ko[] = {");
+        size_t n = 0;
+        for (size_t k = 0; k < t->nout; k++) {
+            if (!tape_c_const_output(c, k))
+                continue;
+            strbuf_add(b, n ? n % 8 ? ", " : ",\n            " : "");
+            if (pass)
+                strbuf_add(b, c->lit[c->cur[t->outs[k]].index]);
+            else
+                strbuf_addf(b, "%zu", k);
+            n++;
+        }
+        strbuf_add(b, "};\n");
+    }
+    strbuf_addf(b, "        unsigned i;\n"
+                   "        for (i = 0; i < %zu; i++)\n"
+                   "            o[ko[i]] = kv[i];\n"
+                   "    }\n",
+                nk);
+    c->used_o = true;
 }
 
 static void tape_c_write(const tape_t *t, strbuf_t *b, const char *name,
@@ -1884,6 +1928,15 @@ void tape_write_c_frame(const tape_t *t, strbuf_t *b, const tape_c_frame_t *f,
  * the directions' loop inside each piece, 1.5 s at -O2 (GCC's register
  * allocator and loop passes over a loop body of 800 statements);
  * the loop in the caller, 0.86 s (doc/performance.md). */
+/* The pieces of the derivatives are shorter: their values are in V, so
+ * a piece boundary costs no loads and stores of values, and GCC's time
+ * fell with their size (the bicycle's derivatives, -O1: pieces of 800
+ * instructions 1.14 s, 400 0.90 s, 200 0.72 s, 100 0.64 s; the
+ * 64-trailer's 11.8 s against 6.2 s with 100; doc/performance.md). */
+#ifndef TAPE_C_TAN_PIECE
+#define TAPE_C_TAN_PIECE 100
+#endif
+
 typedef struct tape_c_tan {
     const tape_t *t;
     size_t *holds;       /* by slot: the entry of V it holds now */
@@ -2121,7 +2174,7 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
     c.dseen = xcalloc(nv + 1, sizeof *c.dseen);
     for (size_t s = 0; s < t->nconst + t->nin && s < t->work; s++)
         c.holds[s] = s;
-    size_t npieces = (t->len + TAPE_C_PIECE - 1) / TAPE_C_PIECE;
+    size_t npieces = (t->len + TAPE_C_TAN_PIECE - 1) / TAPE_C_TAN_PIECE;
     const char *noinline = npieces > 1 ? "NH_NOINLINE " : "";
     if (npieces > 1)
         *helpers |= TAPE_C_PIECES_BIT;
@@ -2130,9 +2183,10 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
         strbuf_add(&val, "");
         strbuf_add(&der, "");
         c.piece = p;
-        c.begin = p * TAPE_C_PIECE;
-        size_t end = c.begin + TAPE_C_PIECE < t->len ? c.begin + TAPE_C_PIECE
-                                                     : t->len;
+        c.begin = p * TAPE_C_TAN_PIECE;
+        size_t end = c.begin + TAPE_C_TAN_PIECE < t->len
+                         ? c.begin + TAPE_C_TAN_PIECE
+                         : t->len;
         for (size_t i = c.begin; i < end; i++) {
             *helpers |= tape_c_calls(tape_value_text[t->code[i].op]) |
                         tape_c_calls(tape_second_text[t->code[i].op]);
