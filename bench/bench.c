@@ -17,8 +17,14 @@
  *             (run/native.c: the generated C compiled by cc, loaded),
  *             against the same references; the time to the first
  *             compiled run (generate, compile, load, one rhs) with an
- *             empty compile cache and with a warm one, on the sphere,
- *             the N-trailer and the bicycle (examples/bicycle.nh).
+ *             empty compile cache and with a warm one, and to the first
+ *             compiled derivatives (the equations and the derivatives
+ *             compiled side by side, one eom_tangent: a first
+ *             `linearize`), on the sphere, the 16- and 64-trailers and
+ *             the bicycle (examples/bicycle.nh); cold against a compile
+ *             of bench/ref_sphere.c in the same run (targets: the
+ *             bicycle under 1 s, the 64-trailer under 15 s), warm
+ *             against cold.
  *   bicycle   the benchmark bicycle (examples/bicycle_model.nh) by
  *             multipliers, second_kind and maggi: text -> tapes (SymPy's
  *             KanesMethod derivation beside it), one right-hand side on
@@ -55,10 +61,11 @@
  * It reads the prepared equations of a session (context.h,
  * common.h): a white-box tool of the build tree, not a module.
  *
- * Usage: bench [-q] [-S | -D | -R | -B] [-s SRCDIR] [MODELS_DIR] (-S:
+ * Usage: bench [-q] [-S | -D | -R | -B | -C] [-s SRCDIR] [MODELS_DIR] (-S:
  * the scaling table alone; -D: the declaration rows alone; -R: the
  * sphere's right-hand sides and runs alone, on the tapes and compiled;
- * -B: the bicycle's rows alone, with SymPy's unless -q), where
+ * -B: the bicycle's rows alone, with SymPy's unless -q; -C: the compile
+ * times alone), where
  * MODELS_DIR holds
  * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
  * SRCDIR is where bench/sympy_sphere.py is (default .), and -q shortens
@@ -151,6 +158,7 @@ static bool only_scaling; /* -S: the N-trailer table alone */
 static bool only_declarations; /* -D: the declaration rows alone */
 static bool only_sphere; /* -R: the sphere's rhs and simulate rows alone */
 static bool only_bicycle; /* -B: the bicycle's rows alone */
+static bool only_compile; /* -C: the compile-time rows alone */
 
 /* Seconds per call of A and of B (B may be NULL), medians over NB
  * batches that alternate between them. */
@@ -371,48 +379,146 @@ static bool compile_prepared(prepared_t *p, native_info_t *info)
 }
 
 /* Seconds to the first compiled rhs of MODEL + STATE with METHOD: prepare
- * (not timed), generate, compile or find in the cache, load, one rhs. */
+ * (not timed), generate, compile or find in the cache, load, one rhs;
+ * with TANGENTS the first compiled derivatives instead (the equations
+ * and the derivatives, compiled side by side, and one eom_tangent in
+ * the state's directions: a first `linearize`). */
 static double first_compiled_run(const char *model, const char *state,
-                                 const char *method, FILE *sink,
-                                 bool *cached)
+                                 const char *method, bool tangents,
+                                 FILE *sink, bool *cached)
 {
     prepared_t p = prepare(model, state, method, sink);
     native_info_t info;
-    double t0 = now();
-    bool ok = compile_prepared(&p, &info);
-    size_t ns = eom_state_size(p.e);
+    size_t ns = eom_state_size(p.e), nv = expr_graph_nvars(p.sys->g);
     double *y = calloc(ns, sizeof *y), *dy = calloc(ns, sizeof *dy);
+    double *dv = calloc(nv * ns + 1, sizeof *dv);
     const uint32_t *sv = eom_state_vars(p.e);
-    for (size_t i = 0; i < ns; i++)
+    for (size_t i = 0; i < ns; i++) {
         y[i] = p.vars[sv[i]];
+        dv[(size_t)sv[i] * ns + i] = 1;
+    }
     diag_t err = {0};
-    eom_rhs(p.e, 0.0, y, dy, p.vars, &err);
+    double t0 = now();
+    bool ok;
+    if (tangents) {
+        int rc = native_attach_tangents(p.e, "bench", NULL, &info, &err);
+        if (rc != 0)
+            fprintf(stderr, "bench: %s\n", rc > 0 ? "no C compiler" : err.msg);
+        ok = rc == 0 && eom_tangents_native(p.e) &&
+             eom_tangent(p.e, p.vars, dv, ns, &err) == 0;
+    } else {
+        ok = compile_prepared(&p, &info);
+        eom_rhs(p.e, 0.0, y, dy, p.vars, &err);
+    }
     double dt = now() - t0;
-    *cached = info.cached;
+    *cached = tangents ? info.cached && info.tangents_cached : info.cached;
     free(y);
     free(dy);
+    free(dv);
     prepared_free(&p);
     return ok ? dt : -1;
 }
 
-/* The time-to-first-run rows of one model: cold and warm. */
+/* The reference of the compile-time rows, measured in the same run: the
+ * median of three compiles of the hand-written sphere (bench/ref_sphere.c,
+ * 150 lines of C) by the compile cache's compiler with its flags, which
+ * is what a compiler run costs on this machine at this moment. */
+static double reference_compile(const char *srcdir)
+{
+    char cc[4096];
+    if (!native_compiler(cc, sizeof cc))
+        return -1;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -std=c99 -O2 -ffp-contract=off -fPIC -shared -I'%s' "
+             "-o %s/ref.so '%s/bench/ref_sphere.c' -lm",
+             cc, srcdir, cache_root, srcdir);
+    double t[3];
+    for (int k = 0; k < 3; k++) {
+        double t0 = now();
+        if (system(cmd) != 0)
+            return -1;
+        t[k] = now() - t0;
+    }
+    double lo = fmin(t[0], fmin(t[1], t[2]));
+    double hi = fmax(t[0], fmax(t[1], t[2]));
+    return t[0] + t[1] + t[2] - lo - hi;
+}
+
+/* The time-to-first-run rows of one model: cold against the reference
+ * compile (REF, measured just before), warm against cold, and the first
+ * compiled derivatives (equations and derivatives side by side, cold)
+ * against the reference; LIMIT (seconds, 0: none) for the cold rows. */
 static void first_run_rows(const char *what, const char *model,
                            const char *state, const char *method, FILE *sink,
-                           const char *target, double limit)
+                           const char *target, double limit,
+                           const char *srcdir)
 {
     char b1[32], b2[32], label[96];
     bool cached;
+    double ref = reference_compile(srcdir);
     cache_fresh();
-    double cold = first_compiled_run(model, state, method, sink, &cached);
+    double cold = first_compiled_run(model, state, method, false, sink,
+                                     &cached);
     bool cold_ok = cold >= 0 && !cached;
-    double warm = first_compiled_run(model, state, method, sink, &cached);
+    double warm = first_compiled_run(model, state, method, false, sink,
+                                     &cached);
     bool warm_ok = warm >= 0 && cached;
     snprintf(label, sizeof label, "first compiled run, %s (cold)", what);
-    row(label, cold_ok ? fmt_time(cold, b1, sizeof b1) : "failed", "-", -1,
-        target, cold_ok && (limit <= 0 || cold < limit));
+    row(label, cold_ok ? fmt_time(cold, b1, sizeof b1) : "failed",
+        ref > 0 ? fmt_time(ref, b2, sizeof b2) : "-",
+        cold_ok && ref > 0 ? cold / ref : -1, target,
+        cold_ok && (limit <= 0 || cold < limit));
     snprintf(label, sizeof label, "first compiled run, %s (warm)", what);
-    row(label, warm_ok ? fmt_time(warm, b2, sizeof b2) : "failed", "-", -1,
-        "(cache hit)", warm_ok);
+    row(label, warm_ok ? fmt_time(warm, b1, sizeof b1) : "failed",
+        cold_ok ? fmt_time(cold, b2, sizeof b2) : "-",
+        warm_ok && cold_ok ? warm / cold : -1, "(cache hit)", warm_ok);
+    /* with the derivatives, from an empty cache */
+    cache_fresh();
+    double lin = first_compiled_run(model, state, method, true, sink,
+                                    &cached);
+    bool lin_ok = lin >= 0 && !cached;
+    snprintf(label, sizeof label, "first compiled linearize, %s", what);
+    row(label, lin_ok ? fmt_time(lin, b1, sizeof b1) : "failed",
+        ref > 0 ? fmt_time(ref, b2, sizeof b2) : "-",
+        lin_ok && ref > 0 ? lin / ref : -1, target,
+        lin_ok && (limit <= 0 || lin < limit));
+}
+
+static char *read_file(const char *path);
+
+/* The compile-time rows (set compile = on, LANGUAGE.md §8.1): the
+ * sphere, the 16- and 64-trailers (N-trailer files in DIR, when given)
+ * and the bicycle (examples/bicycle.nh). */
+static void compile_rows(const char *dir, const char *srcdir, FILE *sink)
+{
+    first_run_rows("sphere voronec", sphere_model, sphere_state, "voronec",
+                   sink, "(report)", 0, srcdir);
+    if (dir) {
+        for (int n = 16; n <= 64; n *= 4) {
+            char path[512], what[64];
+            snprintf(path, sizeof path, "%s/ntrailer-%d.nh", dir, n);
+            char *file = read_file(path);
+            if (!file)
+                continue;
+            snprintf(what, sizeof what, "%d-trailer multipliers", n);
+            first_run_rows(what, file, "", "multipliers", sink,
+                           n == 64 ? "< 15 s" : "(report)", n == 64 ? 15 : 0,
+                           srcdir);
+            free(file);
+        }
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/examples/bicycle.nh", srcdir);
+    char *file = read_file(path);
+    if (file) {
+        first_run_rows("bicycle multipliers", file, "", "multipliers", sink,
+                       "< 1 s", 1, srcdir);
+        free(file);
+    } else {
+        row("first compiled run, bicycle", "-", "-", -1, "(no example)",
+            true);
+    }
 }
 
 /* ---- simulate ---------------------------------------------------------------- */
@@ -1368,6 +1474,8 @@ int main(int argc, char **argv)
             only_sphere = true;
         else if (strcmp(argv[i], "-B") == 0)
             only_bicycle = true;
+        else if (strcmp(argv[i], "-C") == 0)
+            only_compile = true;
         else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
             srcdir = argv[++i];
         else
@@ -1387,7 +1495,7 @@ int main(int argc, char **argv)
         fclose(sink);
         return failures ? 1 : 0;
     }
-    if (only_sphere || only_bicycle) {
+    if (only_sphere || only_bicycle || only_compile) {
         row_head();
         snprintf(cache_root, sizeof cache_root, "/tmp/nh-bench-XXXXXX");
         if (!mkdtemp(cache_root)) {
@@ -1401,6 +1509,8 @@ int main(int argc, char **argv)
             sim_rows(sink, false);
             sim_rows(sink, true);
         }
+        if (only_compile)
+            compile_rows(dir, srcdir, sink);
         if (only_bicycle) /* with SymPy's rows unless -q */
             bicycle_rows(srcdir, true, sink);
         char cmd[128];
@@ -1457,35 +1567,7 @@ int main(int argc, char **argv)
     sim_rows(sink, true);
 
     /* time to the first compiled run */
-    first_run_rows("sphere voronec", sphere_model, sphere_state, "voronec",
-                   sink, "(report)", 0);
-    if (dir) {
-        for (int n = 16; n <= 64; n *= 4) {
-            char path[512], what[64];
-            snprintf(path, sizeof path, "%s/ntrailer-%d.nh", dir, n);
-            char *file = read_file(path);
-            if (!file)
-                continue;
-            snprintf(what, sizeof what, "%d-trailer multipliers", n);
-            first_run_rows(what, file, "", "multipliers", sink, "(report)", 0);
-            free(file);
-        }
-    }
-    {
-        /* The benchmark bicycle (Meijaard et al.) comes with the bodies
-         * issue as examples/bicycle.nh: its rows run once it is there. */
-        char path[512];
-        snprintf(path, sizeof path, "%s/examples/bicycle.nh", srcdir);
-        char *file = read_file(path);
-        if (file) {
-            first_run_rows("bicycle", file, "", "multipliers", sink,
-                           "(report)", 0);
-            free(file);
-        } else {
-            row("first compiled run, bicycle", "-", "-", -1,
-                "(no example)", true);
-        }
-    }
+    compile_rows(dir, srcdir, sink);
     {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf %s", cache_root);

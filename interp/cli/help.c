@@ -336,6 +336,8 @@ static const help_entry_t entries[] = {
      "  on: simulate and compare run the equations as C, compiled with the\n"
      "  system's compiler ($CC, else cc) and cached by content in\n"
      "  $XDG_CACHE_HOME/nh (or ~/.cache/nh); same results as the tapes.\n"
+     "  linearize, eigen, sweep and the implicit integrators also run their\n"
+     "  derivatives as C, a second file compiled when first needed.\n"
      "  Without a compiler, a note, and the tapes run.  Default off.\n"},
     {"load", "load \"file.nh\"\n  Runs a file; a relative path is taken from the directory of\n  the file that loads it.\n"},
     {"import",
