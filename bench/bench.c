@@ -21,8 +21,8 @@
  *             compiled derivatives (the equations and the derivatives
  *             compiled side by side, one eom_tangent: a first
  *             `linearize`), on the sphere, the 16- and 64-trailers and
- *             the bicycle (examples/bicycle.nh); cold against a compile
- *             of bench/ref_sphere.c in the same run (targets: the
+ *             the bicycle (examples/bicycle_model.nh); cold against a
+ *             compile of bench/ref_sphere.c in the same run (targets: the
  *             bicycle under 1 s, the 64-trailer under 15 s), warm
  *             against cold.
  *   bicycle   the benchmark bicycle (examples/bicycle_model.nh) by
@@ -383,9 +383,19 @@ static bool compile_prepared(prepared_t *p, native_info_t *info)
  * with TANGENTS the first compiled derivatives instead (the equations
  * and the derivatives, compiled side by side, and one eom_tangent in
  * the state's directions: a first `linearize`). */
+static double children_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+/* ... *CPU: the compilers' CPU seconds (what the compile takes on idle
+ * cores, one each). */
 static double first_compiled_run(const char *model, const char *state,
                                  const char *method, bool tangents,
-                                 FILE *sink, bool *cached)
+                                 FILE *sink, bool *cached, double *cpu)
 {
     prepared_t p = prepare(model, state, method, sink);
     native_info_t info;
@@ -398,7 +408,7 @@ static double first_compiled_run(const char *model, const char *state,
         dv[(size_t)sv[i] * ns + i] = 1;
     }
     diag_t err = {0};
-    double t0 = now();
+    double c0 = children_cpu(), t0 = now();
     bool ok;
     if (tangents) {
         int rc = native_attach_tangents(p.e, "bench", NULL, &info, &err);
@@ -411,6 +421,7 @@ static double first_compiled_run(const char *model, const char *state,
         eom_rhs(p.e, 0.0, y, dy, p.vars, &err);
     }
     double dt = now() - t0;
+    *cpu = children_cpu() - c0;
     *cached = tangents ? info.cached && info.tangents_cached : info.cached;
     free(y);
     free(dy);
@@ -422,33 +433,40 @@ static double first_compiled_run(const char *model, const char *state,
 /* The reference of the compile-time rows, measured in the same run: the
  * median of three compiles of the hand-written sphere (bench/ref_sphere.c,
  * 150 lines of C) by the compile cache's compiler with its flags, which
- * is what a compiler run costs on this machine at this moment. */
-static double reference_compile(const char *srcdir)
+ * is what a compiler run costs on this machine at this moment; *CPU its
+ * CPU seconds. */
+static double reference_compile(const char *srcdir, double *cpu)
 {
     char cc[4096];
+    *cpu = -1;
     if (!native_compiler(cc, sizeof cc))
         return -1;
     char cmd[8192];
     snprintf(cmd, sizeof cmd,
-             "'%s' -std=c99 -O2 -ffp-contract=off -fPIC -shared -I'%s' "
-             "-o %s/ref.so '%s/bench/ref_sphere.c' -lm",
+             "'%s' -std=c99 -O2 -fno-tree-slp-vectorize -ffp-contract=off "
+             "-fPIC -shared -I'%s' -o %s/ref.so '%s/bench/ref_sphere.c' -lm",
              cc, srcdir, cache_root, srcdir);
-    double t[3];
+    double t[3], c[3];
     for (int k = 0; k < 3; k++) {
-        double t0 = now();
+        double c0 = children_cpu(), t0 = now();
         if (system(cmd) != 0)
             return -1;
         t[k] = now() - t0;
+        c[k] = children_cpu() - c0;
     }
+    *cpu = c[0] + c[1] + c[2] - fmin(c[0], fmin(c[1], c[2])) -
+           fmax(c[0], fmax(c[1], c[2]));
     double lo = fmin(t[0], fmin(t[1], t[2]));
     double hi = fmax(t[0], fmax(t[1], t[2]));
     return t[0] + t[1] + t[2] - lo - hi;
 }
 
 /* The time-to-first-run rows of one model: cold against the reference
- * compile (REF, measured just before), warm against cold, and the first
+ * compile (measured just before), warm against cold, and the first
  * compiled derivatives (equations and derivatives side by side, cold)
- * against the reference; LIMIT (seconds, 0: none) for the cold rows. */
+ * against the reference; LIMIT (seconds, 0: none) for the cold rows'
+ * wall-clock time, which a busy machine stretches: the compilers' CPU
+ * seconds beside them say what idle cores would take. */
 static void first_run_rows(const char *what, const char *model,
                            const char *state, const char *method, FILE *sink,
                            const char *target, double limit,
@@ -456,40 +474,49 @@ static void first_run_rows(const char *what, const char *model,
 {
     char b1[32], b2[32], label[96];
     bool cached;
-    double ref = reference_compile(srcdir);
+    double ref_cpu, cpu, lin_cpu, unused;
+    double ref = reference_compile(srcdir, &ref_cpu);
     cache_fresh();
     double cold = first_compiled_run(model, state, method, false, sink,
-                                     &cached);
+                                     &cached, &cpu);
     bool cold_ok = cold >= 0 && !cached;
     double warm = first_compiled_run(model, state, method, false, sink,
-                                     &cached);
+                                     &cached, &unused);
     bool warm_ok = warm >= 0 && cached;
+    /* with the derivatives, from an empty cache */
+    cache_fresh();
+    double lin = first_compiled_run(model, state, method, true, sink,
+                                    &cached, &lin_cpu);
+    bool lin_ok = lin >= 0 && !cached;
     snprintf(label, sizeof label, "first compiled run, %s (cold)", what);
     row(label, cold_ok ? fmt_time(cold, b1, sizeof b1) : "failed",
         ref > 0 ? fmt_time(ref, b2, sizeof b2) : "-",
         cold_ok && ref > 0 ? cold / ref : -1, target,
         cold_ok && (limit <= 0 || cold < limit));
+    snprintf(label, sizeof label, "  compiler CPU");
+    row(label, cold_ok ? fmt_time(cpu, b1, sizeof b1) : "-",
+        ref_cpu > 0 ? fmt_time(ref_cpu, b2, sizeof b2) : "-",
+        cold_ok && ref_cpu > 0 ? cpu / ref_cpu : -1, "(report)", true);
     snprintf(label, sizeof label, "first compiled run, %s (warm)", what);
     row(label, warm_ok ? fmt_time(warm, b1, sizeof b1) : "failed",
         cold_ok ? fmt_time(cold, b2, sizeof b2) : "-",
         warm_ok && cold_ok ? warm / cold : -1, "(cache hit)", warm_ok);
-    /* with the derivatives, from an empty cache */
-    cache_fresh();
-    double lin = first_compiled_run(model, state, method, true, sink,
-                                    &cached);
-    bool lin_ok = lin >= 0 && !cached;
     snprintf(label, sizeof label, "first compiled linearize, %s", what);
     row(label, lin_ok ? fmt_time(lin, b1, sizeof b1) : "failed",
         ref > 0 ? fmt_time(ref, b2, sizeof b2) : "-",
         lin_ok && ref > 0 ? lin / ref : -1, target,
         lin_ok && (limit <= 0 || lin < limit));
+    snprintf(label, sizeof label, "  compiler CPU (two side by side)");
+    row(label, lin_ok ? fmt_time(lin_cpu, b1, sizeof b1) : "-",
+        ref_cpu > 0 ? fmt_time(ref_cpu, b2, sizeof b2) : "-",
+        lin_ok && ref_cpu > 0 ? lin_cpu / ref_cpu : -1, "(report)", true);
 }
 
 static char *read_file(const char *path);
 
 /* The compile-time rows (set compile = on, LANGUAGE.md §8.1): the
  * sphere, the 16- and 64-trailers (N-trailer files in DIR, when given)
- * and the bicycle (examples/bicycle.nh). */
+ * and the bicycle (examples/bicycle_model.nh). */
 static void compile_rows(const char *dir, const char *srcdir, FILE *sink)
 {
     first_run_rows("sphere voronec", sphere_model, sphere_state, "voronec",
@@ -509,7 +536,7 @@ static void compile_rows(const char *dir, const char *srcdir, FILE *sink)
         }
     }
     char path[512];
-    snprintf(path, sizeof path, "%s/examples/bicycle.nh", srcdir);
+    snprintf(path, sizeof path, "%s/examples/bicycle_model.nh", srcdir);
     char *file = read_file(path);
     if (file) {
         first_run_rows("bicycle multipliers", file, "", "multipliers", sink,

@@ -864,6 +864,26 @@ static void test_tangents_apart(void **state)
     session_free(s);
     remove_cache();
 
+    /* a stop request while both compile: both killed, nothing attached,
+     * nothing left behind */
+    fresh_cache();
+    s = sphere_session("voronec", &e);
+    char cc[160];
+    fake_cc("sleep 5", cc, sizeof cc);
+    nh_stop_t stop = {0, nh_clock() - 1.0};
+    double t0 = nh_clock();
+    diag_clear(&err);
+    assert_int_equal(native_attach_tangents(e, NULL, &stop, NULL, &err), -1);
+    assert_true(nh_clock() - t0 < 4);
+    assert_string_equal(err.msg, "stopped: the statement ran past its time "
+                                 "limit (while compiling)");
+    assert_false(eom_has_native(e));
+    assert_false(eom_tangents_native(e));
+    assert_int_equal(cache_count(), 0);
+    unsetenv("CC");
+    session_free(s);
+    remove_cache();
+
     /* a session whose derivatives do not compile, first needed by
      * simulate with an implicit integrator, then by linearize; and one
      * whose first statement needs both */

@@ -47,14 +47,22 @@ static const char *const native_flags[] = {
     "-std=c99", "-ffp-contract=off", "-fPIC", "-shared",
 };
 
-/* The optimization level of each text.  The equations at -O2: -O1 took
- * GCC a third less time on the bicycle's but ran its right-hand side in
- * 11 % more instructions (13.1 k against 11.9 k; the 16-trailer's 3.5 %
- * more).  The derivatives at -O1: a third less compile time (the
- * bicycle's 0.64 s against 0.93 s, the 64-trailer's 6.2 s against
- * 14.8 s) for 3-4 % more instructions in a call, which linearize's
- * dense algebra after it dwarfs (doc/performance.md). */
-static const char *const native_opt[] = {"-O2", "-O1"};
+/* The optimization flags of each text (NULL-terminated).  The equations
+ * at -O2: -O1 took GCC a quarter less time on the bicycle's but ran its
+ * right-hand side in 11 % more instructions (13.1 k against 11.9 k; the
+ * 16-trailer's 3.5 % more).  Without GCC 12's basic-block vectorizer,
+ * which -O2 turns on and which paired almost nothing in the tapes'
+ * straight-line code (the same instruction counts within 0.5 %) but took
+ * a fifth of the 64-trailer's compile and 60 % of its memory (5.4 s
+ * against 4.1 s); clang takes the flag too.  The derivatives at -O1: a
+ * third less compile time (the bicycle's 0.64 s against 0.93 s, the
+ * 64-trailer's 6.2 s against 14.8 s) for 3-4 % more instructions in a
+ * call, which linearize's dense algebra after it dwarfs
+ * (doc/performance.md). */
+static const char *const native_opt[2][3] = {
+    {"-O2", "-fno-tree-slp-vectorize", NULL},
+    {"-O1", NULL, NULL},
+};
 
 /* ---- the compiler ------------------------------------------------------- */
 
@@ -266,7 +274,7 @@ static void native_first_message(const char *log, const char *dir,
 typedef struct native_job {
     char *text;   /* the generated text and the build comment */
     size_t len;
-    const char *opt; /* its optimization level */
+    const char *const *opt; /* its optimization flags */
     char c[NATIVE_PATH], so[NATIVE_PATH]; /* HASH.c, HASH.so */
     char tmp_c[NATIVE_PATH], tmp_so[NATIVE_PATH], tmp_log[NATIVE_PATH];
     pid_t pid;    /* the compiler, while it runs; 0 when it is not */
@@ -278,8 +286,8 @@ typedef struct native_job {
 
 /* Makes JOB's cached text of GEN (freed here) with level OPT, and loads
  * its object from the cache folder DIR when that holds it. */
-static void native_job_prepare(native_job_t *job, char *gen, const char *opt,
-                               const char *dir)
+static void native_job_prepare(native_job_t *job, char *gen,
+                               const char *const *opt, const char *dir)
 {
     memset(job, 0, sizeof *job);
     job->opt = opt;
@@ -296,7 +304,8 @@ static void native_job_prepare(native_job_t *job, char *gen, const char *opt,
         strbuf_addf(&key, " %s", words[i]);
     free(store);
     strbuf_addf(&key, " %s", native_flags[0]);
-    strbuf_addf(&key, " %s", opt);
+    for (size_t i = 0; opt[i]; i++)
+        strbuf_addf(&key, " %s", opt[i]);
     for (size_t i = 1; i < sizeof native_flags / sizeof *native_flags; i++)
         strbuf_addf(&key, " %s", native_flags[i]);
     strbuf_add(&key, " */\n");
@@ -336,12 +345,13 @@ static int native_job_start(native_job_t *job, const char *dir, diag_t *err)
     char *store, *cc[32];
     size_t ncc = native_cc_words(cc, 32, &store);
     size_t nflags = sizeof native_flags / sizeof *native_flags;
-    const char **argv = xcalloc(ncc + nflags + 7, sizeof *argv);
+    const char **argv = xcalloc(ncc + nflags + 8, sizeof *argv);
     size_t k = 0;
     for (size_t i = 0; i < ncc; i++)
         argv[k++] = cc[i];
     argv[k++] = native_flags[0];
-    argv[k++] = job->opt;
+    for (size_t i = 0; job->opt[i]; i++) /* at most 2 */
+        argv[k++] = job->opt[i];
     for (size_t i = 1; i < nflags; i++)
         argv[k++] = native_flags[i];
     argv[k++] = "-o";
@@ -480,7 +490,7 @@ static void native_job_clean(native_job_t *job, bool failed)
  * OPT, compiling those the cache does not hold, side by side: JOBS[i].h
  * and .cached.  Returns 0, or -1 with *err set by the first text (in
  * their order) that failed; the others are loaded all the same. */
-static int native_load(char **gen, const char *const *opt, size_t n,
+static int native_load(char **gen, const char *const (*opt)[3], size_t n,
                        native_job_t *jobs, const nh_stop_t *stop, diag_t *err)
 {
     char dir[4096];

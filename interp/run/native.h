@@ -19,9 +19,9 @@
  * a file and parallel sessions do not disturb each other.
  *
  * The compiler: $CC (split at blanks: CC="ccache gcc" works; no shell),
- * else `cc` on the PATH; run with -std=c99 -O2 -ffp-contract=off -fPIC
- * -shared (-O1 for the derivatives), which keeps the bits of nh's own
- * arithmetic (cgen.h).
+ * else `cc` on the PATH; run with -std=c99 -O2 -fno-tree-slp-vectorize
+ * -ffp-contract=off -fPIC -shared (-O1 alone for the derivatives), which
+ * keeps the bits of nh's own arithmetic (cgen.h).
  *
  * Ownership: the loaded object belongs to the eom_t it is attached to
  * (dlclose'd when that is freed or its native code replaced).
