@@ -284,8 +284,9 @@ typedef struct native_job {
     void *h;      /* the loaded object */
 } native_job_t;
 
-/* Makes JOB's cached text of GEN (freed here) with level OPT, and loads
- * its object from the cache folder DIR when that holds it. */
+/* Makes JOB's cached text of GEN (freed here) with the optimization
+ * flags OPT (NULL-terminated), and loads its object from the cache folder
+ * DIR when that holds it. */
 static void native_job_prepare(native_job_t *job, char *gen,
                                const char *const *opt, const char *dir)
 {
@@ -486,9 +487,9 @@ static void native_job_clean(native_job_t *job, bool failed)
     job->text = NULL;
 }
 
-/* Loads the N texts GEN (freed here; NULL entries are skipped) at levels
- * OPT, compiling those the cache does not hold, side by side: JOBS[i].h
- * and .cached.  Returns 0, or -1 with *err set by the first text (in
+/* Loads the N texts GEN (freed here; NULL entries are skipped) with the
+ * flags OPT[i], compiling those the cache does not hold side by side:
+ * JOBS[i].h and .cached.  Returns 0, or -1 with *err set by the first text (in
  * their order) that failed; the others are loaded all the same. */
 static int native_load(char **gen, const char *const (*opt)[3], size_t n,
                        native_job_t *jobs, const nh_stop_t *stop, diag_t *err)
