@@ -834,6 +834,11 @@ static int show_voronec(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     return 0;
 }
 
+/* The reports `show` prints by name (below), for completion. */
+const char *const output_show_subjects[] = {
+    "model", "eom", "accel", "mass", "reduced", "voronec", "kinematics",
+    "kane", NULL};
+
 int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);

@@ -633,11 +633,14 @@ static int stab_ranges(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
                 return diag_error(err, name->span,
                                   "unknown name '%s'; did you mean '%s'?",
                                   name->name, best);
+            if (kind == MODEL_NONE)
+                return diag_error(err, name->span,
+                                  "unknown name '%s': a sweep runs over a "
+                                  "parameter",
+                                  name->name);
             return diag_error(err, name->span,
                               "a sweep runs over a parameter; '%s' is %s",
-                              name->name,
-                              kind == MODEL_NONE ? "not declared"
-                                                 : model_kind_name(kind));
+                              name->name, model_kind_name(kind));
         }
         for (size_t y = 0; y < x; y++)
             if (r[y].param == r[x].param)
