@@ -343,9 +343,10 @@ static size_t cgen_len(size_t n)
  * run them, for `linearize`, `eigen`, `sweep` and the implicit
  * integrators once compiled: NAME_tangent_main and NAME_tangent_pre,
  * with the sizes of their value arrays w, NAME_tangent_main_work and
- * NAME_tangent_pre_work (dw is the tape's work slots times k).  The dense algebra after the
- * tapes stays nh's (common.c, eom_tangent: the methods' implicit
- * derivatives of their solves). */
+ * NAME_tangent_pre_work (dw is the tape's work slots times k): the text
+ * of cgen_tangent_text, a file apart from the equations'.  The dense
+ * algebra after the tapes stays nh's (common.c, eom_tangent: the
+ * methods' implicit derivatives of their solves). */
 static void cgen_tangents(cgen_t *c)
 {
     const eom_t *e = c->e;

@@ -1933,9 +1933,7 @@ void tape_write_c_frame(const tape_t *t, strbuf_t *b, const tape_c_frame_t *f,
  * fell with their size (the bicycle's derivatives, -O1: pieces of 800
  * instructions 1.14 s, 400 0.90 s, 200 0.72 s, 100 0.64 s; the
  * 64-trailer's 11.8 s against 6.2 s with 100; doc/performance.md). */
-#ifndef TAPE_C_TAN_PIECE
 #define TAPE_C_TAN_PIECE 100
-#endif
 
 typedef struct tape_c_tan {
     const tape_t *t;
