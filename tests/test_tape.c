@@ -861,15 +861,17 @@ static void test_c_tangent_text(void **state)
     assert_true(compared > 5000);
     cc_unload(h);
 
-    /* many constant outputs: tape_write_c's table */
-    const expr_t *v[NV], *outs[24];
+    /* many constant outputs (more than tape_write_c stores one by one,
+     * 256): tape_write_c's table */
+    enum { NK = 400 }; /* 320 of them constants */
+    const expr_t *v[NV], *outs[NK];
     expr_graph_t *g = new_graph(v);
     const double lits[] = {0.0, -0.0, 1.5, -2.0, INFINITY, -5e-324};
-    for (int k = 0; k < 24; k++)
-        outs[k] = k % 5 == 4 ? expr_mul(g, v[0], v[1])
+    for (int k = 0; k < NK; k++)
+        outs[k] = k % 5 == 4 ? expr_mul(g, v[k % NV], v[(k + 1) % NV])
                              : expr_num(g, lits[k % 6]);
-    outs[23] = expr_num(g, -INFINITY);
-    tape_t *t = tape_compile(g, outs, 24, NV);
+    outs[NK - 1] = expr_num(g, -INFINITY);
+    tape_t *t = tape_compile(g, outs, NK, NV);
     strbuf_free(&text);
     strbuf_free(&body);
     strbuf_init(&text);
@@ -888,13 +890,13 @@ static void test_c_tangent_text(void **state)
     void (*cfn)(const double *, double *);
     *(void **)&cfn = cc_sym(h, "consts_c");
     assert_non_null(cfn);
-    double vals[NV], want[24], got[24];
+    double vals[NV], want[NK], got[NK];
     double *work = malloc((tape_work_size(t) + 1) * sizeof *work);
     for (int i = 0; i < NV; i++)
         vals[i] = random_value();
     tape_eval(t, vals, want, work);
     cfn(vals, got);
-    for (int k = 0; k < 24; k++)
+    for (int k = 0; k < NK; k++)
         assert_true(memcmp(&want[k], &got[k], sizeof got[k]) == 0 ||
                     (isnan(want[k]) && isnan(got[k])));
     free(work);
