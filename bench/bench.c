@@ -45,7 +45,11 @@
  *             (bench/sympy_bicycle.py), with a time limit.  The implicit
  *             integrators on a stiff model (a pendulum on a stiff spring):
  *             steps and time with the exact Jacobian against central
- *             differences (sim_options_t.jacobian_differences).
+ *             differences (sim_options_t.jacobian_differences).  Steady
+ *             motions: `steady` of a bicycle turn (target: under 5 ms)
+ *             against one linearize, and a `follow` of its family of at
+ *             least 200 points with `eigen` at each (target: under 1 s)
+ *             against the same follow without eigen.
  *   motion    the bicycle's events (`until`, `sample at`: the work they
  *             add, in steps) and `lyapunov to 100` against `simulate to
  *             100`, on the tapes and compiled (issue 26).
@@ -64,13 +68,13 @@
  * It reads the prepared equations of a session (context.h,
  * common.h): a white-box tool of the build tree, not a module.
  *
- * Usage: bench [-q] [-S | -D | -R | -B | -C | -P | -M] [-s SRCDIR]
+ * Usage: bench [-q] [-S | -D | -R | -B | -C | -P | -M | -T] [-s SRCDIR]
  * [MODELS_DIR] (-P: the v3 rows alone: shards under GNU parallel,
  * integrator dla; -S: the scaling table alone; -D: the declaration rows
  * alone; -R: the sphere's right-hand sides and runs alone, on the tapes
  * and compiled; -B: the bicycle's rows alone, with SymPy's unless -q; -C:
- * the compile times alone; -M: the events' and lyapunov's rows alone),
- * where
+ * the compile times alone; -M: the events' and lyapunov's rows alone; -T:
+ * the stability rows alone, steady and follow included), where
  * MODELS_DIR holds
  * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
  * SRCDIR is where bench/sympy_sphere.py is (default .), and -q shortens
@@ -166,6 +170,7 @@ static bool only_declarations; /* -D: the declaration rows alone */
 static bool only_sphere; /* -R: the sphere's rhs and simulate rows alone */
 static bool only_bicycle; /* -B: the bicycle's rows alone */
 static bool only_compile; /* -C: the compile-time rows alone */
+static bool only_stability; /* -T: the stability rows alone */
 static bool only_scale; /* -P: the v3 rows alone (shards, dla) */
 static bool only_motion;  /* -M: the events' and lyapunov's rows alone */
 
@@ -707,6 +712,31 @@ static void stability_rows(const char *srcdir, FILE *sink)
              tr / t);
     row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
         t / tr, "<= 0.556", t / tr <= 1 / 1.8);
+
+    /* steady motions (LANGUAGE.md §7.3): a steady turn solved from
+     * guesses, against one linearize (a Newton step costs about one) */
+    stmt_ctx_t st = {s, "steady phi = 0.1, delta ~ 0.05, thR' ~ -20\n"};
+    measure(stmt_work, &st, stmt_work, &lin, &t, &tr);
+    row("steady bicycle turn (lean 0.1, 2 unknowns)",
+        fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2), t / tr,
+        "< 5 ms", t < 5e-3);
+    /* a follow of the handlebar-forward family with eigen at each point,
+     * against the same follow without it; its points counted once */
+    static const char fol[] =
+        "follow phi from 0.01 to 0.4 step 0.002: steady delta ~ 0.003, "
+        "thR' ~ -20%s\n";
+    char ftext[256], ftext0[256];
+    snprintf(ftext, sizeof ftext, fol, "; eigen phi, delta, phi', delta', "
+                                       "thR'");
+    snprintf(ftext0, sizeof ftext0, fol, "");
+    stmt_ctx_t fo = {s, ftext}, fo0 = {s, ftext0};
+    stmt_work(&fo, 1);
+    size_t npoints = session_ctx(s)->family.rows.nrows;
+    measure(stmt_work, &fo, stmt_work, &fo0, &t, &tr);
+    snprintf(what, sizeof what, "follow bicycle family, %zu points + eigen",
+             npoints);
+    row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
+        t / tr, "< 1 s", t < 1.0 && npoints >= 200);
     session_free(s);
 
     /* SymPy's own linearization of the same bicycle */
@@ -2020,6 +2050,8 @@ int main(int argc, char **argv)
             only_bicycle = true;
         else if (strcmp(argv[i], "-C") == 0)
             only_compile = true;
+        else if (strcmp(argv[i], "-T") == 0)
+            only_stability = true;
         else if (strcmp(argv[i], "-P") == 0)
             only_scale = true;
         else if (strcmp(argv[i], "-M") == 0)
@@ -2053,6 +2085,12 @@ int main(int argc, char **argv)
     if (only_motion) {
         row_head();
         motion_rows(srcdir, sink);
+        fclose(sink);
+        return failures ? 1 : 0;
+    }
+    if (only_stability) {
+        row_head();
+        stability_rows(srcdir, sink);
         fclose(sink);
         return failures ? 1 : 0;
     }

@@ -124,7 +124,7 @@ static const help_entry_t entries[] = {
      "Every statement that prints (print accel show check compare\n"
      "worksheet help table linearize eigen) takes > \"file\" at its end\n"
      "and writes there instead; the file is replaced only when all of it\n"
-     "was written.\n"
+     "was written (plot and animate: an image or a page, by its extension).\n"
      "`help TOPIC` tells more about any of these.\n"},
     {"param",
      "param NAME = VALUE, ...\n"
@@ -351,7 +351,11 @@ static const help_entry_t entries[] = {
      "plot sweep [> \"file.png\" | \"file.svg\"]\n"
      "  Draws the last sweep's columns against its parameter: eigenvalues'\n"
      "  real parts solid and imaginary parts dashed, each eigenvalue followed\n"
-     "  continuously from value to value (help sweep).\n"},
+     "  continuously from value to value (help sweep).\n"
+     "plot follow [Y, ... [vs X]] [> \"file.png\" | \"file.svg\"]\n"
+     "  Draws the last follow: its columns against NAME, or the expressions\n"
+     "  Y (of the state at each point: any let, coordinate, velocity) against\n"
+     "  X (default NAME) (help follow).\n"},
     {"vs", "vs: part of `plot Y vs X` (help plot).\n"},
     {"linearize",
      "linearize [VARS] [> \"file\"]\n"
@@ -385,7 +389,8 @@ static const help_entry_t entries[] = {
      "  `initial` solves the state again for each value; print, eigen and\n"
      "  accel write one CSV row per value (header: NAME, then their columns)\n"
      "  to the output or the file.  Inside: initial, reset, simulate, set,\n"
-     "  print, eigen, accel.  At most 100000 values.  A value that fails is\n"
+     "  steady, print, eigen, accel.  At most 100000 values.  A value that\n"
+     "  fails is\n"
      "  reported with the error; the rows before it stay.  `plot sweep`\n"
      "  draws the last sweep (real parts solid, imaginary parts dashed).\n"
      "  Example: sweep v from 0 to 10 step 0.01: initial thR' = -v/rR;\n"
@@ -397,17 +402,53 @@ static const help_entry_t entries[] = {
     {"steady",
      "steady NAME = VALUE, NAME ~ GUESS, ...\n"
      "  A steady motion (relative equilibrium): every independent variable\n"
-     "  constant but the cyclic coordinates, which move at constant rates.\n"
-     "  `=` gives a value, `~` an unknown with its starting guess (the\n"
-     "  syntax of initial); the steady equations are solved by Newton's\n"
-     "  method with the exact Jacobian.  The state becomes the motion found\n"
-     "  (and what reset returns to).  LANGUAGE.md §7.3.\n"},
+     "  of linearize keeps its value, except the cyclic coordinates, which\n"
+     "  move at constant rates.  The cyclic coordinates are those the motion\n"
+     "  of the other variables does not depend on: a rolling disk's centre\n"
+     "  (x, y), then its heading, which only their rates contained, and its\n"
+     "  spin; a bicycle's position, heading and wheel angles.  They are\n"
+     "  found from the columns of linearize's A (a column zero outside the\n"
+     "  cyclic rows).  An equilibrium is a steady motion with every\n"
+     "  velocity 0.\n"
+     "  `=` gives a value, `~` makes an unknown with its starting guess (the\n"
+     "  syntax of initial); independent variables not named are 0, the\n"
+     "  dependent ones (x' and y' of a disk, a bicycle's pitch) are what the\n"
+     "  constraints determine, and naming one is an error.  The steady\n"
+     "  equations (the rates of the variables that are not cyclic\n"
+     "  coordinates = 0) are solved by Newton's method with the exact\n"
+     "  Jacobian, to 1e-12 relative, on the constraints.  A conserved energy\n"
+     "  makes one of them follow from the others: their rank is found at\n"
+     "  the solution.  More unknowns than independent equations is a family\n"
+     "  (give more values, or trace it with follow); a residual left is an\n"
+     "  error that names the equation; either changes nothing.\n"
+     "  The state becomes the motion found, and what reset returns to;\n"
+     "  eigen then decides its stability.  One line says the unknowns, the\n"
+     "  residual, the equations' rank, and the cyclic coordinates with their\n"
+     "  rates (x' of a disk on a circle is not constant: it turns).\n"
+     "  A velocity written as an inertial component (a sleigh's x', not its\n"
+     "  speed along the blade) is not constant on a turning motion, so it\n"
+     "  cannot be held in a steady one: use speeds (kinematic x' =\n"
+     "  v*cos(th), ...); `check` names such velocities.\n"
+     "  Example: steady phi = 0.1, delta ~ 0.05, thR' ~ -20   (a bicycle's\n"
+     "           steady turn at lean 0.1: steer and speed solved for)\n"},
     {"follow",
      "follow NAME from A to B [step S] [> \"file.csv\"]: steady ...; STATEMENTS\n"
-     "  Traces the family of steady motions through the given one by\n"
-     "  pseudo-arclength continuation (round folds), one CSV row per point\n"
-     "  with a last column `point` (fold, branch, hopf, stability changes).\n"
-     "  `plot follow` draws its columns.  LANGUAGE.md §7.3.\n"},
+     "  Traces the one-parameter family of steady motions through the\n"
+     "  steady's solution at NAME = A towards B: NAME is a parameter, or a\n"
+     "  coordinate (or speed) the follow gives a value.  Pseudo-arclength\n"
+     "  continuation: it goes round folds, where NAME turns back.  S is the\n"
+     "  largest step, an arclength in NAME's units with each unknown\n"
+     "  measured relative to its first value (default (B - A)/100; the sign\n"
+     "  of B - A).  One CSV row per point: NAME, the unknowns, what print,\n"
+     "  eigen and accel give, and a last column `point`: fold (located),\n"
+     "  branch (another family crosses; located), hopf (a pair of eigen's\n"
+     "  eigenvalues crosses the imaginary axis), stable / unstable (eigen's\n"
+     "  verdict changes), or empty.  It stops when NAME leaves [A, B] (the\n"
+     "  last row at A or B exactly), when the family closes on itself, or\n"
+     "  after 10000 points; Ctrl-C stops it.  Then the parameter, the state\n"
+     "  and the samples are as before; `plot follow` draws the rows.\n"
+     "  Example: follow phi from 0.01 to 0.5 step 0.02: steady delta ~ 0,\n"
+     "           thR' ~ -20; eigen phi, delta, phi', delta', thR'\n"},
     {"lyapunov",
      "lyapunov to T [step S] [VARS] [> \"file\"]\n"
      "  The Lyapunov exponents of the reduced motion (the independent\n"
@@ -443,14 +484,40 @@ static const help_entry_t entries[] = {
      "  Magnitude (dB) and phase of transfer OUT from IN over the angular\n"
      "  frequencies W1 to W2 (log scale).\n"},
     {"draw",
-     "draw disk CENTRE, NORMAL, RADIUS | draw sphere CENTRE, RADIUS [mark P]\n"
-     "draw line P, Q | draw point P [trail]\n"
-     "  What the bodies look like, for animate: expressions of the state;\n"
-     "  they do not change the model.  LANGUAGE.md §7.5.\n"},
+     "draw disk CENTRE, NORMAL, RADIUS     a rim (seen as an ellipse)\n"
+     "draw sphere CENTRE, RADIUS [mark M]  a ball; M a direction fixed in\n"
+     "                                     it: the dot at CENTRE + RADIUS*M/|M|\n"
+     "                                     and the great circle across it turn\n"
+     "                                     with the ball\n"
+     "draw line P, Q                       a segment\n"
+     "draw point P [trail]                 a dot, with its path so far\n"
+     "  What the bodies look like, for animate: 3-vectors of positions and\n"
+     "  directions (z up), scalars of radii, any expressions of the state,\n"
+     "  checked when declared and evaluated at every sample by animate.  A\n"
+     "  draw does not change the model: the samples stay.  The same kind at\n"
+     "  the same place, written alike (a disk's, a sphere's centre, a line's\n"
+     "  ends, a point), replaces the draw before; `show model` lists them.\n"
+     "  Example: draw disk G, C.z, r; draw line G, G + r*C.x; draw point Q trail\n"
+     "  LANGUAGE.md §7.5.\n"},
     {"animate",
      "animate [speed K] [view AZ, EL] [> \"file.html\" | \"file.svg\"]\n"
-     "  Draws the draw declarations at the recorded samples in a 3D view,\n"
-     "  with a time slider and play/pause.  LANGUAGE.md §7.5.\n"},
+     "  Draws every draw declaration at every recorded sample in a 3D\n"
+     "  orthographic view: from azimuth AZ (degrees from x towards y) and\n"
+     "  elevation EL (degrees above the xy plane, z up; default view -60,\n"
+     "  30), played in real time times K (default 1).  An HTML page has\n"
+     "  play/pause and a time slider (file.html#t=1.5 opens it at t = 1.5);\n"
+     "  an SVG image plays and loops by itself (SMIL).  Both are\n"
+     "  self-contained: no network, no outside script.  Without a file it\n"
+     "  writes animation.html in the current folder and says where; in a\n"
+     "  notebook it is shown in place.  No samples, or no draws: an error\n"
+     "  that says which.  LANGUAGE.md §7.5, doc/animation.md.\n"},
+    {"view", "view: part of `animate view AZ, EL` (help animate).\n"},
+    {"mark", "mark: part of `draw sphere CENTRE, RADIUS mark M` (help draw).\n"},
+    {"trail", "trail: part of `draw point P trail` (help draw).\n"},
+    {"disk", "disk: a kind of draw, a rim: draw disk CENTRE, NORMAL, RADIUS (help draw).\n"},
+    {"sphere", "sphere: a kind of draw, a ball: draw sphere CENTRE, RADIUS [mark M] (help draw).\n"},
+    {"line", "line: a kind of draw, a segment: draw line P, Q (help draw).\n"},
+    {"point", "point: a kind of draw, a dot: draw point P [trail] (help draw).\n"},
     {"show",
      "show EXPR         the expression simplified, as text\n"
      "show latex EXPR   the same as LaTeX\n"
@@ -767,22 +834,20 @@ const char *const help_topics[] = {
     "particle", "mass", "at", "force", "constraint", "kinematic", "equations",
     "initial", "simulate", "to", "step", "integrator", "dla", "rtol", "atol",
     "project", "until", "rising", "falling", "lyapunov", "reset", "print",
-    "accel", "table", "plot", "vs", "show",
-    "latex", "check", "compare", "samples", "worksheet", "set", "load",
-    "import", "help", "quit", "exit", "frame", "body", "gravity", "torque",
-    "linearize", "eigen", "sweep", "export", "lagrange", "multipliers",
-    "second_kind", "voronec", "naive", "maggi", "first_kind", "kane",
-    "gibbs_appell", "expressions", "functions", "vectors", "prime", "errors",
-    "frames", "notebook", "steady", "follow", "input", "output",
-    "transfer", "bode", "draw", "animate",
+    "accel", "table", "plot", "vs", "show", "latex", "check", "compare",
+    "samples", "worksheet", "set", "load", "import", "help", "quit", "exit",
+    "frame", "body", "gravity", "torque", "linearize", "eigen", "sweep",
+    "steady", "follow", "export", "lagrange", "multipliers", "second_kind",
+    "voronec", "naive", "maggi", "first_kind", "kane", "gibbs_appell",
+    "expressions", "functions", "vectors", "prime", "errors", "frames",
+    "notebook", "input", "output", "transfer", "bode", "draw", "animate",
+    "view", "mark", "trail", "disk", "sphere", "line", "point",
     /* built-in functions (LANGUAGE.md §3.4) */
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
-    "tanh", "exp", "log", "sqrt", "abs", "sign", "min", "max", "dot",
-    "cross", "norm", "diff", "lambda", "reaction", "omega", "on",
-    "velocity",
-    /* the standard library, its modules and their functions */
-    "stdlib", "contact", "contact_up", "disk_contact", "disk_centre",
-    "disk_height", "sphere_contact", "ellipsoid_depth", "ellipsoid_contact",
+    "tanh", "exp", "log", "sqrt", "abs", "sign", "min", "max", "dot", "cross",
+    "norm", "diff", "lambda", "reaction", "omega", "on", "velocity", "stdlib",
+    "contact", "contact_up", "disk_contact", "disk_centre", "disk_height",
+    "sphere_contact", "ellipsoid_depth", "ellipsoid_contact",
     "paraboloid_contact", "euler", "omega_space", "omega_body", "rigid",
     "rigid_T", NULL};
 

@@ -98,6 +98,7 @@ session_t *session_new(bool quiet, FILE *out, FILE *err)
     s->collect_at = SESSION_COLLECT_MIN;
     s->top_stmt = SRC_SPAN_NONE;
     ctx_init(&s->ctx, s->src, quiet, out, err);
+    s->ctx.lookup = stmt_lookup;
     return s;
 }
 

@@ -49,6 +49,13 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+/* Steady motions and their families (families.c, LANGUAGE.md §7.3). */
+int family_steady(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int family_plot_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+/* draw and animate (draw.c, LANGUAGE.md §7.5). */
+int draw_declare(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int draw_animate(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* export c "file.c" (export.c). */
 int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
