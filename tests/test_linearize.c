@@ -257,7 +257,9 @@ static double manifold_error(const nh_system_t *sys, eom_t *e,
     size_t nv = expr_graph_nvars(sys->g), n = sys->n;
     lin_t *l = lin_new(sys, e);
     eom_velsolver_t *vs = eom_velsolver_new(sys);
-    bool gq[n + 1], uq[n + 1], gv[n + 1], uv[n + 1];
+    bool *flags = calloc(4 * (n + 1), sizeof *flags);
+    bool *gq = flags, *uq = flags + (n + 1), *gv = flags + 2 * (n + 1),
+         *uv = flags + 3 * (n + 1);
     for (size_t i = 0; i < n; i++) {
         gq[i] = model->q0_how.v[i] == MODEL_INIT_GIVEN;
         uq[i] = model->q0_how.v[i] == MODEL_INIT_GUESS;
@@ -296,6 +298,7 @@ done:
     free(F);
     free(x);
     free(vars);
+    free(flags);
     eom_velsolver_free(vs);
     lin_free(l);
     return worst;

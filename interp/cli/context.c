@@ -551,9 +551,11 @@ int ctx_eval_const(ctx_t *s, lower_t *lw, const model_t *m,
                                         "vector");
     expr_graph_t *g = lower_graph(lw);
     size_t nv = expr_graph_nvars(g);
-    double vars[nv ? nv : 1];
+    /* on the heap: a million parameters are a million variables */
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, m, vars);
     double x = expr_eval(g, v.c[0], vars);
+    free(vars);
     if (!isfinite(x)) {
         char num[32];
         return diag_error(err, e->span, "this value is not finite (%s)",

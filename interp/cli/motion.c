@@ -177,34 +177,43 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
     if (!lw)
         return -1;
     size_t nitems = st->u.output.n, n = nitems + (x ? 1 : 0);
-    const ast_expr_t *exprs[n];
+    /* on the heap: a table may have as many columns as a statement holds */
+    const ast_expr_t **exprs = xcalloc(n, sizeof *exprs);
+    const expr_t **nodes = xcalloc(n, sizeof *nodes);
     if (x)
         exprs[0] = x;
     for (size_t i = 0; i < nitems; i++)
         exprs[i + (x ? 1 : 0)] = st->u.output.items[i];
 
-    const expr_t *nodes[n];
-    for (size_t i = 0; i < n; i++) {
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
         value_t v;
         if (lower_expr(lw, exprs[i], LOWER_QUERY, &v, err))
-            return -1;
-        if (v.dim != 0)
-            return diag_error(err, exprs[i]->span,
-                              "a column must be a scalar; write its "
-                              "components, like P[1], P[2]");
-        if (lower_needs_lambda(lw, &v) &&
-            (s->samples_method != EOM_MULTIPLIERS &&
-             s->samples_method != EOM_SECOND_KIND))
-            return diag_error(err, exprs[i]->span,
-                              "the samples were made with the equations %s, "
-                              "which have no multipliers",
-                              eom_method_name((eom_method_t)s->samples_method));
-        nodes[i] = v.c[0];
+            rc = -1;
+        else if (v.dim != 0)
+            rc = diag_error(err, exprs[i]->span,
+                            "a column must be a scalar; write its "
+                            "components, like P[1], P[2]");
+        else if (lower_needs_lambda(lw, &v) &&
+                 (s->samples_method != EOM_MULTIPLIERS &&
+                  s->samples_method != EOM_SECOND_KIND))
+            rc = diag_error(err, exprs[i]->span,
+                            "the samples were made with the equations %s, "
+                            "which have no multipliers",
+                            eom_method_name((eom_method_t)s->samples_method));
+        else
+            nodes[i] = v.c[0];
+    }
+    if (rc != 0) {
+        free(exprs);
+        free(nodes);
+        return -1;
     }
     expr_graph_t *g = lower_graph(lw);
     tape_t *tp = tape_compile(g, nodes, n, expr_graph_nvars(g));
+    free(nodes);
     double *work = xcalloc(tape_work_size(tp) + 1, sizeof *work);
-    double vals[n];
+    double *vals = xcalloc(n, sizeof *vals);
     out->n = n;
     out->titles = xcalloc(n, sizeof *out->titles);
     out->col = xcalloc(n, sizeof *out->col);
@@ -212,7 +221,6 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
         out->titles[i] = ctx_span_text(s, exprs[i]->span);
         out->col[i] = xcalloc(s->samples.n, sizeof *out->col[i]);
     }
-    int rc = 0;
     for (size_t k = 0; k < s->samples.n && rc == 0; k++) {
         const double *row = s->samples.data + k * s->samples.width;
         tape_eval(tp, row, vals, work);
@@ -230,6 +238,8 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
         }
     }
     free(work);
+    free(vals);
+    free(exprs);
     tape_free(tp);
     if (rc)
         columns_free(out);

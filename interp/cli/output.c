@@ -80,6 +80,10 @@ static int eval_value(ctx_t *s, lower_t *lw, const value_t *v,
     return 0;
 }
 
+static int print_values(ctx_t *s, const ast_stmt_t *st, lower_t *lw,
+                        double *vars, value_t *vals, double (*x)[3],
+                        diag_t *err);
+
 int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -88,8 +92,25 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     size_t n = st->u.output.n;
     expr_graph_t *g = lower_graph(lw);
     size_t nv = expr_graph_nvars(g);
-    double vars[nv ? nv : 1];
-    value_t vals[n ? n : 1];
+    /* On the heap, all three: a print may have as many items as a
+     * statement holds, a model as many parameters as lines. */
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
+    value_t *vals = xcalloc(n ? n : 1, sizeof *vals);
+    double (*x)[3] = xcalloc(n ? n : 1, sizeof *x);
+    int rc = print_values(s, st, lw, vars, vals, x, err);
+    free(vars);
+    free(vals);
+    free(x);
+    return rc;
+}
+
+/* output_print's work, with room for the variables (VARS), the items'
+ * values (VALS) and their numbers (X). */
+static int print_values(ctx_t *s, const ast_stmt_t *st, lower_t *lw,
+                        double *vars, value_t *vals, double (*x)[3],
+                        diag_t *err)
+{
+    size_t n = st->u.output.n;
     bool need_accel = false;
     for (size_t i = 0; i < n; i++) {
         if (lower_expr(lw, st->u.output.items[i], LOWER_QUERY, &vals[i], err))
@@ -101,7 +122,6 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (state_vars(s, lw, need_accel, st->span, vars, err))
         return -1;
     /* Evaluate all before printing any: a failing print prints nothing. */
-    double x[n ? n : 1][3];
     for (size_t i = 0; i < n; i++)
         if (eval_value(s, lw, &vals[i], vars, st->u.output.items[i], x[i], err))
             return -1;
@@ -181,10 +201,12 @@ int output_accel(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!lw)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
-    if (state_vars(s, lw, true, st->span, vars, err))
-        return -1;
-    return print_accel(s, lower_system(lw), s->eom, vars, st->span, err);
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
+    int rc = state_vars(s, lw, true, st->span, vars, err);
+    if (rc == 0)
+        rc = print_accel(s, lower_system(lw), s->eom, vars, st->span, err);
+    free(vars);
+    return rc;
 }
 
 /* ---- show ------------------------------------------------------------ */
@@ -901,9 +923,10 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (lower_expr(lw, st->u.compare.samples, LOWER_CONST, &v, err))
             return -1;
         size_t nv0 = expr_graph_nvars(lower_graph(lw));
-        double vv[nv0 ? nv0 : 1];
+        double *vv = xcalloc(nv0 ? nv0 : 1, sizeof *vv);
         lower_fill_vars(lw, &s->model, vv);
         double x = v.dim ? NAN : expr_eval(lower_graph(lw), v.c[0], vv);
+        free(vv);
         if (!(x >= 1 && x <= COMPARE_MAX_SAMPLES && x == floor(x)))
             return diag_error(err, st->u.compare.samples->span,
                               "samples must be a whole number from 1 to %d",
@@ -921,14 +944,18 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     }
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double base[nv ? nv : 1], va[nv ? nv : 1], vb[nv ? nv : 1];
+    /* on the heap: the base state, the two equations' and a draw's */
+    size_t nb1 = nv ? nv : 1;
+    double *base = xcalloc(4 * nb1, sizeof *base);
+    double *va = base + nb1, *vb = base + 2 * nb1, *vars = base + 3 * nb1;
+    bool *given = xcalloc(sys->n + 1, sizeof *given);
     lower_fill_vars(lw, &s->model, base);
     const char *na = st->u.compare.a.name, *nb = st->u.compare.b.name;
     char b1[40], b2[40], b3[40];
     int rc = 0;
     if (!samples) {
-        memcpy(va, base, sizeof va);
-        memcpy(vb, base, sizeof vb);
+        memcpy(va, base, nb1 * sizeof *va);
+        memcpy(vb, base, nb1 * sizeof *vb);
         if (eom_accel(ea, va, err) || eom_accel(eb, vb, err)) {
             rc = ctx_state_error(s, lw, base, st->span, err);
             goto done;
@@ -966,9 +993,7 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (nh_stop_due(&s->stop))
             break;
         tries++;
-        double vars[nv ? nv : 1];
-        memcpy(vars, base, sizeof vars);
-        bool given[sys->n + 1];
+        memcpy(vars, base, nb1 * sizeof *vars);
         for (size_t i = 0; i < sys->n; i++) {
             vars[sys->q[i]] = base[sys->q[i]] + 2 * rnd(&seed) - 1;
             vars[sys->qd[i]] = 2 * rnd(&seed) - 1;
@@ -994,8 +1019,8 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         } else if (eom_velsolver_run(vel, vars, given, &tmp)) {
             continue;
         }
-        memcpy(va, vars, sizeof va);
-        memcpy(vb, vars, sizeof vb);
+        memcpy(va, vars, nb1 * sizeof *va);
+        memcpy(vb, vars, nb1 * sizeof *vb);
         if (eom_accel(ea, va, &tmp) || eom_accel(eb, vb, &tmp))
             continue;
         for (size_t i = 0; i < sys->n; i++)
@@ -1019,6 +1044,8 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     fprintf(s->out, "max |diff| = %s\n", num(worst, b1, sizeof b1));
 done:
+    free(base);
+    free(given);
     eom_free(ea);
     eom_free(eb);
     return rc;
@@ -1033,10 +1060,12 @@ int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     const nh_system_t *sys = lower_system(lw);
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
     check_report_t rep;
-    if (check_analyse(sys, vars, &rep, err) != 0) {
+    int rc = check_analyse(sys, vars, &rep, err);
+    free(vars);
+    if (rc != 0) {
         if (err->set && err->span.file == SRC_NO_FILE)
             err->span = st->span;
         return -1;
@@ -1056,13 +1085,15 @@ int output_worksheet(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!lw)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
     bool latex = st->u.worksheet.latex;
     if (latex)
         s->out_kind = CTX_OUT_LATEX;
-    if (worksheet_run(lower_system(lw), vars, st->u.worksheet.name.name,
-                      latex, st->u.worksheet.name.span, s->out, err) != 0) {
+    int rc = worksheet_run(lower_system(lw), vars, st->u.worksheet.name.name,
+                           latex, st->u.worksheet.name.span, s->out, err);
+    free(vars);
+    if (rc != 0) {
         if (err->set && err->span.file == SRC_NO_FILE)
             err->span = st->span;
         return -1;

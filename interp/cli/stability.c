@@ -126,11 +126,12 @@ static long stab_var_of(ctx_t *s, lower_t *lw, const ast_expr_t *e,
     model_kind_t k = model_lookup(&s->model, base->name, NULL, NULL);
     if (k == MODEL_NONE) {
         size_t n = sys->n, nz = sys->m;
-        const char *cands[n + nz + 1];
+        const char **cands = xcalloc(n + nz + 1, sizeof *cands);
         for (size_t j = 0; j < n + nz; j++)
             cands[j] = j < n ? sys->qname[j] : sys->zname[j - n];
         cands[n + nz] = NULL;
         const char *best = source_closest(base->name, cands);
+        free(cands);
         if (best)
             return diag_error(err, base->span,
                               "unknown name '%s'; did you mean '%s'?",

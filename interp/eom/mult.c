@@ -447,12 +447,14 @@ static void mult_object(eom_buf_t *b, const eom_t *e, const char *sym,
                                           : sys->cname[(size_t)j - sys->n];
     char *li = mult_index_latex(e, i);
     char *lj = j < 0 ? NULL : mult_index_latex(e, (size_t)j);
-    size_t n = strlen(sym) + strlen(ti) + (tj ? strlen(tj) : 0) +
-               strlen(li) + (lj ? strlen(lj) : 0) + 16;
-    char text[n], tex[n];
-    snprintf(text, n, "%s[%s%s%s]", sym, ti, tj ? ", " : "", tj ? tj : "");
-    snprintf(tex, n, "%s_{%s%s%s}", sym, li, lj ? "," : "", lj ? lj : "");
-    eom_buf_object(b, sys->g, text, tex, v, latex);
+    strbuf_t text, tex; /* on the heap: a name may be as long as a line */
+    strbuf_init(&text);
+    strbuf_init(&tex);
+    strbuf_addf(&text, "%s[%s%s%s]", sym, ti, tj ? ", " : "", tj ? tj : "");
+    strbuf_addf(&tex, "%s_{%s%s%s}", sym, li, lj ? "," : "", lj ? lj : "");
+    eom_buf_object(b, sys->g, text.data, tex.data, v, latex);
+    strbuf_free(&text);
+    strbuf_free(&tex);
     free(li);
     free(lj);
 }

@@ -511,21 +511,11 @@ static void call_insert(lower_t *lw, size_t li, int mode, const value_t *args,
     lw->call_table[i] = lw->ncalls;
 }
 
-static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
-                    value_t *out, diag_t *err)
+/* call_let's work, with ARGS room for the call's arguments. */
+static int call_let_with(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
+                         size_t li, const ast_stmt_t *st, value_t *args,
+                         value_t *out, diag_t *err)
 {
-    const ast_stmt_t *st = lw->model.lets.v[li].stmt;
-    if (!st->u.let.is_function)
-        return diag_error(err, e->name_span,
-                          "'%s' is not a function: write it without "
-                          "arguments",
-                          e->name);
-    if (e->nargs != st->u.let.nparams) {
-        char what[256];
-        snprintf(what, sizeof what, "'%s'", e->name);
-        return arity_error(e, what, st->u.let.nparams, err);
-    }
-    value_t args[e->nargs ? e->nargs : 1];
     if (lower_args(lw, cx, e, args, err) != 0)
         return -1;
     for (unsigned k = 0; k < cx->nexpanding; k++)
@@ -555,6 +545,27 @@ static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
         return -1;
     call_insert(lw, li, cx->mode, args, e->nargs, h, *out);
     return 0;
+}
+
+static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
+                    value_t *out, diag_t *err)
+{
+    const ast_stmt_t *st = lw->model.lets.v[li].stmt;
+    if (!st->u.let.is_function)
+        return diag_error(err, e->name_span,
+                          "'%s' is not a function: write it without "
+                          "arguments",
+                          e->name);
+    if (e->nargs != st->u.let.nparams) {
+        char what[256];
+        snprintf(what, sizeof what, "'%s'", e->name);
+        return arity_error(e, what, st->u.let.nparams, err);
+    }
+    /* On the heap: a let may take as many arguments as a line holds. */
+    value_t *args = xcalloc(e->nargs ? e->nargs : 1, sizeof *args);
+    int rc = call_let_with(lw, cx, e, li, st, args, out, err);
+    free(args);
+    return rc;
 }
 
 /* Whether V depends on a variable set in MASK (never a parameter), and
@@ -948,7 +959,9 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
     if (strcmp(f, "omega") == 0 || strcmp(f, "on") == 0 ||
         strcmp(f, "velocity") == 0)
         return call_frames(lw, cx, e, out, err);
-    value_t args[e->nargs ? e->nargs : 1];
+    /* Every built-in below takes one or two arguments, and each branch
+     * checks the count before lower_args fills ARGS. */
+    value_t args[2];
     if (strcmp(f, "diff") == 0) {
         if (e->nargs != 2)
             return arity_error(e, "diff()", 2, err);
@@ -1428,9 +1441,10 @@ static uint32_t declare(lower_t *lw, const char *pre, const char *name,
                         const char *post, int role, size_t pos)
 {
     size_t n = strlen(pre) + strlen(name) + strlen(post) + 1;
-    char buf[n];
+    char *buf = xmalloc(n); /* a name may be as long as a line */
     snprintf(buf, n, "%s%s%s", pre, name, post);
     uint32_t v = expr_var_declare(lw->g, buf);
+    free(buf);
     expr_var_set_order(lw->g, v, (uint64_t)role << 48 | pos);
     if (v >= lw->cap_var) {
         size_t cap = 2 * lw->cap_var + 64;
@@ -2761,7 +2775,7 @@ int lower_find_undefined(lower_t *lw, const double *vars, src_span_t *where,
     const nh_system_t *s = &lw->sys;
     /* The variables the equations differentiate by. */
     size_t nw = 2 * s->n + s->m + 1;
-    uint32_t w[nw];
+    uint32_t *w = xcalloc(nw, sizeof *w);
     for (size_t i = 0; i < s->n; i++) {
         w[i] = lw->q[i];
         w[s->n + i] = lw->qd[i];
@@ -2823,6 +2837,7 @@ int lower_find_undefined(lower_t *lw, const double *vars, src_span_t *where,
         free(owner);
         free(by);
     }
+    free(w);
     free(it);
     return found;
 }
