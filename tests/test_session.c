@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "interp/base/util.h"
 #include "interp/eom/eom.h"
 #include "interp/cli/session.h"
 #include "interp/cli/stmts.h"
@@ -684,6 +685,49 @@ static void test_write_error_is_an_error(void **state)
     free(err);
 }
 
+/* `show` refuses an expression nested deeper than 10 000 levels, which
+ * the simplifier and the printers would recurse through (issue 31: a
+ * chain of 150 000 lets, each the sine of the one before, overflowed the
+ * stack): a let chain 10 001 deep, and the kinematic equation of a
+ * coordinate read from the last of a chain of 8000 frames.  A value is
+ * still printed. */
+static void test_show_too_deep(void **state)
+{
+    fixture_t *f = *state;
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_add(&b, "coord q, x\nlet a0 = q\n");
+    for (int i = 1; i <= 10001; i++)
+        strbuf_addf(&b, "let a%d = sin(a%d)\n", i, i - 1);
+    assert_int_equal(run(f, b.data), RUN_OK);
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    assert_int_equal(run(f, "show a10001\n"), RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark),
+                           "error: this expression is nested too deeply to "
+                           "show (more than 10000 levels); print its value "
+                           "instead"));
+    fflush(f->fout);
+    size_t omark = f->out_len;
+    assert_int_equal(run(f, "show a9000 - a9000\nprint a10001\n"), RUN_OK);
+    fflush(f->fout);
+    assert_string_equal(f->out + omark, "0\na10001 = 0\n");
+
+    strbuf_free(&b);
+    strbuf_add(&b, "frame N\nframe F0 from N about z by q\n");
+    for (int i = 1; i < 8000; i++)
+        strbuf_addf(&b, "frame F%d from F%d about x by q\n", i, i - 1);
+    strbuf_add(&b, "speed u\nkinematic q' = u\nkinematic x' = u*F7999.y[3]\n");
+    assert_int_equal(run(f, b.data), RUN_OK);
+    fflush(f->ferr);
+    mark = f->err_len;
+    assert_int_equal(run(f, "show kinematics\n"), RUN_ERROR);
+    const char *deep =
+        "error: x' is nested too deeply to show (more than 10000 levels)";
+    assert_non_null(strstr(err_since(f, mark), deep));
+    strbuf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -721,6 +765,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test(test_write_error_is_an_error),
         cmocka_unit_test_setup_teardown(test_completions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_show_too_deep, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1770,6 +1770,9 @@ static const char *ws_num(double x, char *buf, size_t size)
  * counting one, saturating past LIMIT. */
 static uint64_t ws_tree_size(ws_printer_t *p, const expr_t *e, uint64_t limit)
 {
+    if (e->height > limit) /* a tree has at least as many nodes as levels:
+                              the recursion stays within LIMIT */
+        return limit + 1;
     if (e->id < p->nmemo && p->memo[e->id])
         return p->memo[e->id];
     uint64_t s = 1;

@@ -514,10 +514,12 @@ int decl_frame(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (p < 0)
             return not_a_frame(s, parent, err);
         /* The chain from the parent up to the inertial frame must not pass
-         * through this frame (only a redeclaration can make it do so). */
+         * through this frame (only a redeclaration can make it do so: a
+         * new frame is not walked to, which kept a chain of n frames
+         * declared in order O(n²)). */
         char chain[512];
         int len = snprintf(chain, sizeof chain, "%s", id->name);
-        for (long f = p; f >= 0;) {
+        for (long f = self >= 0 ? p : -1; f >= 0;) {
             const model_frame_t *fr = &m->frames.v[f];
             if (len >= 0 && (size_t)len < sizeof chain)
                 len += snprintf(chain + len, sizeof chain - (size_t)len,

@@ -496,6 +496,10 @@ static void show_mass(ctx_t *s, lower_t *lw, bool latex)
 /* `show e` writes a DAG out as a tree, which can be exponentially larger
  * (a let chain doubling each line): past this many terms it refuses. */
 #define SHOW_MAX_TERMS 200000
+/* ... and an expression nested deeper than this: the simplifier and the
+ * printers recurse through it (a chain of 150 000 lets, each the sine of
+ * the one before, overflowed the stack). */
+#define SHOW_MAX_DEPTH 10000
 
 /* The number of nodes of E written out as a tree, saturating at LIMIT
  * (MEMO: one entry per node id, 0 = not computed; sizes stored + 1). */
@@ -523,7 +527,13 @@ static int show_too_large(expr_graph_t *g, const expr_t *const *E, size_t ne,
     size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
     int rc = 0;
     for (size_t i = 0; i < ne && rc == 0; i++)
-        if (E[i] && tree_size(E[i], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS)
+        if (E[i] && E[i]->height > SHOW_MAX_DEPTH)
+            rc = diag_error(err, at,
+                            "%s%s%s is nested too deeply to show (more than "
+                            "%d levels)",
+                            prefix, names[i], suffix, SHOW_MAX_DEPTH);
+        else if (E[i] &&
+                 tree_size(E[i], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS)
             rc = diag_error(err, at,
                             "%s%s%s is too large to show (more than %d "
                             "terms written out)",
@@ -837,6 +847,13 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return show_solved(s, lw, st, NULL, &v, err);
     }
     expr_graph_t *g = lower_graph(lw);
+    for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
+        if (v.c[k]->height > SHOW_MAX_DEPTH)
+            return diag_error(err, e->span,
+                              "this expression is nested too deeply to show "
+                              "(more than %d levels); print its value "
+                              "instead",
+                              SHOW_MAX_DEPTH);
     size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
     for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
         if (tree_size(v.c[k], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS) {

@@ -94,7 +94,13 @@ typedef struct eom_dt_memo {
 } eom_dt_memo_t;
 
 static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
-                                 const expr_t *const *dv, eom_dt_memo_t *m)
+                                 const expr_t *const *dv, eom_dt_memo_t *m);
+
+/* E's derivative when it is known without a rule (a constant's, a
+ * variable's, the memo's), else NULL. */
+static const expr_t *eom_dt_known(expr_graph_t *g, const expr_t *e,
+                                  const expr_t *const *dv,
+                                  const eom_dt_memo_t *m)
 {
     if (e->op == EXPR_CONST)
         return expr_num(g, 0.0);
@@ -102,6 +108,28 @@ static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
         return dv[e->var] ? dv[e->var] : expr_num(g, 0.0);
     if (e->id < m->count && m->node[e->id])
         return m->node[e->id];
+    return NULL;
+}
+
+/* The K-th of the nodes eom_dt_rule differentiates E through (its
+ * split's halves, or a sum's or a product's arguments), or NULL past the
+ * last. */
+static const expr_t *eom_dt_part(const expr_graph_t *g, const expr_t *e,
+                                 uint32_t k)
+{
+    const expr_t *sa, *sb;
+    if (expr_split(g, e, &sa, &sb))
+        return k == 0 ? sa : k == 1 ? sb : NULL;
+    if ((e->op == EXPR_ADD || e->op == EXPR_MUL) && k < e->nargs)
+        return e->args[k];
+    return NULL;
+}
+
+/* The derivative of E by the rules of the comment above, its parts'
+ * through eom_dt_node. */
+static const expr_t *eom_dt_rule(expr_graph_t *g, const expr_t *e,
+                                 const expr_t *const *dv, eom_dt_memo_t *m)
+{
     const expr_t *r, *sa, *sb;
     if (expr_split(g, e, &sa, &sb)) {
         /* d(AB)/dt = A'B + AB': O(1) new products per link of a chain */
@@ -133,6 +161,45 @@ static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
     if (e->id < m->count)
         m->node[e->id] = r;
     return r;
+}
+
+/* eom_dt_rule without recursion by the depth of the graph (a chain of
+ * frames makes expressions tens of thousands of nodes deep): the parts
+ * first, in post order by an explicit stack, so that the rule finds
+ * theirs in the memo.  The nodes made are those of the recursion. */
+static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
+                                 const expr_t *const *dv, eom_dt_memo_t *m)
+{
+    const expr_t *r = eom_dt_known(g, e, dv, m);
+    if (r || e->id >= m->count)
+        return r ? r : eom_dt_rule(g, e, dv, m);
+    size_t cap = 64, top = 0;
+    struct dt_frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = eom_alloc(cap, sizeof *st);
+    st[top++] = (struct dt_frame){e, 0};
+    while (top) {
+        struct dt_frame *f = &st[top - 1];
+        const expr_t *p = eom_dt_part(g, f->e, f->next);
+        if (p) {
+            f->next++;
+            if (p->id >= m->count || eom_dt_known(g, p, dv, m))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct dt_frame){p, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (!eom_dt_known(g, x, dv, m))
+            eom_dt_rule(g, x, dv, m);
+    }
+    free(st);
+    return m->node[e->id];
 }
 
 void eom_dt_forward(expr_graph_t *g, const expr_t *const *e, size_t n,
@@ -1610,13 +1677,20 @@ static const expr_t *eom_expand_mul(expr_graph_t *g, const expr_t *a,
     return r;
 }
 
-static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
-                                     eom_expand_memo_t *memo)
+/* E expanded when that is known without a rule (a leaf, a node newer
+ * than the memo, the memo's), else NULL. */
+static const expr_t *eom_expand_known(const expr_t *e,
+                                      const eom_expand_memo_t *memo)
 {
     if (e->op == EXPR_CONST || e->op == EXPR_VAR || e->id >= memo->count)
         return e;
-    if (memo->node[e->id])
-        return memo->node[e->id];
+    return memo->node[e->id];
+}
+
+/* eom_expand_rule's work on E, its arguments' through eom_expand_node. */
+static const expr_t *eom_expand_rule(expr_graph_t *g, const expr_t *e,
+                                     eom_expand_memo_t *memo)
+{
     const expr_t *r;
     if (e->op == EXPR_ADD) {
         const expr_t **t = eom_alloc(e->nargs, sizeof *t);
@@ -1651,6 +1725,44 @@ static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
     }
     memo->node[e->id] = r;
     return r;
+}
+
+/* eom_expand_rule without recursion by the depth of the graph: the
+ * arguments it expands first (a guard's value, not its domain), in post
+ * order by an explicit stack, as eom_dt_node. */
+static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
+                                     eom_expand_memo_t *memo)
+{
+    const expr_t *r = eom_expand_known(e, memo);
+    if (r)
+        return r;
+    size_t cap = 64, top = 0;
+    struct expand_frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = eom_alloc(cap, sizeof *st);
+    st[top++] = (struct expand_frame){e, 0};
+    while (top) {
+        struct expand_frame *f = &st[top - 1];
+        uint32_t nparts = f->e->op == EXPR_GUARD ? 1 : f->e->nargs;
+        if (f->next < nparts) {
+            const expr_t *a = f->e->args[f->next++];
+            if (eom_expand_known(a, memo))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct expand_frame){a, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (!eom_expand_known(x, memo))
+            eom_expand_rule(g, x, memo);
+    }
+    free(st);
+    return memo->node[e->id];
 }
 
 void eom_expand(expr_graph_t *g, const expr_t **e, size_t n)

@@ -244,19 +244,71 @@ static const expr_t *diff_rule(expr_graph_t *g, const expr_t *e,
     }
 }
 
-const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
+/* The derivative of E by VAR when it is known without applying a rule:
+ * 0 for a node without VAR, 0 or 1 for a variable, or the memo's; NULL
+ * when a rule must make it. */
+static const expr_t *diff_known(expr_graph_t *g, const expr_t *e,
+                                uint32_t var)
 {
     if (!has_var(g, e, var) && e->op != EXPR_GUARD)
         return g->zero;
     if (e->op == EXPR_VAR)
         return e->var == var ? g->one : g->zero;
-    uint64_t key = (uint64_t)e->id << 32 | var;
-    const expr_t *r = expr_memo_get(g, key);
+    return expr_memo_get(g, (uint64_t)e->id << 32 | var);
+}
+
+/* How many of E's arguments diff_rule differentiates: the first of a
+ * guard (its domain's are not needed), none of sign(), all the others. */
+static uint32_t diff_needs(const expr_t *e)
+{
+    if (e->op == EXPR_SIGN)
+        return 0;
+    if (e->op == EXPR_GUARD)
+        return e->nargs ? 1 : 0;
+    return e->nargs;
+}
+
+/* Differentiation does not recurse by the depth of the graph (issue 31:
+ * a chain of 30 000 frames made expressions 145 000 nodes deep, and the
+ * recursion of diff_rule through expr_diff overflowed the stack): the
+ * nodes are visited in post order by an explicit stack, each argument's
+ * derivative made and memoised before its node's, so that when diff_rule
+ * asks expr_diff for an argument's, the memo answers at once.  The nodes
+ * and the order of their construction are those of the recursion, so the
+ * derivatives are the very same nodes. */
+const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
+{
+    const expr_t *r = diff_known(g, e, var);
     if (r)
         return r;
-    r = diff_rule(g, e, var);
-    expr_memo_put(g, key, r);
-    return r;
+    size_t cap = 64, top = 0;
+    struct diff_frame {
+        const expr_t *e;
+        uint32_t next; /* the next argument to look at */
+    } *st = expr_xmalloc(cap * sizeof *st);
+    st[top++] = (struct diff_frame){e, 0};
+    while (top) {
+        struct diff_frame *f = &st[top - 1];
+        const expr_t *x = f->e;
+        if (f->next < diff_needs(x)) {
+            const expr_t *a = x->args[f->next++];
+            if (diff_known(g, a, var))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = expr_xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct diff_frame){a, 0};
+            continue;
+        }
+        top--;
+        /* a node reached twice (a shared argument) is made once */
+        if (!diff_known(g, x, var))
+            expr_memo_put(g, (uint64_t)x->id << 32 | var,
+                          diff_rule(g, x, var));
+    }
+    free(st);
+    return diff_known(g, e, var);
 }
 
 /* The memo of one substitution: node id → result, an open-addressing
@@ -496,16 +548,25 @@ typedef struct subst_ctx {
     subst_memo_t memo;
 } subst_ctx_t;
 
-static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
+/* E substituted when that is known without a rule (a node without the
+ * variables, a variable, the memo's), else NULL. */
+static const expr_t *subst_known(subst_ctx_t *c, const expr_t *e)
 {
     expr_graph_t *g = c->g;
     if (!expr_dep_meets(&g->dep[e->id], &c->bits))
         return e;
     if (e->op == EXPR_VAR)
         return e->var < g->nvars && c->repl[e->var] ? c->repl[e->var] : e;
-    const expr_t *r = subst_memo_get(&c->memo, e->id);
-    if (r)
-        return r;
+    return subst_memo_get(&c->memo, e->id);
+}
+
+static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e);
+
+/* E with its arguments substituted (through subst_node), memoised. */
+static const expr_t *subst_rule(subst_ctx_t *c, const expr_t *e)
+{
+    expr_graph_t *g = c->g;
+    const expr_t *r;
     const expr_t *local[8];
     const expr_t **a = e->nargs <= 8 ? local
                                      : expr_xmalloc(e->nargs * sizeof *a);
@@ -539,6 +600,41 @@ static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
     return r;
 }
 
+/* subst_rule without recursion by the depth of the graph: the arguments
+ * first, in post order by an explicit stack (as expr_diff). */
+static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
+{
+    const expr_t *r = subst_known(c, e);
+    if (r)
+        return r;
+    size_t cap = 64, top = 0;
+    struct subst_frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = expr_xmalloc(cap * sizeof *st);
+    st[top++] = (struct subst_frame){e, 0};
+    while (top) {
+        struct subst_frame *f = &st[top - 1];
+        if (f->next < f->e->nargs) {
+            const expr_t *a = f->e->args[f->next++];
+            if (subst_known(c, a))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = expr_xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct subst_frame){a, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (!subst_known(c, x))
+            subst_rule(c, x);
+    }
+    free(st);
+    return subst_known(c, e);
+}
+
 const expr_t *expr_subst(expr_graph_t *g, const expr_t *e,
                          const expr_t *const *repl)
 {
@@ -567,14 +663,21 @@ typedef struct degree_ctx {
     int *memo; /* by id: degree + 2, 0 = not yet known */
 } degree_ctx_t;
 
-static int degree_node(degree_ctx_t *c, const expr_t *e)
+/* E's degree + 2 when it is known without a rule, else 0. */
+static int degree_known(const degree_ctx_t *c, const expr_t *e)
 {
     if (!expr_dep_meets(&c->g->dep[e->id], &c->bits))
-        return 0;
+        return 2;
     if (e->op == EXPR_VAR)
-        return e->var < c->g->nvars && c->mask[e->var] ? 1 : 0;
-    if (c->memo[e->id])
-        return c->memo[e->id] - 2;
+        return e->var < c->g->nvars && c->mask[e->var] ? 3 : 2;
+    return c->memo[e->id];
+}
+
+static int degree_node(degree_ctx_t *c, const expr_t *e);
+
+/* E's degree from its arguments' (through degree_node), memoised. */
+static int degree_rule(degree_ctx_t *c, const expr_t *e)
+{
     int d = 0;
     switch (e->op) {
     case EXPR_ADD:
@@ -621,6 +724,42 @@ static int degree_node(degree_ctx_t *c, const expr_t *e)
     }
     c->memo[e->id] = d + 2;
     return d;
+}
+
+/* degree_rule without recursion by the depth of the graph: every
+ * argument's degree first (the rule may stop early and need fewer), in
+ * post order by an explicit stack. */
+static int degree_node(degree_ctx_t *c, const expr_t *e)
+{
+    int k = degree_known(c, e);
+    if (k)
+        return k - 2;
+    size_t cap = 64, top = 0;
+    struct degree_frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = expr_xmalloc(cap * sizeof *st);
+    st[top++] = (struct degree_frame){e, 0};
+    while (top) {
+        struct degree_frame *f = &st[top - 1];
+        if (f->next < f->e->nargs) {
+            const expr_t *a = f->e->args[f->next++];
+            if (degree_known(c, a))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = expr_xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct degree_frame){a, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (!degree_known(c, x))
+            degree_rule(c, x);
+    }
+    free(st);
+    return c->memo[e->id] - 2;
 }
 
 int expr_degree(const expr_graph_t *g, const expr_t *e, const bool *mask)

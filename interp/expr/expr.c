@@ -282,8 +282,11 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
                         ? EXPR_F_PARTIAL | EXPR_F_OWN
                         : 0;
     uint8_t rank = op == EXPR_VAR && var < g->nvars ? g->var_rank[var] : 0;
+    uint32_t height = 0;
     for (uint32_t i = 0; i < n; i++) {
         copy[i] = args[i];
+        if (args[i]->height > height)
+            height = args[i]->height;
         const expr_dep_t *d = &g->dep[args[i]->id];
         for (int w = 0; w < EXPR_DEP_WORDS; w++)
             dep.w[w] |= d->w[w];
@@ -301,6 +304,7 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
     e->num = q->num;
     e->den = q->den;
     e->var = var;
+    e->height = height < UINT32_MAX ? height + 1 : height;
     e->args = copy;
 
     if (g->count == g->cap) {
@@ -2353,24 +2357,59 @@ typedef struct eval_ctx {
     unsigned char *done;
 } eval_ctx_t;
 
+/* Whether E's value is known: a leaf, or evaluated. */
+static bool eval_known(const eval_ctx_t *c, const expr_t *e)
+{
+    return e->op == EXPR_CONST || e->op == EXPR_VAR || c->done[e->id];
+}
+
+static double eval_value(const eval_ctx_t *c, const expr_t *e)
+{
+    return e->op == EXPR_CONST ? e->value
+           : e->op == EXPR_VAR ? c->vars[e->var]
+                               : c->val[e->id];
+}
+
+/* The value of E (not a leaf), without recursion by the depth of the
+ * graph (a chain of frames makes expressions tens of thousands of nodes
+ * deep): the arguments first, in post order by an explicit stack. */
 static double eval_node(eval_ctx_t *c, const expr_t *e)
 {
-    if (e->op == EXPR_CONST)
-        return e->value;
-    if (e->op == EXPR_VAR)
-        return c->vars[e->var];
-    if (c->done[e->id])
-        return c->val[e->id];
-    double local[8] = {0};
-    double *x = e->nargs <= 8 ? local : expr_xmalloc(e->nargs * sizeof *x);
-    for (uint32_t i = 0; i < e->nargs; i++)
-        x[i] = eval_node(c, e->args[i]);
-    double v = expr_apply(e->op, x, e->nargs);
-    if (x != local)
-        free(x);
-    c->val[e->id] = v;
-    c->done[e->id] = 1;
-    return v;
+    size_t cap = 64, top = 0;
+    struct eval_frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = expr_xmalloc(cap * sizeof *st);
+    st[top++] = (struct eval_frame){e, 0};
+    while (top) {
+        struct eval_frame *f = &st[top - 1];
+        if (f->next < f->e->nargs) {
+            const expr_t *a = f->e->args[f->next++];
+            if (eval_known(c, a))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = expr_xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct eval_frame){a, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (c->done[x->id])
+            continue;
+        double local[8] = {0};
+        double *v = x->nargs <= 8 ? local
+                                  : expr_xmalloc(x->nargs * sizeof *v);
+        for (uint32_t i = 0; i < x->nargs; i++)
+            v[i] = eval_value(c, x->args[i]);
+        c->val[x->id] = expr_apply(x->op, v, x->nargs);
+        c->done[x->id] = 1;
+        if (v != local)
+            free(v);
+    }
+    free(st);
+    return c->val[e->id];
 }
 
 double expr_eval(const expr_graph_t *g, const expr_t *e, const double *vars)

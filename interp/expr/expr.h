@@ -93,6 +93,9 @@ struct expr {
     int64_t num, den;       /* EXPR_CONST: exactly num/den (den > 0), or
                                den == 0 when it is no such fraction */
     uint32_t var;           /* EXPR_VAR */
+    uint32_t height;        /* 1 for a leaf, else 1 + its tallest argument's
+                               (saturating): the depth a recursion through
+                               the node takes, which printers bound */
     const expr_t *const *args; /* nargs children; ADD/MUL: canonical order */
 };
 
