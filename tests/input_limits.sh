@@ -15,7 +15,8 @@
 #    appears while standard input is still open.
 #  * `load` of a FIFO (which blocks until something writes to it) or of a
 #    device is refused at once; a device on the command line is read up to
-#    the 64 MiB limit.
+#    the 64 MiB limit.  A statement's output to a FIFO that no process
+#    reads is refused at once too (it waited for a reader for ever).
 #  * An endless line is cut at 65 536 bytes with the error, at once.
 #  * A statement read a line at a time is limited to 1 MiB.
 set -u
@@ -78,6 +79,10 @@ mkfifo fifo.nh
 timeout 20 "$NH" -q -e 'load "fifo.nh"' > out 2> err
 st=$?
 check "load of a FIFO" 1 "^<-e>:1:6: error: 'fifo.nh' is not a regular file: load and import read files, not FIFOs or devices\$"
+mkfifo out.fifo
+timeout 20 "$NH" -q -e 'print 1 > "out.fifo"' > out 2> err
+st=$?
+check "print to a FIFO without a reader" 1 "^<-e>:1:11: error: cannot write 'out.fifo': it is a FIFO that no process reads (nh does not wait for one)\$"
 timeout 20 "$NH" -q -e 'load "/dev/zero"' > out 2> err
 st=$?
 check "load of a device" 1 "'/dev/zero' is not a regular file"

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "interp/analysis/linearize.h"
@@ -32,6 +33,36 @@ void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
     snprintf(s->integrator, sizeof s->integrator, "rk8pd");
     s->eom_method = -1;
     s->samples_cleared_at = SRC_SPAN_NONE;
+    s->channel_fd[0] = s->channel_fd[1] = -1;
+}
+
+int ctx_check_output(const ctx_t *s, const char *path, src_span_t at,
+                     diag_t *err)
+{
+    struct stat file, chan;
+    if (stat(path, &file) != 0)
+        return 0; /* a new file: none of the streams */
+    for (int k = 0; k < 2; k++)
+        if (s->channel_fd[k] >= 0 && fstat(s->channel_fd[k], &chan) == 0 &&
+            file.st_dev == chan.st_dev && file.st_ino == chan.st_ino)
+            return diag_error(err, at,
+                              "cannot write '%s': it is the notebook's own "
+                              "channel (nh --protocol's standard %s); write "
+                              "to a file instead",
+                              path, k == 0 ? "input" : "output");
+    return 0;
+}
+
+int ctx_open_output(const ctx_t *s, outfile_t *of, const char *path,
+                    bool regular, src_span_t at, diag_t *err)
+{
+    if (ctx_check_output(s, path, at, err) != 0)
+        return -1;
+    int e = regular ? outfile_open_regular(of, path) : outfile_open(of, path);
+    if (e)
+        return diag_error(err, at, "cannot write '%s': %s", path,
+                          outfile_strerror(e));
+    return 0;
 }
 
 void ctx_set_eom(ctx_t *s, eom_t *e)

@@ -275,6 +275,9 @@ static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
     if (plot && !file && s->svg_plots) {
         s->out_kind = CTX_OUT_SVG;
         rc = plot_draw_svg(&pc, s->out, err);
+    } else if (plot && file &&
+               ctx_check_output(s, file, st->to_file.span, err)) {
+        rc = -1;
     } else if (plot) {
         rc = plot_draw(&pc, file, s->out, err);
     } else {

@@ -634,12 +634,10 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (count == 0 || stab_check_body(st, err) != 0)
         return -1;
     outfile_t of = {0};
-    if (st->to_file.name) {
-        int e = outfile_open(&of, st->to_file.name);
-        if (e)
-            return diag_error(err, st->to_file.span, "cannot write '%s': %s",
-                              st->to_file.name, strerror(e));
-    }
+    if (st->to_file.name &&
+        ctx_open_output(s, &of, st->to_file.name, false, st->to_file.span,
+                        err) != 0)
+        return -1;
 
     /* What the statements may change, kept to be put back. */
     model_t saved;
@@ -717,7 +715,7 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             if (e && rc == 0)
                 rc = diag_error(err, st->to_file.span,
                                 "cannot write '%s': %s", st->to_file.name,
-                                strerror(e));
+                                outfile_strerror(e));
         }
     }
     return rc;
@@ -809,6 +807,8 @@ int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!file && s->svg_plots) {
         s->out_kind = CTX_OUT_SVG;
         rc = plot_draw_svg(&pc, s->out, err);
+    } else if (file && ctx_check_output(s, file, st->to_file.span, err)) {
+        rc = -1;
     } else {
         rc = plot_draw(&pc, file, s->out, err);
     }

@@ -339,7 +339,7 @@ static int plot_deliver(const plot_tmp_t *t, outfile_t *dst, const char *file,
         int e = errno;
         outfile_abort(dst);
         return diag_error(err, SRC_SPAN_NONE, "cannot read '%s': %s", t->img,
-                          strerror(e));
+                          outfile_strerror(e));
     }
     char buf[8192];
     size_t n;
@@ -356,7 +356,7 @@ static int plot_deliver(const plot_tmp_t *t, outfile_t *dst, const char *file,
     int e = outfile_commit(dst);
     if (e)
         return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s", file,
-                          strerror(e));
+                          outfile_strerror(e));
     return 0;
 }
 
@@ -429,7 +429,7 @@ static int plot_run(const plot_columns_t *data, plot_kind_t kind,
         int e = outfile_open(&dst, file);
         if (e)
             return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s",
-                              file, strerror(e));
+                              file, outfile_strerror(e));
     }
     plot_tmp_t t;
     if (plot_tmp_make(&t, err) != 0) {
