@@ -19,6 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "interp/base/util.h"
+
 typedef struct source_file {
     char *name; /* NULL: a released slot, on the free list */
     char *text; /* LEN bytes and a NUL */
@@ -39,7 +41,7 @@ static void *src_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return p;
 }
 
@@ -47,7 +49,7 @@ static void *src_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
     if (!q)
-        abort();
+        nh_out_of_memory();
     return q;
 }
 

@@ -44,6 +44,8 @@ static int mass_eigen(const nh_system_t *sys, const expr_t *e,
     gsl_matrix *m = gsl_matrix_alloc(n, n);
     gsl_vector *v = gsl_vector_alloc(n);
     gsl_eigen_symm_workspace *w = gsl_eigen_symm_alloc(n);
+    if (!m || !v || !w)
+        nh_out_of_memory();
     for (size_t k = 0; k < npts; k++) {
         tape_eval(tp, pts[k], m->data, work); /* row-major, tda = n */
         bool finite = true;

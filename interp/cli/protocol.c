@@ -61,7 +61,7 @@ static FILE *capture_open(capture_t *c)
     cookie_io_functions_t io = {NULL, capture_write, NULL, NULL};
     FILE *f = fopencookie(c, "w", io);
     if (!f)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return f;
 }
 

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/eom/linalg.h"
 #include "interp/expr/simplify.h"
 #include "interp/mech/rigid.h"
@@ -45,7 +46,7 @@ void *eom_alloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return p;
 }
 
@@ -342,7 +343,7 @@ static int32_t eom_pform_col(eom_pform_t *f, const eom_pcol_t *c)
         f->capcols = f->capcols ? 2 * f->capcols : 64;
         f->cols = realloc(f->cols, f->capcols * sizeof *f->cols);
         if (!f->cols)
-            abort();
+            nh_out_of_memory();
     }
     f->cols[f->ncols] = *c;
     f->chash[k] = (int32_t)f->ncols;
@@ -387,14 +388,14 @@ static size_t eom_sets_find(eom_sets_t *m, const size_t *set, size_t len,
         m->capitems = 2 * (m->nitems + len) + 64;
         m->items = realloc(m->items, m->capitems * sizeof *m->items);
         if (!m->items)
-            abort();
+            nh_out_of_memory();
     }
     memcpy(m->items + m->nitems, set, len * sizeof *set);
     if (m->n == m->cap) {
         m->cap = m->cap ? 2 * m->cap : 64;
         m->set = realloc(m->set, m->cap * sizeof *m->set);
         if (!m->set)
-            abort();
+            nh_out_of_memory();
     }
     m->set[m->n] = (struct eom_set){m->nitems, len, h};
     m->nitems += len;
@@ -425,7 +426,7 @@ static const expr_t *eom_pform_mass(eom_pform_t *f, const size_t *set,
         f->capmsum = 2 * k + 64;
         f->msum = realloc(f->msum, f->capmsum * sizeof *f->msum);
         if (!f->msum)
-            abort();
+            nh_out_of_memory();
     }
     f->msum[k] = expr_sum(f->g, m, len);
     free(m);
@@ -650,7 +651,7 @@ static const eom_rot_t *eom_rot_sum(expr_graph_t *g, eom_sets_t *sets,
         *cap = 2 * k + 16;
         *sums = realloc(*sums, *cap * sizeof **sums);
         if (!*sums)
-            abort();
+            nh_out_of_memory();
     }
     eom_rot_t *r = &(*sums)[k];
     if (!fresh)
@@ -735,7 +736,7 @@ static void eom_rotations_local(const nh_system_t *sys, eom_derived_t *d,
             tm = realloc(tm, capm * sizeof *tm);
         }
         if (!tp || !th || !tm)
-            abort();
+            nh_out_of_memory();
         for (size_t a = 0; a < k; a++) {
             size_t i = on[a];
             for (int c = 0; c < 3; c++)
@@ -1097,7 +1098,7 @@ void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout)
 {
     e->tape = tape_compile(e->sys->g, outs, nout, e->nvars);
     if (!e->tape)
-        abort();
+        nh_out_of_memory();
     e->out = eom_alloc(nout, sizeof *e->out);
     e->work = eom_alloc(tape_work_size(e->tape), sizeof *e->work);
 }
@@ -1107,7 +1108,7 @@ void eom_compile_pre(eom_t *e, const expr_t *const *outs,
 {
     e->pre = tape_compile(e->sys->g, outs, nout, e->nvars);
     if (!e->pre)
-        abort();
+        nh_out_of_memory();
     e->pre_out = eom_alloc(nout, sizeof *e->pre_out);
     e->pre_work = eom_alloc(tape_work_size(e->pre), sizeof *e->pre_work);
     e->pre_var = eom_alloc(nvar, sizeof *e->pre_var);
@@ -1247,7 +1248,7 @@ static void eom_monitor_build(eom_t *e)
     e->mon_nh = nh;
     e->mon = tape_compile(g, outs, nh + r + 1 + n, expr_graph_nvars(g));
     if (!e->mon)
-        abort();
+        nh_out_of_memory();
     free(outs);
 }
 
@@ -1328,6 +1329,7 @@ void eom_free(eom_t *e)
     free(e->t_pdwork);
     free(e->t_scratch);
     free(e->t_perm);
+    free(e->t_block);
     free(e);
 }
 
@@ -1538,19 +1540,35 @@ void eom_tangent_reserve(eom_t *e, size_t k)
      * system with no independent variable (eigen on an empty model). */
     if (k == 0)
         k = 1;
-    if (k <= e->tk)
-        return;
     const nh_system_t *sys = e->sys;
     /* The largest linear system a family differentiates: multipliers'
      * n + r, Voronec's n − r, Maggi's m (with n-sized work). */
     size_t big = sys->n + sys->r + sys->m + 1;
     size_t nout = tape_nout(e->tape), nw = tape_work_size(e->tape);
+    /* The doubles one direction takes: the tapes' derivatives, the
+     * scratch's right sides, and a block's seeds when blocks are taken. */
+    size_t per = nout + nw + 2 + big + e->nvars;
+    if (e->pre)
+        per += tape_nout(e->pre) + tape_work_size(e->pre) + 2;
+    size_t cap = EOM_TANGENT_BUDGET / (sizeof(double) * per);
+    if (e->t_max_block && cap > e->t_max_block)
+        cap = e->t_max_block;
+    bool blocks = k > (cap ? cap : 1);
+    if (blocks)
+        k = cap ? cap : 1;
+    if (k <= e->tk && (!blocks || e->t_block))
+        return;
+    if (k < e->tk)
+        k = e->tk; /* keep what is there; add the block's seeds */
     double *bufs[] = {e->t_out, e->t_dout, e->t_work, e->t_dwork,
                       e->t_pout, e->t_pdout, e->t_pwork, e->t_pdwork,
-                      e->t_scratch};
+                      e->t_scratch, e->t_block};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(e->t_perm);
+    e->t_block = blocks ? eom_alloc((size_t)e->nvars * k,
+                                    sizeof *e->t_block)
+                        : NULL;
     e->t_out = eom_alloc(nout + 1, sizeof *e->t_out);
     e->t_dout = eom_alloc((nout + 1) * k, sizeof *e->t_dout);
     e->t_work = eom_alloc(nw + 1, sizeof *e->t_work);
@@ -1575,7 +1593,28 @@ int eom_tangent(eom_t *e, double *vars, double *dvars, size_t k,
                 diag_t *err)
 {
     eom_tangent_reserve(e, k);
-    return e->tangent(e, vars, dvars, k, err);
+    e->t_again = false;
+    if (k <= e->tk)
+        return e->tangent(e, vars, dvars, k, err);
+    /* TK directions at a time: each block's seeds gathered from DVARS
+     * (one row of K per variable) into rows of KB, its derivatives
+     * scattered back.  The directions are independent, so the numbers
+     * are those of one pass. */
+    size_t nv = e->nvars;
+    int rc = 0;
+    for (size_t j0 = 0; j0 < k && rc == 0; j0 += e->tk) {
+        size_t kb = k - j0 < e->tk ? k - j0 : e->tk;
+        for (size_t v = 0; v < nv; v++)
+            memcpy(e->t_block + v * kb, dvars + v * k + j0,
+                   kb * sizeof *dvars);
+        rc = e->tangent(e, vars, e->t_block, kb, err);
+        for (size_t v = 0; v < nv && rc == 0; v++)
+            memcpy(dvars + v * k + j0, e->t_block + v * kb,
+                   kb * sizeof *dvars);
+        e->t_again = true;
+    }
+    e->t_again = false;
+    return rc;
 }
 
 void eom_tangent_tape(eom_t *e, const double *vars, const double *dvars,
@@ -1604,12 +1643,13 @@ void eom_tangent_pre(eom_t *e, double *vars, double *dvars, size_t k)
     }
 }
 
-int eom_tangent_solve(double *a, size_t n, double *b, size_t k, double *w,
-                      size_t *perm, const char *what, diag_t *err)
+int eom_tangent_solve(const eom_t *e, double *a, size_t n, double *b,
+                      size_t k, double *w, size_t *perm, const char *what,
+                      diag_t *err)
 {
     if (n == 0)
         return 0;
-    if (linalg_lu(a, n, perm, LINALG_RTOL) != 0)
+    if (!e->t_again && linalg_lu(a, n, perm, LINALG_RTOL) != 0)
         return diag_error(err, SRC_SPAN_NONE, "the %s is singular", what);
     linalg_lu_solve_many(a, n, perm, b, k, w);
     return 0;
@@ -1944,7 +1984,7 @@ static void eom_buf_reserve(eom_buf_t *b, size_t extra)
         cap *= 2;
     char *s = realloc(b->s, cap);
     if (!s)
-        abort();
+        nh_out_of_memory();
     b->s = s;
     b->cap = cap;
 }
@@ -2018,7 +2058,7 @@ void eom_buf_row(eom_buf_t *b, expr_graph_t *g, const expr_t *l,
             b->cl = realloc(b->cl, b->rowcap * sizeof *b->cl);
             b->cr = realloc(b->cr, b->rowcap * sizeof *b->cr);
             if (!b->cl || !b->cr)
-                abort();
+                nh_out_of_memory();
         }
         b->cl[b->nrow] = l;
         b->cr[b->nrow++] = r;

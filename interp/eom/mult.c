@@ -315,8 +315,10 @@ static int mult_tangent(eom_t *e, double *vars, double *dvars, size_t k,
     const double *M = e->t_out, *h = M + nu, *B = h + n, *c = B + r * n;
     const double *dM = e->t_dout, *dh = dM + nu * k, *dB = dh + n * k;
     const double *dc = dB + r * n * k;
-    double *K = e->t_scratch, *rhs = K + N * N, *w = rhs + N * k;
-    double *u = w + 2 * N;
+    /* K, u and w where they stay from block to block (eom_tangent) */
+    double *K = e->t_scratch, *u = K + N * N, *w = u + N, *rhs = w + 2 * N;
+    if (e->t_again)
+        goto derivatives; /* K factored and u solved at this state */
     if (eom_check_finite(M, nu + n + (r ? r * n + r : 0),
                          r ? "M, h, B, c" : "M, h", err))
         return -1;
@@ -350,6 +352,7 @@ static int mult_tangent(eom_t *e, double *vars, double *dvars, size_t k,
         vars[sys->lam[a]] = u[n + a];
     if (e->method == EOM_LAGRANGE)
         eom_clear_lambda(e, vars);
+derivatives:
     for (size_t j = 0; j < k; j++) {
         for (size_t i = 0; i < n; i++) {
             double s = dh[i * k + j];

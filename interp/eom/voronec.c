@@ -86,7 +86,8 @@ static int voronec_tangent(eom_t *e, double *vars, double *dvars, size_t k,
                            diag_t *err)
 {
     const nh_system_t *sys = e->sys;
-    if (e->compute(e, vars, err) != 0)
+    /* the blocks after the first: the values are in VARS, M̄ factored */
+    if (!e->t_again && e->compute(e, vars, err) != 0)
         return -1;
     eom_tangent_tape(e, vars, dvars, k);
     size_t kd = e->k, mi = e->mi, nu = vor_nupper(mi);
@@ -97,7 +98,7 @@ static int voronec_tangent(eom_t *e, double *vars, double *dvars, size_t k,
     double *wk = dx + mi * k;
     for (size_t i = 0; i < mi; i++) {
         x[i] = vars[sys->qdd[e->ind[i]]];
-        for (size_t l = 0; l < mi; l++)
+        for (size_t l = 0; l < mi && !e->t_again; l++)
             A[i * mi + l] = Mu[eom_upper_index(mi, i, l)];
     }
     for (size_t i = 0; i < mi; i++)
@@ -107,7 +108,7 @@ static int voronec_tangent(eom_t *e, double *vars, double *dvars, size_t k,
                 s += dM[eom_upper_index(mi, i, l) * k + j] * x[l];
             dx[i * k + j] = -s;
         }
-    if (eom_tangent_solve(A, mi, dx, k, wk, e->t_perm,
+    if (eom_tangent_solve(e, A, mi, dx, k, wk, e->t_perm,
                           "reduced mass matrix Mbar", err) != 0)
         return -1;
     for (size_t i = 0; i < mi; i++)

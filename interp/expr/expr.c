@@ -74,6 +74,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/expr/expr_impl.h"
 
 /* ---- op table ---------------------------------------------------------- */
@@ -112,7 +113,7 @@ void *expr_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        abort();
+        nh_out_of_memory();
     return p;
 }
 
@@ -120,7 +121,7 @@ void *expr_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        abort();
+        nh_out_of_memory();
     return p;
 }
 
@@ -128,7 +129,7 @@ void *expr_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
-        abort();
+        nh_out_of_memory();
     return p;
 }
 

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "interp/base/util.h"
 #include "interp/base/sha256.h"
 #include "interp/eom/cgen.h"
 
@@ -268,7 +269,7 @@ static int native_compile(char **cc, size_t ncc, const char *src,
     argv[k] = NULL;
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0)
-        abort();
+        nh_out_of_memory();
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, log,
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);

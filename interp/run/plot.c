@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "interp/base/util.h"
 #include "interp/base/outfile.h"
 #include "interp/expr/expr.h"
 
@@ -374,7 +375,7 @@ static int plot_run_gnuplot(const plot_tmp_t *t, diag_t *err)
 {
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0)
-        abort();
+        nh_out_of_memory();
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, t->out,
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);

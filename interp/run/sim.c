@@ -71,6 +71,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_odeiv2.h>
 
+#include "interp/base/util.h"
 #include "interp/analysis/check.h"
 #include "interp/eom/linalg.h"
 #include "interp/expr/tape.h"
@@ -138,7 +139,7 @@ static void *sim_alloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return p;
 }
 
@@ -207,7 +208,7 @@ static tape_t *sim_compile(const nh_system_t *sys, const expr_t *const *outs,
 {
     tape_t *t = tape_compile(sys->g, outs, nout, expr_graph_nvars(sys->g));
     if (!t)
-        abort();
+        nh_out_of_memory();
     return t;
 }
 
@@ -1077,7 +1078,7 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
         &gsys, sim_step_type(opt->integrator), dir * span, opt->atol,
         opt->rtol);
     if (!drv)
-        abort(); /* GSL allocates nothing else that can fail here */
+        nh_out_of_memory();
     unsigned order = gsl_odeiv2_step_order(drv->s);
     /* No shorter than the times can tell apart (t + h must move t), nor
      * than 0 when the estimate underflows (a span of 5e-324). */
@@ -1327,7 +1328,7 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
         double *p = realloc(samples->data,
                             (samples->n + add) * width * sizeof(double));
         if (!p)
-            abort();
+            nh_out_of_memory();
         samples->data = p;
         samples->cap = samples->n + add;
     }
