@@ -443,8 +443,49 @@ static void prime_sum(expr_graph_t *g, const expr_t *e,
     free(pr);
 }
 
+/* Whether node ID is marked primed (g->primed). */
+static bool prime_done(const expr_graph_t *g, uint32_t id)
+{
+    return id < g->primed_cap && g->primed[id];
+}
+
+/* Marks node ID primed. */
+static void prime_mark(expr_graph_t *g, uint32_t id)
+{
+    if (id >= g->primed_cap) {
+        size_t cap = g->primed_cap ? g->primed_cap : 1024;
+        while (cap <= id)
+            cap *= 2;
+        g->primed = expr_xrealloc(g->primed, cap);
+        memset(g->primed + g->primed_cap, 0, cap - g->primed_cap);
+        g->primed_cap = cap;
+    }
+    g->primed[id] = 1;
+}
+
+/* Makes the marks of g->primed those of the wanted variables: kept when
+ * they are the last priming's, else cleared. */
+static void prime_marks_for(expr_graph_t *g, const expr_t *const *dvar,
+                            const bool *mask)
+{
+    bool same = g->prime_want && g->prime_nvars == g->nvars;
+    for (uint32_t v = 0; v < g->nvars && same; v++)
+        same = prime_wanted(dvar, mask, v) == g->prime_want[v];
+    if (same)
+        return;
+    g->prime_want = expr_xrealloc(g->prime_want,
+                                  (g->nvars ? g->nvars : 1) * sizeof *g->prime_want);
+    for (uint32_t v = 0; v < g->nvars; v++)
+        g->prime_want[v] = prime_wanted(dvar, mask, v);
+    g->prime_nvars = g->nvars;
+    if (g->primed_cap)
+        memset(g->primed, 0, g->primed_cap);
+}
+
 /* Primes every long sum below E for the wanted variables (DVAR[v] set,
- * or MASK[v]: exactly one of them given). */
+ * or MASK[v]: exactly one of them given).  What an earlier priming for
+ * the same variables primed is not walked again (g->primed), so that
+ * priming expression after expression of a chain costs its size once. */
 static void prime_sums(expr_graph_t *g, const expr_t *e,
                        const expr_t *const *dvar, const bool *mask)
 {
@@ -453,6 +494,9 @@ static void prime_sums(expr_graph_t *g, const expr_t *e,
         if (prime_wanted(dvar, mask, v))
             expr_dep_add(&want, v);
     if (!expr_dep_meets(&g->dep[e->id], &want) || e->op == EXPR_VAR)
+        return;
+    prime_marks_for(g, dvar, mask);
+    if (prime_done(g, e->id))
         return;
     /* post order by an explicit stack: (node, next child) */
     subst_memo_t seen = {NULL, 0, 0};
@@ -469,6 +513,7 @@ static void prime_sums(expr_graph_t *g, const expr_t *e,
         if (f->next < f->e->nargs) {
             const expr_t *a = f->e->args[f->next++];
             if (a->nargs == 0 || subst_memo_get(&seen, a->id) ||
+                prime_done(g, a->id) ||
                 !expr_dep_meets(&g->dep[a->id], &want))
                 continue;
             subst_memo_put(&seen, a->id, a);
@@ -483,6 +528,7 @@ static void prime_sums(expr_graph_t *g, const expr_t *e,
         top--;
         if (x->op == EXPR_ADD && x->nargs >= PRIME_MIN_TERMS)
             prime_sum(g, x, dvar, mask, cand);
+        prime_mark(g, x->id);
     }
     free(cand);
     free(st);

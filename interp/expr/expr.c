@@ -364,6 +364,8 @@ void expr_graph_free(expr_graph_t *g)
     free(g->node_rank);
     free(g->table);
     free(g->memo);
+    free(g->prime_want);
+    free(g->primed);
     ranks_free(g->ranks);
     free(g);
 }

@@ -89,6 +89,15 @@ struct expr_graph {
     struct expr_ranks *ranks;
     bool no_domains;            /* expr_graph_keep_domains(g, false) */
     bool display;               /* expr_graph_set_display */
+    /* prime_sums (diff.c): the variables the last priming wanted
+     * (prime_want, prime_nvars entries), and by node id whether every
+     * long sum below the node is primed for them (primed, primed_cap
+     * entries): a later priming for the same variables skips what is
+     * done (a body on a chain of frames primed the whole chain again). */
+    bool *prime_want;
+    uint32_t prime_nvars;
+    unsigned char *primed;
+    size_t primed_cap;
 };
 
 /* Node flags (expr_graph_t.flags).  EXPR_F_PARTIAL: the node may be
