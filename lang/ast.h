@@ -20,6 +20,11 @@
 
 typedef struct ast_arena ast_arena_t;
 
+/* The height of an expression tree the parser hands out is at most this
+ * (every operator, call and vector counts): code walking a tree
+ * recursively cannot exhaust the stack.  parse.h's PARSE_MAX_DEPTH. */
+#define AST_MAX_DEPTH 200
+
 ast_arena_t *ast_arena_new(void);
 void ast_arena_free(ast_arena_t *arena); /* accepts NULL */
 void *ast_alloc(ast_arena_t *arena, size_t size); /* zeroed; aborts on OOM */
@@ -84,14 +89,31 @@ typedef enum ast_sim_option_kind {
     SIM_OPT_RTOL,       /* rtol EXPR */
     SIM_OPT_ATOL,       /* atol EXPR */
     SIM_OPT_PROJECT,    /* project */
+    SIM_OPT_UNTIL,      /* until EXPR = VALUE [rising|falling] (v3, §6.1) */
+    SIM_OPT_SAMPLE_AT,  /* sample at EXPR = VALUE [rising|falling] */
 } ast_sim_option_kind_t;
 
 typedef struct ast_sim_option {
     ast_sim_option_kind_t kind;
-    ast_expr_t *value;  /* step, rtol, atol */
-    ast_ident_t ident;  /* integrator */
+    ast_expr_t *value;  /* step, rtol, atol; until and sample at: EXPR;
+                         * integrator: the step after `h` (`integrator
+                         * dla h 0.01`, §6.2), NULL when not given */
+    ast_expr_t *target; /* until, sample at: VALUE */
+    int dir;            /* until, sample at: +1 rising, -1 falling, 0 */
+    ast_ident_t ident;  /* integrator: the name */
+    ast_ident_t h;      /* integrator: the word before the step, which
+                         * the grammar leaves to the interpreter to check
+                         * is `h` (NULL name when absent) */
     src_span_t span;    /* keyword and value */
 } ast_sim_option_t;
+
+/* One parameter's range in a sweep (a grid has several, LANGUAGE.md
+ * §1.2): NAME from FROM to TO step STEP. */
+typedef struct ast_sweep_axis {
+    ast_ident_t name;
+    ast_expr_t *from, *to, *step;
+    src_span_t span; /* NAME to STEP's end */
+} ast_sweep_axis_t;
 
 typedef enum ast_stmt_kind {
     STMT_PARAM,      /* param a = 1, b = 2            u.bindings */
@@ -132,7 +154,24 @@ typedef enum ast_stmt_kind {
     STMT_SWEEP,      /* sweep NAME from e to e step e [> "file"]: stmts
                                                        u.sweep */
     STMT_PLOT_SWEEP, /* plot sweep [> "file"] */
-    STMT_EXPORT,     /* export c "file"                u.export_ */
+    STMT_EXPORT,     /* export c "file" | export python "file"  u.export_ */
+    /* v3 */
+    STMT_INPUT,      /* input NAME [= e], ...          u.bindings (value
+                                                       NULL: not given) */
+    STMT_OUTPUT,     /* output NAME = e, ...           u.bindings */
+    STMT_DRAW,       /* draw KIND e, ... [mark e] [trail]  u.draw */
+    STMT_STEADY,     /* steady x = 1, y ~ 0.1          u.bindings */
+    STMT_FOLLOW,     /* follow NAME from e to e [step e] [> "file"]:
+                        steady ...; stmts              u.follow */
+    STMT_PLOT_FOLLOW, /* plot follow [e, e [vs e]] [> "file"]  u.output */
+    STMT_LYAPUNOV,   /* lyapunov to e [step e] [VARS] [> "file"]
+                                                       u.lyapunov */
+    STMT_TRANSFER,   /* transfer OUT from IN at s = e [> "file"]
+                                                       u.transfer */
+    STMT_BODE,       /* bode OUT from IN from e to e [> "file"]
+                                                       u.transfer */
+    STMT_ANIMATE,    /* animate [speed e] [view e, e] [> "file"]
+                                                       u.animate */
 } ast_stmt_kind_t;
 
 typedef struct ast_stmt ast_stmt_t;
@@ -214,12 +253,57 @@ struct ast_stmt {
             bool latex;
         } worksheet;
         struct {
-            ast_ident_t name;          /* the parameter */
-            ast_expr_t *from, *to, *step;
+            ast_sweep_axis_t *axes;    /* one per parameter; a grid has
+                                        * several, the last varying
+                                        * fastest */
+            size_t naxes;
             ast_stmt_t **body;         /* to the end of the line */
             size_t n;
             src_span_t head;           /* `sweep` to the ':' */
         } sweep;
+        struct {
+            ast_ident_t name;          /* a parameter, or a variable given
+                                        * with = in the steady */
+            ast_expr_t *from, *to;
+            ast_expr_t *step;          /* NULL when not given */
+            ast_stmt_t **body;         /* body[0] is the STMT_STEADY */
+            size_t n;
+            src_span_t head;           /* `follow` to the ':' */
+        } follow;
+        struct {
+            ast_expr_t *to;
+            ast_expr_t *step;          /* NULL when not given */
+            ast_expr_t **vars;         /* NULL, 0: every independent one */
+            size_t nvars;
+        } lyapunov;
+        struct {
+            ast_ident_t out, in;
+            ast_ident_t svar;          /* transfer: the name before '='
+                                        * (the interpreter checks it is
+                                        * `s`) */
+            ast_expr_t *s;             /* transfer: the value of s */
+            ast_expr_t *w1, *w2;       /* bode: the frequency range */
+        } transfer;
+        struct {
+            ast_ident_t kind;          /* disk, sphere, line, point: the
+                                        * interpreter checks the word */
+            ast_expr_t **args;
+            size_t nargs;
+            ast_ident_t mark_word;     /* the word before MARK (checked
+                                        * to be `mark`); NULL name when
+                                        * absent */
+            ast_expr_t *mark;          /* NULL when absent */
+            ast_ident_t trail_word;    /* the last word (checked to be
+                                        * `trail`); NULL name: absent */
+            bool trail;                /* trail_word given */
+        } draw;
+        struct {
+            ast_expr_t *speed;         /* NULL when absent */
+            ast_ident_t view;          /* the word `view` (checked by the
+                                        * interpreter); NULL name when
+                                        * absent */
+            ast_expr_t *az, *el;
+        } animate;
         struct {
             const char *path; /* unescaped */
             src_span_t span;

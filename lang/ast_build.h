@@ -8,10 +8,10 @@
  * arena or be static.  Must not: resolve names, check meaning, print.
  *
  * Expression constructors that take sub-expressions return NULL when the
- * new node would be more than PARSE_MAX_DEPTH levels deep (the height of
+ * new node would be more than AST_MAX_DEPTH levels deep (the height of
  * the tree, counting every operator, call and vector); the caller reports
  * the error.  So every tree the parser hands out has height at most
- * PARSE_MAX_DEPTH, and code walking it recursively cannot exhaust the stack.
+ * AST_MAX_DEPTH, and code walking it recursively cannot exhaust the stack.
  */
 #ifndef NH_AST_BUILD_H
 #define NH_AST_BUILD_H
@@ -67,11 +67,28 @@ ast_sim_option_t *ast_sim_option_new(ast_arena_t *arena,
                                      ast_expr_t *value, ast_ident_t ident,
                                      src_span_t span);
 
+/* until / sample at (KIND): EXPR = TARGET, DIR +1 rising, -1 falling,
+ * 0 either. */
+ast_sim_option_t *ast_sim_event_new(ast_arena_t *arena,
+                                    ast_sim_option_kind_t kind,
+                                    ast_expr_t *expr, ast_expr_t *target,
+                                    int dir, src_span_t span);
+/* integrator NAME [H STEP]: H the word before STEP (NULL name and STEP
+ * NULL when absent). */
+ast_sim_option_t *ast_sim_integrator_new(ast_arena_t *arena, ast_ident_t name,
+                                         ast_ident_t h, ast_expr_t *step,
+                                         src_span_t span);
+/* One range of a sweep: NAME from FROM to TO step STEP. */
+ast_sweep_axis_t *ast_sweep_axis_new(ast_arena_t *arena, ast_ident_t name,
+                                     ast_expr_t *from, ast_expr_t *to,
+                                     ast_expr_t *step, src_span_t span);
+
 /* ---- statements ---- */
 /* A statement with no operands (reset, accel, check, quit, exit). */
 ast_stmt_t *ast_stmt_new(ast_arena_t *arena, ast_stmt_kind_t kind,
                          src_span_t span);
-/* param, initial, set: BINDINGS is a list of ast_binding_t *. */
+/* param, initial, set, steady, input, output: BINDINGS is a list of
+ * ast_binding_t *. */
 ast_stmt_t *ast_stmt_bindings(ast_arena_t *arena, ast_stmt_kind_t kind,
                               ast_list_t *bindings, src_span_t span);
 /* coord, speed: NAMES is a list of ast_ident_t *. */
@@ -128,14 +145,40 @@ ast_stmt_t *ast_stmt_show(ast_arena_t *arena, bool latex, ast_expr_t *e,
 ast_stmt_t *ast_stmt_compare(ast_arena_t *arena, ast_ident_t a, ast_ident_t b,
                              ast_expr_t *samples, src_span_t span);
 /* load, import: PATH.name unescaped, PATH.span the string literal. */
-/* sweep NAME from FROM to TO step STEP [> FILE]: BODY (statements, NULL
- * entries for empty ones, which are dropped); HEAD spans `sweep` to the
- * colon. */
-ast_stmt_t *ast_stmt_sweep(ast_arena_t *arena, ast_ident_t name,
-                           ast_expr_t *from, ast_expr_t *to,
-                           ast_expr_t *step, ast_ident_t file,
-                           ast_list_t *body, src_span_t head,
-                           src_span_t span);
+/* sweep AXES [> FILE]: BODY — AXES a list of ast_sweep_axis_t * (a grid
+ * when more than one), BODY statements (NULL entries for empty ones,
+ * which are dropped); HEAD spans `sweep` to the colon. */
+ast_stmt_t *ast_stmt_sweep(ast_arena_t *arena, ast_list_t *axes,
+                           ast_ident_t file, ast_list_t *body,
+                           src_span_t head, src_span_t span);
+/* follow NAME from FROM to TO [step STEP] [> FILE]: STEADY; REST —
+ * STEP NULL when absent; STEADY becomes body[0]. */
+ast_stmt_t *ast_stmt_follow(ast_arena_t *arena, ast_ident_t name,
+                            ast_expr_t *from, ast_expr_t *to,
+                            ast_expr_t *step, ast_ident_t file,
+                            ast_stmt_t *steady, ast_list_t *rest,
+                            src_span_t head, src_span_t span);
+/* lyapunov to TO [step STEP] [VARS]: STEP NULL and VARS NULL when absent. */
+ast_stmt_t *ast_stmt_lyapunov(ast_arena_t *arena, ast_expr_t *to,
+                              ast_expr_t *step, ast_list_t *vars,
+                              src_span_t span);
+/* transfer OUT from IN at SVAR = VALUE */
+ast_stmt_t *ast_stmt_transfer(ast_arena_t *arena, ast_ident_t out,
+                              ast_ident_t in, ast_ident_t svar,
+                              ast_expr_t *value, src_span_t span);
+/* bode OUT from IN from W1 to W2 */
+ast_stmt_t *ast_stmt_bode(ast_arena_t *arena, ast_ident_t out, ast_ident_t in,
+                          ast_expr_t *w1, ast_expr_t *w2, src_span_t span);
+/* draw KIND ARGS [MARK_WORD MARK] [TRAIL_WORD]: names NULL and MARK NULL
+ * when absent. */
+ast_stmt_t *ast_stmt_draw(ast_arena_t *arena, ast_ident_t kind,
+                          ast_list_t *args, ast_ident_t mark_word,
+                          ast_expr_t *mark, ast_ident_t trail_word,
+                          src_span_t span);
+/* animate [speed SPEED] [VIEW AZ, EL]: NULL / NULL name when absent. */
+ast_stmt_t *ast_stmt_animate(ast_arena_t *arena, ast_expr_t *speed,
+                             ast_ident_t view, ast_expr_t *az, ast_expr_t *el,
+                             src_span_t span);
 ast_stmt_t *ast_stmt_path(ast_arena_t *arena, ast_stmt_kind_t kind,
                           ast_ident_t path, src_span_t span);
 /* export FORMAT "PATH" */

@@ -20,5 +20,8 @@ const char *const parse_keywords[] = {
     /* new in v2 */
     "frame",     "body",       "gravity",   "torque",    "linearize",
     "eigen",     "sweep",      "export",
+    /* new in v3 */
+    "input",     "output",     "transfer",  "bode",      "steady",
+    "follow",    "lyapunov",   "draw",      "animate",
     NULL,
 };

@@ -44,7 +44,7 @@ typedef struct parse_lines {
 bool parse_lines_open(parse_lines_t *st, const char *line, size_t len);
 
 /* Limits, so hostile input gets an error instead of exhausting the stack. */
-#define PARSE_MAX_DEPTH 200      /* nesting of brackets and operators */
+#define PARSE_MAX_DEPTH AST_MAX_DEPTH /* nesting of brackets and operators */
 #define PARSE_MAX_LINE 65536     /* bytes in one line */
 
 #endif

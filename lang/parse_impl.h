@@ -36,6 +36,9 @@ typedef struct parse_ctx {
                           * statement may have next (lexer.l: from, about,
                           * by in `frame`, inertia in `body`), or 0 */
     int stmt_tok;        /* the first token of the current statement */
+    int cur_tok;         /* the first token of the innermost statement
+                          * (one in a sweep's line, too): the words of
+                          * `simulate` are keywords only there */
     bool in_sweep;       /* past the ':' of a sweep: a line's end ends
                           * it, also after a ';' (LANGUAGE.md §7.2) */
     uint32_t last_end;   /* where that token ended */

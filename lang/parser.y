@@ -100,6 +100,7 @@ static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
     ast_ident_t ident;
     ast_binding_t *binding;
     ast_sim_option_t *opt;
+    ast_sweep_axis_t *opt_axis;
     unsigned count;
 }
 
@@ -124,6 +125,10 @@ static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
     FRAME "frame" BODY "body" GRAVITY "gravity" TORQUE "torque"
     LINEARIZE "linearize" EIGEN "eigen" SWEEP "sweep"
     FROM "from" ABOUT "about" BY "by" INERTIA "inertia"
+    INPUT "input" OUTPUT "output" TRANSFER "transfer" BODE "bode"
+    STEADY "steady" FOLLOW "follow" LYAPUNOV "lyapunov" DRAW "draw"
+    ANIMATE "animate" UNTIL "until" RISING "rising" FALLING "falling"
+    SAMPLE "sample"
     EXPORT "export" QUIT "quit" EXIT "exit"
 
 /* A sweep's statements run to the end of the line (LANGUAGE.md §7.2): a
@@ -131,11 +136,16 @@ static void parse_too_deep(parse_ctx_t *ctx, src_span_t where);
 %precedence SWEEP_END
 %precedence ';' 
 
-%type <stmt> stmt printing opt_inner
+%type <stmt> stmt printing opt_inner steady
 %type <expr> expr sum term unary power postfix primary opt_vs
 %type <list> exprs opt_exprs names bindings pbindings opt_params params
-%type <list> sim_options sweep_body
-%type <binding> binding pbinding set_binding
+%type <list> sim_options sweep_body follow_rest axes ibindings set_bindings
+%type <list> lvars
+%type <expr> lvar
+%type <binding> binding pbinding set_binding ibinding
+%type <opt_axis> axis
+%type <expr> opt_step
+%type <num> opt_dir
 %type <count> primes
 %type <opt> sim_option
 %type <ident> name opt_redirect set_name topic
@@ -202,15 +212,29 @@ stmt:
         { $$ = ast_stmt_constraint(A, STMT_KINEMATIC,
                                    ast_ident(NULL, SRC_SPAN_NONE), $2, $4,
                                    @$); }
+  | "input" ibindings   { $$ = ast_stmt_bindings(A, STMT_INPUT, $2, @$); }
+  | "output" bindings   { $$ = ast_stmt_bindings(A, STMT_OUTPUT, $2, @$); }
+    /* LANGUAGE.md §7.5: the words mark and trail are names here, checked
+     * by the interpreter (an expression cannot go on with a name) */
+  | "draw" name exprs
+        { $$ = ast_stmt_draw(A, $2, $3, ast_ident(NULL, SRC_SPAN_NONE), NULL,
+                             ast_ident(NULL, SRC_SPAN_NONE), @$); }
+  | "draw" name exprs name
+        { $$ = ast_stmt_draw(A, $2, $3, ast_ident(NULL, SRC_SPAN_NONE), NULL,
+                             $4, @$); }
+  | "draw" name exprs name expr
+        { $$ = ast_stmt_draw(A, $2, $3, $4, $5,
+                             ast_ident(NULL, SRC_SPAN_NONE), @$); }
+  | "draw" name exprs name expr name
+        { $$ = ast_stmt_draw(A, $2, $3, $4, $5, $6, @$); }
   | "equations" name    { $$ = ast_stmt_word(A, STMT_EQUATIONS, $2, @$); }
   | "initial" pbindings { $$ = ast_stmt_bindings(A, STMT_INITIAL, $2, @$); }
   | "simulate" "to" expr sim_options
         { $$ = ast_stmt_simulate(A, $3, $4, @$); }
   | "reset"             { $$ = ast_stmt_new(A, STMT_RESET, @$); }
   | printing opt_redirect { $$ = ast_stmt_to_file($1, $2, @$); }
-  | "set" set_binding
-        { $$ = ast_stmt_bindings(A, STMT_SET, ast_list_push(A, NULL, $2),
-                                 @$); }
+  | "set" set_bindings  { $$ = ast_stmt_bindings(A, STMT_SET, $2, @$); }
+  | steady
   | "load" STRING
         { $$ = ast_stmt_path(A, STMT_LOAD, ast_ident($2, @2), @$); }
   | "import" STRING
@@ -220,10 +244,40 @@ stmt:
   | "quit"              { $$ = ast_stmt_new(A, STMT_QUIT, @$); }
   | "exit"              { $$ = ast_stmt_new(A, STMT_EXIT, @$); }
     /* LANGUAGE.md §7.2: its `> "file"` comes before the statements */
-  | "sweep" name "from" expr "to" expr "step" expr opt_redirect ':'
-        sweep_body %prec SWEEP_END
-        { $$ = ast_stmt_sweep(A, $2, $4, $6, $8, $9, $11, @$, @$);
-          $$->u.sweep.head = (src_span_t){@1.file, @1.begin, @10.end}; }
+  | "sweep" axes opt_redirect ':' sweep_body %prec SWEEP_END
+        { $$ = ast_stmt_sweep(A, $2, $3, $5,
+                              (src_span_t){@1.file, @1.begin, @4.end}, @$); }
+    /* LANGUAGE.md §7.3: the family through the steady motion that comes
+     * first after the colon */
+  | "follow" name "from" expr "to" expr opt_step opt_redirect ':' steady
+        follow_rest %prec SWEEP_END
+        { $$ = ast_stmt_follow(A, $2, $4, $6, $7, $8, $10, $11,
+                               (src_span_t){@1.file, @1.begin, @9.end}, @$); }
+    ;
+
+steady:
+    "steady" pbindings  { $$ = ast_stmt_bindings(A, STMT_STEADY, $2, @$); }
+    ;
+
+follow_rest:
+    %empty              { $$ = NULL; }
+  | follow_rest ';' opt_inner { $$ = ast_list_push(A, $1, $3); }
+    ;
+
+/* A sweep over several parameters is a grid (LANGUAGE.md §1.2). */
+axes:
+    axis                { $$ = ast_list_push(A, NULL, $1); }
+  | axes ',' axis       { $$ = ast_list_push(A, $1, $3); }
+    ;
+
+axis:
+    name "from" expr "to" expr "step" expr
+        { $$ = ast_sweep_axis_new(A, $1, $3, $5, $7, @$); }
+    ;
+
+opt_step:
+    %empty              { $$ = NULL; }
+  | "step" expr         { $$ = $2; }
     ;
 
 sweep_body:
@@ -276,6 +330,31 @@ printing:
   | "eigen" opt_exprs
         { $$ = ast_stmt_output(A, STMT_EIGEN, $2, NULL, @$); }
   | "plot" "sweep"      { $$ = ast_stmt_new(A, STMT_PLOT_SWEEP, @$); }
+  | "plot" "follow"
+        { $$ = ast_stmt_output(A, STMT_PLOT_FOLLOW, NULL, NULL, @$); }
+  | "plot" "follow" exprs opt_vs
+        { $$ = ast_stmt_output(A, STMT_PLOT_FOLLOW, $3, $4, @$); }
+    /* VARS are variables (x, x'), not expressions: an expression could
+     * go on with them */
+  | "lyapunov" "to" expr opt_step
+        { $$ = ast_stmt_lyapunov(A, $3, $4, NULL, @$); }
+  | "lyapunov" "to" expr opt_step lvars
+        { $$ = ast_stmt_lyapunov(A, $3, $4, $5, @$); }
+    /* `at s = VALUE`: the name is checked by the interpreter */
+  | "transfer" name "from" name "at" name '=' expr
+        { $$ = ast_stmt_transfer(A, $2, $4, $6, $8, @$); }
+  | "bode" name "from" name "from" expr "to" expr
+        { $$ = ast_stmt_bode(A, $2, $4, $6, $8, @$); }
+  | "animate"
+        { $$ = ast_stmt_animate(A, NULL, ast_ident(NULL, SRC_SPAN_NONE), NULL,
+                                NULL, @$); }
+  | "animate" "speed" expr
+        { $$ = ast_stmt_animate(A, $3, ast_ident(NULL, SRC_SPAN_NONE), NULL,
+                                NULL, @$); }
+  | "animate" name expr ',' expr
+        { $$ = ast_stmt_animate(A, NULL, $2, $3, $5, @$); }
+  | "animate" "speed" expr name expr ',' expr
+        { $$ = ast_stmt_animate(A, $3, $4, $5, $7, @$); }
     ;
 
 name:
@@ -302,6 +381,17 @@ bindings:
   | bindings ',' binding { $$ = ast_list_push(A, $1, $3); }
     ;
 
+/* input: a value is optional (0 by default). */
+ibindings:
+    ibinding            { $$ = ast_list_push(A, NULL, $1); }
+  | ibindings ',' ibinding { $$ = ast_list_push(A, $1, $3); }
+    ;
+
+ibinding:
+    binding
+  | name                { $$ = ast_binding_new(A, $1, 0, NULL, @$); }
+    ;
+
 binding:
     name '=' expr       { $$ = ast_binding_new(A, $1, 0, $3, @$); }
     ;
@@ -322,7 +412,13 @@ primes:
   | primes '\''         { $$ = $1 + 1; }
     ;
 
-/* `set rtol = 1e-8`: the simulation defaults are set by their keyword. */
+/* `set rtol = 1e-8`: the simulation defaults are set by their keyword;
+ * `set a = 1, b = 2` sets several. */
+set_bindings:
+    set_binding         { $$ = ast_list_push(A, NULL, $1); }
+  | set_bindings ',' set_binding { $$ = ast_list_push(A, $1, $3); }
+    ;
+
 set_binding:
     set_name '=' expr   { $$ = ast_binding_new(A, $1, 0, $3, @$); }
     ;
@@ -346,7 +442,16 @@ sim_option:
         { $$ = ast_sim_option_new(A, SIM_OPT_STEP, $2,
                                   ast_ident(NULL, SRC_SPAN_NONE), @$); }
   | "integrator" name
-        { $$ = ast_sim_option_new(A, SIM_OPT_INTEGRATOR, NULL, $2, @$); }
+        { $$ = ast_sim_integrator_new(A, $2, ast_ident(NULL, SRC_SPAN_NONE),
+                                      NULL, @$); }
+    /* `integrator dla h 0.01` (LANGUAGE.md §6.2): the word is checked by
+     * the interpreter */
+  | "integrator" name name expr
+        { $$ = ast_sim_integrator_new(A, $2, $3, $4, @$); }
+  | "until" expr '=' expr opt_dir
+        { $$ = ast_sim_event_new(A, SIM_OPT_UNTIL, $2, $4, (int)$5, @$); }
+  | "sample" "at" expr '=' expr opt_dir
+        { $$ = ast_sim_event_new(A, SIM_OPT_SAMPLE_AT, $3, $5, (int)$6, @$); }
   | "rtol" expr
         { $$ = ast_sim_option_new(A, SIM_OPT_RTOL, $2,
                                   ast_ident(NULL, SRC_SPAN_NONE), @$); }
@@ -356,6 +461,23 @@ sim_option:
   | "project"
         { $$ = ast_sim_option_new(A, SIM_OPT_PROJECT, NULL,
                                   ast_ident(NULL, SRC_SPAN_NONE), @$); }
+    ;
+
+lvars:
+    lvar                { $$ = ast_list_push(A, NULL, $1); }
+  | lvars ',' lvar      { $$ = ast_list_push(A, $1, $3); }
+    ;
+
+lvar:
+    IDENT               { $$ = ast_name(A, $1, @$); }
+  | lvar '\''
+        { $$ = ast_unop(A, AST_PRIME, $1, @$); DEPTH_OK($$, @$); }
+    ;
+
+opt_dir:
+    %empty              { $$ = 0; }
+  | "rising"            { $$ = 1; }
+  | "falling"           { $$ = -1; }
     ;
 
 exprs:
@@ -392,6 +514,8 @@ keyword:
   | "compare" | "samples" | "worksheet" | "set" | "load" | "import"
   | "help" | "quit" | "exit" | "frame" | "body" | "gravity" | "torque"
   | "linearize" | "eigen" | "sweep" | "export"
+  | "input" | "output" | "transfer" | "bode" | "steady" | "follow"
+  | "lyapunov" | "draw" | "animate"
     ;
 
 /* ---- expressions: LANGUAGE.md §3.1, lowest precedence first ---- */
@@ -543,6 +667,9 @@ static void parse_expected_desc(const yysymbol_kind_t *exp, int nexp,
         YYSYMBOL_IMPORT, YYSYMBOL_HELP, YYSYMBOL_QUIT, YYSYMBOL_EXIT,
         YYSYMBOL_FRAME, YYSYMBOL_BODY, YYSYMBOL_GRAVITY, YYSYMBOL_TORQUE,
         YYSYMBOL_LINEARIZE, YYSYMBOL_EIGEN, YYSYMBOL_SWEEP, YYSYMBOL_EXPORT,
+        YYSYMBOL_INPUT, YYSYMBOL_OUTPUT, YYSYMBOL_TRANSFER, YYSYMBOL_BODE,
+        YYSYMBOL_STEADY, YYSYMBOL_FOLLOW, YYSYMBOL_LYAPUNOV, YYSYMBOL_DRAW,
+        YYSYMBOL_ANIMATE,
     };
     if (parse_sym_in(in, YYSYMBOL_PARAM) && parse_sym_in(in, YYSYMBOL_MASS)) {
         /* after `help`: any name or keyword */

@@ -9,8 +9,13 @@
 #    uses a symbol defined in a layer above its own, and no circle runs
 #    through modules (A uses B uses ... uses A), inside a layer or across.
 #    The modules are the object files of the library and of nh.
-# 3. The checker itself: a file that includes a header from above its own
-#    layer must be reported (so a broken check cannot pass in silence).
+# 3. Include circles: no circle runs through the modules' includes either
+#    (a module is a .c with its .h; X_impl.h is X's private half; the
+#    scanner and the grammar are parts of lang/parse, whose context they
+#    share).  The object check cannot see a circle of declarations alone.
+# 4. The checker itself: a file that includes a header from above its own
+#    layer, and a circle of includes, must be reported (so a broken check
+#    cannot pass in silence).
 #
 # Run by `make check` from the build tree; srcdir is the source tree.
 set -u
@@ -57,6 +62,43 @@ check_includes() {
     done
 }
 
+# The module a source file belongs to (see 3).
+module_of() {
+    m=${1%.*}
+    m=${m%_impl}
+    case $m in
+    lang/lexer | lang/parser) m=lang/parse ;;
+    esac
+    echo "$m"
+}
+
+# Prints the include edges that lie on a circle, "FILE-MODULE HEADER-MODULE",
+# among the files given relative to directory $1.
+include_circles() {
+    root=$1; shift
+    for f in "$@"; do
+        m=$(module_of "$f")
+        sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' \
+            "$root/$f" |
+        while read -r h; do
+            hm=$(module_of "$h")
+            [ "$hm" != "$m" ] && echo "$m $hm"
+        done
+    done | sort -u | awk '{ e[NR] = $1 " " $2; out[$1]++; in_[$2]++; node[$1]; node[$2] }
+        END {
+            do {
+                gone = 0
+                for (v in node) if (out[v] + 0 == 0 || in_[v] + 0 == 0) {
+                    for (i in e) { split(e[i], p, " ")
+                        if (p[1] == v || p[2] == v) {
+                            out[p[1]]--; in_[p[2]]--; delete e[i] } }
+                    delete node[v]; gone = 1
+                }
+            } while (gone)
+            for (i in e) print e[i]
+        }' | sort
+}
+
 fail=0
 files=$(cd "$src" && find lang interp \( -name '*.c' -o -name '*.h' \
             -o -name '*.y' -o -name '*.l' \) ! -name 'parser.c' \
@@ -64,6 +106,12 @@ files=$(cd "$src" && find lang interp \( -name '*.c' -o -name '*.h' \
 bad=$(check_includes "$src" $files)
 if [ -n "$bad" ]; then
     echo "$bad"
+    fail=1
+fi
+circle=$(include_circles "$src" $files)
+if [ -n "$circle" ]; then
+    echo "modules whose headers include each other in a circle (includer, included):"
+    echo "$circle"
     fail=1
 fi
 
@@ -74,6 +122,13 @@ mkdir -p "$tmp/interp/expr"
 printf '#include "interp/cli/session.h"\n' > "$tmp/interp/expr/probe.c"
 if [ -z "$(check_includes "$tmp" interp/expr/probe.c)" ]; then
     echo "layers.sh: the include check missed a wrong include"
+    fail=1
+fi
+mkdir -p "$tmp/lang"
+printf '#include "lang/b.h"\n' > "$tmp/lang/a.c"
+printf '#include "lang/a.h"\n' > "$tmp/lang/b.h"
+if [ -z "$(include_circles "$tmp" lang/a.c lang/b.h)" ]; then
+    echo "layers.sh: the circle check missed a circle of includes"
     fail=1
 fi
 

@@ -154,6 +154,8 @@ static void test_keywords(void **state)
         CHECK,     COMPARE, SAMPLES,    WORKSHEET, SET,     LOAD,
         IMPORT,    HELP,    QUIT,       EXIT,      FRAME,   BODY,
         GRAVITY,   TORQUE,  LINEARIZE,  EIGEN,     SWEEP,     EXPORT,
+        INPUT,     OUTPUT,  TRANSFER,   BODE,      STEADY,    FOLLOW,
+        LYAPUNOV,  DRAW,    ANIMATE,
     };
     /* LANGUAGE.md §10, typed out again */
     static const char *const spec =
@@ -161,7 +163,8 @@ static void test_keywords(void **state)
         "force constraint kinematic equations initial simulate to step "
         "integrator rtol atol project reset print accel table plot vs show "
         "latex check compare samples worksheet set load import help quit "
-        "exit frame body gravity torque linearize eigen sweep export";
+        "exit frame body gravity torque linearize eigen sweep export "
+        "input output transfer bode steady follow lyapunov draw animate";
     size_t nk = sizeof kinds / sizeof *kinds;
     size_t i = 0;
     for (; parse_keywords[i]; i++) {
@@ -292,6 +295,36 @@ static void test_contextual_keywords(void **state)
     expect_kinds(L, SWEEP, IDENT, FROM, IDENT, TO, NUMBER, STEP, NUMBER, ':',
                  FRAME, IDENT, FROM, IDENT, ABOUT, IDENT, BY, IDENT, NEWLINE,
                  NHYYEOF, -1);
+    lexed_free(L);
+    /* v3: a grid's ranges each have their `from`, but not a comma in an
+     * expression's brackets nor one in the sweep's statements */
+    L = lex("sweep a from max(1, from) to 2 step 1, b from 0 to 1 step 1: "
+            "print a, from");
+    expect_kinds(L, SWEEP, IDENT, FROM, IDENT, '(', NUMBER, ',', IDENT, ')',
+                 TO, NUMBER, STEP, NUMBER, ',', IDENT, FROM, NUMBER, TO,
+                 NUMBER, STEP, NUMBER, ':', PRINT, IDENT, ',', IDENT, NEWLINE,
+                 NHYYEOF, -1);
+    lexed_free(L);
+    /* follow and transfer have one `from`, bode two; a follow's line ends
+     * it as a sweep's does */
+    L = lex("follow from from 0 to 1: steady x ~ 1;\ntransfer from from "
+            "from at s = from\nbode a from b from from to 2");
+    expect_kinds(L, FOLLOW, IDENT, FROM, NUMBER, TO, NUMBER, ':', STEADY,
+                 IDENT, '~', NUMBER, ';', NEWLINE, TRANSFER, IDENT, FROM,
+                 IDENT, AT, IDENT, '=', IDENT, NEWLINE, BODE, IDENT, FROM,
+                 IDENT, FROM, IDENT, TO, NUMBER, NEWLINE, NHYYEOF, -1);
+    lexed_free(L);
+    /* until, rising, falling, sample: keywords anywhere in a simulate
+     * (also one in a sweep's line), names elsewhere and at a statement's
+     * start */
+    L = lex("simulate to 1 until x = 0 rising sample at (falling) = 1; "
+            "print until\nsweep a from 0 to 1 step 1: simulate to 2 until "
+            "x = 1\nuntil");
+    expect_kinds(L, SIMULATE, TO, NUMBER, UNTIL, IDENT, '=', NUMBER, RISING,
+                 SAMPLE, AT, '(', FALLING, ')', '=', NUMBER, ';', PRINT,
+                 IDENT, NEWLINE, SWEEP, IDENT, FROM, NUMBER, TO, NUMBER,
+                 STEP, NUMBER, ':', SIMULATE, TO, NUMBER, UNTIL, IDENT, '=',
+                 NUMBER, NEWLINE, IDENT, NEWLINE, NHYYEOF, -1);
     lexed_free(L);
 }
 

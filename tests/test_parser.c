@@ -779,6 +779,201 @@ static void test_other_statements(void **state)
     }
 }
 
+/* LANGUAGE.md v3: steady, follow, plot follow (§7.3), lyapunov (§7.4),
+ * events and dla in simulate (§6.1, §6.2), inputs, outputs, transfer,
+ * bode (§7.2.1), draw, animate (§7.5), grids and `set` of several
+ * (§1.2, §8). */
+static void test_v3_statements(void **state)
+{
+    (void)state;
+    parsed_t *P = parse_ok(
+        "steady phi = 0.1, delta ~ 0.05, thR' ~ -20\n"
+        "follow phi from 0.01 to 1.5 step 0.01 > \"f.csv\": steady delta ~ "
+        "0.05, thR' ~ -20; eigen phi, delta; print v\n"
+        "follow v from 1 to 2: steady phi ~ 0\n"
+        "plot follow delta, v vs phi\n"
+        "lyapunov to 100 step 0.5 phi, delta'\n"
+        "lyapunov to T\n",
+        6);
+    const ast_stmt_t *s = P->prog.stmts[0];
+    assert_int_equal(s->kind, STMT_STEADY);
+    assert_int_equal(s->u.bindings.n, 3);
+    assert_false(s->u.bindings.items[0].guess);
+    assert_true(s->u.bindings.items[1].guess);
+    assert_int_equal(s->u.bindings.items[2].primes, 1);
+    span_is(P, s->u.bindings.items[2].span, "thR' ~ -20");
+
+    s = P->prog.stmts[1];
+    assert_int_equal(s->kind, STMT_FOLLOW);
+    ident_is(P, s->u.follow.name, "phi");
+    span_is(P, s->u.follow.from->span, "0.01");
+    span_is(P, s->u.follow.to->span, "1.5");
+    span_is(P, s->u.follow.step->span, "0.01");
+    assert_string_equal(s->to_file.name, "f.csv");
+    span_is(P, s->u.follow.head,
+            "follow phi from 0.01 to 1.5 step 0.01 > \"f.csv\":");
+    assert_int_equal(s->u.follow.n, 3);
+    assert_int_equal(s->u.follow.body[0]->kind, STMT_STEADY);
+    span_is(P, s->u.follow.body[0]->span, "steady delta ~ 0.05, thR' ~ -20");
+    assert_int_equal(s->u.follow.body[1]->kind, STMT_EIGEN);
+    assert_int_equal(s->u.follow.body[2]->kind, STMT_PRINT);
+    s = P->prog.stmts[2];
+    assert_null(s->u.follow.step);
+    assert_int_equal(s->u.follow.n, 1);
+
+    s = P->prog.stmts[3];
+    assert_int_equal(s->kind, STMT_PLOT_FOLLOW);
+    assert_int_equal(s->u.output.n, 2);
+    span_is(P, s->u.output.vs->span, "phi");
+
+    s = P->prog.stmts[4];
+    assert_int_equal(s->kind, STMT_LYAPUNOV);
+    span_is(P, s->u.lyapunov.to->span, "100");
+    span_is(P, s->u.lyapunov.step->span, "0.5");
+    assert_int_equal(s->u.lyapunov.nvars, 2);
+    span_is(P, s->u.lyapunov.vars[1]->span, "delta'");
+    assert_int_equal(s->u.lyapunov.vars[1]->kind, AST_PRIME);
+    s = P->prog.stmts[5];
+    assert_null(s->u.lyapunov.step);
+    assert_int_equal(s->u.lyapunov.nvars, 0);
+    parsed_free(P);
+
+    /* events and the fixed step of dla, in any order with the others */
+    P = parse_ok("simulate to 100 until theta = 0 falling step 0.1\n"
+                 "simulate to 1e4 sample at phi' = 0 rising\n"
+                 "simulate to 10 integrator dla h 0.01 until x + 1 = y\n",
+                 3);
+    s = P->prog.stmts[0];
+    const ast_sim_option_t *o = s->u.simulate.options;
+    assert_int_equal(s->u.simulate.noptions, 2);
+    assert_int_equal(o[0].kind, SIM_OPT_UNTIL);
+    span_is(P, o[0].value->span, "theta");
+    span_is(P, o[0].target->span, "0");
+    assert_int_equal(o[0].dir, -1);
+    span_is(P, o[0].span, "until theta = 0 falling");
+    assert_int_equal(o[1].kind, SIM_OPT_STEP);
+    o = P->prog.stmts[1]->u.simulate.options;
+    assert_int_equal(o[0].kind, SIM_OPT_SAMPLE_AT);
+    span_is(P, o[0].value->span, "phi'");
+    assert_int_equal(o[0].dir, 1);
+    o = P->prog.stmts[2]->u.simulate.options;
+    assert_int_equal(o[0].kind, SIM_OPT_INTEGRATOR);
+    ident_is(P, o[0].ident, "dla");
+    ident_is(P, o[0].h, "h");
+    span_is(P, o[0].value->span, "0.01");
+    assert_int_equal(o[1].kind, SIM_OPT_UNTIL);
+    span_is(P, o[1].value->span, "x + 1");
+    assert_int_equal(o[1].dir, 0);
+    parsed_free(P);
+
+    /* the words of simulate are names elsewhere */
+    P = parse_ok("coord until, rising, falling, sample\n"
+                 "print until + sample", 2);
+    parsed_free(P);
+    P = parse("simulate to 1 until = 0");
+    assert_int_equal(P->status, PARSE_ERROR);
+    parsed_free(P);
+
+    /* inputs, outputs, transfer functions */
+    P = parse_ok("input Tphi, Tdelta = 2\n"
+                 "output lean = phi, heading = psi'\n"
+                 "transfer lean from Tdelta at s = 2*i > \"g.txt\"\n"
+                 "bode lean from Tdelta from 0.1 to 100 > \"b.svg\"\n"
+                 "export python \"bike.py\"\n",
+                 5);
+    s = P->prog.stmts[0];
+    assert_int_equal(s->kind, STMT_INPUT);
+    assert_int_equal(s->u.bindings.n, 2);
+    assert_null(s->u.bindings.items[0].value);
+    span_is(P, s->u.bindings.items[1].value->span, "2");
+    s = P->prog.stmts[1];
+    assert_int_equal(s->kind, STMT_OUTPUT);
+    span_is(P, s->u.bindings.items[1].value->span, "psi'");
+    s = P->prog.stmts[2];
+    assert_int_equal(s->kind, STMT_TRANSFER);
+    ident_is(P, s->u.transfer.out, "lean");
+    ident_is(P, s->u.transfer.in, "Tdelta");
+    ident_is(P, s->u.transfer.svar, "s");
+    span_is(P, s->u.transfer.s->span, "2*i");
+    assert_string_equal(s->to_file.name, "g.txt");
+    s = P->prog.stmts[3];
+    assert_int_equal(s->kind, STMT_BODE);
+    span_is(P, s->u.transfer.w1->span, "0.1");
+    span_is(P, s->u.transfer.w2->span, "100");
+    s = P->prog.stmts[4];
+    ident_is(P, s->u.export_.format, "python");
+    parsed_free(P);
+    /* `from` is a name elsewhere, also as the transfer's output */
+    P = parse_ok("transfer from from from at s = 1\nprint from", 2);
+    ident_is(P, P->prog.stmts[0]->u.transfer.out, "from");
+    ident_is(P, P->prog.stmts[0]->u.transfer.in, "from");
+    parsed_free(P);
+
+    /* draw and animate */
+    P = parse_ok("draw disk G, W.y, r\n"
+                 "draw sphere G, R mark C.x\n"
+                 "draw point P trail\n"
+                 "draw point P mark [1, 0, 0] trail\n"
+                 "animate speed 2 view 30, 20 > \"a.html\"\n"
+                 "animate view -30, 10\n",
+                 6);
+    s = P->prog.stmts[0];
+    assert_int_equal(s->kind, STMT_DRAW);
+    ident_is(P, s->u.draw.kind, "disk");
+    assert_int_equal(s->u.draw.nargs, 3);
+    assert_null(s->u.draw.mark);
+    assert_false(s->u.draw.trail);
+    s = P->prog.stmts[1];
+    ident_is(P, s->u.draw.mark_word, "mark");
+    span_is(P, s->u.draw.mark->span, "C.x");
+    s = P->prog.stmts[2];
+    ident_is(P, s->u.draw.trail_word, "trail");
+    assert_true(s->u.draw.trail);
+    assert_null(s->u.draw.mark);
+    s = P->prog.stmts[3];
+    assert_true(s->u.draw.trail);
+    span_is(P, s->u.draw.mark->span, "[1, 0, 0]");
+    s = P->prog.stmts[4];
+    assert_int_equal(s->kind, STMT_ANIMATE);
+    span_is(P, s->u.animate.speed->span, "2");
+    ident_is(P, s->u.animate.view, "view");
+    span_is(P, s->u.animate.el->span, "20");
+    assert_string_equal(s->to_file.name, "a.html");
+    s = P->prog.stmts[5];
+    assert_null(s->u.animate.speed);
+    span_is(P, s->u.animate.az->span, "-30");
+    parsed_free(P);
+
+    /* grids, and set of several */
+    P = parse_ok("sweep a from 0 to 1 step 0.25, from from 1 to 2 step 0.5 "
+                 "> \"g.csv\": print a\n"
+                 "set a = 1, rtol = 1e-8, b = 2\n",
+                 2);
+    s = P->prog.stmts[0];
+    assert_int_equal(s->kind, STMT_SWEEP);
+    assert_int_equal(s->u.sweep.naxes, 2);
+    ident_is(P, s->u.sweep.axes[0].name, "a");
+    ident_is(P, s->u.sweep.axes[1].name, "from");
+    span_is(P, s->u.sweep.axes[1].span, "from from 1 to 2 step 0.5");
+    span_is(P, s->u.sweep.axes[0].step->span, "0.25");
+    span_is(P, s->u.sweep.head,
+            "sweep a from 0 to 1 step 0.25, from from 1 to 2 step 0.5 > "
+            "\"g.csv\":");
+    s = P->prog.stmts[1];
+    assert_int_equal(s->kind, STMT_SET);
+    assert_int_equal(s->u.bindings.n, 3);
+    ident_is(P, s->u.bindings.items[1].name, "rtol");
+    parsed_free(P);
+
+    /* follow's statements start with steady; its line ends it */
+    P = parse("follow a from 0 to 1: print a");
+    assert_int_equal(P->status, PARSE_ERROR);
+    parsed_free(P);
+    P = parse_ok("follow a from 0 to 1: steady x ~ 1; print a;\nprint b", 2);
+    assert_int_equal(P->prog.stmts[0]->u.follow.n, 2);
+    parsed_free(P);
+}
+
 /* Each kind of statement, and ast_stmt_keyword naming it by the word it
  * starts with. */
 static void test_every_kind_and_keyword(void **state)
@@ -826,9 +1021,19 @@ static void test_every_kind_and_keyword(void **state)
         {STMT_SWEEP, "sweep k from 1 to 2 step 1: print k"},
         {STMT_PLOT_SWEEP, "plot sweep"},
         {STMT_EXPORT, "export c \"f.c\""},
+        {STMT_INPUT, "input Tphi"},
+        {STMT_OUTPUT, "output lean = phi"},
+        {STMT_DRAW, "draw disk G, W.y, r"},
+        {STMT_STEADY, "steady phi = 0.1, delta ~ 0.05"},
+        {STMT_FOLLOW, "follow phi from 0 to 1: steady delta ~ 0"},
+        {STMT_PLOT_FOLLOW, "plot follow"},
+        {STMT_LYAPUNOV, "lyapunov to 10"},
+        {STMT_TRANSFER, "transfer lean from Tdelta at s = 2*i"},
+        {STMT_BODE, "bode lean from Tdelta from 0.1 to 100"},
+        {STMT_ANIMATE, "animate"},
     };
     size_t n = sizeof all / sizeof *all;
-    assert_int_equal(n, STMT_EXPORT + 1);
+    assert_int_equal(n, STMT_ANIMATE + 1);
     for (size_t i = 0; i < n; i++) {
         char text[128];
         /* spaces and a comment around it do not belong to its span */
@@ -1230,6 +1435,8 @@ int main(void)
         cmocka_unit_test(test_show_and_teaching),
         cmocka_unit_test(test_to_file),
         cmocka_unit_test(test_other_statements),
+        cmocka_unit_test(test_v3_statements),
+        cmocka_unit_test(test_v3_statements),
         cmocka_unit_test(test_every_kind_and_keyword),
         cmocka_unit_test(test_separators),
         cmocka_unit_test(test_incomplete),

@@ -59,6 +59,32 @@ size_t lin_dependent(const lin_t *l, const uint32_t **vars);
  * (span NONE). */
 int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err);
 
+/* lin_matrix at VARS, any state on the constraints (a point of a run:
+ * `lyapunov`), the constraints' Jacobians taken there, with the dependent
+ * variables of the last lin_choose.  Allocates nothing (the buffers are
+ * lin_choose's).  Returns as lin_matrix. */
+int lin_matrix_at(lin_t *l, double *vars, double *a, diag_t *err);
+
+/* How well the constraints determine the dependent variables at the
+ * state of the last lin_matrix or lin_matrix_at: the smallest pivot of
+ * their blocks of J and B relative to those matrices' size (1: no
+ * dependent variables; near 0: the choice is about to fail there, as
+ * y' = x' tan(th) of a sleigh whose heading turns through 90°). */
+double lin_chart_quality(const lin_t *l);
+
+/* Chooses the dependent variables anew at VARS (a state on the
+ * constraints): those the constraints determine best there (QR with
+ * column pivoting on J, then B), as many as before, when they are
+ * determined clearly better than the current ones (four times, by
+ * lin_chart_quality).  When the choice changes (*CHANGED), lin_vars
+ * changes too and CHANGE (lin_size², row-
+ * major) receives the new independent variables' derivatives along the
+ * old ones on the manifold: a tangent vector δx_old is δx_new = CHANGE
+ * δx_old.  Returns 0, or -1 with *err set (span NONE) when the
+ * constraints are not independent at VARS. */
+int lin_rechoose(lin_t *l, double *vars, double *change, bool *changed,
+                 diag_t *err);
+
 /* After lin_matrix: the rates of the independent variables at VARS (as
  * lin_matrix left it), lin_size of them, into RATE. */
 void lin_rates(const lin_t *l, const double *vars, double *rate);
@@ -69,8 +95,10 @@ bool lin_time_dependent(const lin_t *l);
 
 /* The eigenvalues of the n×n matrix A (not changed) into RE, IM, ordered
  * by decreasing real part, then decreasing imaginary part (a complex
- * pair: a + b i first).  Returns 0, or -1 when GSL's QR iteration does
- * not converge. */
+ * pair: a + b i first), with real parts within LIN_AXIS_RTOL of
+ * max(1, largest |A_ij|) of each other — or both that close to 0 — taken
+ * as equal, so that rounding noise in them does not decide the order.
+ * Returns 0, or -1 when GSL's QR iteration does not converge. */
 int lin_eigen(const double *a, size_t n, double *re, double *im);
 
 /* The verdict of §7.2 on eigenvalues RE[0..n) of a matrix whose largest

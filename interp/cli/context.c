@@ -15,8 +15,11 @@
 
 #include "config.h"
 #include "interp/analysis/linearize.h"
+#include "interp/analysis/react.h"
 #include "interp/eom/velocity.h"
+#include "interp/cli/work.h"
 #include "interp/run/native.h"
+#include "interp/run/plot.h"
 
 void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
               FILE *err)
@@ -31,6 +34,7 @@ void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
     s->atol = 1e-12;
     s->step = 0; /* 0: (T − t)/1000 */
     snprintf(s->integrator, sizeof s->integrator, "rk8pd");
+    s->threads = work_default_threads();
     s->eom_method = -1;
     s->samples_cleared_at = SRC_SPAN_NONE;
     s->channel_fd[0] = s->channel_fd[1] = -1;
@@ -133,11 +137,50 @@ bool ctx_row_end(ctx_rows_t *t)
     return true;
 }
 
+void ctx_write_table(const ctx_t *s, const ctx_rows_t *t, size_t count,
+                     FILE *out)
+{
+    if (s->shard_n)
+        fprintf(out, "# nh --shard %u/%u: %zu points\n", s->shard_k,
+                s->shard_n, count);
+    double **col = xcalloc(t->ncols + 1, sizeof *col);
+    for (size_t c = 0; c < t->ncols; c++) {
+        col[c] = xcalloc(t->nrows + 1, sizeof *col[c]);
+        for (size_t k = 0; k < t->nrows; k++)
+            col[c][k] = t->data[k * t->ncols + c];
+    }
+    plot_columns_t pc = {t->ncols, t->nrows,
+                         (const char *const *)t->titles,
+                         (const double *const *)col, NULL, false};
+    plot_table(&pc, out);
+    for (size_t c = 0; c < t->ncols; c++)
+        free(col[c]);
+    free(col);
+}
+
+char *ctx_shard_path(const ctx_t *s, const char *name)
+{
+    if (!s->shard_n)
+        return xstrdup(name);
+    const char *slash = strrchr(name, '/');
+    const char *base = slash ? slash + 1 : name;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        dot = base + strlen(base);
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_addn(&b, name, (size_t)(dot - name));
+    strbuf_addf(&b, ".%u-of-%u%s", s->shard_k, s->shard_n, dot);
+    return strbuf_take(&b);
+}
+
 void ctx_free_derived(ctx_t *s)
 {
     ctx_free_eom(s);
     eom_velsolver_free(s->vs);
     s->vs = NULL;
+    react_free(s->react);
+    s->react = NULL;
 }
 
 void ctx_free(ctx_t *s)
@@ -316,6 +359,50 @@ void ctx_drop_lowering(ctx_t *s)
     s->lw = NULL;
 }
 
+void ctx_note_dropped(ctx_t *s, const lower_t *old, const lower_t *lw,
+                      const char *name)
+{
+    int was[3] = {0, 0, 0}, now[3];
+    unsigned dim = lower_dropped(lw, name, now);
+    if (old && lower_dropped(old, name, was) != dim)
+        was[0] = was[1] = was[2] = 0;
+    for (unsigned k = 0; k < dim && !s->quiet; k++) {
+        if (now[k] && !was[k])
+            fprintf(s->out,
+                    "note: %s[%u] is dropped: it vanishes identically "
+                    "(%s)\n",
+                    name, k + 1,
+                    now[k] == 1 ? "it simplifies to 0 = 0"
+                                : "zero at every sample state near the "
+                                  "state, as check tests a quantity");
+        else if (was[k] && !now[k])
+            fprintf(s->out,
+                    "note: %s[%u] is kept again: it does not vanish near "
+                    "the state\n",
+                    name, k + 1);
+    }
+}
+
+void ctx_drops_refresh(ctx_t *s, const model_t *at)
+{
+    if (!s->lw || s->lw_generation != s->model.generation)
+        return;
+    const model_t *m = at ? at : &s->model;
+    if (lower_drops_hold(s->lw, m))
+        return;
+    diag_t err = {0};
+    lower_t *lw = lower_model(m, s->src, &err);
+    if (!lw) { /* it lowered before: its error is the next statement's */
+        ctx_drop_lowering(s);
+        return;
+    }
+    for (size_t a = 0; a < s->model.constraints.n; a++)
+        ctx_note_dropped(s, s->lw, lw, s->model.constraints.v[a].name);
+    ctx_free_derived(s);
+    lower_free(s->lw);
+    s->lw = lw;
+}
+
 void ctx_drop_large_lowering(ctx_t *s)
 {
     if (s->lw && expr_graph_count(lower_graph(s->lw)) >
@@ -372,6 +459,17 @@ static void warn_indefinite(ctx_t *s, lower_t *lw)
     free(vars);
 }
 
+eom_t *ctx_prepare_here(ctx_t *s, lower_t *lw, eom_method_t method,
+                        src_span_t where, diag_t *err)
+{
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double *vars = xmalloc((nv + 1) * sizeof *vars);
+    lower_fill_vars(lw, &s->model, vars);
+    eom_t *e = eom_prepare_at(lower_system(lw), method, where, vars, err);
+    free(vars);
+    return e;
+}
+
 eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -384,7 +482,7 @@ eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
     if (s->eom && s->eom_generation == s->model.generation &&
         s->eom_method == method)
         return s->eom;
-    eom_t *e = eom_prepare(sys, (eom_method_t)method, where, err);
+    eom_t *e = ctx_prepare_here(s, lw, (eom_method_t)method, where, err);
     if (!e)
         return NULL;
     ctx_free_eom(s);
@@ -402,6 +500,16 @@ struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err)
     if (!s->vs)
         s->vs = eom_velsolver_new(lower_system(lw));
     return s->vs;
+}
+
+struct react *ctx_react(ctx_t *s, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return NULL;
+    if (!s->react)
+        s->react = react_new(lw, err);
+    return s->react;
 }
 
 struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err)
@@ -616,16 +724,26 @@ int ctx_lookup_method(const ast_ident_t *id, diag_t *err)
 }
 
 
+const char *const ctx_integrators[] = {
+    "rk2",    "rk4",    "rkf45",  "rkck",  "rk8pd", "msadams", "rk1imp",
+    "rk2imp", "rk4imp", "bsimp",  "msbdf", "dla",   NULL};
+
+bool ctx_integrator_known(const char *name)
+{
+    return sim_integrator_known(name) || strcmp(name, "dla") == 0;
+}
+
 int ctx_unknown_integrator(const char *name, src_span_t span,
                                diag_t *err)
 {
-    const char *best = source_closest(name, sim_integrators);
+    const char *best = source_closest(name, ctx_integrators);
     if (best)
         return diag_error(err, span,
                           "unknown integrator '%s'; did you mean '%s'?", name,
                           best);
     return diag_error(err, span,
                       "the integrators are rk2, rk4, rkf45, rkck, rk8pd, "
-                      "msadams, rk1imp, rk2imp, rk4imp, bsimp and msbdf");
+                      "msadams, rk1imp, rk2imp, rk4imp, bsimp, msbdf and "
+                      "dla");
 }
 

@@ -37,6 +37,8 @@
 /* The values one sweep may take (LANGUAGE.md §7.2, doc/limits.md): its
  * rows are kept for `plot sweep`. */
 #define SWEEP_MAX_VALUES 100000
+/* The ranges one grid may have (`sweep a from …, b from …`). */
+#define SWEEP_MAX_AXES 16
 
 /* What a statement printed on OUT, for a front end that shows kinds of
  * output apart (the machine interface, doc/protocol.md).  The session
@@ -83,6 +85,7 @@ typedef struct ctx {
     int eom_method;
     struct lin *lin; /* linearize.h's, for s->eom (ctx_lin) */
     struct eom_velsolver *vs; /* for s->lw (ctx_velsolver) */
+    struct react *react;      /* for s->lw (ctx_react) */
 
     /* Recorded samples: rows of the value vector of the lowering of
      * generation samples_generation, made by the method samples_method.
@@ -106,6 +109,13 @@ typedef struct ctx {
     double rtol, atol, step;
     size_t max_steps; /* 0: sim's default */
     char integrator[32];
+
+    /* `set threads = N` (LANGUAGE.md §1.2): the worker processes of a
+     * sweep (work.h); 1 runs in this one.  --shard K/N: every sweep runs
+     * only the points whose index i has i mod N = K − 1 and writes an
+     * index column (shard_n 0: no sharding). */
+    unsigned threads;
+    unsigned shard_k, shard_n;
 
     /* `set compile = on` (LANGUAGE.md §8.1): the equations of simulate
      * and compare run compiled (run/native.h).  A method whose compile
@@ -138,6 +148,16 @@ typedef struct ctx {
     ctx_rows_t sweep;
 } ctx_t;
 
+/* Writes the rows of a sweep as CSV to OUT (a header, then one row each);
+ * under --shard first a line `# nh --shard K/N: COUNT points` that
+ * --merge reads (merge.h). */
+void ctx_write_table(const ctx_t *s, const ctx_rows_t *t, size_t count,
+                     FILE *out);
+/* The file a sweep writes for `> "NAME"`: NAME, or under --shard K/N
+ * NAME with `.K-of-N` before its extension (`rows.csv` → `rows.1-of-4.csv`),
+ * so that shards on one machine do not write one file.  Newly allocated. */
+char *ctx_shard_path(const ctx_t *s, const char *name);
+
 /* A statement run on a context: 0, or -1 with *err set (and nothing
  * changed: LANGUAGE.md §9). */
 typedef int (*stmt_fn)(ctx_t *s, const ast_stmt_t *st, diag_t *err);
@@ -155,10 +175,17 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err);
 /* The prepared equations of the chosen method (on demand); NULL with
  * *err set, at span WHERE. */
 eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err);
+/* METHOD prepared for LW's system (eom_prepare_at) with the current
+ * state as where the motion is; NULL with *err set. */
+eom_t *ctx_prepare_here(ctx_t *s, lower_t *lw, eom_method_t method,
+                        src_span_t where, diag_t *err);
 /* The solver of the velocities the constraints determine (velocity.h)
  * for the current lowering, prepared once per lowering (`initial` runs
  * once per value of a sweep); NULL with *err set. */
 struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err);
+/* The reactions of the dropped components (react.h) for the current
+ * lowering, prepared once per lowering; NULL with *err set. */
+struct react *ctx_react(ctx_t *s, diag_t *err);
 /* Frees what is derived from the lowering — the equations, the
  * linearization, the velocity solver — when the lowering changes. */
 void ctx_free_derived(ctx_t *s);
@@ -168,6 +195,18 @@ void ctx_set_eom(ctx_t *s, eom_t *e);
 /* The linearization of the chosen equations (linearize.h), prepared for
  * ctx_eom's equations and kept with them; NULL with *err set. */
 struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err);
+/* LANGUAGE.md §4: the components of vector constraints are dropped
+ * where the motion is.  When the lowering's verdicts do not hold at the
+ * state of AT (NULL: the session's model; AT has its declarations), the
+ * lowering is made again there and what is derived from it dropped,
+ * with a note per component that changed (not under -q).  Called before
+ * each statement, and by `initial` and `reset` at the coordinates given
+ * before they solve the rest.  A lowering borrowed before is freed. */
+void ctx_drops_refresh(ctx_t *s, const model_t *at);
+/* The note of each component of constraint NAME that LW drops and OLD
+ * (NULL: a lowering without the constraint) kept, or the reverse. */
+void ctx_note_dropped(ctx_t *s, const lower_t *old, const lower_t *lw,
+                      const char *name);
 /* Drops the lowering and the equations (rebuilt when next needed). */
 void ctx_drop_lowering(ctx_t *s);
 /* The same when a failed statement left the graph larger than
@@ -201,6 +240,11 @@ lower_t *ctx_samples_ready(ctx_t *s, src_span_t span, diag_t *err);
 int ctx_lookup_method(const ast_ident_t *id, diag_t *err);
 
 /* The error for NAME, which is not an integrator, at SPAN. */
+/* The integrators of `simulate … integrator NAME` and `set integrator`:
+ * GSL's (sim.h) and dla (run/dla.h, LANGUAGE.md §6.2), NULL-terminated;
+ * ctx_integrator_known says whether NAME is one. */
+extern const char *const ctx_integrators[];
+bool ctx_integrator_known(const char *name);
 int ctx_unknown_integrator(const char *name, src_span_t span, diag_t *err);
 /* Evaluates a constant expression (numbers and parameters) of model M,
  * lowered by LW; -1 with *err set. */

@@ -18,6 +18,7 @@
 
 #include "interp/analysis/slips.h"
 #include "interp/cli/stmts.h"
+#include "interp/cli/work.h"
 #include "interp/eom/velocity.h"
 
 /* ---- helpers --------------------------------------------------------- */
@@ -25,7 +26,8 @@
 /* The names of the simulation settings (`set NAME = …`, LANGUAGE.md §6,
  * §8, §8.1): a parameter named so could never be set. */
 static const char *const setting_names[] = {
-    "rtol", "atol", "step", "integrator", "max_steps", "compile", NULL};
+    "rtol", "atol", "step", "integrator", "max_steps", "compile", "threads",
+    NULL};
 
 static int check_free_name(const ctx_t *s, const model_t *m,
                            const ast_ident_t *id, model_kind_t kind,
@@ -626,16 +628,7 @@ int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     /* The components of a vector constraint that vanish identically are
      * dropped, with a note (LANGUAGE.md §4). */
-    int dropped[3];
-    unsigned dim = lower_dropped(s->lw, name, dropped);
-    for (unsigned k = 0; k < dim && !s->quiet; k++)
-        if (dropped[k])
-            fprintf(s->out,
-                    "note: %s[%u] is dropped: it vanishes identically (%s)\n",
-                    name, k + 1,
-                    dropped[k] == 1 ? "it simplifies to 0 = 0"
-                                    : "zero at every sample state, as check "
-                                      "tests a quantity");
+    ctx_note_dropped(s, NULL, s->lw, name);
     return 0;
 }
 
@@ -670,7 +663,7 @@ int decl_equations(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
-    eom_t *e = eom_prepare(lower_system(lw), (eom_method_t)m, st->span, err);
+    eom_t *e = ctx_prepare_here(s, lw, (eom_method_t)m, st->span, err);
     if (!e)
         return -1;
     ctx_set_eom(s, e);
@@ -882,6 +875,23 @@ done:
     return rc;
 }
 
+/* The lowering with the components of vector constraints dropped where
+ * SPEC puts the state (LANGUAGE.md §4: where the motion is), before the
+ * rest of it is solved from the constraints; NULL with *err set. */
+static lower_t *drops_at_spec(ctx_t *s, const init_spec_t *spec,
+                              diag_t *err)
+{
+    model_t at;
+    model_clone(&at, &s->model);
+    copy_doubles(at.q.v, spec->q, at.q.n);
+    copy_doubles(at.qd.v, spec->qd, at.qd.n);
+    copy_doubles(at.z.v, spec->z, at.z.n);
+    at.t = spec->t;
+    ctx_drops_refresh(s, &at);
+    model_free(&at);
+    return ctx_lowered(s, err);
+}
+
 /* decl_initial's work, with Q, QD, Z and their _HOW zeroed arrays of the
  * model's coordinates and speeds (which decl_initial allocates). */
 static int initial_run(ctx_t *s, const ast_stmt_t *st, lower_t *lw,
@@ -955,6 +965,8 @@ static int initial_run(ctx_t *s, const ast_stmt_t *st, lower_t *lw,
     }
 
     init_spec_t spec = {q, qd, z, q_how, qd_how, z_how, t};
+    if (!(lw = drops_at_spec(s, &spec, err)))
+        return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     strbuf_t said;
@@ -1011,6 +1023,8 @@ int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!lw)
         return -1;
     init_spec_t spec = remembered_spec(&s->model);
+    if (!(lw = drops_at_spec(s, &spec, err)))
+        return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     if (solve_initial(s, lw, &spec, st->span, vars, NULL, err) != 0) {
@@ -1065,13 +1079,16 @@ static void set_check_constraints(ctx_t *s, lower_t *lw,
 
 int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
+    if (st->u.bindings.n > 1)
+        return diag_error(err, st->u.bindings.items[1].span,
+                          "set changes one name at a time in this build");
     const ast_binding_t *b = &st->u.bindings.items[0];
     const char *name = b->name.name;
     if (strcmp(name, "compile") == 0)
         return ctx_set_compile(s, b->value, err);
     if (strcmp(name, "integrator") == 0) {
         if (b->value->kind == AST_NAME &&
-            sim_integrator_known(b->value->name)) {
+            ctx_integrator_known(b->value->name)) {
             snprintf(s->integrator, sizeof s->integrator, "%s",
                      b->value->name);
             return 0;
@@ -1086,6 +1103,15 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     double x;
     if (ctx_eval_const(s, lw, &s->model, b->value, &x, err))
         return -1;
+    if (strcmp(name, "threads") == 0) {
+        /* LANGUAGE.md §1.2: the worker processes of a sweep (work.h) */
+        if (!(x >= 1 && x <= WORK_MAX_WORKERS && x == floor(x)))
+            return diag_error(err, b->value->span,
+                              "threads must be a whole number from 1 to %d",
+                              WORK_MAX_WORKERS);
+        s->threads = (unsigned)x;
+        return 0;
+    }
     if (strcmp(name, "max_steps") == 0) {
         if (!(x >= 1 && x <= 1e15 && x == floor(x)))
             return diag_error(err, b->value->span,
@@ -1122,12 +1148,14 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               best);
         return diag_error(err, b->name.span,
                           "unknown name '%s': set changes a parameter, rtol, "
-                          "atol, step, integrator or max_steps",
+                          "atol, step, integrator, max_steps, threads or "
+                          "compile",
                           name);
     }
     return diag_error(err, b->name.span,
                       "set changes a parameter, rtol, atol, step, "
-                      "integrator or max_steps; '%s' is %s%s",
+                      "integrator, max_steps, threads or compile; '%s' is "
+                      "%s%s",
                       name, model_kind_name(k),
                       k == MODEL_COORD ? " (use initial)" : "");
 }

@@ -26,6 +26,9 @@ static const help_entry_t entries[] = {
      "Equations:    equations accel compare check show\n"
      "Motion:       initial simulate reset table plot\n"
      "Stability:    linearize eigen sweep\n"
+     "Motions:      steady follow lyapunov\n"
+     "Control:      input output transfer bode\n"
+     "Seeing:       draw animate\n"
      "Teaching:     worksheet\n"
      "Session:      set load import export help quit exit\n"
      "Methods:      lagrange multipliers second_kind voronec naive maggi\n"
@@ -145,8 +148,10 @@ static const help_entry_t entries[] = {
      "  it is holonomic, f(q, t) = 0, and the equations use f' = 0.\n"
      "  Unnamed constraints are called c1, c2, ...  Vector sides make one\n"
      "  constraint per component, NAME[1], NAME[2], NAME[3] (lambda(NAME[k])\n"
-     "  is its multiplier); a component that vanishes identically is\n"
-     "  dropped, with a note.\n"
+     "  is its multiplier); a component that vanishes identically near the\n"
+     "  state is dropped, with a note, and lambda(NAME[k]) is still the\n"
+     "  force along it (a normal force), from the momentum balance of the\n"
+     "  whole system.\n"
      "  Example: constraint roll_x: x' = R*theta'*sin(phi)\n"
      "           constraint roll: velocity(Q, wheel) = [0, 0, 0]\n"},
     {"kinematic",
@@ -179,16 +184,58 @@ static const help_entry_t entries[] = {
      "  Example: initial th1 = 1, th2 ~ -1, th3 ~ -2   (a linkage)\n"},
     {"simulate",
      "simulate to T [step H] [integrator NAME] [rtol A] [atol B] [project]\n"
+     "         [until EXPR = VALUE [rising|falling] | sample at EXPR = VALUE\n"
+     "          [rising|falling]]\n"
      "  Integrates from the current state to time T, recording a sample\n"
      "  every H (default (T - t)/1000).  Integrators: rk2 rk4 rkf45 rkck\n"
-     "  rk8pd (default) msadams rk1imp rk2imp rk4imp bsimp msbdf.\n"
+     "  rk8pd (default) msadams rk1imp rk2imp rk4imp bsimp msbdf, and dla\n"
+     "  (help dla).\n"
      "  `project` pulls the state back onto the constraints after each step.\n"
      "  A state off the constraints (after `set` of a parameter they use)\n"
      "  is an error unless `project` is given, which pulls it back first.\n"
-     "  A run that fails keeps its samples and stops at the last of them.\n"},
+     "  A run that fails keeps its samples and stops at the last of them.\n"
+     "  `until` stops at the first time EXPR - VALUE changes sign (in that\n"
+     "  direction only, when given), located on the integrator's solution\n"
+     "  to 1e-12 relative; `sample at` records those crossings instead of\n"
+     "  a grid (a Poincare section; no `step` with it): `help until`.\n"},
+    {"until",
+     "simulate to T until EXPR = VALUE [rising | falling]\n"
+     "  Stops the run at the first time after its start at which EXPR -\n"
+     "  VALUE changes sign (rising: from - to +, falling: from + to -).\n"
+     "  The time is located on the integrator's own solution (the step\n"
+     "  that holds it integrated again to trial times, Newton's method\n"
+     "  with the exact rate of EXPR), to 1e-12 relative, never at a sample\n"
+     "  or a step's end; the state there is the last sample and the\n"
+     "  current state.  The summary says `stopped at EXPR = VALUE (falling)\n"
+     "  at t = ...`, or `T first`.  EXPR is any scalar of the state, t and\n"
+     "  the lets (accelerations and lambda too); one that is not finite at\n"
+     "  a step is an error with the time and the state.  Two crossings\n"
+     "  inside one step are found when EXPR turns back inside it.\n"
+     "simulate to T sample at EXPR = VALUE [rising | falling]\n"
+     "  A Poincare section: the samples are the crossings, located as for\n"
+     "  until (no `step`); `table` and `plot` show them (plot draws dots).\n"
+     "  The state is the final one, at T.  A run of another kind (a grid,\n"
+     "  another section) starts the samples afresh; the same section run\n"
+     "  again extends them.  until and sample at do not go together.\n"
+     "  Example: simulate to 100 until theta = 0 falling\n"
+     "  Example: simulate to 1e4 sample at phi' = 0 rising\n"},
+    {"rising", "rising: the direction of an event, - to + (help until).\n"},
+    {"falling", "falling: the direction of an event, + to - (help until).\n"},
     {"to", "to: part of `simulate to T` (help simulate).\n"},
     {"step", "step: part of `simulate to T step H` (help simulate).\n"},
     {"integrator", "integrator: part of `simulate ... integrator NAME` (help simulate).\n"},
+    {"dla",
+     "simulate to T [step S] integrator dla [h H]\n"
+     "  A discrete Lagrange-d'Alembert integrator (LANGUAGE.md §6.2): the\n"
+     "  midpoint discrete Lagrangian, the constraints imposed across each\n"
+     "  step (holonomic ones at position level), Newton's method with the\n"
+     "  exact Jacobian.  Second order, fixed step H (default the sample\n"
+     "  step S, which must be a whole number of steps).  The constraints\n"
+     "  hold to rounding at every step, and on reversible systems (the\n"
+     "  rolling disk, the sphere) the energy error stays bounded over long\n"
+     "  runs where other integrators drift.  Needs constraints linear in\n"
+     "  the velocities; rtol, atol and project do not apply.  Also\n"
+     "  `set integrator = dla`.  doc/dla.md gives the scheme.\n"},
     {"rtol", "rtol: the relative tolerance of `simulate` (default 1e-10).\n"},
     {"atol", "atol: the absolute tolerance of `simulate` (default 1e-12).\n"},
     {"project", "project: an option of `simulate` (help simulate).\n"},
@@ -257,7 +304,68 @@ static const help_entry_t entries[] = {
      "  reported with the error; the rows before it stay.  `plot sweep`\n"
      "  draws the last sweep (real parts solid, imaginary parts dashed).\n"
      "  Example: sweep v from 0 to 10 step 0.01: initial thR' = -v/rR;\n"
-     "           eigen phi, delta, phi', delta'\n"},
+     "           eigen phi, delta, phi', delta'\n"
+     "sweep A from .. to .. step .., B from .. to .. step ..: STATEMENTS\n"
+     "  Several ranges make a grid: one row per point, in row-major order\n"
+     "  (the last name varies fastest), one column per name; at most\n"
+     "  100000 points in all.\n"},
+    {"steady",
+     "steady NAME = VALUE, NAME ~ GUESS, ...\n"
+     "  A steady motion (relative equilibrium): every independent variable\n"
+     "  constant but the cyclic coordinates, which move at constant rates.\n"
+     "  `=` gives a value, `~` an unknown with its starting guess (the\n"
+     "  syntax of initial); the steady equations are solved by Newton's\n"
+     "  method with the exact Jacobian.  The state becomes the motion found\n"
+     "  (and what reset returns to).  LANGUAGE.md §7.3.\n"},
+    {"follow",
+     "follow NAME from A to B [step S] [> \"file.csv\"]: steady ...; STATEMENTS\n"
+     "  Traces the family of steady motions through the given one by\n"
+     "  pseudo-arclength continuation (round folds), one CSV row per point\n"
+     "  with a last column `point` (fold, branch, hopf, stability changes).\n"
+     "  `plot follow` draws its columns.  LANGUAGE.md §7.3.\n"},
+    {"lyapunov",
+     "lyapunov to T [step S] [VARS] [> \"file\"]\n"
+     "  The Lyapunov exponents of the reduced motion (the independent\n"
+     "  variables of linearize, or VARS) from the current state to t = T:\n"
+     "  the motion and its tangent flow (linearize's exact A along the run)\n"
+     "  integrated together by one explicit stepper (rk8pd unless `set\n"
+     "  integrator` names rk2, rk4, rkf45 or rkck), the tangent vectors\n"
+     "  re-orthonormalised by QR every S (default (T - t)/1000, and sooner\n"
+     "  when their lengths spread).  Prints lyap1 = ... in decreasing order,\n"
+     "  then `sum = ..., mean divergence = ...`: the time average of tr A,\n"
+     "  integrated on its own, which the sum must equal (a warning when they\n"
+     "  differ beyond the tolerances).  Where the constraints stop\n"
+     "  determining the dependent variables well (a sleigh turning through\n"
+     "  90 degrees), other ones are chosen and the summary says so; with\n"
+     "  VARS they are fixed.  The state becomes the final one; Ctrl-C stops\n"
+     "  it with an error and changes nothing.\n"
+     "  Example: lyapunov to 1000\n"
+     "  Example: lyapunov to 100 step 0.5 phi, delta, phi', delta'\n"},
+    {"input",
+     "input NAME [= VALUE], ...\n"
+     "  Named inputs: they enter the model like parameters (0 unless set)\n"
+     "  and are what linearize differentiates by for B.  LANGUAGE.md §7.2.1.\n"},
+    {"output",
+     "output NAME = EXPR, ...\n"
+     "  Named outputs of the state (and inputs), for linearize's C and D,\n"
+     "  transfer and bode.  LANGUAGE.md §7.2.1.\n"},
+    {"transfer",
+     "transfer OUT from IN at s = VALUE [> \"file\"]\n"
+     "  The transfer function G(s) = C (sI - A)^-1 B + D from input IN to\n"
+     "  output OUT at the complex s (`i` the imaginary unit).\n"},
+    {"bode",
+     "bode OUT from IN from W1 to W2 [> \"file.png\" | \"file.svg\" | \"file.csv\"]\n"
+     "  Magnitude (dB) and phase of transfer OUT from IN over the angular\n"
+     "  frequencies W1 to W2 (log scale).\n"},
+    {"draw",
+     "draw disk CENTRE, NORMAL, RADIUS | draw sphere CENTRE, RADIUS [mark P]\n"
+     "draw line P, Q | draw point P [trail]\n"
+     "  What the bodies look like, for animate: expressions of the state;\n"
+     "  they do not change the model.  LANGUAGE.md §7.5.\n"},
+    {"animate",
+     "animate [speed K] [view AZ, EL] [> \"file.html\" | \"file.svg\"]\n"
+     "  Draws the draw declarations at the recorded samples in a 3D view,\n"
+     "  with a time slider and play/pause.  LANGUAGE.md §7.5.\n"},
     {"show",
      "show EXPR         the expression simplified, as text\n"
      "show latex EXPR   the same as LaTeX\n"
@@ -336,7 +444,12 @@ static const help_entry_t entries[] = {
      "  on: simulate and compare run the equations as C, compiled with the\n"
      "  system's compiler ($CC, else cc) and cached by content in\n"
      "  $XDG_CACHE_HOME/nh (or ~/.cache/nh); same results as the tapes.\n"
-     "  Without a compiler, a note, and the tapes run.  Default off.\n"},
+     "  Without a compiler, a note, and the tapes run.  Default off.\n"
+     "set threads = N\n"
+     "  The worker processes a sweep's points run on (default: NH_THREADS,\n"
+     "  else the machine's processors).  The rows are the same, byte for\n"
+     "  byte, with 1 and with many: each point starts from the state the\n"
+     "  sweep found.  set a = 1, b = 2 sets several at once.\n"},
     {"load", "load \"file.nh\"\n  Runs a file; a relative path is taken from the directory of\n  the file that loads it.\n"},
     {"import",
      "import \"name\"\n"
@@ -476,14 +589,16 @@ static const help_entry_t entries[] = {
 const char *const help_topics[] = {
     "param", "coord", "speed", "let", "kinetic", "potential", "lagrangian",
     "particle", "mass", "at", "force", "constraint", "kinematic", "equations",
-    "initial", "simulate", "to", "step", "integrator", "rtol", "atol",
-    "project", "reset", "print", "accel", "table", "plot", "vs", "show",
+    "initial", "simulate", "to", "step", "integrator", "dla", "rtol", "atol",
+    "project", "until", "rising", "falling", "lyapunov", "reset", "print",
+    "accel", "table", "plot", "vs", "show",
     "latex", "check", "compare", "samples", "worksheet", "set", "load",
     "import", "help", "quit", "exit", "frame", "body", "gravity", "torque",
     "linearize", "eigen", "sweep", "export", "lagrange", "multipliers",
     "second_kind", "voronec", "naive", "maggi", "first_kind", "kane",
     "gibbs_appell", "expressions", "functions", "vectors", "prime", "errors",
-    "frames", "notebook", NULL};
+    "frames", "notebook", "steady", "follow", "lyapunov", "input", "output",
+    "transfer", "bode", "draw", "animate", NULL};
 
 const char *help_text(const char *topic)
 {

@@ -154,6 +154,17 @@ void session_set_time_limit(session_t *s, double seconds)
     s->time_limit = seconds > 0.0 ? seconds : 0.0;
 }
 
+void session_set_threads(session_t *s, unsigned threads)
+{
+    s->ctx.threads = threads ? threads : 1;
+}
+
+void session_set_shard(session_t *s, unsigned k, unsigned n)
+{
+    s->ctx.shard_k = k;
+    s->ctx.shard_n = n;
+}
+
 bool session_interrupted(const session_t *s) { return s->ctx.stop.raised != 0; }
 
 void session_clear_interrupt(session_t *s) { s->ctx.stop.raised = 0; }
@@ -400,6 +411,8 @@ static int exec_stmt(session_t *s, const ast_stmt_t *st, diag_t *err)
     stmt_fn run = stmt_lookup(st->kind);
     if (!run)
         return not_yet(st, err);
+    /* LANGUAGE.md §4: components dropped where the motion is now */
+    ctx_drops_refresh(&s->ctx, NULL);
     if (st->to_file.name && !stmt_names_own_file(st->kind))
         return exec_to_file(s, run, st, err);
     int rc = run(&s->ctx, st, err);
@@ -796,7 +809,7 @@ const char *const *session_completions(session_t *s)
         len += 3 * (strlen(model->frames.v[i].name) + 3);
     s->members = xmalloc(len + 1);
     free(s->completions);
-    s->completions = xcalloc(nk + nn + nm + 3 * nf + 18,
+    s->completions = xcalloc(nk + nn + nm + 3 * nf + 22,
                              sizeof *s->completions);
     size_t k = 0;
     char *p = s->members;
@@ -805,8 +818,11 @@ const char *const *session_completions(session_t *s)
             s->completions[k++] = p;
             p += sprintf(p, "%s.%c", model->frames.v[i].name, *ax) + 1;
         }
-    static const char *const contextual[] = {"from", "about", "by",
-                                             "inertia", NULL};
+    /* (and the words of simulate's events, LANGUAGE.md §6.1: keywords
+     * only there) */
+    static const char *const contextual[] = {"from",  "about",   "by",
+                                             "inertia", "until", "rising",
+                                             "falling", "sample", NULL};
     for (size_t i = 0; contextual[i]; i++)
         s->completions[k++] = contextual[i];
     for (size_t i = 0; i < nk; i++)

@@ -1,6 +1,7 @@
 /*
  * stability.c — the statements of linear stability (LANGUAGE.md §7.2):
- * linearize, eigen, sweep and plot sweep.
+ * linearize, eigen, sweep and plot sweep; and lyapunov (§7.4), whose
+ * variables are linearize's.
  *
  * linearize and eigen read the current state and the chosen equations
  * (interp/analysis/linearize.h does the mathematics); sweep runs a few
@@ -19,9 +20,12 @@
 #include <string.h>
 
 #include "interp/analysis/linearize.h"
+#include "interp/analysis/lyapunov.h"
+#include "interp/eom/velocity.h"
 #include "interp/base/outfile.h"
 #include "interp/base/util.h"
 #include "interp/cli/stmts.h"
+#include "interp/cli/work.h"
 #include "interp/run/plot.h"
 
 /* The restriction of A to VARS: a nonzero entry of A[VARS, others] above
@@ -63,9 +67,13 @@ static void stab_free(stab_t *r)
 
 /* Whether the state is an equilibrium or a steady motion (§7.2): every
  * variable that moves has a zero column of A (the equations do not
- * contain it).  Marks in R->drifts those that move and that A's motion
- * depends on; "moves" and "zero" are relative, 1e-9 of the largest rate
- * and of A's largest entry (STAB_FEED_RTOL). */
+ * contain it) in the rows of the variables kept (R->keep: the
+ * restriction's motion is theirs; the disc's steady turn restricted to
+ * its lean, lean rate, yaw rate and spin rate does not depend on the
+ * yaw, though x' and y', left out, do).  Marks in R->drifts those that
+ * move and that the kept variables' motion depends on; "moves" and
+ * "zero" are relative, 1e-9 of the largest rate and of A's largest
+ * entry (STAB_FEED_RTOL). */
 static void stab_steady(stab_t *r, const double *full)
 {
     size_t N = r->nfull;
@@ -75,12 +83,14 @@ static void stab_steady(stab_t *r, const double *full)
     for (size_t j = 0; j < N; j++) {
         if (!(fabs(r->rate[j]) > STAB_FEED_RTOL * fmax(1.0, gmax)))
             continue;
-        for (size_t i = 0; i < N; i++)
+        for (size_t a = 0; a < r->m; a++) {
+            size_t i = r->keep[a];
             if (fabs(full[i * N + j]) > STAB_FEED_RTOL * r->scale) {
                 r->drifts[j] = true;
                 r->ndrifts++;
                 break;
             }
+        }
     }
 }
 
@@ -154,8 +164,10 @@ static void stab_dep_text(const stab_t *r, expr_graph_t *g, strbuf_t *b)
 }
 
 /* The linearization of the chosen equations at the current state,
- * restricted to the statement's VARS (all when none). */
-static int stab_compute(ctx_t *s, const ast_stmt_t *st, stab_t *r,
+ * restricted to VARS (NITEMS of them; all when none), for the statement
+ * ST. */
+static int stab_compute(ctx_t *s, const ast_stmt_t *st,
+                        ast_expr_t *const *items, size_t nitems, stab_t *r,
                         diag_t *err)
 {
     memset(r, 0, sizeof *r);
@@ -203,7 +215,7 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st, stab_t *r,
         free(full);
         return -1;
     }
-    size_t N = r->nfull, nitems = st->u.output.n;
+    size_t N = r->nfull;
     r->rate = xcalloc(N + 1, sizeof *r->rate);
     r->drifts = xcalloc(N + 1, sizeof *r->drifts);
     lin_rates(l, vars, r->rate);
@@ -218,7 +230,7 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st, stab_t *r,
         r->m = N;
     }
     for (size_t i = 0; i < nitems && rc == 0; i++) {
-        const ast_expr_t *e = st->u.output.items[i];
+        const ast_expr_t *e = items[i];
         long v = stab_var_of(s, lw, e, err);
         if (v < 0) {
             rc = -1;
@@ -354,7 +366,8 @@ static void stab_warn_feeds(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
 int stability_linearize(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     stab_t r;
-    if (stab_compute(s, st, &r, err) != 0)
+    if (stab_compute(s, st, st->u.output.items, st->u.output.n, &r, err) !=
+        0)
         return -1;
     expr_graph_t *g = r.sys->g;
     strbuf_t b;
@@ -383,7 +396,8 @@ int stability_linearize(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     stab_t r;
-    if (stab_compute(s, st, &r, err) != 0)
+    if (stab_compute(s, st, st->u.output.items, st->u.output.n, &r, err) !=
+        0)
         return -1;
     size_t m = r.m;
     double *re = xcalloc(2 * m + 1, sizeof *re), *im = re + m;
@@ -484,7 +498,7 @@ static bool stab_writes_row(ast_stmt_kind_t kind)
 /* The statements of sweep ST checked before anything runs. */
 static int stab_check_body(const ast_stmt_t *st, diag_t *err)
 {
-    const char *name = st->u.sweep.name.name;
+    const char *name = st->u.sweep.axes[0].name.name;
     if (st->u.sweep.n == 0)
         return diag_error(err, st->u.sweep.head,
                           "a sweep needs statements after ':' (initial, "
@@ -506,10 +520,15 @@ static int stab_check_body(const ast_stmt_t *st, diag_t *err)
             return diag_error(err, in->to_file.span,
                               "inside a sweep the rows go where the sweep "
                               "writes: `sweep ... > \"file.csv\": ...`");
-        if (in->kind == STMT_SET &&
-            strcmp(in->u.bindings.items[0].name.name, name) == 0)
-            return diag_error(err, in->u.bindings.items[0].name.span,
-                              "the sweep sets '%s' itself", name);
+        for (size_t b = 0; in->kind == STMT_SET && b < in->u.bindings.n;
+             b++)
+            for (size_t x = 0; x < st->u.sweep.naxes; x++) {
+                const ast_ident_t *set = &in->u.bindings.items[b].name;
+                const char *swept = st->u.sweep.axes[x].name.name;
+                if (strcmp(set->name, swept) == 0)
+                    return diag_error(err, set->span,
+                                      "the sweep sets '%s' itself", swept);
+            }
         rows |= stab_writes_row(in->kind);
     }
     if (!rows)
@@ -526,6 +545,7 @@ typedef struct stab_settings {
     double rtol, atol, step;
     size_t max_steps;
     char integrator[32];
+    unsigned threads;
     bool quiet;
 } stab_settings_t;
 
@@ -535,6 +555,7 @@ static void stab_save_settings(const ctx_t *s, stab_settings_t *k)
     k->atol = s->atol;
     k->step = s->step;
     k->max_steps = s->max_steps;
+    k->threads = s->threads;
     memcpy(k->integrator, s->integrator, sizeof k->integrator);
     k->quiet = s->quiet;
 }
@@ -549,18 +570,18 @@ static void stab_restore_settings(ctx_t *s, const stab_settings_t *k)
     s->quiet = k->quiet;
 }
 
-/* The number of values from A to B by S, checked (§7.2 and
+/* The number of values from A to B by S of range AX, checked (§7.2 and
  * doc/limits.md); 0 with *err set. */
-static size_t stab_count(const ast_stmt_t *st, double a, double b, double h,
-                         diag_t *err)
+static size_t stab_count(const ast_sweep_axis_t *ax, double a, double b,
+                         double h, diag_t *err)
 {
     char na[40], nb[40];
     if (h == 0) {
-        diag_error(err, st->u.sweep.step->span, "the step must not be 0");
+        diag_error(err, ax->step->span, "the step must not be 0");
         return 0;
     }
     if ((b - a) * h < 0) {
-        diag_error(err, st->u.sweep.step->span,
+        diag_error(err, ax->step->span,
                    "the step goes away from %s: from %s to %s it must be "
                    "%s",
                    stab_num(b, nb, sizeof nb), stab_num(a, na, sizeof na),
@@ -570,7 +591,7 @@ static size_t stab_count(const ast_stmt_t *st, double a, double b, double h,
     /* a range a whole number of steps long reaches B despite rounding */
     double k = floor((b - a) / h + 1e-9);
     if (!(k + 1 <= SWEEP_MAX_VALUES)) {
-        diag_error(err, st->u.sweep.step->span,
+        diag_error(err, ax->step->span,
                    "the sweep would take %.0f values; at most %d (take a "
                    "larger step or a shorter range)",
                    k + 1, SWEEP_MAX_VALUES);
@@ -587,22 +608,207 @@ static double stab_value(double a, double b, double h, size_t k)
     return fabs(v - b) <= 1e-9 * fabs(h) ? b : v;
 }
 
-/* The rows as CSV (plot_table's form: a header, then one row each). */
-static void stab_write_rows(const ctx_rows_t *t, FILE *out)
+/* A sweep's ranges, evaluated: parameter index, A, B, S and the count of
+ * each (a grid has several; LANGUAGE.md §1.2). */
+typedef struct stab_range {
+    size_t param;
+    double a, b, h;
+    size_t count;
+} stab_range_t;
+
+/* Checks and evaluates the ranges of sweep ST into R (st->u.sweep.naxes
+ * entries); the number of grid points into *TOTAL.  Returns 0, or -1
+ * with *err set. */
+static int stab_ranges(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
+                       stab_range_t *r, size_t *total, diag_t *err)
 {
-    double **col = xcalloc(t->ncols + 1, sizeof *col);
-    for (size_t c = 0; c < t->ncols; c++) {
-        col[c] = xcalloc(t->nrows + 1, sizeof *col[c]);
-        for (size_t k = 0; k < t->nrows; k++)
-            col[c][k] = t->data[k * t->ncols + c];
+    double points = 1;
+    for (size_t x = 0; x < st->u.sweep.naxes; x++) {
+        const ast_sweep_axis_t *ax = &st->u.sweep.axes[x];
+        const ast_ident_t *name = &ax->name;
+        model_kind_t kind = model_lookup(&s->model, name->name, &r[x].param,
+                                         NULL);
+        if (kind != MODEL_PARAM) {
+            const char *best = lower_suggest(lw, name->name);
+            if (kind == MODEL_NONE && best)
+                return diag_error(err, name->span,
+                                  "unknown name '%s'; did you mean '%s'?",
+                                  name->name, best);
+            return diag_error(err, name->span,
+                              "a sweep runs over a parameter; '%s' is %s",
+                              name->name,
+                              kind == MODEL_NONE ? "not declared"
+                                                 : model_kind_name(kind));
+        }
+        for (size_t y = 0; y < x; y++)
+            if (r[y].param == r[x].param)
+                return diag_error(err, name->span,
+                                  "'%s' has a range already in this sweep",
+                                  name->name);
+        if (ctx_eval_const(s, lw, &s->model, ax->from, &r[x].a, err) ||
+            ctx_eval_const(s, lw, &s->model, ax->to, &r[x].b, err) ||
+            ctx_eval_const(s, lw, &s->model, ax->step, &r[x].h, err))
+            return -1;
+        r[x].count = stab_count(ax, r[x].a, r[x].b, r[x].h, err);
+        if (r[x].count == 0)
+            return -1;
+        points *= (double)r[x].count;
     }
-    plot_columns_t pc = {t->ncols, t->nrows,
-                         (const char *const *)t->titles,
-                         (const double *const *)col, NULL};
-    plot_table(&pc, out);
-    for (size_t c = 0; c < t->ncols; c++)
-        free(col[c]);
-    free(col);
+    if (!(points <= SWEEP_MAX_VALUES))
+        return diag_error(err, st->u.sweep.head,
+                          "the grid would take %.0f points; at most %d (take "
+                          "larger steps or shorter ranges)",
+                          points, SWEEP_MAX_VALUES);
+    *total = (size_t)points;
+    return 0;
+}
+
+/* The values of grid point K (row-major: the last range varies fastest)
+ * into V. */
+static void stab_point(const stab_range_t *r, size_t naxes, size_t k,
+                       double *v)
+{
+    for (size_t x = naxes; x-- > 0;) {
+        v[x] = stab_value(r[x].a, r[x].b, r[x].h, k % r[x].count);
+        k /= r[x].count;
+    }
+}
+
+/* "a = 1, b = 2": where a grid point failed. */
+static void stab_point_text(const ast_stmt_t *st, const double *v, char *buf,
+                            size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t x = 0; x < st->u.sweep.naxes && len < size; x++) {
+        char num[40];
+        len += (size_t)snprintf(buf + len, size - len, "%s%s = %s",
+                                x ? ", " : "", st->u.sweep.axes[x].name.name,
+                                stab_num(v[x], num, sizeof num));
+    }
+}
+
+/* One sweep as it runs: what each point starts from and how the points
+ * are shared out. */
+typedef struct stab_sweep {
+    ctx_t *s;
+    const ast_stmt_t *st;
+    const stab_range_t *range;
+    size_t naxes;
+    const model_t *start;             /* the model the sweep found */
+    const stab_settings_t *settings; /* the settings it found */
+    ctx_rows_t *rows;                 /* the rows so far */
+    unsigned shard_k, shard_n;        /* --shard K/N; shard_n 0: none */
+} stab_sweep_t;
+
+/* The grid point of the LOCAL-th row this run computes: every point, or
+ * under --shard K/N those whose index i has i mod N = K - 1 (§1.2). */
+static size_t stab_global(const stab_sweep_t *w, size_t local)
+{
+    return w->shard_n ? (size_t)(w->shard_k - 1) + local * w->shard_n : local;
+}
+
+/* Runs the statements at row LOCAL, adding one row to w->rows: from the
+ * state, parameters, settings and (no) samples the sweep started with,
+ * so that a point's row depends on its values alone and points can run
+ * in any order, on any worker, with the same bytes (doc/language.md).
+ * Returns 0, or -1 with *err set to "at NAME = VALUE: …". */
+static int stab_run_point(stab_sweep_t *w, size_t local, diag_t *err)
+{
+    ctx_t *s = w->s;
+    const ast_stmt_t *st = w->st;
+    size_t k = stab_global(w, local);
+    double v[SWEEP_MAX_AXES];
+    stab_point(w->range, w->naxes, k, v);
+    model_free(&s->model);
+    model_clone(&s->model, w->start);
+    sim_samples_free(&s->samples);
+    stab_restore_settings(s, w->settings);
+    s->quiet = true; /* initial's and simulate's summaries */
+    int rc = 0;
+    if (nh_stop_due(&s->stop))
+        rc = diag_error(err, st->u.sweep.head, "%s",
+                        nh_stop_reason(&s->stop));
+    for (size_t x = 0; x < w->naxes && rc == 0; x++)
+        model_set_param_value(&s->model, w->range[x].param, v[x]);
+    s->row = w->rows;
+    if (rc == 0 && w->shard_n)
+        rc = ctx_row_add(s, "index", false, (double)k, st->u.sweep.head,
+                         err);
+    for (size_t x = 0; x < w->naxes && rc == 0; x++)
+        rc = ctx_row_add(s, st->u.sweep.axes[x].name.name, false, v[x],
+                         st->u.sweep.head, err);
+    for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
+        const ast_stmt_t *in = st->u.sweep.body[i];
+        ctx_drops_refresh(s, NULL); /* as before a statement */
+        rc = stab_inner(in->kind)(s, in, err);
+    }
+    if (rc == 0 && !ctx_row_end(w->rows))
+        rc = diag_error(err, st->u.sweep.head,
+                        "the statements gave fewer values than at the "
+                        "sweep's first value (%zu columns)",
+                        w->rows->ncols);
+    s->row = NULL;
+    if (rc != 0) {
+        w->rows->col = 0;
+        if (err->set) {
+            /* §7.2: the value and the error, at the statement that
+             * failed */
+            char msg[DIAG_MSG_MAX], where[256];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            stab_point_text(st, v, where, sizeof where);
+            src_span_t at =
+                err->span.file == SRC_NO_FILE ? st->span : err->span;
+            diag_clear(err);
+            diag_error(err, at, "at %s: %s", where, msg);
+        }
+    }
+    return rc;
+}
+
+/* A worker's point (work.h): its row's values as bytes. */
+static int stab_work_point(void *arg, size_t local, strbuf_t *out,
+                           diag_t *err)
+{
+    stab_sweep_t *w = arg;
+    if (stab_run_point(w, local, err) != 0)
+        return -1;
+    const ctx_rows_t *t = w->rows;
+    strbuf_addn(out, (const char *)(t->data + (t->nrows - 1) * t->ncols),
+                t->ncols * sizeof *t->data);
+    return 0;
+}
+
+/* Appends the workers' rows to ROWS in order, up to the first that
+ * failed (whose error goes into *err).  Returns 0 or -1. */
+static int stab_take_rows(ctx_rows_t *rows, const work_result_t *res,
+                          size_t first, diag_t *err)
+{
+    for (size_t k = first; k < res->first_fail; k++) {
+        const strbuf_t *b = &res->out[k];
+        if (b->len != rows->ncols * sizeof *rows->data) {
+            diag_error(err, SRC_SPAN_NONE,
+                       "a worker process gave a row of the wrong length");
+            return -1;
+        }
+        rows->col = 0;
+        for (size_t c = 0; c < rows->ncols; c++) {
+            double x;
+            memcpy(&x, b->data + c * sizeof x, sizeof x);
+            if (rows->col == rows->curcap) {
+                rows->curcap = rows->curcap ? 2 * rows->curcap : 16;
+                rows->cur = xrealloc(rows->cur,
+                                     rows->curcap * sizeof *rows->cur);
+            }
+            rows->cur[rows->col++] = x;
+        }
+        ctx_row_end(rows);
+    }
+    if (res->first_fail < res->n) {
+        *err = res->fail;
+        return -1;
+    }
+    return 0;
 }
 
 int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
@@ -610,34 +816,24 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
-    const ast_ident_t *name = &st->u.sweep.name;
-    size_t pi;
-    model_kind_t kind = model_lookup(&s->model, name->name, &pi, NULL);
-    if (kind != MODEL_PARAM) {
-        const char *best = lower_suggest(lw, name->name);
-        if (kind == MODEL_NONE && best)
-            return diag_error(err, name->span,
-                              "unknown name '%s'; did you mean '%s'?",
-                              name->name, best);
-        return diag_error(err, name->span,
-                          "a sweep runs over a parameter; '%s' is %s",
-                          name->name,
-                          kind == MODEL_NONE ? "not declared"
-                                             : model_kind_name(kind));
-    }
-    double a, b, h;
-    if (ctx_eval_const(s, lw, &s->model, st->u.sweep.from, &a, err) ||
-        ctx_eval_const(s, lw, &s->model, st->u.sweep.to, &b, err) ||
-        ctx_eval_const(s, lw, &s->model, st->u.sweep.step, &h, err))
-        return -1;
-    size_t count = stab_count(st, a, b, h, err);
-    if (count == 0 || stab_check_body(st, err) != 0)
+    size_t naxes = st->u.sweep.naxes, count = 0;
+    if (naxes > SWEEP_MAX_AXES)
+        return diag_error(err, st->u.sweep.axes[SWEEP_MAX_AXES].span,
+                          "a grid has at most %d ranges", SWEEP_MAX_AXES);
+    stab_range_t range[SWEEP_MAX_AXES];
+    if (stab_ranges(s, lw, st, range, &count, err) != 0 ||
+        stab_check_body(st, err) != 0)
         return -1;
     outfile_t of = {0};
-    if (st->to_file.name &&
-        ctx_open_output(s, &of, st->to_file.name, false, st->to_file.span,
-                        err) != 0)
-        return -1;
+    char *path = NULL;
+    if (st->to_file.name) {
+        path = ctx_shard_path(s, st->to_file.name);
+        if (ctx_open_output(s, &of, path, false, st->to_file.span, err) !=
+            0) {
+            free(path);
+            return -1;
+        }
+    }
 
     /* What the statements may change, kept to be put back. */
     model_t saved;
@@ -650,49 +846,39 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     stab_save_settings(s, &settings);
 
     ctx_rows_t rows = {0};
-    s->row = &rows;
-    s->quiet = true; /* initial's and simulate's summaries */
-    /* The statements' warnings (a restricted eigen's, set's) at the
-     * first value only, not once per value. */
+    stab_sweep_t w = {s, st, range, naxes, &saved, &settings, &rows,
+                      s->shard_k, s->shard_n};
+    size_t local_n = count;
+    if (s->shard_n)
+        local_n = count > s->shard_k - 1
+                      ? (count - s->shard_k) / s->shard_n + 1
+                      : 0;
+    /* The first row runs here, with the statements' warnings (a
+     * restricted eigen's, set's) and the columns it fixes; the others
+     * muted, on the workers when there are several (§1.2). */
     FILE *err_stream = s->err, *mute = NULL;
-    int rc = 0;
-    double v = a;
-    for (size_t k = 0; k < count && rc == 0; k++) {
-        if (k == 1 && (mute = fopen("/dev/null", "w")))
+    int rc = local_n > 0 ? stab_run_point(&w, 0, err) : 0;
+    if (rc == 0 && local_n > 1) {
+        if ((mute = fopen("/dev/null", "w")))
             s->err = mute;
-        v = stab_value(a, b, h, k);
-        if (nh_stop_due(&s->stop)) {
-            rc = diag_error(err, st->u.sweep.head, "%s",
-                            nh_stop_reason(&s->stop));
-            break;
+        if (s->threads > 1) {
+            work_result_t res;
+            rc = work_run(1, local_n, s->threads, stab_work_point, &w,
+                          &s->stop, &res, err);
+            if (rc == 0) {
+                rc = stab_take_rows(&rows, &res, 1, err);
+                work_result_free(&res);
+            }
+            if (rc != 0 && err->span.file == SRC_NO_FILE)
+                err->span = st->u.sweep.head;
+        } else {
+            for (size_t k = 1; k < local_n && rc == 0; k++)
+                rc = stab_run_point(&w, k, err);
         }
-        model_set_param_value(&s->model, pi, v);
-        rc = ctx_row_add(s, name->name, false, v, st->u.sweep.head, err);
-        for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
-            const ast_stmt_t *in = st->u.sweep.body[i];
-            rc = stab_inner(in->kind)(s, in, err);
-        }
-        if (rc == 0 && !ctx_row_end(&rows))
-            rc = diag_error(err, st->u.sweep.head,
-                            "the statements gave fewer values than at the "
-                            "sweep's first value (%zu columns)",
-                            rows.ncols);
-        if (rc != 0)
-            rows.col = 0;
     }
-    s->row = NULL;
     s->err = err_stream;
     if (mute)
         fclose(mute);
-    if (rc != 0 && err->set) {
-        /* §7.2: the value and the error, at the statement that failed */
-        char msg[DIAG_MSG_MAX], num[40];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        src_span_t at = err->span.file == SRC_NO_FILE ? st->span : err->span;
-        diag_clear(err);
-        diag_error(err, at, "at %s = %s: %s", name->name,
-                   stab_num(v, num, sizeof num), msg);
-    }
 
     /* Everything back as it was; the rows before a failure stay. */
     model_free(&s->model);
@@ -705,19 +891,22 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     ctx_rows_free(&s->sweep);
     s->sweep = rows;
 
-    if (rows.nrows > 0)
-        stab_write_rows(&rows, st->to_file.name ? of.f : s->out);
+    /* Under --shard a table is written with its header even when the
+     * shard has no point of it, so that --merge finds every shard. */
+    if (rows.nrows > 0 || (s->shard_n && rc == 0))
+        ctx_write_table(s, &rows, count, st->to_file.name ? of.f : s->out);
     if (st->to_file.name) {
-        if (rows.nrows == 0) {
+        if (rows.nrows == 0 && !(s->shard_n && rc == 0)) {
             outfile_abort(&of);
         } else {
             int e = outfile_commit(&of);
             if (e && rc == 0)
                 rc = diag_error(err, st->to_file.span,
-                                "cannot write '%s': %s", st->to_file.name,
+                                "cannot write '%s': %s", path,
                                 outfile_strerror(e));
         }
     }
+    free(path);
     return rc;
 }
 
@@ -801,7 +990,7 @@ int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         c += 2 * m;
     }
     plot_columns_t pc = {t->ncols, t->nrows, (const char *const *)t->titles,
-                         (const double *const *)col, t->dashed};
+                         (const double *const *)col, t->dashed, false};
     const char *file = st->to_file.name;
     int rc;
     if (!file && s->svg_plots) {
@@ -818,4 +1007,150 @@ int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (rc != 0 && err->set && err->span.file == SRC_NO_FILE)
         err->span = file ? st->to_file.span : st->span;
     return rc;
+}
+
+/* ---- lyapunov (LANGUAGE.md §7.4) ------------------------------------------ */
+
+/* The sum of the exponents and the time average of tr A agree to the
+ * integration's accuracy: a difference above this times rtol (and above
+ * 1e-11), relative to max(1, the largest |exponent|), is warned about
+ * (the examples agree to 1e-13..3e-11 at rtol 1e-10:
+ * tests/lyapunov_examples.sh). */
+#define STAB_SUM_RTOL 10.0
+
+int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return -1;
+    const nh_system_t *sys = lower_system(lw);
+    if (sys->n == 0)
+        return diag_error(err, st->span,
+                          "the model has no coordinates: there is nothing "
+                          "to integrate");
+    double T, S, t0 = s->model.t;
+    char num[40], n2[40];
+    if (ctx_eval_const(s, lw, &s->model, st->u.lyapunov.to, &T, err) != 0)
+        return -1;
+    if (!isfinite(T))
+        return diag_error(err, st->u.lyapunov.to->span,
+                          "the final time must be finite");
+    if (T == t0)
+        return diag_error(err, st->u.lyapunov.to->span,
+                          "the motion is already at t = %s: lyapunov to a "
+                          "later (or earlier) time",
+                          expr_format_number(t0, num, sizeof num));
+    if (st->u.lyapunov.step) {
+        if (ctx_eval_const(s, lw, &s->model, st->u.lyapunov.step, &S, err))
+            return -1;
+        if (!(S > 0) || !isfinite(S))
+            return diag_error(err, st->u.lyapunov.step->span,
+                              "step must be positive");
+    } else {
+        S = sim_default_step(t0, T);
+    }
+    if (!lyap_integrator_ok(s->integrator))
+        return diag_error(err, st->span,
+                          "lyapunov integrates the tangent vectors with an "
+                          "explicit method (an implicit one would need "
+                          "second derivatives): `set integrator = rk8pd` "
+                          "(or rk2, rk4, rkf45, rkck), not %s",
+                          s->integrator);
+    eom_t *e = ctx_eom(s, st->span, err);
+    if (!e || ctx_compile(s, e, st->span, err) != 0)
+        return -1;
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double *vars = xcalloc(nv + 1, sizeof *vars);
+    lower_fill_vars(lw, &s->model, vars);
+    /* as simulate: a state off the constraints is an error (§6) */
+    char names[512];
+    double viol = eom_constraint_violation(sys, vars, names, sizeof names);
+    if (!(viol <= fmax(EOM_STATE_RTOL, s->model.state_drift))) {
+        free(vars);
+        return diag_error(err, st->span,
+                          "the state violates %s: `reset` or `initial` "
+                          "solves it again",
+                          names);
+    }
+    stab_t r;
+    if (stab_compute(s, st, st->u.lyapunov.vars, st->u.lyapunov.nvars, &r,
+                     err) != 0) {
+        free(vars);
+        return -1;
+    }
+    if (r.m == 0) {
+        stab_free(&r);
+        free(vars);
+        return diag_error(err, st->span,
+                          "no exponents: the constraints leave no "
+                          "independent variable");
+    }
+    lin_t *l = ctx_lin(s, st->span, err);
+    lyap_options_t o = {.t_end = T, .step = S, .rtol = s->rtol,
+                        .atol = s->atol, .integrator = s->integrator,
+                        .keep = st->u.lyapunov.nvars ? r.keep : NULL,
+                        .nkeep = r.m,
+                        .progress = s->quiet ? NULL : stderr,
+                        .stop = &s->stop, .max_steps = s->max_steps};
+    double *ex = xcalloc(r.m + 1, sizeof *ex);
+    lyap_summary_t sum;
+    int rc = l ? lyap_run(l, e, sys, vars, &o, ex, &sum, err) : -1;
+    if (rc != 0) {
+        /* a declaration that cannot be evaluated where it failed is to
+         * blame (LANGUAGE.md §4); else the statement */
+        if (err->set && err->span.file == SRC_NO_FILE)
+            err->span = st->span;
+        stab_free(&r);
+        free(ex);
+        free(vars);
+        return -1;
+    }
+    lower_store_state(lw, vars, &s->model);
+    s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
+    free(vars);
+    double big = 0.0;
+    for (size_t j = 0; j < r.m; j++) {
+        fprintf(s->out, "lyap%zu = %s\n", j + 1,
+                stab_num(ex[j], num, sizeof num));
+        big = fmax(big, fabs(ex[j]));
+    }
+    fprintf(s->out, "sum = %s, mean divergence = %s\n",
+            stab_num(sum.sum, num, sizeof num),
+            stab_num(sum.divergence, n2, sizeof n2));
+    if (!s->quiet) {
+        fprintf(s->out, "to t = %s: %zu steps, %zu orthonormalisations",
+                stab_num(T, num, sizeof num), sum.steps,
+                sum.orthonormalisations);
+        if (sum.charts)
+            fprintf(s->out, ", %zu %s of the dependent variables",
+                    sum.charts, sum.charts == 1 ? "change" : "changes");
+        fputc('\n', s->out);
+    }
+    double tol = fmax(STAB_SUM_RTOL * s->rtol, 1e-11) * fmax(1.0, big);
+    if (!(fabs(sum.sum - sum.divergence) <= tol))
+        stab_warn(s, st,
+                  "the sum of the exponents and the mean divergence differ "
+                  "by %s, more than the tolerances allow: the integration "
+                  "is not accurate enough (a smaller rtol, or a smaller "
+                  "step between orthonormalisations)",
+                  stab_num(fabs(sum.sum - sum.divergence), num, sizeof num));
+    if (r.nfeeds) {
+        expr_graph_t *g = r.sys->g;
+        strbuf_t b;
+        strbuf_init(&b);
+        for (size_t j = 0, k = 0; j < r.nfull; j++)
+            if (r.feeds[j])
+                strbuf_addf(&b, "%s%s", k++ ? ", " : "",
+                            expr_var_name(g, r.all[j]));
+        stab_warn(s, st,
+                  "%s %s left out but %s the variables kept at the start: "
+                  "the exponents of the restriction need not be exponents "
+                  "of the motion",
+                  b.data, r.nfeeds > 1 ? "are" : "is",
+                  r.nfeeds > 1 ? "feed" : "feeds");
+        strbuf_free(&b);
+    }
+    stab_free(&r);
+    free(ex);
+    return 0;
 }

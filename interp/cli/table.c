@@ -41,16 +41,20 @@ static const stmt_fn stmt_table[] = {
     [STMT_EIGEN] = stability_eigen,
     [STMT_SWEEP] = stability_sweep,
     [STMT_PLOT_SWEEP] = stability_plot_sweep,
+    [STMT_LYAPUNOV] = stability_lyapunov,
     [STMT_EXPORT] = export_stmt,
     /* load, import, quit, exit: the session's own (session.c) */
 };
 
 bool stmt_names_own_file(ast_stmt_kind_t kind)
 {
-    /* plot's file is an image, and its extension chooses the format; a
-     * sweep keeps the rows it wrote before a value that failed */
+    /* plot's file is an image, and its extension chooses the format (so
+     * bode's and animate's); a sweep or a follow keeps the rows it wrote
+     * before a value that failed */
     return kind == STMT_PLOT || kind == STMT_PLOT_SWEEP ||
-           kind == STMT_SWEEP;
+           kind == STMT_SWEEP || kind == STMT_FOLLOW ||
+           kind == STMT_PLOT_FOLLOW || kind == STMT_BODE ||
+           kind == STMT_ANIMATE;
 }
 
 stmt_fn stmt_lookup(ast_stmt_kind_t kind)
