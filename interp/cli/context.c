@@ -412,11 +412,14 @@ void ctx_drop_large_lowering(ctx_t *s)
 
 lower_t *ctx_lowered(ctx_t *s, diag_t *err)
 {
-    if (s->lw && s->lw_generation == s->model.generation)
+    if (s->lw && s->lw_generation == s->model.generation) {
+        lower_set_stop(s->lw, &s->stop);
         return s->lw;
+    }
     lower_t *lw = lower_model(&s->model, s->src, err);
     if (!lw)
         return NULL;
+    lower_set_stop(lw, &s->stop);
     ctx_free_derived(s);
     lower_free(s->lw);
     s->lw = lw;

@@ -281,6 +281,8 @@ const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
     const expr_t *r = diff_known(g, e, var);
     if (r)
         return r;
+    if (expr_budget_spent(g))
+        return g->zero; /* not memoised: the caller discards it */
     size_t cap = 64, top = 0;
     struct diff_frame {
         const expr_t *e;
@@ -302,13 +304,18 @@ const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
             continue;
         }
         top--;
-        /* a node reached twice (a shared argument) is made once */
-        if (!diff_known(g, x, var))
+        /* a node reached twice (a shared argument) is made once; past the
+         * budget no more is made (expr_graph_set_budget) */
+        if (!diff_known(g, x, var)) {
+            if (expr_budget_spent(g))
+                break;
             expr_memo_put(g, (uint64_t)x->id << 32 | var,
                           diff_rule(g, x, var));
+        }
     }
     free(st);
-    return diff_known(g, e, var);
+    r = diff_known(g, e, var);
+    return r ? r : g->zero;
 }
 
 /* The memo of one substitution: node id → result, an open-addressing
@@ -430,7 +437,9 @@ static void prime_sum(expr_graph_t *g, const expr_t *e,
     }
     qsort(pr, np, sizeof *pr, prime_pair_cmp);
     const expr_t **t = expr_xmalloc((e->nargs ? e->nargs : 1) * sizeof *t);
-    for (size_t k = 0; k < np;) {
+    /* past the budget some terms' derivatives are missing (answered 0):
+     * no sum is memoised then */
+    for (size_t k = g->budget_over ? np : 0; k < np;) {
         size_t m = 0, j = k;
         for (; j < np && pr[j].var == pr[k].var; j++)
             t[m++] = pr[j].d;

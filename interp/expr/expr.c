@@ -319,6 +319,7 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
             ranks_reserve(g, g->cap);
     }
     g->nodes[g->count] = e;
+    g->edges += n;
     g->dep[g->count] = dep;
     g->flags[g->count] = flags;
     g->node_rank[g->count] = rank;
@@ -377,10 +378,37 @@ size_t expr_graph_count(const expr_graph_t *g)
 
 size_t expr_graph_edges(const expr_graph_t *g)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < g->count; i++)
-        n += g->nodes[i]->nargs;
-    return n;
+    return g->edges;
+}
+
+void expr_graph_set_budget(expr_graph_t *g, size_t max_nodes,
+                           size_t max_edges, const nh_stop_t *stop)
+{
+    g->budget_on = max_nodes || max_edges || stop;
+    g->budget_over = false;
+    g->budget_nodes0 = g->count;
+    g->budget_edges0 = g->edges;
+    g->budget_nodes = max_nodes ? max_nodes : SIZE_MAX;
+    g->budget_edges = max_edges ? max_edges : SIZE_MAX;
+    g->budget_stop = stop;
+    g->budget_tick = 0;
+}
+
+bool expr_graph_over_budget(const expr_graph_t *g)
+{
+    return g->budget_over;
+}
+
+bool expr_budget_spent(expr_graph_t *g)
+{
+    if (!g->budget_on)
+        return false;
+    if (!g->budget_over &&
+        (g->count - g->budget_nodes0 > g->budget_nodes ||
+         g->edges - g->budget_edges0 > g->budget_edges ||
+         (++g->budget_tick % 64 == 0 && nh_stop_due(g->budget_stop))))
+        g->budget_over = true;
+    return g->budget_over;
 }
 
 uint32_t expr_var_declare(expr_graph_t *g, const char *name)

@@ -98,7 +98,19 @@ struct expr_graph {
     uint32_t prime_nvars;
     unsigned char *primed;
     size_t primed_cap;
+    /* edges so far (the children of every node) and expr_diff's budget
+     * (expr_graph_set_budget): the counts when set, the limits, the
+     * stop, and whether it ran out */
+    size_t edges;
+    size_t budget_nodes0, budget_edges0, budget_nodes, budget_edges;
+    const struct nh_stop *budget_stop;
+    unsigned budget_tick;
+    bool budget_on, budget_over;
 };
+
+/* Whether expr_diff's budget is spent (expr_graph_set_budget); looks at
+ * the stop's clock once in 64 calls. */
+bool expr_budget_spent(expr_graph_t *g);
 
 /* Node flags (expr_graph_t.flags).  EXPR_F_PARTIAL: the node may be
  * undefined for some finite values of its variables (expr_partial);

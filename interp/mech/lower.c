@@ -146,6 +146,8 @@ struct lower {
 
     const char **known; /* for lower_known_names */
     size_t count_base;  /* graph size when the current lowering began */
+    size_t edge_base;   /* ... and its edges */
+    const nh_stop_t *stop; /* lower_set_stop: ends a long derivative */
 
     /* Room in the arrays above that grow with the variables: coordinates
      * (q, qd, qdd, qname), speeds (z, zd, zname), parameters (p, pname,
@@ -471,14 +473,57 @@ static int kinetic_whole(lower_t *lw, ctx_t *cx, src_span_t use,
 /* Counts the nodes added since the lowering of the current statement's
  * expression (or of the model) began, not the whole graph, so a large
  * model's derived equations do not count against a later `print`. */
+/* ... and past this many edges (a sum of k terms is one node and k
+ * edges): diff() nested forty deep made sums of thousands of products,
+ * seconds of work, before the nodes reached their limit (issue 31). */
+#define LOWER_MAX_EDGES 10000000
+
 static int check_size(const lower_t *lw, const ast_expr_t *e, diag_t *err)
 {
-    if (expr_graph_count(lw->g) - lw->count_base <= LOWER_MAX_NODES)
+    if (expr_graph_count(lw->g) - lw->count_base > LOWER_MAX_NODES)
+        return diag_error(err, e->span,
+                          "this expression grows too large (more than %d "
+                          "nodes in the graph)",
+                          LOWER_MAX_NODES);
+    if (expr_graph_edges(lw->g) - lw->edge_base > LOWER_MAX_EDGES)
+        return diag_error(err, e->span,
+                          "this expression grows too large (more than %d "
+                          "edges between the nodes of the graph)",
+                          LOWER_MAX_EDGES);
+    return 0;
+}
+
+/* Sets expr_diff's budget (expr_graph_set_budget) to what the current
+ * lowering may still add, and the stop. */
+static void budget_begin(lower_t *lw)
+{
+    size_t nodes = expr_graph_count(lw->g) - lw->count_base;
+    size_t edges = expr_graph_edges(lw->g) - lw->edge_base;
+    expr_graph_set_budget(lw->g,
+                          nodes < LOWER_MAX_NODES ? LOWER_MAX_NODES - nodes
+                                                  : 1,
+                          edges < LOWER_MAX_EDGES ? LOWER_MAX_EDGES - edges
+                                                  : 1,
+                          lw->stop);
+}
+
+/* Lifts the budget; an error at E when it ran out (the derivatives made
+ * meanwhile are discarded by the caller). */
+static int budget_end(lower_t *lw, const ast_expr_t *e, diag_t *err)
+{
+    bool over = expr_graph_over_budget(lw->g);
+    expr_graph_set_budget(lw->g, 0, 0, NULL);
+    if (!over)
         return 0;
-    return diag_error(err, e->span,
-                      "this expression grows too large (more than %d "
-                      "nodes in the graph)",
-                      LOWER_MAX_NODES);
+    if (lw->stop && nh_stop_due(lw->stop))
+        return diag_error(err, e->span, "%s while differentiating",
+                          nh_stop_reason(lw->stop));
+    if (check_size(lw, e, err) == 0) /* the budget is the size's */
+        return diag_error(err, e->span,
+                          "this expression grows too large (more than %d "
+                          "nodes in the graph)",
+                          LOWER_MAX_NODES);
+    return -1;
 }
 
 /* ---- calls ---------------------------------------------------------- */
@@ -1077,9 +1122,12 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
         /* a derivative is defined where its expression is (LANGUAGE.md
          * §3.4.1: diff(log(0), t) is no more 0 than log(0) is a number) */
         out->dim = args[0].dim;
+        budget_begin(lw);
         for (unsigned k = 0; k < (args[0].dim ? args[0].dim : 1); k++)
             out->c[k] = expr_guard(g, expr_diff(g, args[0].c[k], (uint32_t)var),
                                    args[0].c[k]);
+        if (budget_end(lw, e, err))
+            return -1;
         return check_size(lw, e, err);
     }
     if (strcmp(f, "dot") == 0 || strcmp(f, "cross") == 0) {
@@ -1276,10 +1324,11 @@ static int lower_prime(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                           "third time derivatives are not available: this "
                           "is the derivative of an acceleration");
     out->dim = a.dim;
+    budget_begin(lw);
     for (unsigned k = 0; k < (a.dim ? a.dim : 1); k++) /* as diff() */
         out->c[k] = expr_guard(lw->g, expr_dt(lw->g, a.c[k], lw->dvar),
                                a.c[k]);
-    if (check_size(lw, e, err))
+    if (budget_end(lw, e, err) || check_size(lw, e, err))
         return -1;
     if (cx->mode == LOWER_MODEL && value_depends_mask(lw, out, lw->second))
         return diag_error(err, e->span,
@@ -1470,10 +1519,13 @@ static int lower_rec(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
     return rc;
 }
 
+void lower_set_stop(lower_t *lw, const nh_stop_t *stop) { lw->stop = stop; }
+
 int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
                value_t *out, diag_t *err)
 {
     lw->count_base = expr_graph_count(lw->g);
+    lw->edge_base = expr_graph_edges(lw->g);
     ctx_t cx = {mode, NULL, 0, {0}, 0};
     if (lower_rec(lw, &cx, e, out, err) != 0)
         return -1;
