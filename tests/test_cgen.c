@@ -23,8 +23,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -788,6 +792,17 @@ static void test_compilers_that_fail(void **state)
     /* "the compiled equations 'HASH.so' have no nh_model_values" */
     assert_non_null(strstr(err.msg, "the compiled equations '"));
     assert_non_null(strstr(err.msg, ".so' have no nh_model_values"));
+    /* one that says it succeeded and writes nothing (issue 31: reported
+     * as "cannot write to the compile cache") */
+    static const char *const silent[] = {"true", "cc -fsyntax-only"};
+    for (int k = 0; k < 2; k++) {
+        setenv("CC", silent[k], 1);
+        diag_clear(&err);
+        assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), -1);
+        char want[256];
+        snprintf(want, sizeof want, "the C compiler '%s' succeeded but wrote no shared object (is it a C compiler that links with -shared?)", k ? "cc" : "true");
+        assert_string_equal(err.msg, want);
+    }
     /* a stop request while it runs */
     fake_cc("sleep 5", cc, sizeof cc);
     nh_stop_t stop = {0, nh_clock() - 1.0};
@@ -810,6 +825,111 @@ static void test_compilers_that_fail(void **state)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "ls %s/nh | grep -q tmp-", cache);
     assert_int_not_equal(system(cmd), 0);
+    session_free(s);
+    remove_cache();
+}
+
+/* The folders above the cache are checked on the way down (issue 31: a
+ * parent that another user may write let the cache be swapped between
+ * the check and the use): one that others may write is refused unless it
+ * is sticky, as /tmp is. */
+static void test_cache_checks_the_path(void **state)
+{
+    (void)state;
+    fresh_cache();
+    char open_dir[160], base[200], buf[NATIVE_PATH], want[1024];
+    snprintf(open_dir, sizeof open_dir, "%s/open", cache);
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    snprintf(base, sizeof base, "%s/base", open_dir);
+    setenv("XDG_CACHE_HOME", base, 1);
+    diag_t err = {0};
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+    snprintf(want, sizeof want, "the compile cache '%s/nh' is refused: the folder '%s' above it: others may write to it (every folder above the cache must be root's or yours, and only its owner may change it, or it is sticky as /tmp is)", base, open_dir);
+    assert_string_equal(err.msg, want);
+    /* sticky: others cannot rename what is not theirs */
+    assert_int_equal(chmod(open_dir, 01777), 0);
+    diag_clear(&err);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), 0);
+    /* another user's folder above (only root can make one) */
+    if (geteuid() == 0) {
+        assert_int_equal(chmod(open_dir, 0755), 0);
+        assert_int_equal(chown(open_dir, 65534, 65534), 0);
+        diag_clear(&err);
+        assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+        assert_non_null(strstr(err.msg, "above it: it belongs to another user"));
+    }
+    remove_cache();
+}
+
+/* SIGTERM (or SIGHUP, or SIGINT outside the REPL) while the compiler
+ * runs: the compiler is killed, the temporaries are removed, and then nh
+ * ends by the signal as it would have (issue 31: tmp-*.c, .log and .so
+ * stayed for good and cc went on).  Temporaries that an nh killed by
+ * SIGKILL left are swept on the next use of the cache, when they are
+ * older than ten minutes (a younger one may be another nh's). */
+static void test_compile_killed(void **state)
+{
+    (void)state;
+    fresh_cache();
+    eom_t *e;
+    session_t *s = sphere_session("voronec", &e);
+    char cc[160], pidfile[160];
+    snprintf(pidfile, sizeof pidfile, "%s/ccpid", cache);
+    char body[400];
+    snprintf(body, sizeof body, "echo $$ > %s; exec sleep 30", pidfile);
+    fake_cc(body, cc, sizeof cc);
+    for (int k = 0; k < 2; k++) {
+        int sig = k ? SIGHUP : SIGTERM;
+        unlink(pidfile);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            diag_t err = {0};
+            native_attach(e, NULL, NULL, NULL, &err);
+            _exit(3);
+        }
+        /* the compiler has started when it wrote its pid */
+        FILE *f = NULL;
+        for (int i = 0; i < 500 && !f; i++) {
+            struct timespec nap = {0, 10000000};
+            nanosleep(&nap, NULL);
+            f = fopen(pidfile, "r");
+            long got = 0;
+            if (f && fscanf(f, "%ld", &got) != 1) {
+                fclose(f);
+                f = NULL;
+            }
+            if (f)
+                rewind(f);
+        }
+        assert_non_null(f);
+        long ccpid = 0;
+        assert_int_equal(fscanf(f, "%ld", &ccpid), 1);
+        fclose(f);
+        assert_int_equal(kill(pid, sig), 0);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status));
+        assert_int_equal(WTERMSIG(status), sig);
+        assert_int_equal(kill((pid_t)ccpid, 0), -1); /* gone */
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "ls %s/nh | grep -q tmp-", cache);
+        assert_int_not_equal(system(cmd), 0);
+    }
+    /* stale temporaries: the old removed, the young kept */
+    unsetenv("CC");
+    char old[200], young[200];
+    snprintf(old, sizeof old, "%s/nh/tmp-old123.c", cache);
+    snprintf(young, sizeof young, "%s/nh/tmp-new123.log", cache);
+    fclose(fopen(old, "w"));
+    fclose(fopen(young, "w"));
+    struct timespec times[2] = {{time(NULL) - 1200, 0}, {time(NULL) - 1200, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, old, times, 0), 0);
+    diag_t err = {0};
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), 0);
+    assert_int_equal(access(old, F_OK), -1);
+    assert_int_equal(access(young, F_OK), 0);
     session_free(s);
     remove_cache();
 }
@@ -930,6 +1050,8 @@ int main(void)
         cmocka_unit_test(test_cache_cold_warm_tampered),
         cmocka_unit_test(test_cache_refuses_folders),
         cmocka_unit_test(test_compilers_that_fail),
+        cmocka_unit_test(test_cache_checks_the_path),
+        cmocka_unit_test(test_compile_killed),
         cmocka_unit_test(test_session_compile),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
