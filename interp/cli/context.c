@@ -431,6 +431,77 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err)
  * when its mass matrix has a negative eigenvalue at the state where the
  * equations are first evaluated after the model changed (LANGUAGE.md §4,
  * slips.h): no method reports it, and the motion is then nonsense. */
+/* Whether the symmetric matrix of the six entries I = [Ixx, Iyy, Izz,
+ * Ixy, Iyz, Izx] is positive semidefinite beyond rounding: its principal
+ * minors (the diagonal, the three 2×2, the determinant) are not below
+ * zero (Sylvester's criterion for semidefinite matrices). */
+static bool inertia_semidefinite(const double I[6])
+{
+    double big = 0;
+    for (int k = 0; k < 6; k++)
+        big = fmax(big, fabs(I[k]));
+    double tol = 1e-12 * big;
+    double xx = I[0], yy = I[1], zz = I[2], xy = I[3], yz = I[4], zx = I[5];
+    double det = xx * (yy * zz - yz * yz) - xy * (xy * zz - yz * zx) +
+                 zx * (xy * yz - yy * zx);
+    return xx >= -tol && yy >= -tol && zz >= -tol &&
+           xx * yy - xy * xy >= -tol * big && yy * zz - yz * yz >= -tol * big &&
+           zz * xx - zx * zx >= -tol * big && det >= -tol * big * big;
+}
+
+/* A warning at AT: WHAT where the equations are first evaluated (the
+ * state STATE), "a sign?". */
+static void warn_at(ctx_t *s, src_span_t at, const char *what,
+                    const char *state)
+{
+    diag_t w = {0};
+    diag_error(&w, at, "%s where the equations are first evaluated%s: a "
+                       "sign?",
+               what, state);
+    fflush(s->out);
+    diag_print_warning(s->err, s->src, &w);
+}
+
+/* The particles' and the bodies' masses and inertias at VARS: a negative
+ * mass, or an inertia that is not positive semidefinite, makes a kinetic
+ * energy that is not (issue 31: only a `kinetic` was looked at). */
+static void warn_masses(ctx_t *s, const nh_system_t *sys, const double *vars)
+{
+    const model_t *m = &s->model;
+    char st[1024], what[DIAG_MSG_MAX], num[32];
+    ctx_describe_state(s, vars, st, sizeof st);
+    for (size_t i = 0; i < sys->nparticles && i < m->particles.n; i++) {
+        double v = expr_eval(sys->g, sys->particles[i].mass, vars);
+        if (isfinite(v) && v < 0) {
+            snprintf(what, sizeof what, "the mass of particle %s is "
+                                        "negative (%s)",
+                     sys->particles[i].name,
+                     expr_format_number(v, num, sizeof num));
+            warn_at(s, m->particles.v[i].mass->span, what, st);
+        }
+    }
+    for (size_t i = 0; i < sys->nbodies && i < m->bodies.n; i++) {
+        const nh_body_t *b = &sys->bodies[i];
+        double v = expr_eval(sys->g, b->mass, vars), I[6];
+        bool finite = true;
+        for (int k = 0; k < 6; k++)
+            finite &= isfinite(I[k] = expr_eval(sys->g, b->inertia[k], vars)) != 0;
+        if (isfinite(v) && v < 0) {
+            snprintf(what, sizeof what, "the mass of body %s is negative (%s)",
+                     b->name, expr_format_number(v, num, sizeof num));
+            warn_at(s, m->bodies.v[i].mass->span, what, st);
+        }
+        if (finite && !inertia_semidefinite(I)) {
+            snprintf(what, sizeof what,
+                     "the inertia of body %s is not positive semidefinite "
+                     "(a negative moment, or products of inertia too large "
+                     "for the moments)",
+                     b->name);
+            warn_at(s, m->bodies.v[i].inertia->span, what, st);
+        }
+    }
+}
+
 static void warn_indefinite(ctx_t *s, lower_t *lw)
 {
     if (s->definite_generation == s->model.generation + 1)
@@ -439,12 +510,11 @@ static void warn_indefinite(ctx_t *s, lower_t *lw)
     const model_energy_t *en = s->model.lagrangian.name ? &s->model.lagrangian
                                                         : &s->model.kinetic;
     const nh_system_t *sys = lower_system(lw);
-    if (!en->name)
-        return; /* the particles' energy alone is never indefinite */
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
-    if (slip_indefinite(sys, sys->L, vars)) {
+    warn_masses(s, sys, vars);
+    if (en->name && slip_indefinite(sys, sys->L, vars)) {
         char st[1024];
         ctx_describe_state(s, vars, st, sizeof st);
         diag_t w = {0};

@@ -588,6 +588,21 @@ static size_t stab_count(const ast_sweep_axis_t *ax, double a, double b,
                    nb, h > 0 ? "negative" : "positive");
         return 0;
     }
+    /* As simulate's step (sim.c): a step below four spacings of the
+     * doubles near the range repeats values (1e16 + 1 is 1e16). */
+    double top = fmax(fabs(a), fabs(b));
+    double res = 4.0 * (nextafter(top, INFINITY) - top);
+    if (a != b && fabs(h) < res) {
+        char nh[40], nr[40];
+        diag_error(err, ax->step->span,
+                   "the step %s is finer than the values themselves near "
+                   "%s (doubles there are %s apart), so values would "
+                   "repeat: use a larger step",
+                   stab_num(h, nh, sizeof nh),
+                   stab_num(fabs(a) > fabs(b) ? a : b, na, sizeof na),
+                   stab_num(res / 4.0, nr, sizeof nr));
+        return 0;
+    }
     /* a range a whole number of steps long reaches B despite rounding */
     double k = floor((b - a) / h + 1e-9);
     if (!(k + 1 <= SWEEP_MAX_VALUES)) {

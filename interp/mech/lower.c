@@ -738,6 +738,21 @@ static int frame_axis(lower_t *lw, ctx_t *cx, const model_frame_t *f,
                           "the axis of a frame must be constant (numbers "
                           "and parameters), but this depends on %s",
                           expr_var_name(g, var));
+    /* Numbers are scaled by the largest first, so that the sum of their
+     * squares neither underflows nor overflows: [1e-200, 0, 0] was "the
+     * zero vector" and [1e200, 0, 0] a division by zero later (issue
+     * 31); [0, 2, 2] is [0, 1, 1], whose form stays exact. */
+    if (v.c[0]->op == EXPR_CONST && v.c[1]->op == EXPR_CONST &&
+        v.c[2]->op == EXPR_CONST) {
+        double big = fmax(fabs(v.c[0]->value),
+                          fmax(fabs(v.c[1]->value), fabs(v.c[2]->value)));
+        if (big == 0)
+            return diag_error(err, ax->span,
+                              "the axis of a frame must not be the zero "
+                              "vector");
+        for (int k = 0; k < 3 && big != 1; k++)
+            v.c[k] = expr_num(g, v.c[k]->value / big);
+    }
     const expr_t *norm =
         expr_call(g, EXPR_SQRT, rigid_dot(g, v.c, v.c, 3), NULL);
     if (expr_is_const(norm, 0))

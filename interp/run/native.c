@@ -496,13 +496,11 @@ static int native_compile(char **cc, size_t ncc, int dir, const char *src,
             kill(pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
-            if (native_signal)
-                return diag_error(err, SRC_SPAN_NONE,
-                                  "interrupted by signal %d (while "
-                                  "compiling)",
-                                  (int)native_signal);
+            /* a signal: seen only when its handler returns (Ctrl-C in
+             * the REPL); SIGTERM and SIGHUP end nh (native_build) */
             return diag_error(err, SRC_SPAN_NONE, "%s (while compiling)",
-                              nh_stop_reason(stop));
+                              native_signal ? "interrupted"
+                                            : nh_stop_reason(stop));
         }
         struct timespec nap = {0, 2000000}; /* 2 ms */
         nanosleep(&nap, NULL);
