@@ -831,8 +831,9 @@ static void test_compilers_that_fail(void **state)
 
 /* The folders above the cache are checked on the way down (issue 31: a
  * parent that another user may write let the cache be swapped between
- * the check and the use): one that others may write is refused unless it
- * is sticky, as /tmp is. */
+ * the check and the use): one that every user may write is refused
+ * unless it is sticky, as /tmp is; one its group may write is accepted
+ * (a umask of 002 makes every folder so). */
 static void test_cache_checks_the_path(void **state)
 {
     (void)state;
@@ -845,10 +846,13 @@ static void test_cache_checks_the_path(void **state)
     setenv("XDG_CACHE_HOME", base, 1);
     diag_t err = {0};
     assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
-    snprintf(want, sizeof want, "the compile cache '%s/nh' is refused: the folder '%s' above it: others may write to it (every folder above the cache must be root's or yours, and only its owner may change it, or it is sticky as /tmp is)", base, open_dir);
+    snprintf(want, sizeof want, "the compile cache '%s/nh' is refused: the folder '%s' above it: every user may write to it (every folder above the cache must be root's or yours, and not writable by every user unless it is sticky as /tmp is)", base, open_dir);
     assert_string_equal(err.msg, want);
     /* sticky: others cannot rename what is not theirs */
     assert_int_equal(chmod(open_dir, 01777), 0);
+    diag_clear(&err);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), 0);
+    assert_int_equal(chmod(open_dir, 0775), 0);
     diag_clear(&err);
     assert_int_equal(native_cache_dir(buf, sizeof buf, &err), 0);
     /* another user's folder above (only root can make one) */

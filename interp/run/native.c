@@ -152,12 +152,14 @@ static bool native_private(int dir, const char *name, mode_t type,
 
 /* Opens the folder PATH (absolute, its links resolved) component by
  * component from the root, none of them followed as a link, and checks
- * each on the way: owned by root or the user, and if others may write
- * to it, sticky (as /tmp is: then they cannot rename what is not
+ * each on the way: owned by root or the user, and if every user may
+ * write to it, sticky (as /tmp is: then they cannot rename what is not
  * theirs).  A folder above the cache that another user could change
  * would let that user swap the cache for a folder of their own between
- * the check and the use (issue 31).  Returns the folder's descriptor, or
- * -1 with *WHY (and *WHERE, the folder at fault, in BAD). */
+ * the check and the use (issue 31).  A folder that its group may write
+ * is accepted: with a umask of 002 (a group of one's own, as Debian
+ * gives every user) every folder one makes is.  Returns the folder's
+ * descriptor, or -1 with *WHY (and the folder at fault in BAD). */
 static int native_walk(const char *path, char *bad, size_t size,
                        const char **why)
 {
@@ -180,8 +182,8 @@ static int native_walk(const char *path, char *bad, size_t size,
             *why = "it belongs to another user";
             break;
         }
-        if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-            *why = "others may write to it";
+        if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+            *why = "every user may write to it";
             break;
         }
         while (*p == '/')
@@ -264,8 +266,8 @@ static int native_cache_open(char *buf, size_t size, diag_t *err)
         return diag_error(err, SRC_SPAN_NONE,
                           "the compile cache '%s' is refused: the folder "
                           "'%s' above it: %s (every folder above the cache "
-                          "must be root's or yours, and only its owner may "
-                          "change it, or it is sticky as /tmp is)",
+                          "must be root's or yours, and not writable by "
+                          "every user unless it is sticky as /tmp is)",
                           buf, bad, why);
     int fd = openat(base, "nh", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
                                     O_CLOEXEC);

@@ -11,7 +11,7 @@
  * The cache: $XDG_CACHE_HOME/nh, else $HOME/.cache/nh, created with mode
  * 0700 and refused when it is not a folder of the user's own that no one
  * else may write, or a folder above it is another user's (not root's) or
- * may be written by others without being sticky.  A text is kept as HASH.c beside HASH.so, HASH the
+ * may be written by every user without being sticky.  A text is kept as HASH.c beside HASH.so, HASH the
  * SHA-256 of the text; before a HASH.so is loaded, HASH.c must hold
  * exactly the text nh just generated (so the cache never runs code that
  * it did not write for this model), and both must be the user's own
