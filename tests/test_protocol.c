@@ -323,6 +323,51 @@ static void test_execute_error(void **state)
     expect_execute(c, "error");
 }
 
+/* A statement's file that is the channel itself (/dev/stdout and its
+ * other names, the replies; /dev/stdin, the requests) is refused with
+ * an error, and the session stays in step: the next cell's output is its
+ * own (issue 31: the text went into the replies, and every later cell
+ * showed the one before's output). */
+static void test_output_file_is_the_channel(void **state)
+{
+    child_t *c = *state;
+    NEED_NH(c);
+    static const char *const stmts[] = {
+        "print 1 > \\\"/dev/stdout\\\"", "print 1 > \\\"/dev/fd/1\\\"",
+        "print 1 > \\\"/proc/self/fd/1\\\"", "help > \\\"/dev/stdout\\\"",
+        "table t > \\\"/dev/stdout\\\"", "print 1 > \\\"/dev/stdin\\\"",
+        "sweep k from 1 to 2 step 1 > \\\"/dev/stdout\\\": print k"};
+    say(c, "{\"request\":\"execute\",\"code\":\"param k = 1\\ncoord x\\n"
+           "kinetic T = x'^2/2\\nsimulate to 0.1 step 0.1\"}");
+    free(output(c, "text")); /* simulate's summary */
+    expect_execute(c, "ok");
+    for (size_t i = 0; i < sizeof stmts / sizeof *stmts; i++) {
+        char req[256];
+        snprintf(req, sizeof req,
+                 "{\"request\":\"execute\",\"code\":\"%s\"}", stmts[i]);
+        say(c, req);
+        json_t *v = hear(c, 30);
+        assert_non_null(v);
+        assert_string_equal(str(v, "output"), "error");
+        const char *m = str(v, "message");
+        if (i == 0)
+            assert_string_equal(m, "cannot write '/dev/stdout': it is the notebook's own channel (nh --protocol's standard output); write to a file instead");
+        if (!strstr(m, "it is the notebook's own channel (nh --protocol's "
+                       "standard ") ||
+            !strstr(m, "); write to a file instead"))
+            fail_msg("%s: %s", stmts[i], m);
+        assert_non_null(
+            strstr(m, i == 5 ? "standard input" : "standard output"));
+        json_free(v);
+        expect_execute(c, "error");
+        say(c, "{\"request\":\"execute\",\"code\":\"print 2\"}");
+        char *t = output(c, "text");
+        assert_string_equal(t, "2 = 2\n");
+        free(t);
+        expect_execute(c, "ok");
+    }
+}
+
 /* A syntax error runs nothing of the cell; an unfinished statement is
  * an error at the end of the cell, as at the end of a script. */
 static void test_execute_syntax(void **state)
@@ -962,6 +1007,7 @@ int main(void)
         T(test_info),
         T(test_execute_text),
         T(test_execute_error),
+        T(test_output_file_is_the_channel),
         T(test_execute_syntax),
         T(test_execute_error_in_loaded_file),
         T(test_execute_latex_stderr),

@@ -19,6 +19,7 @@
 
 #include <dirent.h>
 
+#include "interp/base/util.h"
 #include "interp/eom/eom.h"
 #include "interp/mech/lower.h"
 #include "interp/cli/complete.h"
@@ -907,6 +908,127 @@ static void test_write_error_is_an_error(void **state)
     free(err);
 }
 
+/* `show` refuses an expression nested deeper than 10 000 levels, which
+ * the simplifier and the printers would recurse through (issue 31: a
+ * chain of 150 000 lets, each the sine of the one before, overflowed the
+ * stack): a let chain 10 001 deep, and the kinematic equation of a
+ * coordinate read from the last of a chain of 8000 frames.  A value is
+ * still printed. */
+static void test_show_too_deep(void **state)
+{
+    fixture_t *f = *state;
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_add(&b, "coord q, x\nlet a0 = q\n");
+    for (int i = 1; i <= 10001; i++)
+        strbuf_addf(&b, "let a%d = sin(a%d)\n", i, i - 1);
+    assert_int_equal(run(f, b.data), RUN_OK);
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    assert_int_equal(run(f, "show a10001\n"), RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark),
+                           "error: this expression is nested too deeply to "
+                           "show (more than 10000 levels); print its value "
+                           "instead"));
+    fflush(f->fout);
+    size_t omark = f->out_len;
+    assert_int_equal(run(f, "show a9000 - a9000\nprint a10001\n"), RUN_OK);
+    fflush(f->fout);
+    assert_string_equal(f->out + omark, "0\na10001 = 0\n");
+
+    strbuf_free(&b);
+    strbuf_add(&b, "frame N\nframe F0 from N about z by q\n");
+    for (int i = 1; i < 8000; i++)
+        strbuf_addf(&b, "frame F%d from F%d about x by q\n", i, i - 1);
+    strbuf_add(&b, "speed u\nkinematic q' = u\nkinematic x' = u*F7999.y[3]\n");
+    assert_int_equal(run(f, b.data), RUN_OK);
+    fflush(f->ferr);
+    mark = f->err_len;
+    assert_int_equal(run(f, "show kinematics\n"), RUN_ERROR);
+    const char *deep =
+        "error: x' is nested too deeply to show (more than 10000 levels)";
+    assert_non_null(strstr(err_since(f, mark), deep));
+    strbuf_free(&b);
+}
+
+/* diff() nested forty deep builds sums of thousands of products: bounded
+ * by the nodes (200 000), by the edges between them (10^7: one product
+ * of 3200 factors differentiated has 3200 terms of 3199 factors), and by
+ * the session's time limit — the stop of Ctrl-C — in mid-derivative
+ * (issue 31: 3.2 s natively, 18 s under the sanitizers, not to be
+ * interrupted).  What was made meanwhile is not kept: the same
+ * derivative asked again is the same error, a smaller one is right. */
+static void test_derivative_bounds(void **state)
+{
+    fixture_t *f = *state;
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_add(&b, "coord x\ninitial x = 0.3\n");
+    for (int j = 0; j < 32; j++) {
+        strbuf_addf(&b, "let p%d = ", j);
+        for (int i = 0; i < 100; i++)
+            strbuf_addf(&b, "%s(x + %d)", i ? "*" : "", 100 * j + i + 1);
+        strbuf_add(&b, "\n");
+    }
+    strbuf_add(&b, "let p = p0");
+    for (int j = 1; j < 32; j++)
+        strbuf_addf(&b, "*p%d", j);
+    strbuf_add(&b, "\n");
+    assert_int_equal(run(f, b.data), RUN_OK);
+    strbuf_free(&b);
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    assert_int_equal(run(f, "print diff(p, x)\n"), RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark),
+                           "error: this expression grows too large (more than 10000000 edges between the nodes of the graph)"));
+    /* forty diffs: the time limit stops them in mid-course */
+    strbuf_init(&b);
+    strbuf_add(&b, "print ");
+    for (int i = 0; i < 40; i++)
+        strbuf_add(&b, "diff(");
+    strbuf_add(&b, "exp(x*sin(x))");
+    for (int i = 0; i < 40; i++)
+        strbuf_add(&b, ", x)");
+    strbuf_add(&b, "\n");
+    session_set_time_limit(f->s, 1e-9);
+    fflush(f->ferr);
+    mark = f->err_len;
+    assert_int_equal(run(f, b.data), RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark),
+                           "error: stopped: the statement ran past its time "
+                           "limit while differentiating"));
+    session_set_time_limit(f->s, 0);
+    fflush(f->ferr);
+    mark = f->err_len;
+    assert_int_equal(run(f, b.data), RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark),
+                           "error: this expression grows too large (more "
+                           "than 200000 nodes in the graph)"));
+    strbuf_free(&b);
+    /* what the stopped derivatives left is right: the fifth derivative
+     * here is a fresh session's, digit for digit */
+    static const char d5[] = "print diff(diff(diff(diff(diff(exp(x*sin(x)), "
+                             "x), x), x), x), x)\n";
+    fflush(f->fout);
+    size_t omark = f->out_len;
+    assert_int_equal(run(f, d5), RUN_OK);
+    fflush(f->fout);
+    char *here = strdup(f->out + omark), *fresh = NULL;
+    size_t flen = 0;
+    FILE *fo = open_memstream(&fresh, &flen);
+    session_t *s2 = session_new(true, fo, f->ferr);
+    static const char init[] = "coord x\ninitial x = 0.3\n";
+    assert_int_equal(session_run_text(s2, "<2>", init, strlen(init), true),
+                     RUN_OK);
+    assert_int_equal(session_run_text(s2, "<2>", d5, strlen(d5), true),
+                     RUN_OK);
+    session_free(s2);
+    fclose(fo);
+    assert_string_equal(here, fresh);
+    free(here);
+    free(fresh);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -944,6 +1066,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test(test_write_error_is_an_error),
         cmocka_unit_test_setup_teardown(test_completions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_show_too_deep, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_derivative_bounds, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_set_several, setup, teardown),
         cmocka_unit_test(test_help_covers_functions_and_stdlib),
     };

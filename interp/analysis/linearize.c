@@ -694,7 +694,7 @@ int lin_eigen(const double *a, size_t n, double *re, double *im)
     gsl_matrix_complex *vec = gsl_matrix_complex_alloc(n, n);
     gsl_eigen_nonsymmv_workspace *w = gsl_eigen_nonsymmv_alloc(n);
     if (!m || !ev || !vec || !w)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
             gsl_matrix_set(m, i, j, a[i * n + j]);

@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/eom/eom.h"
 #include "interp/eom/linalg.h"
 #include "interp/expr/layout.h"
@@ -139,7 +140,7 @@ static void *ws_xalloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return p;
 }
 
@@ -149,7 +150,7 @@ static void *ws_own(worksheet_t *ws, void *p)
         size_t cap = ws->capowned ? 2 * ws->capowned : 32;
         void **q = realloc(ws->owned, cap * sizeof *q);
         if (!q)
-            abort();
+            nh_out_of_memory();
         ws->owned = q;
         ws->capowned = cap;
     }
@@ -246,7 +247,7 @@ static worksheet_step_t *ws_push(worksheet_t *ws, const char *number,
         size_t cap = ws->cap ? 2 * ws->cap : 16;
         worksheet_step_t *p = realloc(ws->steps, cap * sizeof *p);
         if (!p)
-            abort();
+            nh_out_of_memory();
         ws->steps = p;
         ws->cap = cap;
     }
@@ -301,7 +302,7 @@ static void ws_eval(const worksheet_t *ws, const expr_t *const *nodes,
     const nh_system_t *sys = ws->sys;
     tape_t *tp = tape_compile(sys->g, nodes, count, expr_graph_nvars(sys->g));
     if (!tp)
-        abort();
+        nh_out_of_memory();
     double *work = ws_xalloc(tape_work_size(tp), sizeof *work);
     tape_eval(tp, vars, out, work);
     free(work);
@@ -1732,7 +1733,7 @@ static void ws_str_putn(ws_str_t *b, const char *s, size_t n)
             cap *= 2;
         char *t = realloc(b->s, cap);
         if (!t)
-            abort();
+            nh_out_of_memory();
         b->s = t;
         b->cap = cap;
     }
@@ -1817,6 +1818,9 @@ static double ws_val(ws_printer_t *p, const worksheet_step_t *st, size_t k)
  * counting one, saturating past LIMIT. */
 static uint64_t ws_tree_size(ws_printer_t *p, const expr_t *e, uint64_t limit)
 {
+    if (e->height > limit) /* a tree has at least as many nodes as levels:
+                              the recursion stays within LIMIT */
+        return limit + 1;
     if (e->id < p->nmemo && p->memo[e->id])
         return p->memo[e->id];
     uint64_t s = 1;

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "interp/base/outfile.h"
 #include "interp/base/util.h"
 #include "interp/eom/eom.h"
 #include "interp/mech/lower.h"
@@ -162,6 +163,10 @@ typedef struct ctx {
     char *plot_png, *plot_pdf; /* and the same plot as PNG and PDF, in
                        base64 (the front end takes them and frees them;
                        NULL when none) */
+    /* The descriptors nh --protocol serves on (requests, replies; -1 when
+     * none): a statement's file must not be one of them (ctx_check_output),
+     * or its text would enter the channel and put it out of step. */
+    int channel_fd[2];
     nh_stop_t stop; /* session_interrupt, the time limit */
 
     /* While a sweep runs its statements (LANGUAGE.md §7.2), ROW is the
@@ -311,6 +316,17 @@ void ctx_describe_state(ctx_t *s, const double *vars, char *buf,
                         size_t size);
 /* "FILE:LINE:COL" of SP, or "an earlier statement" without a place. */
 void ctx_where_text(const ctx_t *s, src_span_t sp, char *buf, size_t size);
+
+/* An error at AT when PATH (links followed) is one of the streams nh
+ * --protocol serves on (s->channel_fd: the same device and inode, as
+ * /dev/stdout, /dev/fd/1 and /proc/self/fd/1 are); else 0. */
+int ctx_check_output(const ctx_t *s, const char *path, src_span_t at,
+                     diag_t *err);
+/* Opens PATH for a statement's output (outfile.h; REGULAR: it must be a
+ * regular file, outfile_open_regular), after ctx_check_output.  Returns
+ * 0, or -1 with "cannot write 'PATH': WHY" at AT. */
+int ctx_open_output(const ctx_t *s, outfile_t *of, const char *path,
+                    bool regular, src_span_t at, diag_t *err);
 
 /* The text of SPAN with whitespace runs collapsed to one space and
  * comments dropped (malloc'ed). */

@@ -285,19 +285,18 @@ static void page_id(ctx_t *s, const motion_columns_t *c, char *buf,
 
 /* Writes SC to the file PATH as FORMAT (whole or not at all); -1 with
  * *err set at SPAN. */
-static int write_file(const anim_scene_t *sc, anim_format_t format,
-                      const char *path, src_span_t span, diag_t *err)
+static int write_file(const ctx_t *s, const anim_scene_t *sc,
+                      anim_format_t format, const char *path, src_span_t span,
+                      diag_t *err)
 {
     outfile_t of;
-    int e = outfile_open(&of, path);
-    if (e)
-        return diag_error(err, span, "cannot write '%s': %s", path,
-                          strerror(e));
+    if (ctx_open_output(s, &of, path, false, span, err) != 0)
+        return -1;
     anim_write(sc, format, NULL, of.f);
-    e = outfile_commit(&of);
+    int e = outfile_commit(&of);
     if (e)
         return diag_error(err, span, "cannot write '%s': %s", path,
-                          strerror(e));
+                          outfile_strerror(e));
     return 0;
 }
 
@@ -405,7 +404,7 @@ int draw_animate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (rc == 0) {
         anim_scene_t sc = {n, times, m->draws.n, draws, az, el, speed};
         if (file) {
-            rc = write_file(&sc, (anim_format_t)format, file,
+            rc = write_file(s, &sc, (anim_format_t)format, file,
                             st->to_file.span, err);
         } else if (s->html_inline) {
             /* a notebook shows it in place */
@@ -415,7 +414,8 @@ int draw_animate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             anim_write(&sc, ANIM_HTML_PART, id, s->out);
         } else {
             /* LANGUAGE.md §7.5: in the REPL, animation.html, said where */
-            rc = write_file(&sc, ANIM_HTML, "animation.html", st->span, err);
+            rc = write_file(s, &sc, ANIM_HTML, "animation.html", st->span,
+                            err);
             if (rc == 0 && !s->quiet) {
                 char cwd[4096];
                 if (getcwd(cwd, sizeof cwd))

@@ -109,11 +109,12 @@ static int fam_bindings(ctx_t *s, lower_t *lw, eom_t *e,
                                   "over it with `follow %s from ... to ...: "
                                   "steady ...`",
                                   name, name, name);
-            const char *cands[n + nz + 1];
+            const char **cands = xcalloc(n + nz + 1, sizeof *cands);
             for (size_t j = 0; j < n + nz; j++)
                 cands[j] = j < n ? sys->qname[j] : sys->zname[j - n];
             cands[n + nz] = NULL;
             const char *best = source_closest(name, cands);
+            free(cands);
             if (kind == MODEL_NONE && best)
                 return diag_error(err, b->name.span,
                                   "unknown name '%s'; did you mean '%s'?",
@@ -475,7 +476,7 @@ static void fam_write(const ctx_family_t *fam, FILE *out)
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     if (!mem)
-        abort();
+        nh_out_of_memory();
     plot_columns_t pc = {t->ncols, t->nrows, (const char *const *)t->titles,
                          (const double *const *)col, NULL, false};
     plot_table(&pc, mem);
@@ -695,12 +696,10 @@ int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (fam_check_body(st, err) != 0)
         return -1;
     outfile_t of = {0};
-    if (st->to_file.name) {
-        int e = outfile_open(&of, st->to_file.name);
-        if (e)
-            return diag_error(err, st->to_file.span, "cannot write '%s': %s",
-                              st->to_file.name, strerror(e));
-    }
+    if (st->to_file.name &&
+        ctx_open_output(s, &of, st->to_file.name, false, st->to_file.span,
+                        err) != 0)
+        return -1;
 
     /* What the statements may change, kept to be put back. */
     model_t saved;
@@ -898,7 +897,7 @@ int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             if (e && rc == 0)
                 rc = diag_error(err, st->to_file.span,
                                 "cannot write '%s': %s", st->to_file.name,
-                                strerror(e));
+                                outfile_strerror(e));
         }
     }
     if (rc == 0 && !set.quiet && pt.end != FOLLOW_LEFT) {
@@ -956,11 +955,13 @@ int family_plot_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             rc = diag_error(err, st->span,
                             "the model changed since the follow: run it "
                             "again to plot expressions of its points");
-        const ast_expr_t *ex[nitems + 1];
+        /* on the heap: a plot may have as many items as a statement
+         * holds (issue 31) */
+        const ast_expr_t **ex = xcalloc(nitems + 1, sizeof *ex);
         ex[0] = vs;
         for (size_t i = 0; i < nitems; i++)
             ex[i + 1] = st->u.output.items[i];
-        const expr_t *nodes[nitems + 1];
+        const expr_t **nodes = xcalloc(nitems + 1, sizeof *nodes);
         for (size_t i = 0; i < nitems + 1 && rc == 0; i++) {
             if (!ex[i]) {
                 nodes[i] = NULL;
@@ -995,6 +996,8 @@ int family_plot_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 col[i][k] = val == 0 ? 0.0 : val;
             }
         }
+        free(ex);
+        free(nodes);
     }
     if (rc == 0) {
         plot_columns_t pc = {ncols, t->nrows, (const char *const *)titles,
@@ -1006,6 +1009,8 @@ int family_plot_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             free(s->plot_pdf);
             rc = plot_draw_svg(&pc, s->out, &s->plot_png, &s->plot_pdf,
                                err);
+        } else if (file && ctx_check_output(s, file, st->to_file.span, err)) {
+            rc = -1;
         } else {
             rc = plot_draw(&pc, file, s->out, err);
         }

@@ -559,6 +559,9 @@ static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
         free(s->plot_png);
         free(s->plot_pdf);
         rc = plot_draw_svg(&pc, s->out, &s->plot_png, &s->plot_pdf, err);
+    } else if (plot && file &&
+               ctx_check_output(s, file, st->to_file.span, err)) {
+        rc = -1;
     } else if (plot) {
         rc = plot_draw(&pc, file, s->out, err);
     } else {

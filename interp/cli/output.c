@@ -149,6 +149,10 @@ static int eval_value(ctx_t *s, lower_t *lw, const value_t *v,
     return 0;
 }
 
+static int print_values(ctx_t *s, const ast_stmt_t *st, lower_t *lw,
+                        double *vars, value_t *vals, double (*x)[3],
+                        diag_t *err);
+
 int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -157,8 +161,25 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     size_t n = st->u.output.n;
     expr_graph_t *g = lower_graph(lw);
     size_t nv = expr_graph_nvars(g);
-    double vars[nv ? nv : 1];
-    value_t vals[n ? n : 1];
+    /* On the heap, all three: a print may have as many items as a
+     * statement holds, a model as many parameters as lines. */
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
+    value_t *vals = xcalloc(n ? n : 1, sizeof *vals);
+    double (*x)[3] = xcalloc(n ? n : 1, sizeof *x);
+    int rc = print_values(s, st, lw, vars, vals, x, err);
+    free(vars);
+    free(vals);
+    free(x);
+    return rc;
+}
+
+/* output_print's work, with room for the variables (VARS), the items'
+ * values (VALS) and their numbers (X). */
+static int print_values(ctx_t *s, const ast_stmt_t *st, lower_t *lw,
+                        double *vars, value_t *vals, double (*x)[3],
+                        diag_t *err)
+{
+    size_t n = st->u.output.n;
     bool need_accel = false;
     for (size_t i = 0; i < n; i++) {
         if (lower_expr(lw, st->u.output.items[i], LOWER_QUERY, &vals[i], err))
@@ -176,7 +197,6 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                             err))
             return -1;
     /* Evaluate all before printing any: a failing print prints nothing. */
-    double x[n ? n : 1][3];
     for (size_t i = 0; i < n; i++)
         if (eval_value(s, lw, &vals[i], vars, st->u.output.items[i], x[i], err))
             return -1;
@@ -256,10 +276,12 @@ int output_accel(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!lw)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
-    if (state_vars(s, lw, true, st->span, vars, err))
-        return -1;
-    return print_accel(s, lower_system(lw), s->eom, vars, st->span, err);
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
+    int rc = state_vars(s, lw, true, st->span, vars, err);
+    if (rc == 0)
+        rc = print_accel(s, lower_system(lw), s->eom, vars, st->span, err);
+    free(vars);
+    return rc;
 }
 
 /* ---- show ------------------------------------------------------------ */
@@ -551,6 +573,10 @@ static void show_mass(ctx_t *s, lower_t *lw, bool latex)
 /* `show e` writes a DAG out as a tree, which can be exponentially larger
  * (a let chain doubling each line): past this many terms it refuses. */
 #define SHOW_MAX_TERMS 200000
+/* ... and an expression nested deeper than this: the simplifier and the
+ * printers recurse through it (a chain of 150 000 lets, each the sine of
+ * the one before, overflowed the stack). */
+#define SHOW_MAX_DEPTH 10000
 
 /* The number of nodes of E written out as a tree, saturating at LIMIT
  * (MEMO: one entry per node id, 0 = not computed; sizes stored + 1). */
@@ -568,6 +594,24 @@ static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
     return n;
 }
 
+
+/* An error when one of the NE expressions E (NULL entries skipped) is
+ * nested too deeply to show: it is named PREFIX NAMES[i] SUFFIX ("F*_u1",
+ * "x'").  Size is no reason to refuse here: long rows are shown with
+ * named subexpressions (LANGUAGE.md §7.1), but the simplifier and the
+ * printers recurse by depth. */
+static int show_too_deep(const expr_t *const *E, size_t ne,
+                         const char *prefix, const char *const *names,
+                         const char *suffix, src_span_t at, diag_t *err)
+{
+    for (size_t i = 0; i < ne; i++)
+        if (E[i] && E[i]->height > SHOW_MAX_DEPTH)
+            return diag_error(err, at,
+                              "%s%s%s is nested too deeply to show (more "
+                              "than %d levels)",
+                              prefix, names[i], suffix, SHOW_MAX_DEPTH);
+    return 0;
+}
 
 /* The equations on speeds for show kinematics and show kane: the chosen
  * ones when they are maggi or gibbs_appell, else maggi prepared for the
@@ -606,10 +650,24 @@ static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     eom_t *own, *e = speeds_eom(s, lw, st->span, &own, err);
     if (!e)
         return -1;
+    const eom_kin_t *kin = eom_kinematics(e);
+    const nh_system_t *sys = lower_system(lw);
+    const size_t *order, *sizes, *dep;
+    const expr_t *const *seq;
+    size_t k = eom_kin_dependent(kin, &dep);
+    const expr_t **rows = xcalloc(sys->n + 1, sizeof *rows);
+    for (size_t i = 0; i < sys->n; i++)
+        rows[i] = sys->psi[i];
+    eom_kin_blocks(kin, &order, &sizes, &seq);
+    for (size_t j = 0; eom_kin_mode(kin) == EOM_KIN_SYMBOLIC && j < k; j++)
+        rows[dep[j]] = seq[j];
+    int rc = show_too_deep(rows, sys->n, "", sys->qname, "'", st->span, err);
     /* (long rows: named subexpressions, LANGUAGE.md §7.1) */
-    put_text(s, eom_kin_describe(eom_kinematics(e), st->u.show.latex));
+    if (rc == 0)
+        put_text(s, eom_kin_describe(kin, st->u.show.latex));
+    free(rows);
     eom_free(own);
-    return 0;
+    return rc;
 }
 
 /* show kane: Kane's F_r and F*_r for each speed (eom_kane). */
@@ -628,6 +686,9 @@ static int show_kane(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     int rc = eom_kane(e, F, F + m, &vin, err);
     if (rc != 0)
         err->span = st->span;
+    else if ((rc = show_too_deep(F, m, "F_", sys->zname, "", st->span,
+                                 err)) == 0)
+        rc = show_too_deep(F + m, m, "F*_", sys->zname, "", st->span, err);
     if (rc == 0)
         put_text(s, eom_describe_kane(e, st->u.show.latex));
     free(F);
@@ -853,6 +914,13 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return show_solved(s, lw, st, NULL, &v, err);
     }
     expr_graph_t *g = lower_graph(lw);
+    for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
+        if (v.c[k]->height > SHOW_MAX_DEPTH)
+            return diag_error(err, e->span,
+                              "this expression is nested too deeply to show "
+                              "(more than %d levels); print its value "
+                              "instead",
+                              SHOW_MAX_DEPTH);
     size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
     for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
         if (tree_size(v.c[k], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS) {
@@ -939,9 +1007,10 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (lower_expr(lw, st->u.compare.samples, LOWER_CONST, &v, err))
             return -1;
         size_t nv0 = expr_graph_nvars(lower_graph(lw));
-        double vv[nv0 ? nv0 : 1];
+        double *vv = xcalloc(nv0 ? nv0 : 1, sizeof *vv);
         lower_fill_vars(lw, &s->model, vv);
         double x = v.dim ? NAN : expr_eval(lower_graph(lw), v.c[0], vv);
+        free(vv);
         if (!(x >= 1 && x <= COMPARE_MAX_SAMPLES && x == floor(x)))
             return diag_error(err, st->u.compare.samples->span,
                               "samples must be a whole number from 1 to %d",
@@ -961,14 +1030,18 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     }
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double base[nv ? nv : 1], va[nv ? nv : 1], vb[nv ? nv : 1];
+    /* on the heap: the base state, the two equations' and a draw's */
+    size_t nb1 = nv ? nv : 1;
+    double *base = xcalloc(4 * nb1, sizeof *base);
+    double *va = base + nb1, *vb = base + 2 * nb1, *vars = base + 3 * nb1;
+    bool *given = xcalloc(sys->n + 1, sizeof *given);
     lower_fill_vars(lw, &s->model, base);
     const char *na = st->u.compare.a.name, *nb = st->u.compare.b.name;
     char b1[40], b2[40], b3[40];
     int rc = 0;
     if (!samples) {
-        memcpy(va, base, sizeof va);
-        memcpy(vb, base, sizeof vb);
+        memcpy(va, base, nb1 * sizeof *va);
+        memcpy(vb, base, nb1 * sizeof *vb);
         if (eom_accel(ea, va, err) || eom_accel(eb, vb, err)) {
             rc = ctx_state_error(s, lw, base, st->span, err);
             goto done;
@@ -1006,9 +1079,7 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (nh_stop_due(&s->stop))
             break;
         tries++;
-        double vars[nv ? nv : 1];
-        memcpy(vars, base, sizeof vars);
-        bool given[sys->n + 1];
+        memcpy(vars, base, nb1 * sizeof *vars);
         for (size_t i = 0; i < sys->n; i++) {
             vars[sys->q[i]] = base[sys->q[i]] + 2 * rnd(&seed) - 1;
             vars[sys->qd[i]] = 2 * rnd(&seed) - 1;
@@ -1034,8 +1105,8 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         } else if (eom_velsolver_run(vel, vars, given, &tmp)) {
             continue;
         }
-        memcpy(va, vars, sizeof va);
-        memcpy(vb, vars, sizeof vb);
+        memcpy(va, vars, nb1 * sizeof *va);
+        memcpy(vb, vars, nb1 * sizeof *vb);
         if (eom_accel(ea, va, &tmp) || eom_accel(eb, vb, &tmp))
             continue;
         for (size_t i = 0; i < sys->n; i++)
@@ -1059,6 +1130,8 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     fprintf(s->out, "max |diff| = %s\n", num(worst, b1, sizeof b1));
 done:
+    free(base);
+    free(given);
     eom_free(ea);
     eom_free(eb);
     return rc;
@@ -1123,10 +1196,12 @@ int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     const nh_system_t *sys = lower_system(lw);
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
     check_report_t rep;
-    if (check_analyse(sys, vars, &rep, err) != 0) {
+    int rc = check_analyse(sys, vars, &rep, err);
+    if (rc != 0) {
+        free(vars);
         if (err->set && err->span.file == SRC_NO_FILE)
             err->span = st->span;
         return -1;
@@ -1136,6 +1211,7 @@ int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     free(text);
     check_report_free(&rep);
     output_check_inertial(s, lw, vars);
+    free(vars);
     return 0;
 }
 
@@ -1147,13 +1223,15 @@ int output_worksheet(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!lw)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
     bool latex = st->u.worksheet.latex;
     if (latex)
         s->out_kind = CTX_OUT_LATEX;
-    if (worksheet_run(lower_system(lw), vars, st->u.worksheet.name.name,
-                      latex, st->u.worksheet.name.span, s->out, err) != 0) {
+    int rc = worksheet_run(lower_system(lw), vars, st->u.worksheet.name.name,
+                           latex, st->u.worksheet.name.span, s->out, err);
+    free(vars);
+    if (rc != 0) {
         if (err->set && err->span.file == SRC_NO_FILE)
             err->span = st->span;
         return -1;

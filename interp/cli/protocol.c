@@ -62,7 +62,7 @@ static FILE *capture_open(capture_t *c)
     cookie_io_functions_t io = {NULL, capture_write, NULL, NULL};
     FILE *f = fopencookie(c, "w", io);
     if (!f)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return f;
 }
 
@@ -777,6 +777,11 @@ int protocol_run(protocol_t *p, int in, FILE *out)
 {
     p->reply = out;
     session_set_observer(p->s, proto_observe, p);
+    /* a statement's file must not be the channel itself: its text would
+     * enter the replies (ctx_check_output) */
+    ctx_t *cx = session_ctx(p->s);
+    cx->channel_fd[0] = in;
+    cx->channel_fd[1] = fileno(out);
     active = p;
     struct sigaction sa, old_sa;
     memset(&sa, 0, sizeof sa);
@@ -805,6 +810,7 @@ int protocol_run(protocol_t *p, int in, FILE *out)
     free(rd);
     sigaction(SIGINT, &old_sa, NULL);
     active = NULL;
+    cx->channel_fd[0] = cx->channel_fd[1] = -1;
     session_set_observer(p->s, NULL, NULL);
     return 0;
 }

@@ -392,10 +392,8 @@ static int exec_to_file(session_t *s, stmt_fn run, const ast_stmt_t *st,
 {
     const ast_ident_t *to = &st->to_file;
     outfile_t of;
-    int e = outfile_open(&of, to->name);
-    if (e)
-        return diag_error(err, to->span, "cannot write '%s': %s", to->name,
-                          strerror(e));
+    if (ctx_open_output(&s->ctx, &of, to->name, false, to->span, err) != 0)
+        return -1;
     FILE *out = s->ctx.out;
     s->ctx.out = of.f;
     int rc = run(&s->ctx, st, err);
@@ -404,10 +402,10 @@ static int exec_to_file(session_t *s, stmt_fn run, const ast_stmt_t *st,
         outfile_abort(&of);
         return rc;
     }
-    e = outfile_commit(&of);
+    int e = outfile_commit(&of);
     if (e)
         return diag_error(err, to->span, "cannot write '%s': %s", to->name,
-                          strerror(e));
+                          outfile_strerror(e));
     return 0;
 }
 

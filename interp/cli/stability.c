@@ -142,11 +142,12 @@ static long stab_var_of(ctx_t *s, lower_t *lw, const ast_expr_t *e,
     model_kind_t k = model_lookup(&s->model, base->name, NULL, NULL);
     if (k == MODEL_NONE) {
         size_t n = sys->n, nz = sys->m;
-        const char *cands[n + nz + 1];
+        const char **cands = xcalloc(n + nz + 1, sizeof *cands);
         for (size_t j = 0; j < n + nz; j++)
             cands[j] = j < n ? sys->qname[j] : sys->zname[j - n];
         cands[n + nz] = NULL;
         const char *best = source_closest(base->name, cands);
+        free(cands);
         if (best)
             return diag_error(err, base->span,
                               "unknown name '%s'; did you mean '%s'?",
@@ -618,6 +619,21 @@ static size_t stab_count(const ast_sweep_axis_t *ax, double a, double b,
                    nb, h > 0 ? "negative" : "positive");
         return 0;
     }
+    /* As simulate's step (sim.c): a step below four spacings of the
+     * doubles near the range repeats values (1e16 + 1 is 1e16). */
+    double top = fmax(fabs(a), fabs(b));
+    double res = 4.0 * (nextafter(top, INFINITY) - top);
+    if (a != b && fabs(h) < res) {
+        char nh[40], nr[40];
+        diag_error(err, ax->step->span,
+                   "the step %s is finer than the values themselves near "
+                   "%s (doubles there are %s apart), so values would "
+                   "repeat: use a larger step",
+                   stab_num(h, nh, sizeof nh),
+                   stab_num(fabs(a) > fabs(b) ? a : b, na, sizeof na),
+                   stab_num(res / 4.0, nr, sizeof nr));
+        return 0;
+    }
     /* a range a whole number of steps long reaches B despite rounding */
     double k = floor((b - a) / h + 1e-9);
     if (!(k + 1 <= SWEEP_MAX_VALUES)) {
@@ -861,10 +877,8 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     char *path = NULL;
     if (st->to_file.name) {
         path = ctx_shard_path(s, st->to_file.name);
-        int e = outfile_open(&of, path);
-        if (e) {
-            diag_error(err, st->to_file.span, "cannot write '%s': %s", path,
-                       strerror(e));
+        if (ctx_open_output(s, &of, path, false, st->to_file.span, err) !=
+            0) {
             free(path);
             return -1;
         }
@@ -937,7 +951,8 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             int e = outfile_commit(&of);
             if (e && rc == 0)
                 rc = diag_error(err, st->to_file.span,
-                                "cannot write '%s': %s", path, strerror(e));
+                                "cannot write '%s': %s", path,
+                                outfile_strerror(e));
         }
     }
     free(path);
@@ -1032,6 +1047,8 @@ int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         free(s->plot_png);
         free(s->plot_pdf);
         rc = plot_draw_svg(&pc, s->out, &s->plot_png, &s->plot_pdf, err);
+    } else if (file && ctx_check_output(s, file, st->to_file.span, err)) {
+        rc = -1;
     } else {
         rc = plot_draw(&pc, file, s->out, err);
     }

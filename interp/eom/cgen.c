@@ -278,7 +278,7 @@ typedef struct cgen {
     unsigned tape_helpers; /* tape_write_c's helpers */
     unsigned helpers;      /* H_* bits */
     size_t stack;          /* doubles kept on the stack, at most */
-    bool fast_rhs;         /* nh_fast_rhs was written */
+    bool fast_rhs;         /* nh_fast_rates was written */
     tape_t *vel;           /* voronec, naive: the dependent velocities */
     tape_t *res;           /* the constraints as declared */
     const tape_t *mon;     /* simulate's monitors (eom_monitor_tape) */
@@ -402,7 +402,7 @@ static void cgen_finite(cgen_t *c, strbuf_t *b, const char *arr, size_t off,
 /* The fast path's function: nh_fast(v) writes the values into the value
  * vector as eom_fast_compute does; with DYDT (by state entry: the C text
  * of its derivative, the fast tape's outputs or the state), it is
- * nh_fast_rhs(t, y, v, dydt), which reads the state from y and writes
+ * nh_fast_rates(t, y, v, dydt), which reads the state from y and writes
  * dy/dt alone, for the right-hand side. */
 static void cgen_fast_fn(cgen_t *c, char **dydt)
 {
@@ -414,7 +414,7 @@ static void cgen_fast_fn(cgen_t *c, char **dydt)
                     "/* The fast path for the right-hand side: the same, "
                     "on the state y,\n"
                     " * writing dy/dt. */\n"
-                    "static int nh_fast_rhs(double t, const double *y, "
+                    "static int nh_fast_rates(double t, const double *y, "
                     "const double *v, double *dydt)\n"
                     "{\n"
                     "    double o[%zu], dmax, tol;\n",
@@ -544,7 +544,7 @@ static void cgen_free_strings(char **s, size_t n)
 
 /* ---- the fast path for the right-hand side, as one function ------------ */
 
-/* nh_fast_rhs written as the fast tape itself (tape_write_c_frame), which
+/* nh_fast_rates written as the fast tape itself (tape_write_c_frame), which
  * decides as cgen_fast_fn's does but in another order: each matrix's
  * checks where the last of its entries is computed, so that the values
  * they read are not kept alive to the end; each derivative stored into
@@ -553,7 +553,7 @@ static void cgen_free_strings(char **s, size_t n)
  * sum is finite only if every term is).  On the sphere under multipliers
  * this took the compiled right-hand side from 36.5 to 28.5 ns
  * (doc/performance.md, "Seventh session").  A failure may have stored
- * some derivatives: nh_rhs's numeric path then writes them all. */
+ * some derivatives: nh_rates's numeric path then writes them all. */
 typedef struct cgen_rhs_frame {
     cgen_t *c;
     size_t nout;   /* the fast tape's outputs */
@@ -671,7 +671,7 @@ static void cgen_fast_rhs_frame(cgen_t *c)
         .head = "/* The fast path for the right-hand side (nh: common.c, "
                 "eom_rhs), on the\n"
                 " * state y, writing dy/dt; y and dydt must not overlap. */\n"
-                "static int nh_fast_rhs(double t, const double *restrict y,\n"
+                "static int nh_fast_rates(double t, const double *restrict y,\n"
                 "        const double *restrict v, double *restrict dydt)",
         .value = cgen_rhs_value,
         .end = cgen_rhs_end,
@@ -686,7 +686,7 @@ static void cgen_fast_rhs_frame(cgen_t *c)
     cgen_stack(c, tape_work_size(e->fast));
 }
 
-/* The fast path: nh_fast, and nh_fast_rhs when the fast path gives every
+/* The fast path: nh_fast, and nh_fast_rates when the fast path gives every
  * derivative of the state. */
 static void cgen_fast(cgen_t *c)
 {
@@ -1252,13 +1252,13 @@ static void cgen_api(cgen_t *c)
     strbuf_addf(b,
                 "/* Every variable after the state, the parameters and t "
                 "(nh's accel). */\n"
-                "static int nh_values(double *v)\n{\n%s"
+                "static int nh_compute(double *v)\n{\n%s"
                 "    return nh_full(v);\n}\n\n",
                 e->fast && !c->opt->numeric_only
                     ? "    if (nh_fast(v) == 0)\n        return 0;\n"
                     : "");
     cgen_load(c);
-    strbuf_addf(b, "int %s_values(double *v)\n{\n    return nh_values(v);\n}\n\n",
+    strbuf_addf(b, "int %s_values(double *v)\n{\n    return nh_compute(v);\n}\n\n",
                 name);
     /* simulate's monitors on a completed value vector (nh: sim.c) */
     strbuf_addf(b, "void %s_monitors_vector(const double *v, double *out)\n"
@@ -1269,12 +1269,12 @@ static void cgen_api(cgen_t *c)
      * else (or when it falls back) the value vector's path */
     strbuf_add(b, "/* dy/dt at (t, y), with the parameters in v (scratch "
                   "otherwise). */\n"
-                  "static int nh_rhs(double t, const double *y, double *v, "
+                  "static int nh_rates(double t, const double *y, double *v, "
                   "double *dydt)\n"
                   "{\n"
                   "    int rc, k;\n");
     if (c->fast_rhs)
-        strbuf_add(b, "    if (nh_fast_rhs(t, y, v, dydt) == 0)\n"
+        strbuf_add(b, "    if (nh_fast_rates(t, y, v, dydt) == 0)\n"
                       "        return 0;\n");
     for (size_t k = 0; k < e->nstate; k++)
         strbuf_addf(b, "    v[%u] = y[%zu];\n", e->state[k], k);
@@ -1286,7 +1286,7 @@ static void cgen_api(cgen_t *c)
                 "            dydt[k] = NAN;\n"
                 "        return rc;\n"
                 "    }\n",
-                sys->t, c->fast_rhs ? "nh_full" : "nh_values", e->nstate);
+                sys->t, c->fast_rhs ? "nh_full" : "nh_compute", e->nstate);
     for (size_t k = 0; k < e->nstate; k++)
         strbuf_addf(b, "    dydt[%zu] = v[%u];\n", k, e->deriv[k]);
     /* eom_rhs: every derivative it returns is finite (the state's own
@@ -1304,7 +1304,7 @@ static void cgen_api(cgen_t *c)
                 "int %s_rhs_vector(double t, const double *y, double *v, "
                 "double *dydt)\n"
                 "{\n"
-                "    return nh_rhs(t, y, v, dydt);\n"
+                "    return nh_rates(t, y, v, dydt);\n"
                 "}\n\n",
                 name);
     /* the user's entry: a state that is not finite is a status too (nh
@@ -1326,7 +1326,7 @@ static void cgen_api(cgen_t *c)
         strbuf_addf(b, "    v[%u] = p[%zu];\n", sys->p[k], k);
     if (sys->np == 0)
         strbuf_add(b, "    (void)p;\n");
-    strbuf_add(b, "    return nh_rhs(t, y, v, dydt);\n}\n\n");
+    strbuf_add(b, "    return nh_rates(t, y, v, dydt);\n}\n\n");
     strbuf_addf(b,
                 "void %s_rhs(double t, const double *y, const double *p, double "
                 "*dydt)\n"
@@ -1372,7 +1372,7 @@ static void cgen_api(cgen_t *c)
                     "    double v[%zu];\n"
                     "    int rc;\n"
                     "    nh_load(v, t, y, p);\n"
-                    "    rc = nh_values(v);\n",
+                    "    rc = nh_compute(v);\n",
                     name, nv);
         for (size_t a = 0; a < sys->r; a++)
             strbuf_addf(b, "    lambda[%zu] = rc ? NAN : v[%u];\n", a,

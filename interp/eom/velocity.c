@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/eom/common.h"
 #include "interp/eom/linalg.h"
 
@@ -244,7 +245,7 @@ eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
     }
     vs->tape = tape_compile(sys->g, outs, nout, expr_graph_nvars(sys->g));
     if (!vs->tape)
-        abort();
+        nh_out_of_memory();
     vs->out = eom_alloc(nout, sizeof *vs->out);
     vs->work = eom_alloc(tape_work_size(vs->tape), sizeof *vs->work);
     vs->hol = eom_alloc(r, sizeof *vs->hol);
@@ -264,7 +265,7 @@ eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
             }
         vs->tpos = tape_compile(sys->g, outs, k, expr_graph_nvars(sys->g));
         if (!vs->tpos)
-            abort();
+            nh_out_of_memory();
         vs->pout = eom_alloc(k, sizeof *vs->pout);
         vs->pwork = eom_alloc(tape_work_size(vs->tpos), sizeof *vs->pwork);
     }
@@ -651,7 +652,7 @@ void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
     if (!vs->tceff) {
         vs->tceff = tape_compile(sys->g, vs->d.Ceff, r, nv);
         if (!vs->tceff)
-            abort();
+            nh_out_of_memory();
         size_t w = tape_work_size(vs->tceff) + 1;
         vs->jdvars = eom_alloc(nv * n, sizeof *vs->jdvars);
         vs->jdout = eom_alloc(r * n, sizeof *vs->jdout);
@@ -857,7 +858,7 @@ static tape_t *eom_speeds_tape(const nh_system_t *sys, diag_t *err)
     }
     tape_t *t = tape_compile(g, outs, nout, expr_graph_nvars(g));
     if (!t)
-        abort();
+        nh_out_of_memory();
     free(outs);
     return t;
 }
@@ -972,7 +973,7 @@ static tape_t *eom_rates_tape(const nh_system_t *sys)
     }
     tape_t *t = tape_compile(g, outs, nout, expr_graph_nvars(g));
     if (!t)
-        abort();
+        nh_out_of_memory();
     free(outs);
     return t;
 }

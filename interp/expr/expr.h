@@ -93,6 +93,9 @@ struct expr {
     int64_t num, den;       /* EXPR_CONST: exactly num/den (den > 0), or
                                den == 0 when it is no such fraction */
     uint32_t var;           /* EXPR_VAR */
+    uint32_t height;        /* 1 for a leaf, else 1 + its tallest argument's
+                               (saturating): the depth a recursion through
+                               the node takes, which printers bound */
     const expr_t *const *args; /* nargs children; ADD/MUL: canonical order */
 };
 
@@ -102,6 +105,21 @@ size_t expr_graph_count(const expr_graph_t *g); /* nodes so far */
 /* Children over all nodes so far: with the nodes, the graph's size (a sum
  * of k terms is one node and k edges). */
 size_t expr_graph_edges(const expr_graph_t *g);
+
+/* A budget for expr_diff (and expr_dt, which calls it), whose canonical
+ * sums of products can grow combinatorially (diff() nested forty deep):
+ * once the graph has grown by more than MAX_NODES nodes or MAX_EDGES
+ * edges since the call, or STOP is due (may be NULL), expr_diff makes no
+ * more derivatives and answers 0 for those it had not finished, which it
+ * does not memoise (those it finished are memoised, and right), and
+ * expr_graph_over_budget says so: the caller discards what it got.
+ * MAX_NODES = MAX_EDGES = 0 and STOP = NULL lift the budget (the
+ * default).  The lowering sets it around the derivatives a statement
+ * asks for; the derivations of the equations run without one. */
+struct nh_stop;
+void expr_graph_set_budget(expr_graph_t *g, size_t max_nodes,
+                           size_t max_edges, const struct nh_stop *stop);
+bool expr_graph_over_budget(const expr_graph_t *g);
 
 /* Whether simplification keeps the domain of the parts it drops (a GUARD
  * node; the default).  Deriving equations turns it off for its duration:

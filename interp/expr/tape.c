@@ -553,28 +553,31 @@ static uint32_t sincos_partner(const compiler_t *c, uint32_t id)
 /* A SIN and a COS of one operand become neighbours in the schedule (the
  * later one moves up: its operand is computed before the earlier one,
  * and its readers stay after it), so that they make one SINCOS.  The
- * moved value lives longer: a slot for one instruction saved. */
+ * moved value lives longer: a slot for one instruction saved.  The
+ * schedule is written anew in one pass, each partner taken where the
+ * first of the pair is and skipped where it was (moving it up entry by
+ * entry cost the distance, quadratic for a chain of sines whose cosines
+ * the derivative reads at the far end). */
 static void pair_sincos(compiler_t *c)
 {
-    size_t *pos = xmalloc((c->nir ? c->nir : 1) * sizeof *pos);
-    for (size_t s = 0; s < c->nsched; s++)
-        pos[c->sched[s]] = s;
-    for (size_t s = 0; s + 1 < c->nsched; s++) {
-        uint32_t p = sincos_partner(c, c->sched[s]);
-        if (p == IR_NONE || c->ir[p].state != DONE)
+    unsigned char *taken = xcalloc(c->nir ? c->nir : 1, 1);
+    uint32_t *out = xmalloc((c->nsched ? c->nsched : 1) * sizeof *out);
+    size_t k = 0;
+    for (size_t s = 0; s < c->nsched; s++) {
+        uint32_t id = c->sched[s];
+        if (taken[id])
+            continue; /* moved up to its partner */
+        out[k++] = id;
+        taken[id] = 1;
+        uint32_t p = sincos_partner(c, id);
+        if (p == IR_NONE || c->ir[p].state != DONE || taken[p])
             continue;
-        size_t q = pos[p];
-        if (q <= s)
-            continue;
-        for (size_t k = q; k > s + 1; k--) {
-            c->sched[k] = c->sched[k - 1];
-            pos[c->sched[k]] = k;
-        }
-        c->sched[s + 1] = p;
-        pos[p] = s + 1;
-        s++; /* the pair is made */
+        out[k++] = p; /* the pair is made */
+        taken[p] = 1;
     }
-    free(pos);
+    free(c->sched);
+    c->sched = out;
+    free(taken);
 }
 
 /* Counts the readers of every IR node reachable from the outputs (a

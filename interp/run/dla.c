@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/analysis/check.h"
 #include "interp/eom/linalg.h"
 #include "interp/eom/velocity.h"
@@ -560,7 +561,7 @@ int dla_run(eom_t *e, const nh_system_t *sys, double *vars,
         double *p = realloc(samples->data,
                             (samples->n + add) * width * sizeof(double));
         if (!p)
-            abort();
+            nh_out_of_memory();
         samples->data = p;
         samples->cap = samples->n + add;
     }

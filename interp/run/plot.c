@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "interp/base/util.h"
 #include "interp/base/outfile.h"
 #include "interp/base/util.h"
 #include "interp/expr/expr.h"
@@ -349,7 +350,7 @@ static int plot_deliver(const plot_tmp_t *t, outfile_t *dst, const char *file,
         int e = errno;
         outfile_abort(dst);
         return diag_error(err, SRC_SPAN_NONE, "cannot read '%s': %s", t->img,
-                          strerror(e));
+                          outfile_strerror(e));
     }
     char buf[8192];
     size_t n;
@@ -366,7 +367,7 @@ static int plot_deliver(const plot_tmp_t *t, outfile_t *dst, const char *file,
     int e = outfile_commit(dst);
     if (e)
         return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s", file,
-                          strerror(e));
+                          outfile_strerror(e));
     return 0;
 }
 
@@ -384,7 +385,7 @@ static int plot_run_gnuplot(const plot_tmp_t *t, diag_t *err)
 {
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0)
-        abort();
+        nh_out_of_memory();
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, t->out,
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -439,7 +440,7 @@ static int plot_run(const plot_columns_t *data, plot_kind_t kind,
         int e = outfile_open(&dst, file);
         if (e)
             return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s",
-                              file, strerror(e));
+                              file, outfile_strerror(e));
     }
     plot_tmp_t t;
     if (plot_tmp_make(&t, err) != 0) {
