@@ -171,7 +171,7 @@ static bool literal_number(const ast_expr_t *e, double *x)
 }
 
 /* A lowering of CAND, which is the session's model with the parameters
- * of the statement so far: the session's lowering, extended by them
+ * (or inputs) of the statement so far: the session's lowering, extended by them
  * (extending cannot fail: parameters lower nothing).  The session's
  * lowering then runs ahead of its model, so it is marked stale: commit()
  * extends it to the whole statement, and after a failure the next
@@ -182,7 +182,8 @@ static lower_t *lowered_candidate(ctx_t *s, const model_t *cand,
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return NULL;
-    if (cand->params.n == s->model.params.n)
+    if (cand->params.n == s->model.params.n &&
+        cand->inputs.n == s->model.inputs.n)
         return lw;
     eom_free(s->eom); /* borrows the system's arrays, which may move */
     s->eom = NULL;
@@ -245,6 +246,136 @@ int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
     }
     return commit(s, st, &cand, added, keep, err);
+fail:
+    model_free(&cand);
+    return -1;
+}
+
+/* input NAME [= VALUE], ... (LANGUAGE.md §7.2.1): parameters that
+ * linearize differentiates by for B; 0 unless a value is given.  A name
+ * declared again as an input takes the new value (0 when none is
+ * given), as `param` does; a new value of one the model reads clears
+ * the samples (§6). */
+int decl_input(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    model_t cand;
+    begin(s, &cand);
+    bool added = false, keep = true, current = false;
+    lower_t *lw = NULL;
+    for (size_t i = 0; i < st->u.bindings.n; i++) {
+        const ast_binding_t *b = &st->u.bindings.items[i];
+        if (b->primes) {
+            diag_error(err, b->name.span, "an input has no derivative");
+            goto fail;
+        }
+        if (b->guess) { /* (the grammar gives `=` only: defensive) */
+            diag_error(err, b->span, "an input is given with '='");
+            goto fail;
+        }
+        if (check_free_name(s, &cand, &b->name, MODEL_INPUT, err))
+            goto fail;
+        double x = 0;
+        if (b->value && !literal_number(b->value, &x)) {
+            if (!current) {
+                lw = lowered_candidate(s, &cand, err);
+                if (!lw)
+                    goto fail;
+                current = true;
+            }
+            if (ctx_eval_const(s, lw, &cand, b->value, &x, err))
+                goto fail;
+        }
+        size_t idx;
+        if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_INPUT) {
+            if (idx < s->model.inputs.n && s->samples.n &&
+                x != s->model.inputs.v[idx].value)
+                keep = false;
+            model_set_input_value(&cand, idx, x);
+        } else {
+            model_param_t p = {b->name.name, b->name.span, x};
+            model_push_input(&cand, p);
+            added = true;
+            current = false;
+        }
+    }
+    return commit(s, st, &cand, added, keep, err);
+fail:
+    model_free(&cand);
+    return -1;
+}
+
+/* output NAME = EXPR, ... (LANGUAGE.md §7.2.1): named scalar expressions
+ * of the state and the inputs, for C and D of linearize and transfer,
+ * and names in queries.  Checked as a query is (any name print reads,
+ * accelerations too), except the multipliers, which are no function of
+ * the state and the inputs that every method gives.  An analysis name:
+ * declaring one keeps the samples. */
+int decl_output(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    model_t cand;
+    begin(s, &cand);
+    for (size_t i = 0; i < st->u.bindings.n; i++) {
+        const ast_binding_t *b = &st->u.bindings.items[i];
+        if (b->primes) {
+            diag_error(err, b->name.span,
+                       "an output is named without a prime: output %s = "
+                       "...",
+                       b->name.name);
+            goto fail;
+        }
+        if (!b->value) { /* (the grammar asks for one: defensive) */
+            diag_error(err, b->span, "an output needs a value: output %s = "
+                       "EXPR", b->name.name);
+            goto fail;
+        }
+        if (check_free_name(s, &cand, &b->name, MODEL_OUTPUT, err))
+            goto fail;
+        /* the expression against the model so far (earlier outputs of
+         * the statement included; itself not: a redeclared output reads
+         * its old value, as a redeclared let would) */
+        lower_t *lw = ctx_lowered(s, err);
+        if (!lw)
+            goto fail;
+        /* the equations borrow the system's arrays, which may move */
+        ctx_free_derived(s);
+        int rc = lower_extend(lw, &cand, err);
+        if (rc > 0) {
+            lower_t *fresh = lower_model(&cand, s->src, err);
+            if (!fresh)
+                goto fail;
+            lower_free(s->lw);
+            s->lw = lw = fresh;
+            rc = 0;
+        }
+        s->lw_generation = CTX_STALE;
+        if (rc < 0)
+            goto fail;
+        value_t v;
+        if (lower_expr(lw, b->value, LOWER_QUERY, &v, err) != 0)
+            goto fail;
+        if (v.dim != 0) {
+            diag_error(err, b->value->span,
+                       "an output is a scalar (C and D have one row per "
+                       "output), but this is a %u-vector; declare one "
+                       "output per component, as `output %s1 = (...)[1]`",
+                       v.dim, b->name.name);
+            goto fail;
+        }
+        if (lower_needs_lambda(lw, &v)) {
+            diag_error(err, b->value->span,
+                       "an output is an expression of the state and the "
+                       "inputs; a multiplier (lambda, reaction) is not one "
+                       "that every method gives");
+            goto fail;
+        }
+        model_output_t o = {b->name.name, b->name.span, b->value};
+        size_t idx;
+        if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_OUTPUT)
+            model_set_output(&cand, idx, o);
+        else
+            model_push_output(&cand, o);
+    }
+    return commit(s, st, &cand, true, true, err);
 fail:
     model_free(&cand);
     return -1;
@@ -915,11 +1046,11 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               "acceleration follows from the equations");
         } else {
             model_kind_t k = model_lookup(m, name, NULL, NULL);
-            if (k == MODEL_PARAM)
+            if (k == MODEL_PARAM || k == MODEL_INPUT)
                 return diag_error(err, b->name.span,
-                                  "'%s' is a parameter: change it with `set "
+                                  "'%s' is %s: change it with `set "
                                   "%s = ...`",
-                                  name, name);
+                                  name, model_kind_name(k), name);
             const char *cands[n + nz + 1];
             for (size_t j = 0; j < n + nz; j++)
                 cands[j] = j < n ? sys->qname[j] : sys->zname[j - n];
@@ -997,7 +1128,7 @@ int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     return 0;
 }
 
-/* After `set` of parameter P (LANGUAGE.md §6): when the constraints use
+/* After `set` of parameter or input P (LANGUAGE.md §6): when the constraints use
  * it and the state now violates them by more than 1e-9 (relative), or by
  * more than the drift the last simulate left it with, a warning names
  * them, and the next simulate will refuse the state (state_drift 0). */
@@ -1013,6 +1144,9 @@ static void set_check_constraints(ctx_t *s, lower_t *lw,
     for (size_t j = 0; j < sys->np; j++)
         if (strcmp(sys->pname[j], p) == 0)
             found = mask[sys->p[j]] = true;
+    for (size_t j = 0; j < sys->ni; j++)
+        if (strcmp(sys->iname[j], p) == 0)
+            found = mask[sys->in[j]] = true;
     bool used = false;
     for (size_t a = 0; found && a < sys->r && !used; a++)
         used = expr_depends_any(g, sys->C[a], mask);
@@ -1082,10 +1216,13 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     size_t idx;
     model_kind_t k = model_lookup(&s->model, name, &idx, NULL);
-    if (k == MODEL_PARAM) {
+    if (k == MODEL_PARAM || k == MODEL_INPUT) {
         /* no new derivation needed; through the model, whose arrays are
          * shared with its clones (model.h) */
-        model_set_param_value(&s->model, idx, x);
+        if (k == MODEL_PARAM)
+            model_set_param_value(&s->model, idx, x);
+        else
+            model_set_input_value(&s->model, idx, x);
         set_check_constraints(s, lw, st, name);
         return 0;
     }
@@ -1096,13 +1233,13 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               "unknown name '%s'; did you mean '%s'?", name,
                               best);
         return diag_error(err, b->name.span,
-                          "unknown name '%s': set changes a parameter, rtol, "
-                          "atol, step, integrator or max_steps",
+                          "unknown name '%s': set changes a parameter, an "
+                          "input, rtol, atol, step, integrator or max_steps",
                           name);
     }
     return diag_error(err, b->name.span,
-                      "set changes a parameter, rtol, atol, step, "
-                      "integrator or max_steps; '%s' is %s%s",
+                      "set changes a parameter, an input, rtol, atol, "
+                      "step, integrator or max_steps; '%s' is %s%s",
                       name, model_kind_name(k),
                       k == MODEL_COORD ? " (use initial)" : "");
 }

@@ -27,6 +27,8 @@ int decl_equations(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_input(ctx_t *s, const ast_stmt_t *st, diag_t *err);  /* §7.2.1 */
+int decl_output(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
 /* Output statements (output.c). */
 int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err);

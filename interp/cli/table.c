@@ -42,6 +42,8 @@ static const stmt_fn stmt_table[] = {
     [STMT_SWEEP] = stability_sweep,
     [STMT_PLOT_SWEEP] = stability_plot_sweep,
     [STMT_EXPORT] = export_stmt,
+    [STMT_INPUT] = decl_input,
+    [STMT_OUTPUT] = decl_output,
     /* load, import, quit, exit: the session's own (session.c) */
 };
 
