@@ -43,6 +43,7 @@
 #include "interp/base/util.h"
 #include "interp/eom/linalg.h"
 #include "interp/eom/velocity.h"
+#include "interp/expr/tape.h"
 
 struct lin {
     const nh_system_t *sys;
@@ -173,27 +174,48 @@ static int lin_solve(double *a, size_t n, double *b, size_t k)
     return rc;
 }
 
-int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
+/* The derivatives of the motion along T's columns (K = lin_size
+ * directions, one per independent variable) and, after them, along NU
+ * input directions (LANGUAGE.md §7.2.1: the input seeded, the state's
+ * independent variables held, the dependent ones moving as the
+ * constraints make them).  Returns DVARS (nv rows of K + NU, the
+ * caller frees), or NULL with *err set. */
+static double *lin_tangents(lin_t *l, double *vars, size_t nu, diag_t *err)
 {
     const nh_system_t *sys = l->sys;
-    size_t n = sys->n, r = sys->r, nh = l->nh, K = l->nind;
+    size_t n = sys->n, r = sys->r, nh = l->nh, K = l->nind + nu;
     size_t nq = l->dep.nq, nvd = l->dep.nv;
-    /* Seeds: one direction per independent variable. */
+    /* Seeds: one direction per independent variable, then per input. */
     double *dvars = xcalloc(l->nv * (K ? K : 1), sizeof *dvars);
-    for (size_t j = 0; j < K; j++)
+    for (size_t j = 0; j < l->nind; j++)
         dvars[(size_t)l->ind[j] * K + j] = 1.0;
+    for (size_t u = 0; u < nu; u++)
+        dvars[(size_t)sys->in[u] * K + l->nind + u] = 1.0;
     int rc = 0;
     if (r > 0) {
         const double *J = l->J, *Cq = l->Cq, *B = l->B;
-        /* J_d dq_d = −J_x e_x: the independent coordinates' seeds are the
-         * columns of the identity, so J_x e_x is J's column. */
+        /* How the inputs move the constraints directly: f_u and Ceff_u,
+         * zero columns for the state's directions (their seeds are on q
+         * and q', which J, Cq and B account for). */
+        double *fu = xcalloc(nh * K + 1, sizeof *fu);
+        double *cu = xcalloc(r * K + 1, sizeof *cu);
+        if (nu > 0) {
+            double *du = xcalloc(l->nv * K, sizeof *du);
+            for (size_t u = 0; u < nu; u++)
+                du[(size_t)sys->in[u] * K + l->nind + u] = 1.0;
+            eom_velsolver_tangent(l->vs, vars, du, K, fu, cu);
+            free(du);
+        }
+        /* J_d dq_d = −(J_x e_x + f_u e_u): the independent coordinates'
+         * seeds are the columns of the identity, so J_x e_x is J's
+         * column. */
         double *Jd = xcalloc(nq * nq + 1, sizeof *Jd);
         double *rq = xcalloc(nq * K + 1, sizeof *rq);
         for (size_t a1 = 0; a1 < nq; a1++) {
             for (size_t b1 = 0; b1 < nq; b1++)
                 Jd[a1 * nq + b1] = J[a1 * n + l->dq[b1]];
             for (size_t j = 0; j < K; j++) {
-                double s = 0.0;
+                double s = fu[a1 * K + j];
                 for (size_t i = 0; i < n; i++)
                     s += J[a1 * n + i] * dvars[(size_t)sys->q[i] * K + j];
                 rq[a1 * K + j] = -s;
@@ -206,7 +228,7 @@ int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
         for (size_t b1 = 0; b1 < nq && rc == 0; b1++)
             for (size_t j = 0; j < K; j++)
                 dvars[(size_t)sys->q[l->dq[b1]] * K + j] = rq[b1 * K + j];
-        /* B_d dv_d = −(Cq dq + B_x e_x). */
+        /* B_d dv_d = −(Cq dq + B_x e_x + Ceff_u e_u). */
         if (rc == 0 && nvd > 0) {
             double *Bd = xcalloc(nvd * nvd, sizeof *Bd);
             double *rv = xcalloc(nvd * K, sizeof *rv);
@@ -214,7 +236,7 @@ int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
                 for (size_t c = 0; c < nvd; c++)
                     Bd[a1 * nvd + c] = B[a1 * n + l->dv[c]];
                 for (size_t j = 0; j < K; j++) {
-                    double s = 0.0;
+                    double s = cu[a1 * K + j];
                     for (size_t i = 0; i < n; i++)
                         s += Cq[a1 * n + i] *
                                  dvars[(size_t)sys->q[i] * K + j] +
@@ -236,26 +258,98 @@ int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
         }
         free(Jd);
         free(rq);
+        free(fu);
+        free(cu);
     }
-    /* The motion's derivatives along T's columns; A's row i is the
-     * derivative of independent variable i's rate. */
+    /* The motion's derivatives along those directions. */
     if (rc == 0 && eom_tangent(l->e, vars, dvars, K, err) != 0)
         rc = -1;
-    if (rc == 0) {
-        const uint32_t *deriv = eom_state_derivs(l->e);
-        for (size_t i = 0; i < K; i++) {
-            const double *row = dvars + (size_t)deriv[l->ind_state[i]] * K;
-            for (size_t j = 0; j < K && rc == 0; j++) {
-                a[i * K + j] = row[j] == 0 ? 0.0 : row[j];
-                if (!isfinite(row[j]))
-                    rc = diag_error(err, SRC_SPAN_NONE,
-                                    "the derivative of %s' by %s is not "
-                                    "finite: the equations are not "
-                                    "differentiable here",
-                                    expr_var_name(l->sys->g, l->ind[i]),
-                                    expr_var_name(l->sys->g, l->ind[j]));
-            }
+    if (rc != 0) {
+        free(dvars);
+        return NULL;
+    }
+    return dvars;
+}
+
+/* Row I of the derivative of the independent variables' rates (their
+ * rows of the motion's derivative, K of KALL directions from FIRST) into
+ * OUT, checked finite: the derivative of I's rate by the direction
+ * NAMES[j] is not finite is an error. */
+static int lin_rows(const lin_t *l, const double *dvars, size_t kall,
+                    size_t first, size_t k, const uint32_t *names,
+                    double *out, diag_t *err)
+{
+    const uint32_t *deriv = eom_state_derivs(l->e);
+    for (size_t i = 0; i < l->nind; i++) {
+        const double *row = dvars + (size_t)deriv[l->ind_state[i]] * kall;
+        for (size_t j = 0; j < k; j++) {
+            double x = row[first + j];
+            out[i * k + j] = x == 0 ? 0.0 : x;
+            if (!isfinite(x))
+                return diag_error(err, SRC_SPAN_NONE,
+                                  "the derivative of %s' by %s is not "
+                                  "finite: the equations are not "
+                                  "differentiable here",
+                                  expr_var_name(l->sys->g, l->ind[i]),
+                                  expr_var_name(l->sys->g, names[j]));
         }
+    }
+    return 0;
+}
+
+int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
+{
+    double *dvars = lin_tangents(l, vars, 0, err);
+    if (!dvars)
+        return -1;
+    int rc = lin_rows(l, dvars, l->nind, 0, l->nind, l->ind, a, err);
+    free(dvars);
+    return rc;
+}
+
+int lin_io(lin_t *l, double *vars, const expr_t *const *h, size_t nh,
+           double *a, double *b, double *c, double *d, diag_t *err)
+{
+    const nh_system_t *sys = l->sys;
+    size_t ni = sys->ni, N = l->nind, K = N + ni;
+    double *dvars = lin_tangents(l, vars, ni, err);
+    if (!dvars)
+        return -1;
+    int rc = lin_rows(l, dvars, K, 0, N, l->ind, a, err);
+    if (rc == 0)
+        rc = lin_rows(l, dvars, K, N, ni, sys->in, b, err);
+    if (rc == 0 && nh > 0) {
+        /* The outputs' derivatives along the same directions: their
+         * tape reads the completed value vector (the derived velocities
+         * and the accelerations included) and its derivatives. */
+        tape_t *t = tape_compile(sys->g, h, nh, (uint32_t)l->nv);
+        double *out = xcalloc(nh + 1, sizeof *out);
+        double *dout = xcalloc(nh * K + 1, sizeof *dout);
+        double *w = xcalloc(tape_work_size(t) + 1, sizeof *w);
+        double *dw = xcalloc((tape_work_size(t) + 1) * (K ? K : 1),
+                             sizeof *dw);
+        tape_eval_tangent(t, vars, dvars, K, out, dout, w, dw);
+        for (size_t o = 0; o < nh && rc == 0; o++)
+            for (size_t j = 0; j < K && rc == 0; j++) {
+                double x = dout[o * K + j];
+                if (!isfinite(x) || !isfinite(out[o]))
+                    rc = diag_error(err, SRC_SPAN_NONE,
+                                    "output %zu or its derivative by %s is "
+                                    "not finite at this state",
+                                    o + 1,
+                                    expr_var_name(sys->g,
+                                                  j < N ? l->ind[j]
+                                                        : sys->in[j - N]));
+                else if (j < N)
+                    c[o * N + j] = x == 0 ? 0.0 : x;
+                else
+                    d[o * ni + j - N] = x == 0 ? 0.0 : x;
+            }
+        free(out);
+        free(dout);
+        free(w);
+        free(dw);
+        tape_free(t);
     }
     free(dvars);
     return rc;

@@ -44,6 +44,8 @@ static const stmt_fn stmt_table[] = {
     [STMT_EXPORT] = export_stmt,
     [STMT_INPUT] = decl_input,
     [STMT_OUTPUT] = decl_output,
+    [STMT_TRANSFER] = control_transfer,
+    [STMT_BODE] = control_bode,
     /* load, import, quit, exit: the session's own (session.c) */
 };
 

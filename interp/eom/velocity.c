@@ -650,6 +650,37 @@ void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
     free(dwork);
 }
 
+void eom_velsolver_tangent(eom_velsolver_t *vs, const double *vars,
+                           const double *dvars, size_t k, double *df,
+                           double *dc)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r, nh = vs->nh;
+    if (r == 0 || k == 0)
+        return;
+    if (vs->tpos) {
+        size_t nout = tape_nout(vs->tpos);
+        double *dout = eom_alloc(nout * k, sizeof *dout);
+        double *dwork = eom_alloc((tape_work_size(vs->tpos) + 1) * k,
+                                  sizeof *dwork);
+        tape_eval_tangent(vs->tpos, vars, dvars, k, vs->pout, dout,
+                          vs->pwork, dwork);
+        memcpy(df, dout, nh * k * sizeof *df);
+        free(dout);
+        free(dwork);
+    }
+    size_t nout = tape_nout(vs->tape);
+    double *dout = eom_alloc(nout * k, sizeof *dout);
+    double *dwork = eom_alloc((tape_work_size(vs->tape) + 1) * k,
+                              sizeof *dwork);
+    tape_eval_tangent(vs->tape, vars, dvars, k, vs->out, dout, vs->work,
+                      dwork);
+    memcpy(dc, dout + r * k, r * k * sizeof *dc);
+    free(dout);
+    free(dwork);
+    (void)n;
+}
+
 /* Sorts the N indices of SEL in increasing order (declaration order). */
 static void eom_sort_indices(size_t *sel, size_t n)
 {

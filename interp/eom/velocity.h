@@ -89,6 +89,15 @@ double eom_constraint_violation(const nh_system_t *sys, const double *vars,
  * forward-mode derivatives of the constraints' tape. */
 void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
                              double *J, double *Cq, double *B);
+/* The constraints' derivatives at VARS in K directions given by DVARS
+ * (one row of K per variable of the graph, as tape_eval_tangent takes
+ * them): DF (nh×K) of the holonomic f, DC (r×K) of every constraint at
+ * velocity level (C, or f' for a holonomic f).  For `linearize`'s B
+ * (LANGUAGE.md §7.2.1): with the inputs' rows seeded, how the inputs
+ * move the constraints. */
+void eom_velsolver_tangent(eom_velsolver_t *vs, const double *vars,
+                           const double *dvars, size_t k, double *df,
+                           double *dc);
 /* The number of holonomic constraints, and the index of each among the
  * constraints (borrowed). */
 size_t eom_velsolver_holonomic(const eom_velsolver_t *vs, const size_t **which);

@@ -213,7 +213,8 @@ static void plot_term_size(FILE *out, int *cols, int *rows)
     }
 }
 
-static int plot_write_script(const plot_columns_t *d, plot_kind_t kind, const plot_tmp_t *t,
+static int plot_write_script(const plot_columns_t *d, const plot_style_t *y,
+                             plot_kind_t kind, const plot_tmp_t *t,
                              FILE *out, diag_t *err)
 {
     FILE *f = fopen(t->script, "w");
@@ -251,22 +252,38 @@ static int plot_write_script(const plot_columns_t *d, plot_kind_t kind, const pl
     fputs("set xlabel ", f);
     plot_gp_string(f, d->titles[0]);
     fputc('\n', f);
-    if (d->ncols == 2) {
-        fputs("set ylabel ", f);
-        plot_gp_string(f, d->titles[1]);
+    if (y && y->logx)
+        fputs("set logscale x\n", f);
+    fputs("set grid\n", f);
+    if (y && y->panels) {
+        /* one panel per curve, one above the other, sharing x */
+        fprintf(f, "set multiplot layout %zu,1\n", d->ncols - 1);
+        for (size_t c = 1; c < d->ncols; c++) {
+            fputs("set ylabel ", f);
+            plot_gp_string(f, d->titles[c]);
+            fputs("\nplot ", f);
+            plot_gp_string(f, t->data);
+            fprintf(f, " using 1:%zu with lines notitle\n", c + 1);
+        }
+        fputs("unset multiplot\n", f);
+    } else {
+        if (d->ncols == 2) {
+            fputs("set ylabel ", f);
+            plot_gp_string(f, d->titles[1]);
+            fputc('\n', f);
+        }
+        fputs("plot ", f);
+        for (size_t c = 1; c < d->ncols; c++) {
+            if (c > 1)
+                fputs(", \\\n     ", f);
+            plot_gp_string(f, t->data);
+            fprintf(f, " using 1:%zu with lines%s title ", c + 1,
+                    d->dashed && d->dashed[c] ? " dashtype 2" : "");
+            plot_gp_string(f, d->titles[c]);
+        }
         fputc('\n', f);
     }
-    fputs("set grid\n", f);
-    fputs("plot ", f);
-    for (size_t c = 1; c < d->ncols; c++) {
-        if (c > 1)
-            fputs(", \\\n     ", f);
-        plot_gp_string(f, t->data);
-        fprintf(f, " using 1:%zu with lines%s title ", c + 1,
-                d->dashed && d->dashed[c] ? " dashtype 2" : "");
-        plot_gp_string(f, d->titles[c]);
-    }
-    fputs("\nset output\n", f);
+    fputs("set output\n", f);
     int bad = ferror(f);
     if (fclose(f) != 0)
         bad = 1;
@@ -414,8 +431,9 @@ static int plot_run_gnuplot(const plot_tmp_t *t, diag_t *err)
 
 /* Draws DATA as KIND: the dumb terminal's text to OUT, an image moved to
  * FILE, or (FILE NULL) an SVG image copied to OUT. */
-static int plot_run(const plot_columns_t *data, plot_kind_t kind,
-                    const char *file, FILE *out, diag_t *err)
+static int plot_run(const plot_columns_t *data, const plot_style_t *style,
+                    plot_kind_t kind, const char *file, FILE *out,
+                    diag_t *err)
 {
     if (data->ncols < 2)
         return diag_error(err, SRC_SPAN_NONE, "nothing to plot");
@@ -438,7 +456,7 @@ static int plot_run(const plot_columns_t *data, plot_kind_t kind,
     }
     int rc = plot_write_data(data, t.data, err);
     if (rc == 0)
-        rc = plot_write_script(data, kind, &t, out, err);
+        rc = plot_write_script(data, style, kind, &t, out, err);
     if (rc == 0) {
         if (out)
             fflush(out);
@@ -462,10 +480,21 @@ int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
     plot_kind_t kind = PLOT_DUMB;
     if (plot_kind_of(file, &kind, err) != 0)
         return -1;
-    return plot_run(data, kind, file, out, err);
+    return plot_run(data, NULL, kind, file, out, err);
 }
 
 int plot_draw_svg(const plot_columns_t *data, FILE *out, diag_t *err)
 {
-    return plot_run(data, PLOT_SVG, NULL, out, err);
+    return plot_run(data, NULL, PLOT_SVG, NULL, out, err);
+}
+
+int plot_draw_styled(const plot_columns_t *data, const plot_style_t *style,
+                     const char *file, bool svg, FILE *out, diag_t *err)
+{
+    plot_kind_t kind = PLOT_DUMB;
+    if (svg && !file)
+        kind = PLOT_SVG;
+    else if (plot_kind_of(file, &kind, err) != 0)
+        return -1;
+    return plot_run(data, style, kind, file, out, err);
 }

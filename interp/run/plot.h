@@ -35,6 +35,13 @@ typedef struct plot_columns {
                                    `plot sweep`) */
 } plot_columns_t;
 
+/* How plot_draw_styled draws (`bode`, LANGUAGE.md §7.2.1). */
+typedef struct plot_style {
+    bool logx;   /* x on a logarithmic scale */
+    bool panels; /* each curve in a panel of its own, one above the other,
+                    its title the y label (magnitude, then phase) */
+} plot_style_t;
+
 /* `table`: a CSV header of the titles (quoted as RFC 4180 when they hold
  * a comma, a quote or a line break), then one row per sample, numbers in
  * the shortest form that reads back to the same double (nan, inf, -inf
@@ -58,6 +65,10 @@ int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
  * (an XML document) is written to OUT.  Returns 0, or -1 with *err set
  * as plot_draw. */
 int plot_draw_svg(const plot_columns_t *data, FILE *out, diag_t *err);
+
+/* plot_draw and plot_draw_svg (FILE NULL and SVG true) drawn in STYLE. */
+int plot_draw_styled(const plot_columns_t *data, const plot_style_t *style,
+                     const char *file, bool svg, FILE *out, diag_t *err);
 
 /* The name of the gnuplot program run by plot_draw (a test can point
  * PATH elsewhere to simulate its absence). */
