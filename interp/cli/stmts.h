@@ -53,6 +53,9 @@ int control_transfer(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int control_bode(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* export c "file.c" (export.c). */
 int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+/* export python "file.py" (export_py.c, LANGUAGE.md §8.2), which
+ * export_stmt hands it. */
+int export_python(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
 /* help (help.c), and its texts: the text of TOPIC (NULL: the overview),
  * or NULL when there is none; the topics, NULL-terminated. */
