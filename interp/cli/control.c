@@ -288,7 +288,7 @@ int control_bode(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                      r.Df[out * r.ni + in], w1, w2, w, mag, phase, err);
     if (rc != 0)
         err->span = st->span;
-    static const char *const titles[] = {"w", "magnitude (dB)",
+    static const char *const titles[] = {"w (rad/s)", "magnitude (dB)",
                                          "phase (deg)"};
     const double *cols[] = {w, mag, phase};
     plot_columns_t pc = {3, npts, titles, cols, NULL};
