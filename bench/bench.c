@@ -1269,6 +1269,48 @@ static bool sympy_bicycle_rhs(const char *srcdir, double *build, double *rhs)
     return true;
 }
 
+/* `export python` (LANGUAGE.md §8.2): the module of MODEL + STATE with
+ * METHOD, imported by Debian's python3 (built into the benchmark's
+ * compile cache), its rhs timed at the state Y (NS values) per call, as
+ * measure() times (the median of 31 batches of about 2 ms); false
+ * without NumPy or a compiler. */
+static bool python_rhs(const char *model, const char *state,
+                       const char *method, const double *y, size_t ns,
+                       FILE *sink, double *seconds)
+{
+    if (system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0)
+        return false;
+    char dir[160], text[512];
+    snprintf(dir, sizeof dir, "%s/python", cache_root);
+    mkdir(dir, 0700);
+    snprintf(text, sizeof text, "equations %s\n%sexport python \"%s/nh_bench_rhs.py\"\n",
+             method, state, dir);
+    char *all = concat3(model, "", text);
+    session_t *s = open_session(all, sink);
+    session_free(s);
+    free(all);
+    strbuf_t cmd;
+    strbuf_init(&cmd);
+    strbuf_addf(&cmd,
+                "cd '%s' && /usr/bin/python3 -c 'import timeit, numpy as np, "
+                "nh_bench_rhs as m; y = np.array([",
+                dir);
+    for (size_t i = 0; i < ns; i++)
+        strbuf_addf(&cmd, "%s%.17g", i ? ", " : "", y[i]);
+    /* as measure() times: batches of about 2 ms, the median of 31 (a
+     * long batch on a shared machine is preempted) */
+    strbuf_add(&cmd, "]); f = m.rhs; f(0.0, y); t = timeit.Timer(lambda: f(0.0, y)); "
+                     "n = max(1, int(2e-3 / (t.timeit(1000) / 1000))); "
+                     "print(sorted(t.repeat(31, n))[15] / n)' "
+                     "2>/dev/null");
+    FILE *p = popen(cmd.data, "r");
+    strbuf_free(&cmd);
+    if (!p)
+        return false;
+    bool ok = fscanf(p, "%lf", seconds) == 1;
+    return pclose(p) == 0 && ok;
+}
+
 /* The benchmark bicycle (issue 14): text -> tapes for three methods with
  * SymPy's derivation beside it, the graph's nodes, and one right-hand side
  * with its tape's length.  Targets: derivation under 5 ms for
@@ -1333,7 +1375,9 @@ static void bicycle_rows(const char *srcdir, bool have_sympy, FILE *sink)
         /* issue 17's peer: SymPy's lambdified right-hand side (cse), and
          * what lambdify takes beside nh's first compiled run */
         double sb, sr;
+        bool have_sr = false;
         if (ok && bm[k].graded && have && sympy_bicycle_rhs(srcdir, &sb, &sr)) {
+            have_sr = true;
             row("bicycle rhs, SymPy lambdified (cse)", fmt_time(sr, b1, sizeof b1),
                 "-", -1, "(peer)", true);
             row("bicycle rhs compiled vs SymPy", fmt_time(tc, b1, sizeof b1),
@@ -1344,6 +1388,25 @@ static void bicycle_rows(const char *srcdir, bool have_sympy, FILE *sink)
                             : "bicycle compile, nh (cold)",
                 fmt_time(info.seconds, b1, sizeof b1), "-", -1, "(report)",
                 true);
+        }
+        /* issue 28: the exported Python module's rhs (ctypes, one call
+         * and two copies of 16 doubles) against the same C called from
+         * C, per evaluation */
+        double tp;
+        if (ok && bm[k].graded &&
+            python_rhs(model, bicycle_state, bm[k].method, rc.y, ns, sink,
+                       &tp)) {
+            /* the C again, now: the machine's load moves between the
+             * two measurements, and the best of both is the C's speed */
+            double tc2;
+            measure(rhs_work, &rc, NULL, NULL, &tc2, &unused);
+            double c = fmin(tc, tc2);
+            row("bicycle rhs, export python module", fmt_time(tp, b1, sizeof b1),
+                fmt_time(c, b2, sizeof b2), tp / c, "< 3x C", tp < 3 * c);
+            if (have_sr)
+                row("bicycle rhs, module vs SymPy lambdified",
+                    fmt_time(tp, b1, sizeof b1), fmt_time(sr, b2, sizeof b2),
+                    tp / sr, "(report)", true);
         }
         prepared_free(&p);
         free(text);

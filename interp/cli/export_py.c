@@ -176,8 +176,8 @@ static const char py_body[] =
     "\n"
     "_lib = ctypes.CDLL(_build())\n"
     "_dp = ctypes.c_void_p\n"
-    "_rhs_c = _lib.%s_rhs_status\n"
-    "_rhs_c.argtypes = [ctypes.c_double, _dp, _dp, _dp]\n"
+    "_rhs_c = _lib.%s_py_rhs\n"
+    "_rhs_c.argtypes = []\n"
     "_rhs_c.restype = ctypes.c_int\n"
     "_jac_c = _lib.%s_jacobian\n"
     "_jac_c.argtypes = [ctypes.c_double, _dp, _dp, _dp, _dp]\n"
@@ -197,11 +197,17 @@ static const char py_body[] =
     "_NP = len(param_names) + len(input_names)\n"
     "_P0 = np.concatenate([param_defaults, input_defaults])\n"
     "_P0.setflags(write=False)\n"
-    "_Y = np.zeros(max(_NS, 1))\n"
-    "_F = np.zeros(max(_NS, 1))\n"
-    "_YA = _Y.ctypes.data\n"
-    "_FA = _F.ctypes.data\n"
-    "_P0A = _P0.ctypes.data\n"
+    "# rhs's arguments and result in the C's own buffers (a call without\n"
+    "# arguments is the cheapest ctypes makes)\n"
+    "_T = ctypes.c_double.in_dll(_lib, \"%s_py_t\")\n"
+    "_Y = np.ctypeslib.as_array((ctypes.c_double * max(_NS, 1)).in_dll(\n"
+    "    _lib, \"%s_py_y\"))[:_NS]\n"
+    "_F = np.ctypeslib.as_array((ctypes.c_double * max(_NS, 1)).in_dll(\n"
+    "    _lib, \"%s_py_dydt\"))[:_NS]\n"
+    "_PB = np.ctypeslib.as_array((ctypes.c_double * max(_NP, 1)).in_dll(\n"
+    "    _lib, \"%s_py_p\"))[:_NP]\n"
+    "_PB[:] = _P0\n"
+    "_custom_p = False  # _PB holds another p than the defaults\n"
     "\n"
     "\n"
     "class EquationsError(ArithmeticError):\n"
@@ -241,16 +247,20 @@ static const char py_body[] =
     "def rhs(t, y, p=None):\n"
     "    \"\"\"dy/dt at (t, y): SciPy's solve_ivp(rhs, ..., args=(p,)) form.  Not\n"
     "    for two threads at once (it writes the module's buffers).\"\"\"\n"
+    "    global _custom_p\n"
     "    try:\n"
     "        _Y[:] = y\n"
     "    except ValueError:\n"
     "        _state(y)\n"
     "        raise\n"
-    "    if p is None:\n"
-    "        rc = _rhs_c(t, _YA, _P0A, _FA)\n"
-    "    else:\n"
-    "        pp = _params(p)\n"
-    "        rc = _rhs_c(t, _YA, pp.ctypes.data, _FA)\n"
+    "    if p is not None:\n"
+    "        _PB[:] = _params(p) if len(p) != _NP else p\n"
+    "        _custom_p = True\n"
+    "    elif _custom_p:\n"
+    "        _PB[:] = _P0\n"
+    "        _custom_p = False\n"
+    "    _T.value = t\n"
+    "    rc = _rhs_c()\n"
     "    if rc:\n"
     "        _fail(\"the right-hand side\", rc, t)\n"
     "    return _F.copy()\n"
@@ -397,8 +407,31 @@ int export_python(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         strbuf_addf(&b, "%s%u", k ? ", " : "", sys->qd[k]);
     strbuf_addf(&b, "]\n_T_AT = %u\n_NMON = %zu\n\n", sys->t,
                 eom_monitor_count(e));
-    py_c_source(&b, text);
-    strbuf_addf(&b, py_body, name, name, name, name, name, name);
+    /* rhs's entry without arguments, on buffers of the C's own */
+    strbuf_t glue;
+    strbuf_init(&glue);
+    strbuf_addf(&glue,
+                "\n/* For the Python module (export python): rhs's arguments "
+                "and result in\n"
+                " * buffers, so that the call from ctypes has none. */\n"
+                "double %s_py_t;\n"
+                "double %s_py_y[%zu], %s_py_p[%zu], %s_py_dydt[%zu];\n\n"
+                "int %s_py_rhs(void)\n"
+                "{\n"
+                "    return %s_rhs_status(%s_py_t, %s_py_y, %s_py_p, "
+                "%s_py_dydt);\n"
+                "}\n",
+                name, name, ns ? ns : 1, name,
+                sys->np + sys->ni ? sys->np + sys->ni : 1, name,
+                ns ? ns : 1, name, name, name, name, name, name);
+    char *full = xmalloc(strlen(text) + glue.len + 1);
+    strcpy(full, text);
+    strcat(full, glue.data);
+    strbuf_free(&glue);
+    py_c_source(&b, full);
+    free(full);
+    strbuf_addf(&b, py_body, name, name, name, name, name, name, name,
+                name, name, name);
     free(names);
     free(text);
     free(params);
