@@ -307,8 +307,9 @@ int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
     return rc;
 }
 
-int lin_io(lin_t *l, double *vars, const expr_t *const *h, size_t nh,
-           double *a, double *b, double *c, double *d, diag_t *err)
+int lin_io(lin_t *l, double *vars, const expr_t *const *h,
+           const char *const *hname, size_t nh, double *a, double *b,
+           double *c, double *d, diag_t *err)
 {
     const nh_system_t *sys = l->sys;
     size_t ni = sys->ni, N = l->nind, K = N + ni;
@@ -334,9 +335,9 @@ int lin_io(lin_t *l, double *vars, const expr_t *const *h, size_t nh,
                 double x = dout[o * K + j];
                 if (!isfinite(x) || !isfinite(out[o]))
                     rc = diag_error(err, SRC_SPAN_NONE,
-                                    "output %zu or its derivative by %s is "
-                                    "not finite at this state",
-                                    o + 1,
+                                    "output %s or its derivative by %s is "
+                                    "not finite",
+                                    hname[o],
                                     expr_var_name(sys->g,
                                                   j < N ? l->ind[j]
                                                         : sys->in[j - N]));

@@ -65,11 +65,13 @@ int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err);
  * independent variables held and the dependent ones moved as the
  * constraints make them), C (NH × lin_size) and D (NH × ni), the
  * derivatives of the outputs H[0..NH) (nodes of the system's graph, of
- * the state, the inputs and the accelerations) on the same manifold.
+ * the state, the inputs and the accelerations; named HNAME in errors) on
+ * the same manifold.
  * Returns 0, or -1 with *err set as lin_matrix (or naming an output that
  * is not finite). */
-int lin_io(lin_t *l, double *vars, const expr_t *const *h, size_t nh,
-           double *a, double *b, double *c, double *d, diag_t *err);
+int lin_io(lin_t *l, double *vars, const expr_t *const *h,
+           const char *const *hname, size_t nh, double *a, double *b,
+           double *c, double *d, diag_t *err);
 
 /* After lin_matrix: the rates of the independent variables at VARS (as
  * lin_matrix left it), lin_size of them, into RATE. */

@@ -21,9 +21,28 @@
 #include <gsl/gsl_permutation.h>
 #include <gsl/gsl_vector.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "interp/base/util.h"
+#include "interp/expr/expr.h"
+
+/* "a + b*i" as eigen prints a complex number ("b*i" and "a" alone
+ * when the other part is 0), into BUF. */
+static const char *tf_complex_text(double re, double im, char *buf,
+                                   size_t size)
+{
+    char a[40], b[40];
+    expr_format_number(re == 0 ? 0.0 : re, a, sizeof a);
+    expr_format_number(fabs(im), b, sizeof b);
+    if (im == 0)
+        snprintf(buf, size, "%s", a);
+    else if (re == 0)
+        snprintf(buf, size, "%s%s*i", im < 0 ? "-" : "", b);
+    else
+        snprintf(buf, size, "%s %c %s*i", a, im < 0 ? '-' : '+', b);
+    return buf;
+}
 
 /* The workspace of one size, reused across the frequencies of a plot. */
 typedef struct tf_work {
@@ -77,12 +96,12 @@ static int tf_eval_in(tf_work_t *w, const double *a, size_t n,
             rc = GSL_EDOM;
     if (rc == GSL_SUCCESS)
         rc = gsl_linalg_complex_LU_svx(w->m, w->p, w->x);
+    char at[96];
     if (rc != GSL_SUCCESS)
         return diag_error(err, SRC_SPAN_NONE,
-                          "s = %.17g%+.17g*i is a pole of the linearized "
-                          "motion (an eigenvalue of A): sI - A is singular "
-                          "there",
-                          sre, sim);
+                          "s = %s is a pole of the linearized motion (an "
+                          "eigenvalue of A): sI - A is singular there",
+                          tf_complex_text(sre, sim, at, sizeof at));
     double re = d, im = 0;
     for (size_t i = 0; i < n; i++) {
         gsl_complex x = gsl_vector_complex_get(w->x, i);
@@ -92,9 +111,8 @@ static int tf_eval_in(tf_work_t *w, const double *a, size_t n,
     *gre = re;
     *gim = im;
     if (!isfinite(re) || !isfinite(im))
-        return diag_error(err, SRC_SPAN_NONE,
-                          "G(s) is not finite at s = %.17g%+.17g*i", sre,
-                          sim);
+        return diag_error(err, SRC_SPAN_NONE, "G(s) is not finite at s = %s",
+                          tf_complex_text(sre, sim, at, sizeof at));
     return 0;
 }
 

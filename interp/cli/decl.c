@@ -264,14 +264,6 @@ int decl_input(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     lower_t *lw = NULL;
     for (size_t i = 0; i < st->u.bindings.n; i++) {
         const ast_binding_t *b = &st->u.bindings.items[i];
-        if (b->primes) {
-            diag_error(err, b->name.span, "an input has no derivative");
-            goto fail;
-        }
-        if (b->guess) { /* (the grammar gives `=` only: defensive) */
-            diag_error(err, b->span, "an input is given with '='");
-            goto fail;
-        }
         if (check_free_name(s, &cand, &b->name, MODEL_INPUT, err))
             goto fail;
         double x = 0;
@@ -316,18 +308,6 @@ int decl_output(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     begin(s, &cand);
     for (size_t i = 0; i < st->u.bindings.n; i++) {
         const ast_binding_t *b = &st->u.bindings.items[i];
-        if (b->primes) {
-            diag_error(err, b->name.span,
-                       "an output is named without a prime: output %s = "
-                       "...",
-                       b->name.name);
-            goto fail;
-        }
-        if (!b->value) { /* (the grammar asks for one: defensive) */
-            diag_error(err, b->span, "an output needs a value: output %s = "
-                       "EXPR", b->name.name);
-            goto fail;
-        }
         if (check_free_name(s, &cand, &b->name, MODEL_OUTPUT, err))
             goto fail;
         /* the expression against the model so far (earlier outputs of

@@ -218,7 +218,12 @@ int stability_compute(ctx_t *s, const ast_stmt_t *st,
             r->Bf = xcalloc(N * r->ni + 1, sizeof *r->Bf);
             r->Cf = xcalloc(r->nout * N + 1, sizeof *r->Cf);
             r->Df = xcalloc(r->nout * r->ni + 1, sizeof *r->Df);
-            rc = lin_io(l, vars, h, r->nout, full, r->Bf, r->Cf, r->Df, err);
+            const char **hn = xcalloc(r->nout + 1, sizeof *hn);
+            for (size_t k = 0; k < r->nout; k++)
+                hn[k] = m->outputs.v[k].name;
+            rc = lin_io(l, vars, h, hn, r->nout, full, r->Bf, r->Cf, r->Df,
+                        err);
+            free(hn);
         } else {
             rc = lin_matrix(l, vars, full, err);
         }
