@@ -324,6 +324,23 @@ static void test_completions(void **state)
     assert_true(has_completion(c, "Arm.y"));
 }
 
+/* LANGUAGE.md §7.2.1 and §8.2: the statements of control, the model's
+ * inputs and outputs (transfer OUT from IN), export's formats. */
+static void test_completions_control(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, "coord x\nkinetic T = x'^2/2\ninput Fx\n"
+                            "force x = Fx\noutput pos = x\n"),
+                     RUN_OK);
+    const char *const *c = session_completions(f->s);
+    static const char *const want[] = {"input", "output", "transfer", "bode",
+                                       "export", "python", "Fx", "pos",
+                                       NULL};
+    for (size_t i = 0; want[i]; i++)
+        if (!has_completion(c, want[i]))
+            fail_msg("'%s' is not among the completions", want[i]);
+}
+
 /* LANGUAGE.md §6: a simulate that fails keeps its samples and leaves the
  * state at the last of them, so the next simulate continues the same
  * trajectory and the samples stay in increasing t.  Here the step limit
@@ -721,6 +738,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test(test_write_error_is_an_error),
         cmocka_unit_test_setup_teardown(test_completions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_completions_control, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -817,10 +817,10 @@ const char *const *session_completions(session_t *s)
         s->completions[k++] = names[i];
     for (size_t i = 0; i < nm; i++)
         s->completions[k++] = eom_method_names[i];
-    /* show's reports; `set compile = on | off` */
+    /* show's reports; `set compile = on | off`; export's formats */
     static const char *const topics[] = {
         "model", "eom",        "mass",    "reduced", "voronec", "kane",
-        "kinematics", "compile", "on", "off", NULL};
+        "kinematics", "compile", "on", "off", "c", "python", NULL};
     for (size_t i = 0; topics[i]; i++)
         s->completions[k++] = topics[i];
     s->completions[k] = NULL;
