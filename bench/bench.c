@@ -55,7 +55,8 @@
  * It reads the prepared equations of a session (context.h,
  * common.h): a white-box tool of the build tree, not a module.
  *
- * Usage: bench [-q] [-S | -D | -R | -B] [-s SRCDIR] [MODELS_DIR] (-S:
+ * Usage: bench [-q] [-S | -D | -R | -B | -P] [-s SRCDIR] [MODELS_DIR] (-P:
+ * the v3 rows alone: shards under GNU parallel, integrator dla; -S:
  * the scaling table alone; -D: the declaration rows alone; -R: the
  * sphere's right-hand sides and runs alone, on the tapes and compiled;
  * -B: the bicycle's rows alone, with SymPy's unless -q), where
@@ -83,6 +84,7 @@
 #include "interp/cli/context.h"
 #include "interp/cli/session.h"
 #include "interp/run/native.h"
+#include "interp/run/dla.h"
 #include "interp/run/sim.h"
 #include "interp/expr/tape.h"
 #include "lang/parse.h"
@@ -151,6 +153,7 @@ static bool only_scaling; /* -S: the N-trailer table alone */
 static bool only_declarations; /* -D: the declaration rows alone */
 static bool only_sphere; /* -R: the sphere's rhs and simulate rows alone */
 static bool only_bicycle; /* -B: the bicycle's rows alone */
+static bool only_scale; /* -P: the v3 rows alone (shards, dla) */
 
 /* Seconds per call of A and of B (B may be NULL), medians over NB
  * batches that alternate between them. */
@@ -586,6 +589,18 @@ static void stability_rows(const char *srcdir, FILE *sink)
     measure(stmt_work, &sw, stmt_work, &sw0, &t, &tr);
     row("sweep 1001 speeds, initial + eigen", fmt_time(t, b1, sizeof b1),
         fmt_time(tr, b2, sizeof b2), t / tr, "< 1 s", t < 1.0);
+    /* the same sweep on 2 worker processes against 1 (issue 30) */
+    stmt_ctx_t sw2 = {s, "set threads = 2\nsweep v from 0 to 10 step 0.01: "
+                         "initial theta ~ 0, phi' = 0, delta' = 0, thR' = "
+                         "-v/rR; eigen phi, delta, phi', delta'\n"};
+    stmt_ctx_t sw1 = {s, "set threads = 1\nsweep v from 0 to 10 step 0.01: "
+                         "initial theta ~ 0, phi' = 0, delta' = 0, thR' = "
+                         "-v/rR; eigen phi, delta, phi', delta'\n"};
+    measure(stmt_work, &sw2, stmt_work, &sw1, &t, &tr);
+    snprintf(what, sizeof what, "sweep 1001 speeds, 2 threads vs 1 (%.2fx)",
+             tr / t);
+    row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
+        t / tr, "<= 0.556", t / tr <= 1 / 1.8);
     session_free(s);
 
     /* SymPy's own linearization of the same bicycle */
@@ -624,6 +639,213 @@ static void stability_rows(const char *srcdir, FILE *sink)
         free(fd.v);
     }
     prepared_free(&p);
+}
+
+/* ---- integrator dla (issue 27) ------------------------------------------------ */
+
+/* The energy function E = Σ q_i' ∂L/∂q_i' − L of SYS, as a node. */
+static const expr_t *energy_node(const nh_system_t *sys)
+{
+    const expr_t *e = expr_neg(sys->g, sys->L);
+    for (size_t i = 0; i < sys->n; i++)
+        e = expr_add(sys->g, e,
+                     expr_mul(sys->g, expr_var(sys->g, sys->qd[i]),
+                              expr_diff(sys->g, sys->L, sys->qd[i])));
+    return e;
+}
+
+/* The relative energy error of a run of the prepared model P (state q,
+ * q') by fixed-step RK4 on nh's right-hand side with steps of H: the
+ * largest over 1000 samples to T/10 into *TENTH, and to T returned;
+ * *EVALS its evaluations. */
+static double rk4_drift(const prepared_t *p, double T, double h,
+                        double *tenth, size_t *evals)
+{
+    const nh_system_t *sys = p->sys;
+    size_t nv = expr_graph_nvars(sys->g), ns = eom_state_size(p->e);
+    const uint32_t *sv = eom_state_vars(p->e);
+    double *v = calloc(nv, sizeof *v), *y = calloc(ns, sizeof *y),
+           *k = calloc(5 * ns, sizeof *k), *yt = k + 4 * ns;
+    memcpy(v, p->vars, nv * sizeof *v);
+    for (size_t i = 0; i < ns; i++)
+        y[i] = v[sv[i]];
+    const expr_t *en = energy_node(sys);
+    double E0 = expr_eval(sys->g, en, v), worst = 0, t = 0;
+    size_t n = (size_t)(T / h + 0.5), every = n / 1000 ? n / 1000 : 1;
+    diag_t err = {0};
+    *evals = 0;
+    *tenth = 0;
+    for (size_t s = 1; s <= n; s++) {
+        double c[4] = {0, 0.5, 0.5, 1};
+        for (int st = 0; st < 4; st++) {
+            for (size_t i = 0; i < ns; i++)
+                yt[i] = y[i] + (st ? c[st] * h * k[(st - 1) * ns + i] : 0);
+            if (eom_rhs(p->e, t + c[st] * h, yt, k + st * ns, v, &err) != 0) {
+                fprintf(stderr, "bench: rk4: %s\n", err.msg);
+                exit(2);
+            }
+            ++*evals;
+        }
+        for (size_t i = 0; i < ns; i++)
+            y[i] += h / 6 * (k[i] + 2 * k[ns + i] + 2 * k[2 * ns + i] +
+                             k[3 * ns + i]);
+        t = (double)s * h;
+        if (s % every == 0) {
+            for (size_t i = 0; i < ns; i++)
+                v[sv[i]] = y[i];
+            double e = fabs(expr_eval(sys->g, en, v) / E0 - 1);
+            worst = e > worst || isnan(e) ? e : worst;
+            if (10 * s <= n)
+                *tenth = worst;
+        }
+    }
+    free(v);
+    free(y);
+    free(k);
+    return worst;
+}
+
+/* The largest relative energy error of a dla run of P to T at step H;
+ * *EVALS its evaluations (a Newton iteration, which evaluates the
+ * discrete equations and their derivatives, counts as one). */
+static double dla_drift(const prepared_t *p, double T, double h,
+                        size_t *evals)
+{
+    size_t nv = expr_graph_nvars(p->sys->g);
+    double *v = calloc(nv, sizeof *v);
+    memcpy(v, p->vars, nv * sizeof *v);
+    sim_options_t o = {.t_end = T, .step = T / 1000, .integrator = "dla",
+                       .max_steps = 100000000};
+    sim_samples_t smp = {0};
+    sim_summary_t sum;
+    diag_t err = {0};
+    if (dla_run(p->e, p->sys, v, &o, h, &smp, &sum, &err) != 0) {
+        fprintf(stderr, "bench: dla: %s\n", err.msg);
+        exit(2);
+    }
+    sim_samples_free(&smp);
+    free(v);
+    *evals = sum.evaluations;
+    return sum.energy_drift;
+}
+
+/* The rolling disk of examples/rolling_disk.nh (gravity, nutation) to
+ * t = 10⁵ by integrator dla at h = 0.05, against fixed-step RK4 with as
+ * many evaluations: dla's energy error stays where it was at t = 10⁴
+ * (bounded), RK4's grows with t (drift).  Issue 27. */
+static const char disk_model[] =
+    "param m = 1, r = 0.5, g = 9.81\n"
+    "coord phi, theta, psi, x, y\n"
+    "kinetic T = m/2*(x'^2 + y'^2 + r^2*cos(theta)^2*theta'^2) + "
+    "m*r^2/8*(phi'^2*sin(theta)^2 + theta'^2) + m*r^2/4*(phi'*cos(theta) "
+    "+ psi')^2\n"
+    "potential V = m*g*r*sin(theta)\n"
+    "constraint roll_x: x' = r*(theta'*sin(phi)*sin(theta) - "
+    "cos(phi)*(phi'*cos(theta) + psi'))\n"
+    "constraint roll_y: y' = -r*(theta'*cos(phi)*sin(theta) + "
+    "sin(phi)*(phi'*cos(theta) + psi'))\n"
+    "set max_steps = 1e8\n";
+
+static void dla_rows(FILE *sink)
+{
+    char b1[48], b2[48], what[128];
+    prepared_t p = prepare(disk_model,
+                           "initial phi = 0.3, theta = 1.2, phi' = 0.7, "
+                           "theta' = 0.4, psi' = 3\n",
+                           "multipliers", sink);
+    double T = quick ? 1e4 : 1e5, h = 0.05;
+    size_t ev, ev10, ev4;
+    double d10 = dla_drift(&p, T / 10, h, &ev10), d = dla_drift(&p, T, h, &ev);
+    double h4 = 4 * T / (double)ev, r10;
+    double r = rk4_drift(&p, T, h4, &r10, &ev4);
+    snprintf(b1, sizeof b1, "%.2e -> %.2e", d10, d);
+    snprintf(b2, sizeof b2, "%.2e -> %.2e", r10, r);
+    snprintf(what, sizeof what, "disk energy t=%.0e->%.0e: dla h %g | rk4 h %.3g",
+             T / 10, T, h, h4);
+    row(what, b1, b2, d / r, "dla flat, rk4 grows",
+        d <= 1.2 * d10 && r >= 5 * r10);
+    printf("  (%zu evaluations of dla's equations, %zu of rk4's)\n", ev, ev4);
+    prepared_free(&p);
+}
+
+/* ---- shards ------------------------------------------------------------------ */
+
+/* Seconds of wall clock for `sh -c CMD`, or a negative number when it
+ * failed. */
+static double shell_time(const char *cmd)
+{
+    double t0 = now();
+    int st = system(cmd);
+    double t = now() - t0;
+    return st == 0 ? t : -1;
+}
+
+/* A study of 40001 bicycle speeds run as one process and as 2 shards
+ * under GNU parallel, joined by --merge (issue 30: at least 1.8x), each
+ * process on one worker; medians of 3 runs, alternating. */
+static void shard_rows(const char *srcdir)
+{
+    if (system("command -v parallel >/dev/null 2>&1") != 0) {
+        row("2 shards under GNU parallel vs 1 process", "-", "-", -1,
+            "(no parallel)", true);
+        return;
+    }
+    char dir[] = "/tmp/nh-bench-shards-XXXXXX";
+    if (!mkdtemp(dir)) {
+        row("2 shards under GNU parallel vs 1 process", "-", "-", -1,
+            "(no tmp)", false);
+        return;
+    }
+    char path[4200], cwd[4096], src[4096], cmd1[12600], cmd2[12600], b1[32],
+        b2[32], what[96];
+    snprintf(path, sizeof path, "%s/study.nh", dir);
+    FILE *f = fopen(path, "w");
+    if (!f || !getcwd(cwd, sizeof cwd) || !realpath(srcdir, src)) {
+        if (f)
+            fclose(f);
+        row("2 shards under GNU parallel vs 1 process", "-", "-", -1,
+            "(no study)", false);
+        return;
+    }
+    fprintf(f,
+            "load \"%s/examples/bicycle_model.nh\"\n"
+            "param v = 5\n"
+            "sweep v from 0 to 10 step %s: initial theta ~ 0, phi' = 0, "
+            "delta' = 0, thR' = -v/rR; eigen phi, delta, phi', delta'\n",
+            src, quick ? "0.001" : "0.00025");
+    fclose(f);
+    snprintf(cmd1, sizeof cmd1,
+             "NH_THREADS=1 %s/nh -q %s > %s/one.csv", cwd, path, dir);
+    snprintf(cmd2, sizeof cmd2,
+             "cd %s && parallel -j 2 'NH_THREADS=1 %s/nh -q --shard {}/2 "
+             "study.nh > part.{}.csv' ::: 1 2 && %s/nh --merge part.1.csv "
+             "part.2.csv > merged.csv",
+             dir, cwd, cwd);
+    double v1[3], v2[3];
+    bool ok = true;
+    for (int k = 0; k < 3 && ok; k++) {
+        v1[k] = shell_time(cmd1);
+        v2[k] = shell_time(cmd2);
+        ok = v1[k] > 0 && v2[k] > 0;
+    }
+    char same[12800];
+    snprintf(same, sizeof same, "cmp -s %s/one.csv %s/merged.csv", dir, dir);
+    bool identical = ok && system(same) == 0;
+    char clean[4200];
+    snprintf(clean, sizeof clean, "rm -rf %s", dir);
+    if (system(clean) != 0)
+        fprintf(stderr, "bench: could not remove %s\n", dir);
+    if (!ok) {
+        row("2 shards under GNU parallel vs 1 process", "-", "-", -1,
+            "(failed)", false);
+        return;
+    }
+    double t2 = median(v2, 3), t1 = median(v1, 3);
+    snprintf(what, sizeof what, "%s sweep, 2 shards vs 1 (%.2fx)%s",
+             quick ? "1001" : "40001", t1 / t2,
+             identical ? "" : " DIFFER");
+    row(what, fmt_time(t2, b1, sizeof b1), fmt_time(t1, b2, sizeof b2),
+        t2 / t1, "<= 0.556", identical && t2 / t1 <= 1 / 1.8);
 }
 
 /* ---- the rows of the sphere --------------------------------------------- */
@@ -1431,6 +1653,8 @@ int main(int argc, char **argv)
             only_sphere = true;
         else if (strcmp(argv[i], "-B") == 0)
             only_bicycle = true;
+        else if (strcmp(argv[i], "-P") == 0)
+            only_scale = true;
         else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
             srcdir = argv[++i];
         else
@@ -1441,6 +1665,13 @@ int main(int argc, char **argv)
         scaling(dir, sink, &ntrailer);
         scaling(dir, sink, &nbodies);
         scaling(dir, sink, &nchain);
+        fclose(sink);
+        return failures ? 1 : 0;
+    }
+    if (only_scale) {
+        row_head();
+        shard_rows(srcdir);
+        dla_rows(sink);
         fclose(sink);
         return failures ? 1 : 0;
     }
@@ -1580,6 +1811,10 @@ int main(int argc, char **argv)
 
     /* linear stability (issue 15) */
     stability_rows(srcdir, sink);
+    /* shards under GNU parallel (issue 30) */
+    shard_rows(srcdir);
+    /* the structure-preserving integrator (issue 27) */
+    dla_rows(sink);
 
     /* the benchmark bicycle */
     bicycle_rows(srcdir, have_sympy, sink);

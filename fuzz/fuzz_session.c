@@ -124,6 +124,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char setup[] = "set max_steps = 100000\n";
     session_run_text(s, "<fuzz-setup>", setup, sizeof setup - 1, false);
     session_set_time_limit(s, FUZZ_TIME_LIMIT);
+    /* sweeps run in this process (an input may still ask for workers
+     * with `set threads`: they end with _exit, and their findings would
+     * show here as a worker that ended without its result) */
+    session_set_threads(s, 1);
     double t0 = nh_clock();
     session_run_text(s, "<fuzz>", (const char *)data, size, false);
     if (nh_clock() - t0 >= FUZZ_TIME_LIMIT)

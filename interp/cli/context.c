@@ -15,7 +15,9 @@
 #include "config.h"
 #include "interp/analysis/linearize.h"
 #include "interp/eom/velocity.h"
+#include "interp/cli/work.h"
 #include "interp/run/native.h"
+#include "interp/run/plot.h"
 
 void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
               FILE *err)
@@ -30,6 +32,7 @@ void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
     s->atol = 1e-12;
     s->step = 0; /* 0: (T − t)/1000 */
     snprintf(s->integrator, sizeof s->integrator, "rk8pd");
+    s->threads = work_default_threads();
     s->eom_method = -1;
     s->samples_cleared_at = SRC_SPAN_NONE;
 }
@@ -100,6 +103,43 @@ bool ctx_row_end(ctx_rows_t *t)
     t->nrows++;
     t->col = 0;
     return true;
+}
+
+void ctx_write_table(const ctx_t *s, const ctx_rows_t *t, size_t count,
+                     FILE *out)
+{
+    if (s->shard_n)
+        fprintf(out, "# nh --shard %u/%u: %zu points\n", s->shard_k,
+                s->shard_n, count);
+    double **col = xcalloc(t->ncols + 1, sizeof *col);
+    for (size_t c = 0; c < t->ncols; c++) {
+        col[c] = xcalloc(t->nrows + 1, sizeof *col[c]);
+        for (size_t k = 0; k < t->nrows; k++)
+            col[c][k] = t->data[k * t->ncols + c];
+    }
+    plot_columns_t pc = {t->ncols, t->nrows,
+                         (const char *const *)t->titles,
+                         (const double *const *)col, NULL};
+    plot_table(&pc, out);
+    for (size_t c = 0; c < t->ncols; c++)
+        free(col[c]);
+    free(col);
+}
+
+char *ctx_shard_path(const ctx_t *s, const char *name)
+{
+    if (!s->shard_n)
+        return xstrdup(name);
+    const char *slash = strrchr(name, '/');
+    const char *base = slash ? slash + 1 : name;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        dot = base + strlen(base);
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_addn(&b, name, (size_t)(dot - name));
+    strbuf_addf(&b, ".%u-of-%u%s", s->shard_k, s->shard_n, dot);
+    return strbuf_take(&b);
 }
 
 void ctx_free_derived(ctx_t *s)
@@ -583,16 +623,26 @@ int ctx_lookup_method(const ast_ident_t *id, diag_t *err)
 }
 
 
+const char *const ctx_integrators[] = {
+    "rk2",    "rk4",    "rkf45",  "rkck",  "rk8pd", "msadams", "rk1imp",
+    "rk2imp", "rk4imp", "bsimp",  "msbdf", "dla",   NULL};
+
+bool ctx_integrator_known(const char *name)
+{
+    return sim_integrator_known(name) || strcmp(name, "dla") == 0;
+}
+
 int ctx_unknown_integrator(const char *name, src_span_t span,
                                diag_t *err)
 {
-    const char *best = source_closest(name, sim_integrators);
+    const char *best = source_closest(name, ctx_integrators);
     if (best)
         return diag_error(err, span,
                           "unknown integrator '%s'; did you mean '%s'?", name,
                           best);
     return diag_error(err, span,
                       "the integrators are rk2, rk4, rkf45, rkck, rk8pd, "
-                      "msadams, rk1imp, rk2imp, rk4imp, bsimp and msbdf");
+                      "msadams, rk1imp, rk2imp, rk4imp, bsimp, msbdf and "
+                      "dla");
 }
 

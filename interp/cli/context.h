@@ -36,6 +36,8 @@
 /* The values one sweep may take (LANGUAGE.md §7.2, doc/limits.md): its
  * rows are kept for `plot sweep`. */
 #define SWEEP_MAX_VALUES 100000
+/* The ranges one grid may have (`sweep a from …, b from …`). */
+#define SWEEP_MAX_AXES 16
 
 /* What a statement printed on OUT, for a front end that shows kinds of
  * output apart (the machine interface, doc/protocol.md).  The session
@@ -106,6 +108,13 @@ typedef struct ctx {
     size_t max_steps; /* 0: sim's default */
     char integrator[32];
 
+    /* `set threads = N` (LANGUAGE.md §1.2): the worker processes of a
+     * sweep (work.h); 1 runs in this one.  --shard K/N: every sweep runs
+     * only the points whose index i has i mod N = K − 1 and writes an
+     * index column (shard_n 0: no sharding). */
+    unsigned threads;
+    unsigned shard_k, shard_n;
+
     /* `set compile = on` (LANGUAGE.md §8.1): the equations of simulate
      * and compare run compiled (run/native.h).  A method whose compile
      * failed for the model of compile_failed_generation (bit METHOD of
@@ -132,6 +141,16 @@ typedef struct ctx {
     ctx_rows_t *row;
     ctx_rows_t sweep;
 } ctx_t;
+
+/* Writes the rows of a sweep as CSV to OUT (a header, then one row each);
+ * under --shard first a line `# nh --shard K/N: COUNT points` that
+ * --merge reads (merge.h). */
+void ctx_write_table(const ctx_t *s, const ctx_rows_t *t, size_t count,
+                     FILE *out);
+/* The file a sweep writes for `> "NAME"`: NAME, or under --shard K/N
+ * NAME with `.K-of-N` before its extension (`rows.csv` → `rows.1-of-4.csv`),
+ * so that shards on one machine do not write one file.  Newly allocated. */
+char *ctx_shard_path(const ctx_t *s, const char *name);
 
 /* A statement run on a context: 0, or -1 with *err set (and nothing
  * changed: LANGUAGE.md §9). */
@@ -196,6 +215,11 @@ lower_t *ctx_samples_ready(ctx_t *s, src_span_t span, diag_t *err);
 int ctx_lookup_method(const ast_ident_t *id, diag_t *err);
 
 /* The error for NAME, which is not an integrator, at SPAN. */
+/* The integrators of `simulate … integrator NAME` and `set integrator`:
+ * GSL's (sim.h) and dla (run/dla.h, LANGUAGE.md §6.2), NULL-terminated;
+ * ctx_integrator_known says whether NAME is one. */
+extern const char *const ctx_integrators[];
+bool ctx_integrator_known(const char *name);
 int ctx_unknown_integrator(const char *name, src_span_t span, diag_t *err);
 /* Evaluates a constant expression (numbers and parameters) of model M,
  * lowered by LW; -1 with *err set. */

@@ -18,6 +18,7 @@
 
 #include "interp/analysis/slips.h"
 #include "interp/cli/stmts.h"
+#include "interp/cli/work.h"
 #include "interp/eom/velocity.h"
 
 /* ---- helpers --------------------------------------------------------- */
@@ -25,7 +26,8 @@
 /* The names of the simulation settings (`set NAME = …`, LANGUAGE.md §6,
  * §8, §8.1): a parameter named so could never be set. */
 static const char *const setting_names[] = {
-    "rtol", "atol", "step", "integrator", "max_steps", "compile", NULL};
+    "rtol", "atol", "step", "integrator", "max_steps", "compile", "threads",
+    NULL};
 
 static int check_free_name(const ctx_t *s, const model_t *m,
                            const ast_ident_t *id, model_kind_t kind,
@@ -1160,7 +1162,7 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return ctx_set_compile(s, b->value, err);
     if (strcmp(name, "integrator") == 0) {
         if (b->value->kind == AST_NAME &&
-            sim_integrator_known(b->value->name)) {
+            ctx_integrator_known(b->value->name)) {
             snprintf(s->integrator, sizeof s->integrator, "%s",
                      b->value->name);
             return 0;
@@ -1175,6 +1177,15 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     double x;
     if (ctx_eval_const(s, lw, &s->model, b->value, &x, err))
         return -1;
+    if (strcmp(name, "threads") == 0) {
+        /* LANGUAGE.md §1.2: the worker processes of a sweep (work.h) */
+        if (!(x >= 1 && x <= WORK_MAX_WORKERS && x == floor(x)))
+            return diag_error(err, b->value->span,
+                              "threads must be a whole number from 1 to %d",
+                              WORK_MAX_WORKERS);
+        s->threads = (unsigned)x;
+        return 0;
+    }
     if (strcmp(name, "max_steps") == 0) {
         if (!(x >= 1 && x <= 1e15 && x == floor(x)))
             return diag_error(err, b->value->span,
@@ -1214,12 +1225,14 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               best);
         return diag_error(err, b->name.span,
                           "unknown name '%s': set changes a parameter, an "
-                          "input, rtol, atol, step, integrator or max_steps",
+                          "input, rtol, atol, step, integrator, max_steps, "
+                          "threads or compile",
                           name);
     }
     return diag_error(err, b->name.span,
                       "set changes a parameter, an input, rtol, atol, "
-                      "step, integrator or max_steps; '%s' is %s%s",
+                      "step, integrator, max_steps, threads or compile; "
+                      "'%s' is %s%s",
                       name, model_kind_name(k),
                       k == MODEL_COORD ? " (use initial)" : "");
 }

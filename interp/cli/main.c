@@ -7,6 +7,7 @@
  *
  * Must not: interpret anything itself (the session does).
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #include "config.h"
 #include "interp/cli/kernelspec.h"
+#include "interp/cli/merge.h"
 #include "interp/cli/protocol.h"
 #include "interp/base/outfile.h"
 #include "interp/cli/repl.h"
@@ -43,6 +45,10 @@ static const char usage[] =
     "  -e STATEMENTS  run the statements after the files (repeatable)\n"
     "  -i             enter the REPL after the files and -e statements\n"
     "  -q             quiet: no banner, no summaries\n"
+    "  --shard K/N    run every sweep's points i with i mod N = K - 1 only,\n"
+    "                 with an index column (one of N shards of a study)\n"
+    "  --merge FILE...\n"
+    "                 join the shards' outputs into the one run's output\n"
     "  --protocol     serve a front end: JSON requests on standard input,\n"
     "                 replies on standard output (doc/protocol.md)\n"
     "  --install-kernel [--user]\n"
@@ -128,10 +134,30 @@ static int finish_output(int status)
     return status;
 }
 
+/* "K/N" with 1 <= K <= N <= 1000000 into *K, *N. */
+static bool parse_shard(const char *text, unsigned *k, unsigned *n)
+{
+    char *end;
+    errno = 0;
+    unsigned long a = strtoul(text, &end, 10);
+    if (end == text || *end != '/' || text[0] == '-')
+        return false;
+    const char *second = end + 1;
+    unsigned long b = strtoul(second, &end, 10);
+    if (end == second || *end != '\0' || second[0] == '-' || errno != 0)
+        return false;
+    if (a < 1 || a > b || b > 1000000)
+        return false;
+    *k = (unsigned)a;
+    *n = (unsigned)b;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     bool quiet = false, interactive = false;
-    bool protocol = false, kernel = false, user = false;
+    bool protocol = false, kernel = false, user = false, merge = false;
+    unsigned shard_k = 0, shard_n = 0;
     const char **files = xcalloc((size_t)argc + 1, sizeof *files);
     const char **stmts = xcalloc((size_t)argc + 1, sizeof *stmts);
     size_t nfiles = 0, nstmts = 0;
@@ -156,6 +182,18 @@ int main(int argc, char **argv)
             kernel = true;
         } else if (strcmp(a, "--user") == 0) {
             user = true;
+        } else if (strcmp(a, "--shard") == 0) {
+            if (i + 1 >= argc || !parse_shard(argv[i + 1], &shard_k, &shard_n)) {
+                fprintf(stderr,
+                        "nh: --shard needs K/N, whole numbers with 1 <= K <= "
+                        "N <= 1000000\n%s",
+                        usage);
+                status = 2;
+                goto out;
+            }
+            i++;
+        } else if (strcmp(a, "--merge") == 0) {
+            merge = true;
         } else if (strcmp(a, "-e") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "nh: -e needs statements after it\n%s", usage);
@@ -196,6 +234,27 @@ int main(int argc, char **argv)
         status = install_kernel(user);
         goto out;
     }
+    if (merge) {
+        if (nstmts || interactive || protocol || shard_n || nfiles == 0) {
+            fprintf(stderr,
+                    "nh: --merge takes the shards' files and nothing else\n%s",
+                    usage);
+            status = 2;
+            goto out;
+        }
+        char msg[1024];
+        if (merge_files(files, nfiles, stdout, msg, sizeof msg) != 0) {
+            fprintf(stderr, "nh: error: %s\n", msg);
+            status = 1;
+        }
+        goto out;
+    }
+    if (shard_n && (protocol || interactive)) {
+        fprintf(stderr, "nh: --shard goes with files and -e, not %s\n%s",
+                protocol ? "--protocol" : "-i", usage);
+        status = 2;
+        goto out;
+    }
     gsl_set_error_handler_off();
     if (protocol) {
         protocol_t *p = protocol_new(quiet);
@@ -206,6 +265,8 @@ int main(int argc, char **argv)
     }
     session_t *s = session_new(quiet, stdout, stderr);
     set_library_dirs(s);
+    if (shard_n)
+        session_set_shard(s, shard_k, shard_n);
     bool failed = false;
     for (size_t i = 0; i < nfiles && !failed && !session_quit_requested(s); i++)
         failed = session_run_file(s, files[i]) != RUN_OK;

@@ -15,6 +15,7 @@
 #include "interp/eom/velocity.h"
 #include "interp/run/plot.h"
 #include "interp/cli/stmts.h"
+#include "interp/run/dla.h"
 #include "interp/expr/tape.h"
 #include "interp/base/util.h"
 
@@ -53,6 +54,7 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (ctx_eval_const(s, lw, &s->model, st->u.simulate.to, &o.t_end, err))
         return -1;
     bool seen[SIM_OPT_SAMPLE_AT + 1] = {false};
+    double dla_h = 0; /* integrator dla's fixed step (0: the sample step) */
     for (size_t i = 0; i < st->u.simulate.noptions; i++) {
         const ast_sim_option_t *opt = &st->u.simulate.options[i];
         if (seen[opt->kind])
@@ -72,14 +74,22 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 return -1;
             break;
         case SIM_OPT_INTEGRATOR:
-            if (!sim_integrator_known(opt->ident.name))
+            if (!ctx_integrator_known(opt->ident.name))
                 return ctx_unknown_integrator(opt->ident.name,
                                                   opt->ident.span, err);
             o.integrator = opt->ident.name;
-            if (opt->h.name)
+            if (opt->h.name && strcmp(opt->ident.name, "dla") != 0)
                 return diag_error(err, opt->h.span,
                                   "a fixed step `h` belongs to integrator "
                                   "dla (LANGUAGE.md §6.2)");
+            if (opt->h.name && strcmp(opt->h.name, "h") != 0)
+                return diag_error(err, opt->h.span,
+                                  "unexpected '%s': integrator dla takes "
+                                  "`h STEP`, its fixed step",
+                                  opt->h.name);
+            if (opt->h.name &&
+                positive_option(s, lw, opt, "h", &dla_h, err))
+                return -1;
             break;
         case SIM_OPT_PROJECT:
             o.project = true;
@@ -130,7 +140,10 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                          s->samples_method != (int)eom_method(e)))
         sim_samples_clear(&s->samples); /* another model or method */
     sim_summary_t sum;
-    int rc = sim_run(e, sys, vars, &o, &s->samples, &sum, err);
+    int rc = strcmp(o.integrator, "dla") == 0
+                 ? dla_run(e, sys, vars, &o, dla_h ? dla_h : o.step,
+                           &s->samples, &sum, err)
+                 : sim_run(e, sys, vars, &o, &s->samples, &sum, err);
     s->samples_generation = s->model.generation;
     s->samples_method = eom_method(e);
     /* A failed run leaves VARS at its last sample (LANGUAGE.md §6), so

@@ -154,6 +154,17 @@ void session_set_time_limit(session_t *s, double seconds)
     s->time_limit = seconds > 0.0 ? seconds : 0.0;
 }
 
+void session_set_threads(session_t *s, unsigned threads)
+{
+    s->ctx.threads = threads ? threads : 1;
+}
+
+void session_set_shard(session_t *s, unsigned k, unsigned n)
+{
+    s->ctx.shard_k = k;
+    s->ctx.shard_n = n;
+}
+
 bool session_interrupted(const session_t *s) { return s->ctx.stop.raised != 0; }
 
 void session_clear_interrupt(session_t *s) { s->ctx.stop.raised = 0; }

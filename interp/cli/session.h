@@ -109,6 +109,15 @@ void session_interrupt(session_t *s);
  * asks for is bounded, not a finding (fuzz/README.md). */
 void session_set_time_limit(session_t *s, double seconds);
 
+/* The worker processes of a sweep (`set threads = N`, LANGUAGE.md §1.2;
+ * at least 1; 1 runs everything in this process).  The default is
+ * work_default_threads(): NH_THREADS, or the processors online. */
+void session_set_threads(session_t *s, unsigned threads);
+
+/* `nh --shard K/N` (§1.2): every sweep runs only the points whose index i
+ * has i mod N = K − 1, with an index column (1 <= K <= N). */
+void session_set_shard(session_t *s, unsigned k, unsigned n);
+
 /* Whether session_interrupt was called since the last session_run_text
  * began (the REPL asks at its prompt), and forgetting it. */
 bool session_interrupted(const session_t *s);

@@ -24,6 +24,7 @@
 #include "interp/analysis/transfer.h"
 #include "interp/cli/stability.h"
 #include "interp/cli/stmts.h"
+#include "interp/cli/work.h"
 #include "interp/run/plot.h"
 
 /* The restriction of A to VARS: a nonzero entry of A[VARS, others] above
@@ -621,6 +622,7 @@ typedef struct stab_settings {
     double rtol, atol, step;
     size_t max_steps;
     char integrator[32];
+    unsigned threads;
     bool quiet;
 } stab_settings_t;
 
@@ -630,6 +632,7 @@ static void stab_save_settings(const ctx_t *s, stab_settings_t *k)
     k->atol = s->atol;
     k->step = s->step;
     k->max_steps = s->max_steps;
+    k->threads = s->threads;
     memcpy(k->integrator, s->integrator, sizeof k->integrator);
     k->quiet = s->quiet;
 }
@@ -680,24 +683,6 @@ static double stab_value(double a, double b, double h, size_t k)
 {
     double v = a + (double)k * h;
     return fabs(v - b) <= 1e-9 * fabs(h) ? b : v;
-}
-
-/* The rows as CSV (plot_table's form: a header, then one row each). */
-static void stab_write_rows(const ctx_rows_t *t, FILE *out)
-{
-    double **col = xcalloc(t->ncols + 1, sizeof *col);
-    for (size_t c = 0; c < t->ncols; c++) {
-        col[c] = xcalloc(t->nrows + 1, sizeof *col[c]);
-        for (size_t k = 0; k < t->nrows; k++)
-            col[c][k] = t->data[k * t->ncols + c];
-    }
-    plot_columns_t pc = {t->ncols, t->nrows,
-                         (const char *const *)t->titles,
-                         (const double *const *)col, NULL};
-    plot_table(&pc, out);
-    for (size_t c = 0; c < t->ncols; c++)
-        free(col[c]);
-    free(col);
 }
 
 /* A sweep's ranges, evaluated: parameter index, A, B, S and the count of
@@ -780,28 +765,151 @@ static void stab_point_text(const ast_stmt_t *st, const double *v, char *buf,
     }
 }
 
+/* One sweep as it runs: what each point starts from and how the points
+ * are shared out. */
+typedef struct stab_sweep {
+    ctx_t *s;
+    const ast_stmt_t *st;
+    const stab_range_t *range;
+    size_t naxes;
+    const model_t *start;             /* the model the sweep found */
+    const stab_settings_t *settings; /* the settings it found */
+    ctx_rows_t *rows;                 /* the rows so far */
+    unsigned shard_k, shard_n;        /* --shard K/N; shard_n 0: none */
+} stab_sweep_t;
+
+/* The grid point of the LOCAL-th row this run computes: every point, or
+ * under --shard K/N those whose index i has i mod N = K - 1 (§1.2). */
+static size_t stab_global(const stab_sweep_t *w, size_t local)
+{
+    return w->shard_n ? (size_t)(w->shard_k - 1) + local * w->shard_n : local;
+}
+
+/* Runs the statements at row LOCAL, adding one row to w->rows: from the
+ * state, parameters, settings and (no) samples the sweep started with,
+ * so that a point's row depends on its values alone and points can run
+ * in any order, on any worker, with the same bytes (doc/language.md).
+ * Returns 0, or -1 with *err set to "at NAME = VALUE: …". */
+static int stab_run_point(stab_sweep_t *w, size_t local, diag_t *err)
+{
+    ctx_t *s = w->s;
+    const ast_stmt_t *st = w->st;
+    size_t k = stab_global(w, local);
+    double v[SWEEP_MAX_AXES];
+    stab_point(w->range, w->naxes, k, v);
+    model_free(&s->model);
+    model_clone(&s->model, w->start);
+    sim_samples_free(&s->samples);
+    stab_restore_settings(s, w->settings);
+    s->quiet = true; /* initial's and simulate's summaries */
+    int rc = 0;
+    if (nh_stop_due(&s->stop))
+        rc = diag_error(err, st->u.sweep.head, "%s",
+                        nh_stop_reason(&s->stop));
+    for (size_t x = 0; x < w->naxes && rc == 0; x++)
+        model_set_param_value(&s->model, w->range[x].param, v[x]);
+    s->row = w->rows;
+    if (rc == 0 && w->shard_n)
+        rc = ctx_row_add(s, "index", false, (double)k, st->u.sweep.head,
+                         err);
+    for (size_t x = 0; x < w->naxes && rc == 0; x++)
+        rc = ctx_row_add(s, st->u.sweep.axes[x].name.name, false, v[x],
+                         st->u.sweep.head, err);
+    for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
+        const ast_stmt_t *in = st->u.sweep.body[i];
+        rc = stab_inner(in->kind)(s, in, err);
+    }
+    if (rc == 0 && !ctx_row_end(w->rows))
+        rc = diag_error(err, st->u.sweep.head,
+                        "the statements gave fewer values than at the "
+                        "sweep's first value (%zu columns)",
+                        w->rows->ncols);
+    s->row = NULL;
+    if (rc != 0) {
+        w->rows->col = 0;
+        if (err->set) {
+            /* §7.2: the value and the error, at the statement that
+             * failed */
+            char msg[DIAG_MSG_MAX], where[256];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            stab_point_text(st, v, where, sizeof where);
+            src_span_t at =
+                err->span.file == SRC_NO_FILE ? st->span : err->span;
+            diag_clear(err);
+            diag_error(err, at, "at %s: %s", where, msg);
+        }
+    }
+    return rc;
+}
+
+/* A worker's point (work.h): its row's values as bytes. */
+static int stab_work_point(void *arg, size_t local, strbuf_t *out,
+                           diag_t *err)
+{
+    stab_sweep_t *w = arg;
+    if (stab_run_point(w, local, err) != 0)
+        return -1;
+    const ctx_rows_t *t = w->rows;
+    strbuf_addn(out, (const char *)(t->data + (t->nrows - 1) * t->ncols),
+                t->ncols * sizeof *t->data);
+    return 0;
+}
+
+/* Appends the workers' rows to ROWS in order, up to the first that
+ * failed (whose error goes into *err).  Returns 0 or -1. */
+static int stab_take_rows(ctx_rows_t *rows, const work_result_t *res,
+                          size_t first, diag_t *err)
+{
+    for (size_t k = first; k < res->first_fail; k++) {
+        const strbuf_t *b = &res->out[k];
+        if (b->len != rows->ncols * sizeof *rows->data) {
+            diag_error(err, SRC_SPAN_NONE,
+                       "a worker process gave a row of the wrong length");
+            return -1;
+        }
+        rows->col = 0;
+        for (size_t c = 0; c < rows->ncols; c++) {
+            double x;
+            memcpy(&x, b->data + c * sizeof x, sizeof x);
+            if (rows->col == rows->curcap) {
+                rows->curcap = rows->curcap ? 2 * rows->curcap : 16;
+                rows->cur = xrealloc(rows->cur,
+                                     rows->curcap * sizeof *rows->cur);
+            }
+            rows->cur[rows->col++] = x;
+        }
+        ctx_row_end(rows);
+    }
+    if (res->first_fail < res->n) {
+        *err = res->fail;
+        return -1;
+    }
+    return 0;
+}
+
 int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
     size_t naxes = st->u.sweep.naxes, count = 0;
-    stab_range_t *range = xcalloc(naxes, sizeof *range);
-    double *v = xcalloc(naxes, sizeof *v);
+    if (naxes > SWEEP_MAX_AXES)
+        return diag_error(err, st->u.sweep.axes[SWEEP_MAX_AXES].span,
+                          "a grid has at most %d ranges", SWEEP_MAX_AXES);
+    stab_range_t range[SWEEP_MAX_AXES];
     if (stab_ranges(s, lw, st, range, &count, err) != 0 ||
-        stab_check_body(st, err) != 0) {
-        free(range);
-        free(v);
+        stab_check_body(st, err) != 0)
         return -1;
-    }
     outfile_t of = {0};
+    char *path = NULL;
     if (st->to_file.name) {
-        int e = outfile_open(&of, st->to_file.name);
+        path = ctx_shard_path(s, st->to_file.name);
+        int e = outfile_open(&of, path);
         if (e) {
-            free(range);
-            free(v);
-            return diag_error(err, st->to_file.span, "cannot write '%s': %s",
-                              st->to_file.name, strerror(e));
+            diag_error(err, st->to_file.span, "cannot write '%s': %s", path,
+                       strerror(e));
+            free(path);
+            return -1;
         }
     }
 
@@ -816,53 +924,39 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     stab_save_settings(s, &settings);
 
     ctx_rows_t rows = {0};
-    s->row = &rows;
-    s->quiet = true; /* initial's and simulate's summaries */
-    /* The statements' warnings (a restricted eigen's, set's) at the
-     * first value only, not once per value. */
+    stab_sweep_t w = {s, st, range, naxes, &saved, &settings, &rows,
+                      s->shard_k, s->shard_n};
+    size_t local_n = count;
+    if (s->shard_n)
+        local_n = count > s->shard_k - 1
+                      ? (count - s->shard_k) / s->shard_n + 1
+                      : 0;
+    /* The first row runs here, with the statements' warnings (a
+     * restricted eigen's, set's) and the columns it fixes; the others
+     * muted, on the workers when there are several (§1.2). */
     FILE *err_stream = s->err, *mute = NULL;
-    int rc = 0;
-    for (size_t k = 0; k < count && rc == 0; k++) {
-        if (k == 1 && (mute = fopen("/dev/null", "w")))
+    int rc = local_n > 0 ? stab_run_point(&w, 0, err) : 0;
+    if (rc == 0 && local_n > 1) {
+        if ((mute = fopen("/dev/null", "w")))
             s->err = mute;
-        stab_point(range, naxes, k, v);
-        if (nh_stop_due(&s->stop)) {
-            rc = diag_error(err, st->u.sweep.head, "%s",
-                            nh_stop_reason(&s->stop));
-            break;
+        if (s->threads > 1) {
+            work_result_t res;
+            rc = work_run(1, local_n, s->threads, stab_work_point, &w,
+                          &s->stop, &res, err);
+            if (rc == 0) {
+                rc = stab_take_rows(&rows, &res, 1, err);
+                work_result_free(&res);
+            }
+            if (rc != 0 && err->span.file == SRC_NO_FILE)
+                err->span = st->u.sweep.head;
+        } else {
+            for (size_t k = 1; k < local_n && rc == 0; k++)
+                rc = stab_run_point(&w, k, err);
         }
-        for (size_t x = 0; x < naxes; x++)
-            model_set_param_value(&s->model, range[x].param, v[x]);
-        for (size_t x = 0; x < naxes && rc == 0; x++)
-            rc = ctx_row_add(s, st->u.sweep.axes[x].name.name, false, v[x],
-                             st->u.sweep.head, err);
-        for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
-            const ast_stmt_t *in = st->u.sweep.body[i];
-            rc = stab_inner(in->kind)(s, in, err);
-        }
-        if (rc == 0 && !ctx_row_end(&rows))
-            rc = diag_error(err, st->u.sweep.head,
-                            "the statements gave fewer values than at the "
-                            "sweep's first value (%zu columns)",
-                            rows.ncols);
-        if (rc != 0)
-            rows.col = 0;
     }
-    s->row = NULL;
     s->err = err_stream;
     if (mute)
         fclose(mute);
-    if (rc != 0 && err->set) {
-        /* §7.2: the value and the error, at the statement that failed */
-        char msg[DIAG_MSG_MAX], where[256];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        stab_point_text(st, v, where, sizeof where);
-        src_span_t at = err->span.file == SRC_NO_FILE ? st->span : err->span;
-        diag_clear(err);
-        diag_error(err, at, "at %s: %s", where, msg);
-    }
-    free(range);
-    free(v);
 
     /* Everything back as it was; the rows before a failure stay. */
     model_free(&s->model);
@@ -875,19 +969,21 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     ctx_rows_free(&s->sweep);
     s->sweep = rows;
 
-    if (rows.nrows > 0)
-        stab_write_rows(&rows, st->to_file.name ? of.f : s->out);
+    /* Under --shard a table is written with its header even when the
+     * shard has no point of it, so that --merge finds every shard. */
+    if (rows.nrows > 0 || (s->shard_n && rc == 0))
+        ctx_write_table(s, &rows, count, st->to_file.name ? of.f : s->out);
     if (st->to_file.name) {
-        if (rows.nrows == 0) {
+        if (rows.nrows == 0 && !(s->shard_n && rc == 0)) {
             outfile_abort(&of);
         } else {
             int e = outfile_commit(&of);
             if (e && rc == 0)
                 rc = diag_error(err, st->to_file.span,
-                                "cannot write '%s': %s", st->to_file.name,
-                                strerror(e));
+                                "cannot write '%s': %s", path, strerror(e));
         }
     }
+    free(path);
     return rc;
 }
 

@@ -1,0 +1,78 @@
+#!/bin/sh
+# shards.sh — a study on many cores and many machines (LANGUAGE.md §1.2):
+# the rows of a sweep are the same bytes with one worker process and with
+# several (`set threads`, NH_THREADS), and run as shards under GNU
+# parallel (`nh --shard K/N`) and joined (`nh --merge`) they are the one
+# run's output, byte for byte, whether the table goes to standard output
+# or to a file.  --merge refuses a missing shard, a shard given twice and
+# a table cut short, writing nothing.  A sweep that fails at a point
+# fails at the same point, with the same rows and message, on workers.
+set -u
+: "${NH:?NH must name the nh binary}"
+command -v parallel >/dev/null 2>&1 || {
+    echo "GNU parallel is missing (./bootstrap --tests installs it)"
+    exit 1
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+cat > study.nh <<'NH'
+param k = 1, c = 0.1
+coord x
+kinetic T = x'^2/2
+potential V = k*x^2/2
+force x = -c*x'
+sweep k from 1 to 2 step 0.125, c from 0 to 0.3 step 0.1: initial x = 1; simulate to 3 step 1; print x, x'; eigen
+NH
+sed 's/: initial/ > "rows.csv": initial/' study.nh > tofile.nh
+
+NH_THREADS=1 "$NH" -q study.nh > one.csv 2> one.err || bad "the study failed"
+[ "$(wc -l < one.csv)" -eq 37 ] || bad "one run: $(wc -l < one.csv) lines, expected 37"
+for n in 2 3 7; do
+    NH_THREADS=$n "$NH" -q study.nh > w$n.csv 2> w$n.err || bad "threads $n failed"
+    cmp -s one.csv w$n.csv || bad "threads = $n gives other rows than threads = 1"
+    cmp -s one.err w$n.err || bad "threads = $n gives other warnings"
+done
+"$NH" -q -e 'set threads = 4' study.nh > set.csv 2>/dev/null &&
+    cmp -s one.csv set.csv || bad "set threads = 4 gives other rows"
+
+parallel -j 4 "NH_THREADS=1 '$NH' -q --shard {}/4 study.nh > shard.{}.csv 2>/dev/null" ::: 1 2 3 4 ||
+    bad "a shard failed under GNU parallel"
+"$NH" --merge shard.1.csv shard.2.csv shard.3.csv shard.4.csv > merged.csv ||
+    bad "the merge failed"
+cmp -s one.csv merged.csv || bad "the merged shards differ from the one run"
+grep -q '^# nh --shard 2/4: 36 points$' shard.2.csv || bad "shard 2 has no shard line"
+[ "$(sed -n 2p shard.2.csv | cut -d, -f1)" = index ] || bad "shard 2 has no index column"
+
+NH_THREADS=1 "$NH" -q tofile.nh 2>/dev/null || bad "the study to a file failed"
+parallel -j 2 "'$NH' -q --shard {}/3 tofile.nh 2>/dev/null" ::: 1 2 3 || bad "a shard to a file failed"
+[ -f rows.1-of-3.csv ] && [ -f rows.3-of-3.csv ] || bad "the shards' files are not rows.K-of-3.csv"
+"$NH" --merge rows.1-of-3.csv rows.2-of-3.csv rows.3-of-3.csv > rows.merged ||
+    bad "the merge of the files failed"
+cmp -s rows.csv rows.merged || bad "the merged files differ from the one run's file"
+
+"$NH" --merge shard.1.csv shard.2.csv shard.4.csv > out 2> err && bad "a missing shard was merged"
+grep -q 'shard 3/4 is missing' err || bad "missing shard: $(cat err)"
+[ -s out ] && bad "a refused merge wrote something"
+"$NH" --merge shard.1.csv shard.2.csv shard.2.csv shard.4.csv > out 2> err && bad "a shard given twice was merged"
+grep -q 'both hold shard 2/4' err || bad "shard twice: $(cat err)"
+head -n 5 shard.3.csv > cut.csv
+"$NH" --merge shard.1.csv shard.2.csv cut.csv shard.4.csv > out 2> err && bad "a cut table was merged"
+grep -q "cut.csv:6: shard 3/4's table has no row for index 14" err || bad "cut table: $(cat err)"
+"$NH" --shard 5/4 study.nh > out 2> err; [ $? -eq 2 ] || bad "--shard 5/4 was taken"
+
+# a point that fails: the same rows before it and the same error
+cat > fails.nh <<'NH'
+param a = 1
+sweep a from 0 to 20 step 1: print 1/(a - 13)
+NH
+NH_THREADS=1 "$NH" -q fails.nh > f1.csv 2> f1.err; s1=$?
+NH_THREADS=4 "$NH" -q fails.nh > f4.csv 2> f4.err; s4=$?
+[ $s1 -eq 1 ] && [ $s4 -eq 1 ] || bad "exit status $s1 and $s4 for a failing sweep"
+cmp -s f1.csv f4.csv || bad "a failing sweep wrote other rows on 4 workers"
+cmp -s f1.err f4.err || bad "a failing sweep said otherwise on 4 workers: $(cat f4.err)"
+[ "$(wc -l < f1.csv)" -eq 14 ] || bad "a failing sweep kept $(wc -l < f1.csv) lines, expected 14"
+exit $fail
