@@ -22,9 +22,11 @@ are nh's after `set Tdelta = 1`.  The build cache is used on the second
 import (no new object), and without a compiler the import is an
 ImportError that says so.
 """
+import atexit
 import importlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,6 +37,7 @@ from scipy.integrate import solve_ivp
 NH = os.environ["NH"]
 SRC = os.environ.get("SRC", ".")
 TMP = tempfile.mkdtemp(prefix="nh-export-python-")
+atexit.register(shutil.rmtree, TMP, True)
 CACHE = os.path.join(TMP, "cache")
 os.environ["XDG_CACHE_HOME"] = CACHE
 sys.path.insert(0, TMP)
