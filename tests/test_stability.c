@@ -37,6 +37,7 @@
 
 #include <cmocka.h>
 
+#include "interp/analysis/linearize.h"
 #include "interp/cli/session.h"
 
 /* ---- the paper's Appendix A -------------------------------------------- */
@@ -507,6 +508,131 @@ static void test_state_warnings(void **state)
     run_close(&r);
 }
 
+/* The rolling disc of PyDy's and SymPy's examples: yaw q0, lean q1 from
+ * the vertical, spin q2 about its axis L.y, (x, y) the contact. */
+static const char pydy_disc[] =
+    "param m = 1, r = 0.5, g = 9.81\n"
+    "coord q0, q1, q2, x, y\n"
+    "frame N\n"
+    "frame Y from N about z by q0\n"
+    "frame L from Y about x by q1\n"
+    "frame R from L about y by q2\n"
+    "let C = [x, y, 0]\n"
+    "body disc mass m at C + r*L.z frame R inertia [m*r^2/4, m*r^2/2, "
+    "m*r^2/4]\n"
+    "gravity [0, 0, -g]\n"
+    "constraint roll: velocity(C, disc) = [0, 0, 0]\n";
+
+/* The disc turning steadily at lean 0.3 and yaw rate 2: q1'' is affine
+ * in the spin rate, so two evaluations give the rate where it is 0. */
+static void pydy_steady_turn(run_t *r)
+{
+    run_text(r, pydy_disc);
+    double a, b;
+    const char *p = run_text(r, "initial q1 = 0.3, q0' = 2, q2' = 0\n"
+                                "print q1''\n");
+    assert_int_equal(line_numbers(p + strlen("q1'' = "), &a, 1), 1);
+    p = run_text(r, "initial q1 = 0.3, q0' = 2, q2' = 1\nprint q1''\n");
+    assert_int_equal(line_numbers(p + strlen("q1'' = "), &b, 1), 1);
+    char text[256];
+    snprintf(text, sizeof text,
+             "initial q1 = 0.3, q0' = 2, q2' = %.17g\nprint q1''\n",
+             -a / (b - a));
+    p = run_text(r, text);
+    double q1dd;
+    assert_int_equal(line_numbers(p + strlen("q1'' = "), &q1dd, 1), 1);
+    assert_true(fabs(q1dd) < 1e-12);
+}
+
+/* §7.2 (doc/stability.md): real parts equal to within the tolerance of
+ * the verdict count as equal, and the imaginary parts order them, so the
+ * order does not follow rounding noise.  A matrix whose eigenvalues are
+ * 1e-15 ± 3i, -1e-15 and 0: by real part alone, 1e-15 - 3i would come
+ * second. */
+static void test_eigen_order_ignores_noise(void **state)
+{
+    (void)state;
+    const double A[16] = {1e-15, 3, 0, 0,  -3, 1e-15, 0, 0,
+                          0,     0, -1e-15, 0, 0, 0, 0, 0};
+    double re[4], im[4];
+    assert_int_equal(lin_eigen(A, 4, re, im), 0);
+    assert_true(im[0] > 2.9 && fabs(im[1]) == 0 && fabs(im[2]) == 0 &&
+                im[3] < -2.9);
+    assert_true(re[1] >= re[2]); /* 0, then -1e-15 */
+    /* far apart, the real parts still decide */
+    const double B[4] = {-1, 3, -3, -1};
+    const double C[16] = {-1, 3, 0, 0, -3, -1, 0, 0, 0, 0, 2, 0, 0, 0, 0, -5};
+    assert_int_equal(lin_eigen(B, 2, re, im), 0);
+    assert_true(im[0] > 0 && im[1] < 0);
+    assert_int_equal(lin_eigen(C, 4, re, im), 0);
+    assert_true(fabs(re[0] - 2) < 1e-14 && im[1] > 0 && im[2] < 0 &&
+                fabs(re[3] + 5) < 1e-14);
+    /* the disc's steady turn: its lean mode's pair 0 ± 0.17i and two
+     * zeros, real parts all rounding noise: the pair at both ends */
+    run_t r;
+    run_open(&r, NULL);
+    pydy_steady_turn(&r);
+    const char *p = run_text(&r, "eigen q1, q1', q0', q2'\n");
+    double x[4][2];
+    for (int k = 0; k < 4; k++, p = next_line(p)) {
+        size_t got = line_numbers(p, x[k], 2);
+        if (got == 1)
+            x[k][1] = 0;
+    }
+    assert_true(x[0][1] > 0.1);
+    assert_true(x[1][1] == 0 && x[2][1] == 0);
+    assert_true(x[3][1] < -0.1);
+    run_close(&r);
+    /* the upright disk at its critical spin sqrt(g/(3 r)): every real
+     * part 0 in exact arithmetic, of order 1e-7 as computed (a Jordan
+     * block), all on the axis: ordered by the imaginary parts alone */
+    run_open(&r, "rolling_disk.nh");
+    p = run_text(&r, "equations multipliers\n"
+                     "initial theta = pi/2, psi' = sqrt(g/(3*r))\n"
+                     "eigen\n");
+    double prev = INFINITY;
+    int count = 0;
+    for (; strncmp(p, "eig", 3) == 0; p = next_line(p), count++) {
+        double e[2] = {0, 0};
+        line_numbers(p, e, 2);
+        double imag = strstr(p, "*i") && strchr(p, '\n') > strstr(p, "*i")
+                          ? e[1]
+                          : 0.0;
+        if (!(imag <= prev))
+            fail_msg("eig%d out of order: %.*s", count + 1,
+                     (int)(strchr(p, '\n') - p), p);
+        prev = imag;
+    }
+    assert_int_equal(count, 8);
+    run_close(&r);
+}
+
+/* §7.2: the warning that the state is no steady motion is judged on the
+ * variables kept.  The disc's steady turn restricted to its lean, lean
+ * rate, yaw rate and spin rate: the yaw moves, but only x' and y', left
+ * out, depend on it: no warning.  The whole state: x' and y' depend on
+ * the yaw, and it moves: the warning names it. */
+static void test_steady_judged_on_kept(void **state)
+{
+    (void)state;
+    run_t r;
+    run_open(&r, NULL);
+    pydy_steady_turn(&r);
+    fflush(r.ferr);
+    size_t mark = r.err_len;
+    run_text(&r, "eigen q1, q1', q0', q2'\n");
+    fflush(r.ferr);
+    if (r.err_len != mark)
+        fail_msg("a warning for the restriction: %s", r.err + mark);
+    run_text(&r, "eigen\n");
+    fflush(r.ferr);
+    assert_non_null(strstr(r.err + mark,
+                           "warning: the state is neither an equilibrium "
+                           "nor a steady motion: q0 (rate 2) moves and the "
+                           "motion depends on it"));
+    run_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -516,6 +642,8 @@ int main(void)
         cmocka_unit_test(test_bicycle_methods_agree),
         cmocka_unit_test(test_left_out_variable_warns),
         cmocka_unit_test(test_state_warnings),
+        cmocka_unit_test(test_eigen_order_ignores_noise),
+        cmocka_unit_test(test_steady_judged_on_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -389,6 +389,40 @@ static int lin_order(const void *pa, const void *pb)
     return 0;
 }
 
+/* Within a group of equal real parts: decreasing imaginary part, then
+ * decreasing real part. */
+static int lin_order_imag(const void *pa, const void *pb)
+{
+    const double *a = pa, *b = pb;
+    if (a[1] != b[1])
+        return a[1] > b[1] ? -1 : 1;
+    if (a[0] != b[0])
+        return a[0] > b[0] ? -1 : 1;
+    return 0;
+}
+
+/* PAIR (N (re, im) pairs, sorted by lin_order) with real parts that are
+ * equal to within TOL taken as equal: a run of them, each within TOL of
+ * the next or both on the imaginary axis (|re| <= TOL, as lin_classify
+ * says), is ordered by the imaginary part.  Rounding moves a real part
+ * that is 0 in exact arithmetic by up to √ε·|A| (a Jordan block), and
+ * the order must not follow that noise (doc/stability.md). */
+static void lin_order_groups(double *pair, size_t n, double tol)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i + 1;
+        while (j < n) {
+            double a = pair[2 * (j - 1)], b = pair[2 * j];
+            if (!(a - b <= tol || (fabs(a) <= tol && fabs(b) <= tol)))
+                break;
+            j++;
+        }
+        qsort(pair + 2 * i, j - i, 2 * sizeof *pair, lin_order_imag);
+        i = j;
+    }
+}
+
 int lin_eigen(const double *a, size_t n, double *re, double *im)
 {
     if (n == 0)
@@ -411,7 +445,11 @@ int lin_eigen(const double *a, size_t n, double *re, double *im)
         pair[2 * i + 1] = GSL_IMAG(z) == 0 ? 0.0 : GSL_IMAG(z);
     }
     if (rc == 0) {
+        double scale = 0;
+        for (size_t k = 0; k < n * n; k++)
+            scale = fmax(scale, fabs(a[k]));
         qsort(pair, n, 2 * sizeof *pair, lin_order);
+        lin_order_groups(pair, n, LIN_AXIS_RTOL * fmax(1.0, scale));
         for (size_t i = 0; i < n; i++) {
             re[i] = pair[2 * i];
             im[i] = pair[2 * i + 1];

@@ -83,8 +83,10 @@ bool lin_time_dependent(const lin_t *l);
 
 /* The eigenvalues of the n×n matrix A (not changed) into RE, IM, ordered
  * by decreasing real part, then decreasing imaginary part (a complex
- * pair: a + b i first).  Returns 0, or -1 when GSL's QR iteration does
- * not converge. */
+ * pair: a + b i first), with real parts within LIN_AXIS_RTOL of
+ * max(1, largest |A_ij|) of each other — or both that close to 0 — taken
+ * as equal, so that rounding noise in them does not decide the order.
+ * Returns 0, or -1 when GSL's QR iteration does not converge. */
 int lin_eigen(const double *a, size_t n, double *re, double *im);
 
 /* The verdict of §7.2 on eigenvalues RE[0..n) of a matrix whose largest

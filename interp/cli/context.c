@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "interp/analysis/linearize.h"
+#include "interp/analysis/react.h"
 #include "interp/eom/velocity.h"
 #include "interp/cli/work.h"
 #include "interp/run/native.h"
@@ -147,6 +148,8 @@ void ctx_free_derived(ctx_t *s)
     ctx_free_eom(s);
     eom_velsolver_free(s->vs);
     s->vs = NULL;
+    react_free(s->react);
+    s->react = NULL;
 }
 
 void ctx_free(ctx_t *s)
@@ -325,6 +328,50 @@ void ctx_drop_lowering(ctx_t *s)
     s->lw = NULL;
 }
 
+void ctx_note_dropped(ctx_t *s, const lower_t *old, const lower_t *lw,
+                      const char *name)
+{
+    int was[3] = {0, 0, 0}, now[3];
+    unsigned dim = lower_dropped(lw, name, now);
+    if (old && lower_dropped(old, name, was) != dim)
+        was[0] = was[1] = was[2] = 0;
+    for (unsigned k = 0; k < dim && !s->quiet; k++) {
+        if (now[k] && !was[k])
+            fprintf(s->out,
+                    "note: %s[%u] is dropped: it vanishes identically "
+                    "(%s)\n",
+                    name, k + 1,
+                    now[k] == 1 ? "it simplifies to 0 = 0"
+                                : "zero at every sample state near the "
+                                  "state, as check tests a quantity");
+        else if (was[k] && !now[k])
+            fprintf(s->out,
+                    "note: %s[%u] is kept again: it does not vanish near "
+                    "the state\n",
+                    name, k + 1);
+    }
+}
+
+void ctx_drops_refresh(ctx_t *s, const model_t *at)
+{
+    if (!s->lw || s->lw_generation != s->model.generation)
+        return;
+    const model_t *m = at ? at : &s->model;
+    if (lower_drops_hold(s->lw, m))
+        return;
+    diag_t err = {0};
+    lower_t *lw = lower_model(m, s->src, &err);
+    if (!lw) { /* it lowered before: its error is the next statement's */
+        ctx_drop_lowering(s);
+        return;
+    }
+    for (size_t a = 0; a < s->model.constraints.n; a++)
+        ctx_note_dropped(s, s->lw, lw, s->model.constraints.v[a].name);
+    ctx_free_derived(s);
+    lower_free(s->lw);
+    s->lw = lw;
+}
+
 void ctx_drop_large_lowering(ctx_t *s)
 {
     if (s->lw && expr_graph_count(lower_graph(s->lw)) >
@@ -381,6 +428,17 @@ static void warn_indefinite(ctx_t *s, lower_t *lw)
     free(vars);
 }
 
+eom_t *ctx_prepare_here(ctx_t *s, lower_t *lw, eom_method_t method,
+                        src_span_t where, diag_t *err)
+{
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double *vars = xmalloc((nv + 1) * sizeof *vars);
+    lower_fill_vars(lw, &s->model, vars);
+    eom_t *e = eom_prepare_at(lower_system(lw), method, where, vars, err);
+    free(vars);
+    return e;
+}
+
 eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -393,7 +451,7 @@ eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err)
     if (s->eom && s->eom_generation == s->model.generation &&
         s->eom_method == method)
         return s->eom;
-    eom_t *e = eom_prepare(sys, (eom_method_t)method, where, err);
+    eom_t *e = ctx_prepare_here(s, lw, (eom_method_t)method, where, err);
     if (!e)
         return NULL;
     ctx_free_eom(s);
@@ -411,6 +469,16 @@ struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err)
     if (!s->vs)
         s->vs = eom_velsolver_new(lower_system(lw));
     return s->vs;
+}
+
+struct react *ctx_react(ctx_t *s, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return NULL;
+    if (!s->react)
+        s->react = react_new(lw, err);
+    return s->react;
 }
 
 struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err)

@@ -84,6 +84,7 @@ typedef struct ctx {
     int eom_method;
     struct lin *lin; /* linearize.h's, for s->eom (ctx_lin) */
     struct eom_velsolver *vs; /* for s->lw (ctx_velsolver) */
+    struct react *react;      /* for s->lw (ctx_react) */
 
     /* Recorded samples: rows of the value vector of the lowering of
      * generation samples_generation, made by the method samples_method.
@@ -169,10 +170,17 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err);
 /* The prepared equations of the chosen method (on demand); NULL with
  * *err set, at span WHERE. */
 eom_t *ctx_eom(ctx_t *s, src_span_t where, diag_t *err);
+/* METHOD prepared for LW's system (eom_prepare_at) with the current
+ * state as where the motion is; NULL with *err set. */
+eom_t *ctx_prepare_here(ctx_t *s, lower_t *lw, eom_method_t method,
+                        src_span_t where, diag_t *err);
 /* The solver of the velocities the constraints determine (velocity.h)
  * for the current lowering, prepared once per lowering (`initial` runs
  * once per value of a sweep); NULL with *err set. */
 struct eom_velsolver *ctx_velsolver(ctx_t *s, diag_t *err);
+/* The reactions of the dropped components (react.h) for the current
+ * lowering, prepared once per lowering; NULL with *err set. */
+struct react *ctx_react(ctx_t *s, diag_t *err);
 /* Frees what is derived from the lowering — the equations, the
  * linearization, the velocity solver — when the lowering changes. */
 void ctx_free_derived(ctx_t *s);
@@ -182,6 +190,18 @@ void ctx_set_eom(ctx_t *s, eom_t *e);
 /* The linearization of the chosen equations (linearize.h), prepared for
  * ctx_eom's equations and kept with them; NULL with *err set. */
 struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err);
+/* LANGUAGE.md §4: the components of vector constraints are dropped
+ * where the motion is.  When the lowering's verdicts do not hold at the
+ * state of AT (NULL: the session's model; AT has its declarations), the
+ * lowering is made again there and what is derived from it dropped,
+ * with a note per component that changed (not under -q).  Called before
+ * each statement, and by `initial` and `reset` at the coordinates given
+ * before they solve the rest.  A lowering borrowed before is freed. */
+void ctx_drops_refresh(ctx_t *s, const model_t *at);
+/* The note of each component of constraint NAME that LW drops and OLD
+ * (NULL: a lowering without the constraint) kept, or the reverse. */
+void ctx_note_dropped(ctx_t *s, const lower_t *old, const lower_t *lw,
+                      const char *name);
 /* Drops the lowering and the equations (rebuilt when next needed). */
 void ctx_drop_lowering(ctx_t *s);
 /* The same when a failed statement left the graph larger than

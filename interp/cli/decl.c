@@ -737,16 +737,7 @@ int decl_constraint(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     /* The components of a vector constraint that vanish identically are
      * dropped, with a note (LANGUAGE.md §4). */
-    int dropped[3];
-    unsigned dim = lower_dropped(s->lw, name, dropped);
-    for (unsigned k = 0; k < dim && !s->quiet; k++)
-        if (dropped[k])
-            fprintf(s->out,
-                    "note: %s[%u] is dropped: it vanishes identically (%s)\n",
-                    name, k + 1,
-                    dropped[k] == 1 ? "it simplifies to 0 = 0"
-                                    : "zero at every sample state, as check "
-                                      "tests a quantity");
+    ctx_note_dropped(s, NULL, s->lw, name);
     return 0;
 }
 
@@ -781,7 +772,7 @@ int decl_equations(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return -1;
-    eom_t *e = eom_prepare(lower_system(lw), (eom_method_t)m, st->span, err);
+    eom_t *e = ctx_prepare_here(s, lw, (eom_method_t)m, st->span, err);
     if (!e)
         return -1;
     ctx_set_eom(s, e);
@@ -987,6 +978,23 @@ done:
     return rc;
 }
 
+/* The lowering with the components of vector constraints dropped where
+ * SPEC puts the state (LANGUAGE.md §4: where the motion is), before the
+ * rest of it is solved from the constraints; NULL with *err set. */
+static lower_t *drops_at_spec(ctx_t *s, const init_spec_t *spec,
+                              diag_t *err)
+{
+    model_t at;
+    model_clone(&at, &s->model);
+    copy_doubles(at.q.v, spec->q, at.q.n);
+    copy_doubles(at.qd.v, spec->qd, at.qd.n);
+    copy_doubles(at.z.v, spec->z, at.z.n);
+    at.t = spec->t;
+    ctx_drops_refresh(s, &at);
+    model_free(&at);
+    return ctx_lowered(s, err);
+}
+
 int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -1063,6 +1071,8 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
 
     init_spec_t spec = {q, qd, z, q_how, qd_how, z_how, t};
+    if (!(lw = drops_at_spec(s, &spec, err)))
+        return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double vars[nv ? nv : 1];
     strbuf_t said;
@@ -1100,6 +1110,8 @@ int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!lw)
         return -1;
     init_spec_t spec = remembered_spec(&s->model);
+    if (!(lw = drops_at_spec(s, &spec, err)))
+        return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double vars[nv ? nv : 1];
     if (solve_initial(s, lw, &spec, st->span, vars, NULL, err) != 0)

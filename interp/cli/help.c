@@ -148,8 +148,10 @@ static const help_entry_t entries[] = {
      "  it is holonomic, f(q, t) = 0, and the equations use f' = 0.\n"
      "  Unnamed constraints are called c1, c2, ...  Vector sides make one\n"
      "  constraint per component, NAME[1], NAME[2], NAME[3] (lambda(NAME[k])\n"
-     "  is its multiplier); a component that vanishes identically is\n"
-     "  dropped, with a note.\n"
+     "  is its multiplier); a component that vanishes identically near the\n"
+     "  state is dropped, with a note, and lambda(NAME[k]) is still the\n"
+     "  force along it (a normal force), from the momentum balance of the\n"
+     "  whole system.\n"
      "  Example: constraint roll_x: x' = R*theta'*sin(phi)\n"
      "           constraint roll: velocity(Q, wheel) = [0, 0, 0]\n"},
     {"kinematic",

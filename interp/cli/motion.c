@@ -14,6 +14,7 @@
 
 #include "interp/eom/velocity.h"
 #include "interp/run/plot.h"
+#include "interp/analysis/react.h"
 #include "interp/cli/stmts.h"
 #include "interp/run/dla.h"
 #include "interp/expr/tape.h"
@@ -149,6 +150,16 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     /* A failed run leaves VARS at its last sample (LANGUAGE.md §6), so
      * that the next simulate continues the same trajectory. */
     if (rc == 0 || sum.samples > 0) {
+        /* The speeds of a state that holds the velocities follow them
+         * (doc/language.md), so that another method goes on from here */
+        eom_method_t m = eom_method(e);
+        if (m != EOM_MAGGI && m != EOM_GIBBS_APPELL && sys->m > 0 &&
+            sys->psi) {
+            diag_t ignored = {0};
+            struct eom_velsolver *vs = ctx_velsolver(s, &ignored);
+            if (vs)
+                eom_velsolver_speeds(vs, vars, &ignored);
+        }
         lower_store_state(lw, vars, &s->model);
         s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
     }
@@ -207,26 +218,70 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
         exprs[i + (x ? 1 : 0)] = st->u.output.items[i];
 
     const expr_t *nodes[n];
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    bool *want = xcalloc(nv + 1, sizeof *want); /* dropped reactions */
+    const ast_expr_t *wanting = NULL, *speeding = NULL;
+    const nh_system_t *sys = lower_system(lw);
+    bool speeds_state = s->samples_method == EOM_MAGGI ||
+                        s->samples_method == EOM_GIBBS_APPELL,
+         rates = false;
     for (size_t i = 0; i < n; i++) {
         value_t v;
-        if (lower_expr(lw, exprs[i], LOWER_QUERY, &v, err))
+        if (lower_expr(lw, exprs[i], LOWER_QUERY, &v, err)) {
+            free(want);
             return -1;
+        }
+        int rc = 0;
         if (v.dim != 0)
-            return diag_error(err, exprs[i]->span,
-                              "a column must be a scalar; write its "
-                              "components, like P[1], P[2]");
-        if (lower_needs_lambda(lw, &v) &&
-            (s->samples_method != EOM_MULTIPLIERS &&
-             s->samples_method != EOM_SECOND_KIND))
-            return diag_error(err, exprs[i]->span,
-                              "the samples were made with the equations %s, "
-                              "which have no multipliers",
-                              eom_method_name((eom_method_t)s->samples_method));
+            rc = diag_error(err, exprs[i]->span,
+                            "a column must be a scalar; write its "
+                            "components, like P[1], P[2]");
+        else if (lower_needs_lambda(lw, &v) &&
+                 (s->samples_method != EOM_MULTIPLIERS &&
+                  s->samples_method != EOM_SECOND_KIND))
+            rc = diag_error(err, exprs[i]->span,
+                            "the samples were made with the equations %s, "
+                            "which have no multipliers",
+                            eom_method_name((eom_method_t)s->samples_method));
+        if (rc) {
+            free(want);
+            return -1;
+        }
         nodes[i] = v.c[0];
+        /* LANGUAGE.md §4: a dropped component's reaction is found at
+         * each sample from what the equations recorded (react.h) */
+        const uint32_t *dv;
+        const char *const *dn;
+        size_t nd = lower_dropped_reactions(lw, &dv, &dn);
+        for (size_t k = 0; k < nd; k++)
+            if (expr_depends(lower_graph(lw), v.c[0], dv[k])) {
+                want[dv[k]] = true;
+                if (!wanting)
+                    wanting = exprs[i];
+            }
+        /* the speeds follow from the velocities (doc/language.md) */
+        for (size_t a = 0; a < sys->m && sys->psi && !speeds_state; a++) {
+            bool z = expr_depends(lower_graph(lw), v.c[0], sys->z[a]),
+                 zd = expr_depends(lower_graph(lw), v.c[0], sys->zd[a]);
+            if ((z || zd) && !speeding)
+                speeding = exprs[i];
+            rates |= zd;
+        }
+    }
+    struct eom_velsolver *vs = NULL;
+    if (speeding && !(vs = ctx_velsolver(s, err))) {
+        free(want);
+        return -1;
+    }
+    struct react *rx = NULL;
+    if (wanting && !(rx = ctx_react(s, err))) {
+        free(want);
+        return -1;
     }
     expr_graph_t *g = lower_graph(lw);
     tape_t *tp = tape_compile(g, nodes, n, expr_graph_nvars(g));
     double *work = xcalloc(tape_work_size(tp) + 1, sizeof *work);
+    double *scratch = xcalloc(s->samples.width + 1, sizeof *scratch);
     double vals[n];
     out->n = n;
     out->titles = xcalloc(n, sizeof *out->titles);
@@ -238,6 +293,34 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
     int rc = 0;
     for (size_t k = 0; k < s->samples.n && rc == 0; k++) {
         const double *row = s->samples.data + k * s->samples.width;
+        if (rx || vs) {
+            memcpy(scratch, row, s->samples.width * sizeof *scratch);
+            row = scratch;
+        }
+        if (vs && eom_velsolver_speed_rates(vs, scratch, rates, err) != 0) {
+            char state[1024], msg[DIAG_MSG_MAX];
+            ctx_describe_state(s, scratch, state, sizeof state);
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            diag_clear(err);
+            rc = diag_error(err, speeding->span,
+                            "under %s the speeds follow from the velocities "
+                            "through the kinematic equations, but %s in "
+                            "sample %zu%s",
+                            eom_method_name((eom_method_t)s->samples_method),
+                            msg, k + 1, state);
+            break;
+        }
+        if (rx) {
+            if (react_fill(rx, scratch, want, err) != 0) {
+                char state[1024], msg[DIAG_MSG_MAX];
+                ctx_describe_state(s, row, state, sizeof state);
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                diag_clear(err);
+                rc = diag_error(err, wanting->span, "%s in sample %zu%s",
+                                msg, k + 1, state);
+                break;
+            }
+        }
         tape_eval(tp, row, vals, work);
         for (size_t i = 0; i < n; i++) {
             if (!isfinite(vals[i])) {
@@ -253,6 +336,8 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
         }
     }
     free(work);
+    free(scratch);
+    free(want);
     tape_free(tp);
     if (rc)
         columns_free(out);

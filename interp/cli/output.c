@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "interp/analysis/check.h"
+#include "interp/analysis/react.h"
 #include "interp/cli/stmts.h"
 #include "interp/base/util.h"
 #include "interp/eom/kinematics.h"
@@ -59,6 +60,71 @@ static int lambda_available(ctx_t *s, lower_t *lw, const value_t *v,
     return 0;
 }
 
+/* The reactions of the dropped components that V (the value of E) reads
+ * (LANGUAGE.md §4, react.h), into VARS, which the equations filled. */
+static int dropped_reactions(ctx_t *s, lower_t *lw, const value_t *v,
+                             const ast_expr_t *e, double *vars, diag_t *err)
+{
+    if (!lower_needs_dropped(lw, v))
+        return 0;
+    const uint32_t *dv;
+    const char *const *dn;
+    size_t nd = lower_dropped_reactions(lw, &dv, &dn);
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    bool *want = xcalloc(nv + 1, sizeof *want);
+    for (size_t k = 0; k < nd; k++)
+        for (unsigned c = 0; c < (v->dim ? v->dim : 1u); c++)
+            want[dv[k]] |= expr_depends(lower_graph(lw), v->c[c], dv[k]);
+    react_t *r = ctx_react(s, err);
+    int rc = r ? react_fill(r, vars, want, err) : -1;
+    free(want);
+    if (rc != 0) {
+        char st[1024], msg[DIAG_MSG_MAX];
+        ctx_describe_state(s, vars, st, sizeof st);
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        diag_clear(err);
+        return diag_error(err, e->span, "%s%s", msg, st);
+    }
+    return 0;
+}
+
+/* Under a method whose state holds the velocities (all but maggi and
+ * gibbs_appell), the speeds and their derivatives follow from q' and q''
+ * through the kinematic equations (doc/language.md): found here, into
+ * VARS, when V (the value of E) reads them. */
+static int speeds_of_state(ctx_t *s, lower_t *lw, const value_t *v,
+                           const ast_expr_t *e, double *vars, diag_t *err)
+{
+    const nh_system_t *sys = lower_system(lw);
+    int method = s->model.method >= 0 ? s->model.method
+                                      : (int)eom_default_method(sys);
+    if (method == EOM_MAGGI || method == EOM_GIBBS_APPELL || sys->m == 0 ||
+        !sys->psi)
+        return 0;
+    bool z = false, zd = false;
+    for (unsigned k = 0; k < (v->dim ? v->dim : 1u); k++)
+        for (size_t a = 0; a < sys->m; a++) {
+            z |= expr_depends(sys->g, v->c[k], sys->z[a]);
+            zd |= expr_depends(sys->g, v->c[k], sys->zd[a]);
+        }
+    if (!z && !zd)
+        return 0;
+    struct eom_velsolver *vs = ctx_velsolver(s, err);
+    if (!vs)
+        return -1;
+    if (eom_velsolver_speed_rates(vs, vars, zd, err) != 0) {
+        char st[1024], msg[DIAG_MSG_MAX];
+        ctx_describe_state(s, vars, st, sizeof st);
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        diag_clear(err);
+        return diag_error(err, e->span,
+                          "under %s the speeds follow from the velocities "
+                          "through the kinematic equations, but %s%s",
+                          eom_method_name((eom_method_t)method), msg, st);
+    }
+    return 0;
+}
+
 static int eval_value(ctx_t *s, lower_t *lw, const value_t *v,
                       const double *vars, const ast_expr_t *e, double *out,
                       diag_t *err)
@@ -100,6 +166,12 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     if (state_vars(s, lw, need_accel, st->span, vars, err))
         return -1;
+    for (size_t i = 0; i < n; i++)
+        if (dropped_reactions(s, lw, &vals[i], st->u.output.items[i], vars,
+                              err) ||
+            speeds_of_state(s, lw, &vals[i], st->u.output.items[i], vars,
+                            err))
+            return -1;
     /* Evaluate all before printing any: a failing print prints nothing. */
     double x[n ? n : 1][3];
     for (size_t i = 0; i < n; i++)
@@ -932,10 +1004,12 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                               COMPARE_MAX_SAMPLES);
         samples = (long)x;
     }
-    eom_t *ea = eom_prepare(sys, (eom_method_t)ma, st->u.compare.a.span, err);
+    eom_t *ea = ctx_prepare_here(s, lw, (eom_method_t)ma,
+                                 st->u.compare.a.span, err);
     if (!ea)
         return -1;
-    eom_t *eb = eom_prepare(sys, (eom_method_t)mb, st->u.compare.b.span, err);
+    eom_t *eb = ctx_prepare_here(s, lw, (eom_method_t)mb,
+                                 st->u.compare.b.span, err);
     if (!eb || ctx_compile(s, ea, st->u.compare.a.span, err) != 0 ||
         ctx_compile(s, eb, st->u.compare.b.span, err) != 0) {
         eom_free(ea);

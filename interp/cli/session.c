@@ -413,6 +413,8 @@ static int exec_stmt(session_t *s, const ast_stmt_t *st, diag_t *err)
     stmt_fn run = stmt_lookup(st->kind);
     if (!run)
         return not_yet(st, err);
+    /* LANGUAGE.md §4: components dropped where the motion is now */
+    ctx_drops_refresh(&s->ctx, NULL);
     if (st->to_file.name && !stmt_names_own_file(st->kind))
         return exec_to_file(s, run, st, err);
     int rc = run(&s->ctx, st, err);

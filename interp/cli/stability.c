@@ -55,9 +55,13 @@ void stability_free(stab_t *r)
 
 /* Whether the state is an equilibrium or a steady motion (§7.2): every
  * variable that moves has a zero column of A (the equations do not
- * contain it).  Marks in R->drifts those that move and that A's motion
- * depends on; "moves" and "zero" are relative, 1e-9 of the largest rate
- * and of A's largest entry (STAB_FEED_RTOL). */
+ * contain it) in the rows of the variables kept (R->keep: the
+ * restriction's motion is theirs; the disc's steady turn restricted to
+ * its lean, lean rate, yaw rate and spin rate does not depend on the
+ * yaw, though x' and y', left out, do).  Marks in R->drifts those that
+ * move and that the kept variables' motion depends on; "moves" and
+ * "zero" are relative, 1e-9 of the largest rate and of A's largest
+ * entry (STAB_FEED_RTOL). */
 static void stab_steady(stab_t *r, const double *full)
 {
     size_t N = r->nfull;
@@ -67,12 +71,14 @@ static void stab_steady(stab_t *r, const double *full)
     for (size_t j = 0; j < N; j++) {
         if (!(fabs(r->rate[j]) > STAB_FEED_RTOL * fmax(1.0, gmax)))
             continue;
-        for (size_t i = 0; i < N; i++)
+        for (size_t a = 0; a < r->m; a++) {
+            size_t i = r->keep[a];
             if (fabs(full[i * N + j]) > STAB_FEED_RTOL * r->scale) {
                 r->drifts[j] = true;
                 r->ndrifts++;
                 break;
             }
+        }
     }
 }
 
@@ -817,6 +823,7 @@ static int stab_run_point(stab_sweep_t *w, size_t local, diag_t *err)
                          st->u.sweep.head, err);
     for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
         const ast_stmt_t *in = st->u.sweep.body[i];
+        ctx_drops_refresh(s, NULL); /* as before a statement */
         rc = stab_inner(in->kind)(s, in, err);
     }
     if (rc == 0 && !ctx_row_end(w->rows))

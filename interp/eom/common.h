@@ -153,6 +153,9 @@ struct eom {
     const expr_t *const *psi;
     bool kin_numeric;
     size_t kin_k, kin_block_max;
+    /* During the prepare only: the state where the motion is
+     * (eom_prepare_at; NULL when none was given). */
+    const double *near;
     const size_t *kin_dep;  /* the dependent coordinates (of kin) */
     size_t *kin_ind;        /* the others */
     double *kin_lu, *kin_x;

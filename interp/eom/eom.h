@@ -54,6 +54,15 @@ typedef struct eom eom_t;
  * place, such as the constraint that is not in explicit form). */
 eom_t *eom_prepare(const nh_system_t *sys, eom_method_t method,
                    src_span_t where, diag_t *err);
+/* eom_prepare with VARS (a value vector of SYS's graph, borrowed for the
+ * call), the state where the motion is: maggi and gibbs_appell accept a
+ * declared constraint that fails their check against the kinematic
+ * equations at sample points far from the state if it holds at every
+ * one near it (a contact whose height is written r*sin(theta) holds
+ * where the disk stands: LANGUAGE.md §4, where the components of
+ * vector constraints are dropped where the motion is too). */
+eom_t *eom_prepare_at(const nh_system_t *sys, eom_method_t method,
+                      src_span_t where, const double *vars, diag_t *err);
 void eom_free(eom_t *e); /* accepts NULL */
 eom_method_t eom_method(const eom_t *e);
 bool eom_has_multipliers(const eom_t *e);

@@ -52,6 +52,7 @@
 #include "interp/eom/kinematics.h"
 #include "interp/eom/linalg.h"
 #include "interp/eom/methods.h"
+#include "interp/expr/mag.h"
 
 static size_t mag_nupper(size_t n) { return n * (n + 1) / 2; }
 
@@ -414,13 +415,94 @@ static double mag_random(uint64_t *s, double lo, double hi)
     return lo + (hi - lo) * u;
 }
 
+/* The first constraint that C(q, ψ, t) = 0 fails at one of 8 sample
+ * points made by POINT (k from 0), as evaluated by the tape TP of
+ * mag_check_constraints into OUT; its index, with its value in *BAD, or
+ * r when every one holds.  *VALID: how many points could be evaluated
+ * (the others are singular for the solve, or outside the domain). */
+typedef void (*mag_point_fn)(const eom_t *e, double *vars, uint64_t *seed);
+
+static size_t mag_failing(eom_t *e, tape_t *tp, double *out, double *work,
+                          double *vars, mag_point_fn point, double *bad,
+                          size_t *valid)
+{
+    const nh_system_t *sys = e->sys;
+    size_t n = sys->n, r = sys->r;
+    uint64_t seed = 0x9e3779b97f4a7c15ULL;
+    *valid = 0;
+    for (int pt = 0; pt < 8; pt++) {
+        point(e, vars, &seed);
+        diag_t ignored = {0};
+        if (mag_run_kin(e, vars, &ignored) != 0)
+            continue; /* singular for the solve, or outside the domain */
+        tape_eval(tp, vars, out, work);
+        bool any = false;
+        for (size_t a = 0; a < r; a++) {
+            double scale = 1.0;
+            for (size_t i = 0; i < n; i++)
+                scale += fabs(out[r + a * n + i] * vars[sys->qd[i]]);
+            if (!isfinite(out[a]) || !isfinite(scale))
+                continue; /* outside the model's domain: skip */
+            any = true;
+            if (fabs(out[a]) > 1e-8 * scale) {
+                *bad = out[a];
+                return a;
+            }
+        }
+        *valid += any;
+    }
+    return r;
+}
+
+/* Sample points far from any state: every variable in [-1, 1], the
+ * coordinates in [-1.3, 1.7], the parameters in [0.5, 1.5] (away from a
+ * degenerate 0), t in [0, 1]. */
+static void mag_point_wide(const eom_t *e, double *vars, uint64_t *seed)
+{
+    const nh_system_t *sys = e->sys;
+    for (uint32_t v = 0; v < e->nvars; v++)
+        vars[v] = mag_random(seed, -1.0, 1.0);
+    for (size_t i = 0; i < sys->n; i++)
+        vars[sys->q[i]] = mag_random(seed, -1.3, 1.7);
+    for (size_t p = 0; p < sys->np; p++)
+        vars[sys->p[p]] = mag_random(seed, 0.5, 1.5);
+    vars[sys->t] = mag_random(seed, 0.0, 1.0);
+}
+
+/* Sample points near the state e->near (eom_prepare_at): coordinates
+ * and t moved by at most EXPR_MAG_NEAR of (1 + |value|), as the lowering
+ * judges a component near the state (mag.h); the speeds in [-1, 1], the
+ * parameters at their values. */
+static void mag_point_near(const eom_t *e, double *vars, uint64_t *seed)
+{
+    const nh_system_t *sys = e->sys;
+    const double *b = e->near;
+    for (uint32_t v = 0; v < e->nvars; v++)
+        vars[v] = isfinite(b[v]) ? b[v] : 0.0;
+    for (size_t i = 0; i < sys->n; i++) {
+        double q = vars[sys->q[i]];
+        vars[sys->q[i]] = q + EXPR_MAG_NEAR * (1 + fabs(q)) *
+                                  mag_random(seed, -1.0, 1.0);
+    }
+    for (size_t a = 0; a < sys->m; a++)
+        vars[sys->z[a]] = mag_random(seed, -1.0, 1.0);
+    double t = vars[sys->t];
+    vars[sys->t] = t + EXPR_MAG_NEAR * (1 + fabs(t)) *
+                           mag_random(seed, -1.0, 1.0);
+}
+
 /* C(q, ψ, t) = 0 for every constraint, checked at sample points.  The
  * first tape e->pre writes q' = ψ (maggi's, which its every call runs),
  * a second reads C and B there: substituting ψ would flatten its
  * products into every term (for the N-trailer, r·n substitutions of
  * O(N) nodes each).  The scale of each value is Σ_i |B_ai ψ_i|, its
  * velocity terms.  The rows solved for the dependent velocities hold by
- * construction; any other that fails over-determines the velocities. */
+ * construction; any other that fails over-determines the velocities.
+ * A constraint that fails far from the state but holds at every point
+ * near it, when there is one (eom_prepare_at), holds where the motion
+ * is: one written with sqrt, abs or norm (a contact whose height is
+ * r*sin(theta), LANGUAGE.md §4.1) can hold on one side of a fold only;
+ * an analytic one that fails somewhere fails near every state. */
 static int mag_check_constraints(eom_t *e, diag_t *err)
 {
     const nh_system_t *sys = e->sys;
@@ -441,41 +523,28 @@ static int mag_check_constraints(eom_t *e, diag_t *err)
     double *out = eom_alloc(nout, sizeof *out);
     double *work = eom_alloc(tape_work_size(tp), sizeof *work);
     double *vars = eom_alloc(e->nvars, sizeof *vars);
-    uint64_t seed = 0x9e3779b97f4a7c15ULL;
+    double bad = 0, near_bad;
+    size_t valid, near_valid;
+    size_t a = mag_failing(e, tp, out, work, vars, mag_point_wide, &bad,
+                           &valid);
+    if (a < r && e->near &&
+        mag_failing(e, tp, out, work, vars, mag_point_near, &near_bad,
+                    &near_valid) == r &&
+        near_valid > 0)
+        a = r; /* it holds where the motion is */
     int rc = 0;
-    for (int pt = 0; pt < 8 && rc == 0; pt++) {
-        for (uint32_t v = 0; v < e->nvars; v++)
-            vars[v] = mag_random(&seed, -1.0, 1.0);
-        for (size_t i = 0; i < n; i++)
-            vars[sys->q[i]] = mag_random(&seed, -1.3, 1.7);
-        for (size_t p = 0; p < sys->np; p++)
-            vars[sys->p[p]] = mag_random(&seed, 0.5, 1.5);
-        vars[sys->t] = mag_random(&seed, 0.0, 1.0);
-        diag_t ignored = {0};
-        if (mag_run_kin(e, vars, &ignored) != 0)
-            continue; /* singular for the solve, or outside the domain */
-        tape_eval(tp, vars, out, work);
-        for (size_t a = 0; a < r && rc == 0; a++) {
-            double scale = 1.0;
-            for (size_t i = 0; i < n; i++)
-                scale += fabs(out[r + a * n + i] * vars[sys->qd[i]]);
-            if (!isfinite(out[a]) || !isfinite(scale))
-                continue; /* outside the model's domain: skip */
-            if (fabs(out[a]) > 1e-8 * scale)
-                rc = diag_error(err, sys->cspan[a],
-                                "constraint %s does not hold for the "
-                                "kinematic equations: C(q, psi(q, z, t), "
-                                "t) = %.6g at a sample point%s",
-                                sys->cname[a], out[a],
-                                e->kin_k ? " (with the velocities that have "
-                                           "no kinematic equation solved "
-                                           "from the other constraints: "
-                                           "the kinematic equations and the "
-                                           "constraints over-determine the "
-                                           "velocities)"
-                                         : "");
-        }
-    }
+    if (a < r)
+        rc = diag_error(err, sys->cspan[a],
+                        "constraint %s does not hold for the kinematic "
+                        "equations: C(q, psi(q, z, t), t) = %.6g at a "
+                        "sample point%s",
+                        sys->cname[a], bad,
+                        e->kin_k ? " (with the velocities that have no "
+                                   "kinematic equation solved from the "
+                                   "other constraints: the kinematic "
+                                   "equations and the constraints "
+                                   "over-determine the velocities)"
+                                 : "");
     tape_free(tp);
     free(out);
     free(work);

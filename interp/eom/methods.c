@@ -82,8 +82,26 @@ eom_t *eom_prepare(const nh_system_t *sys, eom_method_t method,
     return eom_prepare_kin(sys, method, EOM_KIN_BLOCK_MAX, where, err);
 }
 
+/* The common part: with the state NEAR where the motion is, or NULL. */
+static eom_t *prepare(const nh_system_t *sys, eom_method_t method,
+                      size_t block_max, const double *near, src_span_t where,
+                      diag_t *err);
+
+eom_t *eom_prepare_at(const nh_system_t *sys, eom_method_t method,
+                      src_span_t where, const double *vars, diag_t *err)
+{
+    return prepare(sys, method, EOM_KIN_BLOCK_MAX, vars, where, err);
+}
+
 eom_t *eom_prepare_kin(const nh_system_t *sys, eom_method_t method,
                        size_t block_max, src_span_t where, diag_t *err)
+{
+    return prepare(sys, method, block_max, NULL, where, err);
+}
+
+static eom_t *prepare(const nh_system_t *sys, eom_method_t method,
+                      size_t block_max, const double *near, src_span_t where,
+                      diag_t *err)
 {
     if ((int)method < 0 || method >= EOM_METHOD_COUNT) {
         diag_error(err, where, "unknown equations of motion");
@@ -95,6 +113,7 @@ eom_t *eom_prepare_kin(const nh_system_t *sys, eom_method_t method,
     e->name = eom_methods[method].name;
     e->nvars = expr_graph_nvars(sys->g);
     e->kin_block_max = block_max;
+    e->near = near;
     /* derived equations are defined where their formulas are: what
      * cancels while deriving (a pivot's reciprocal times 0) leaves no
      * guard (expr.h), so a zero entry stays the node 0 */
@@ -102,6 +121,7 @@ eom_t *eom_prepare_kin(const nh_system_t *sys, eom_method_t method,
     eom_derive(sys, &e->d);
     int rc = eom_methods[method].prepare(e, where, err);
     expr_graph_keep_domains(sys->g, keep);
+    e->near = NULL; /* borrowed for the prepare only */
     if (rc != 0) {
         eom_free(e);
         return NULL;

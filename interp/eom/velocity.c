@@ -209,6 +209,7 @@ struct eom_velsolver {
     bool *jdep; /* ∂f_j/∂q_i is not identically 0 (nh×n) */
     tape_t *tspeed; /* eom_velsolver_speeds: ψ and Ψ, compiled when first
                        needed */
+    tape_t *trate;  /* eom_velsolver_speed_rates: Ψ and β, the same */
     /* What the last solve solved for (indices of coordinates). */
     size_t *solved_q, nsolved_q, *solved_v, nsolved_v;
 };
@@ -276,6 +277,7 @@ void eom_velsolver_free(eom_velsolver_t *vs)
     free(vs->hol);
     tape_free(vs->tpos);
     tape_free(vs->tspeed);
+    tape_free(vs->trate);
     free(vs->jdep);
     free(vs->pout);
     free(vs->pwork);
@@ -901,4 +903,97 @@ int eom_velsolver_speeds(eom_velsolver_t *vs, double *vars, diag_t *err)
     if (!vs->tspeed && !(vs->tspeed = eom_speeds_tape(vs->sys, err)))
         return -1;
     return eom_speeds_solve(vs->sys, vs->tspeed, vars, err);
+}
+
+/* The tape of eom_velsolver_speed_rates: for each coordinate i, Ψ_ia =
+ * ∂ψ_i/∂z_a (m) and β_i = Σ_j ∂ψ_i/∂q_j q_j' + ∂ψ_i/∂t, so that the
+ * kinematic equation differentiated along the motion reads q_i'' = β_i +
+ * Σ_a Ψ_ia z_a'; zeros for a coordinate without one. */
+static tape_t *eom_rates_tape(const nh_system_t *sys)
+{
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, m = sys->m, nout = n * (m + 1);
+    const expr_t **outs = eom_alloc(nout, sizeof *outs);
+    for (size_t i = 0; i < n; i++) {
+        const expr_t *psi = sys->psi[i];
+        const expr_t *beta = expr_num(g, 0);
+        for (size_t a = 0; a < m; a++)
+            outs[i * (m + 1) + a] =
+                psi ? expr_diff(g, psi, sys->z[a]) : expr_num(g, 0);
+        for (size_t j = 0; psi && j < n; j++)
+            beta = expr_add(g, beta,
+                            expr_mul(g, expr_diff(g, psi, sys->q[j]),
+                                     expr_var(g, sys->qd[j])));
+        if (psi)
+            beta = expr_add(g, beta, expr_diff(g, psi, sys->t));
+        outs[i * (m + 1) + m] = beta;
+    }
+    tape_t *t = tape_compile(g, outs, nout, expr_graph_nvars(g));
+    if (!t)
+        abort();
+    free(outs);
+    return t;
+}
+
+int eom_velsolver_speed_rates(eom_velsolver_t *vs, double *vars, bool rates,
+                              diag_t *err)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, m = sys->m;
+    if (eom_velsolver_speeds(vs, vars, err) != 0)
+        return -1;
+    if (!rates)
+        return 0;
+    if (!vs->trate)
+        vs->trate = eom_rates_tape(sys);
+    double *out = eom_alloc(n * (m + 1), sizeof *out);
+    double *work = eom_alloc(tape_work_size(vs->trate), sizeof *work);
+    double *J = eom_alloc(n * m, sizeof *J), *res = eom_alloc(n, sizeof *res);
+    double *d = eom_alloc(m, sizeof *d);
+    double *lw = eom_alloc(m * m + m, sizeof *lw);
+    size_t *perm = eom_alloc(m, sizeof *perm);
+    tape_eval(vs->trate, vars, out, work);
+    /* min |Ψ z' + β − q''|² over the coordinates with an equation */
+    double scale = 1.0;
+    for (size_t i = 0; i < n; i++) {
+        if (!sys->psi[i])
+            continue;
+        for (size_t a = 0; a < m; a++)
+            J[i * m + a] = out[i * (m + 1) + a];
+        res[i] = out[i * (m + 1) + m] - vars[sys->qdd[i]];
+        scale = fmax(scale, fabs(vars[sys->qdd[i]]));
+    }
+    int rc = 0;
+    if (linalg_lsq_step(J, n, m, res, 0.0, d, lw, perm) != 0) {
+        rc = diag_error(err, SRC_SPAN_NONE,
+                        "the accelerations do not determine the speeds' "
+                        "derivatives: the kinematic equations' matrix "
+                        "dpsi/dz is singular here");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!sys->psi[i])
+            continue;
+        double r = res[i];
+        for (size_t a = 0; a < m; a++)
+            r += J[i * m + a] * d[a];
+        if (!(fabs(r) <= 1e-9 * scale)) {
+            rc = diag_error(err, SRC_SPAN_NONE,
+                            "no speeds' derivatives reproduce the "
+                            "accelerations: %s'' differs by %.6g",
+                            sys->qname[i], r);
+            goto done;
+        }
+    }
+    for (size_t a = 0; a < m; a++)
+        vars[sys->zd[a]] = d[a];
+done:
+    free(out);
+    free(work);
+    free(J);
+    free(res);
+    free(d);
+    free(lw);
+    free(perm);
+    return rc;
 }

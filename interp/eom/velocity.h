@@ -144,4 +144,17 @@ int eom_speeds_from_velocities(const nh_system_t *sys, double *vars,
 /* The same with the solver's tape, compiled once (`initial` in a sweep). */
 int eom_velsolver_speeds(eom_velsolver_t *vs, double *vars, diag_t *err);
 
+/* Under the methods whose state holds the velocities (all but maggi and
+ * gibbs_appell) the speeds of a model with kinematic equations are no
+ * part of the state: they follow from it (doc/language.md), z from q'
+ * as eom_velsolver_speeds finds them, and with RATES z' from q'' — the
+ * kinematic equations differentiated along the motion, q'' = Σ_j ∂ψ/∂q_j
+ * q_j' + Ψ z' + ∂ψ/∂t, solved for z' by least squares over the
+ * coordinates that have an equation.  VARS: a full value vector, with
+ * q'' when RATES; z (and z') written into it.  0, or -1 with *err set
+ * (span NONE) when no speeds reproduce the velocities, Ψ = ∂ψ/∂z is
+ * singular, or no z' reproduces the accelerations. */
+int eom_velsolver_speed_rates(eom_velsolver_t *vs, double *vars, bool rates,
+                              diag_t *err);
+
 #endif

@@ -144,16 +144,18 @@ double expr_mag_random(uint64_t *s)
     return (double)(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
-size_t expr_mag_sample(expr_mag_t *ev, uint64_t *seed, const double *base,
-                       const bool *move, size_t nv, const expr_t *const *e,
-                       size_t ne, double *pts)
+/* expr_mag_sample with the moves of the attempts cycling through the
+ * NS spreads SPREADS. */
+static size_t mag_sample(expr_mag_t *ev, uint64_t *seed, const double *base,
+                         const bool *move, size_t nv, const expr_t *const *e,
+                         size_t ne, double *pts, const double *spreads,
+                         size_t ns)
 {
-    static const double spreads[] = {1.0, 0.5, 0.2, 0.05};
     size_t got = 0;
     for (int tries = 0; tries < EXPR_MAG_TRIES && got < EXPR_MAG_POINTS;
          tries++) {
         double *pt = pts + got * nv;
-        double spread = spreads[tries % 4];
+        double spread = spreads[(size_t)tries % ns];
         memcpy(pt, base, nv * sizeof *pt);
         for (size_t v = 0; v < nv; v++) {
             if (!move[v])
@@ -174,9 +176,19 @@ size_t expr_mag_sample(expr_mag_t *ev, uint64_t *seed, const double *base,
     return got;
 }
 
-int expr_mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
-                  const bool *move, size_t nv, const expr_t *const *e,
-                  size_t ne, double *pts, size_t *npts)
+size_t expr_mag_sample(expr_mag_t *ev, uint64_t *seed, const double *base,
+                       const bool *move, size_t nv, const expr_t *const *e,
+                       size_t ne, double *pts)
+{
+    static const double spreads[] = {1.0, 0.5, 0.2, 0.05};
+    return mag_sample(ev, seed, base, move, nv, e, ne, pts, spreads, 4);
+}
+
+/* expr_mag_zero and expr_mag_zero_near, at points of mag_sample. */
+static int mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
+                    const bool *move, size_t nv, const expr_t *const *e,
+                    size_t ne, double *pts, size_t *npts,
+                    const double *spreads, size_t ns)
 {
     bool all_const0 = true;
     for (size_t j = 0; j < ne && all_const0; j++)
@@ -184,7 +196,7 @@ int expr_mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
     *npts = 0;
     if (all_const0)
         return 1;
-    size_t np = expr_mag_sample(ev, seed, base, move, nv, e, ne, pts);
+    size_t np = mag_sample(ev, seed, base, move, nv, e, ne, pts, spreads, ns);
     bool any_nonzero = false, any_unsure = false;
     for (size_t p = 0; p < np; p++) {
         expr_mag_begin(ev, pts + p * nv);
@@ -199,4 +211,20 @@ int expr_mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
     if (any_nonzero)
         return 0;
     return any_unsure || np == 0 ? -1 : 1;
+}
+
+int expr_mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
+                  const bool *move, size_t nv, const expr_t *const *e,
+                  size_t ne, double *pts, size_t *npts)
+{
+    static const double spreads[] = {1.0, 0.5, 0.2, 0.05};
+    return mag_zero(ev, seed, base, move, nv, e, ne, pts, npts, spreads, 4);
+}
+
+int expr_mag_zero_near(expr_mag_t *ev, uint64_t *seed, const double *base,
+                       const bool *move, size_t nv, const expr_t *const *e,
+                       size_t ne, double *pts, size_t *npts)
+{
+    static const double spreads[] = {EXPR_MAG_NEAR};
+    return mag_zero(ev, seed, base, move, nv, e, ne, pts, npts, spreads, 1);
 }

@@ -29,6 +29,8 @@ enum {
 };
 #define EXPR_MAG_ZERO 1e-8    /* |v| <= EXPR_MAG_ZERO * magnitude: zero */
 #define EXPR_MAG_NONZERO 1e-5 /* |v| > EXPR_MAG_NONZERO * magnitude: not */
+/* The moves of expr_mag_zero_near, relative to 1 + |base|. */
+#define EXPR_MAG_NEAR 0.01
 
 typedef struct expr_mag {
     const expr_graph_t *g; /* set by the caller */
@@ -79,5 +81,16 @@ size_t expr_mag_sample(expr_mag_t *ev, uint64_t *seed, const double *base,
 int expr_mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
                   const bool *move, size_t nv, const expr_t *const *e,
                   size_t ne, double *pts, size_t *npts);
+
+/* The same, with every move at most EXPR_MAG_NEAR * (1 + |BASE[v]|): a
+ * verdict on the region of BASE, not on a neighbourhood wide enough to
+ * test a property of the model.  An expression that is analytic where it
+ * is defined vanishes near BASE only if it vanishes identically; one made
+ * with sqrt, abs or norm (the height r*|sin(theta)| of a contact) can
+ * vanish on one side of a fold and not on the other, and the lowering
+ * drops a constraint's component where the motion is (LANGUAGE.md §4). */
+int expr_mag_zero_near(expr_mag_t *ev, uint64_t *seed, const double *base,
+                       const bool *move, size_t nv, const expr_t *const *e,
+                       size_t ne, double *pts, size_t *npts);
 
 #endif

@@ -47,6 +47,9 @@ typedef struct split_sum {
 typedef struct con_rows {
     unsigned dim;
     long row[3];
+    const expr_t *ck[3]; /* a vector's components, dropped ones too */
+    uint32_t dlam[3];    /* a dropped component's reaction (its row < 0):
+                            lambda(NAME[k]), found by react.h */
 } con_rows_t;
 
 struct lower {
@@ -90,6 +93,31 @@ struct lower {
     con_rows_t *cons;
     char **row_names;
     size_t nrow_names, cap_row_names;
+    /* The verdicts on the components (component_vanishes) are taken
+     * near the state of STATE, the model being lowered (borrowed for the
+     * call); JUDGED (NJUDGED doubles) is the value vector they all hold
+     * at, NULL when they were taken at different states (lower_extend)
+     * and must be taken again (lower_drops_hold). */
+    const model_t *state;
+    double *judged;
+    size_t njudged;
+    bool judged_once;
+    size_t njudging; /* components judged numerically, kept or dropped */
+
+    /* The translated lowering (lower_translated): the lets that move
+     * with the translation s (ROOT, per let; NULL in a model's own
+     * lowering), its variables, and the generalized forces on s of the
+     * loads on bodies and particles as they are lowered. */
+    bool *root;
+    uint32_t s[3], sd[3], sdd[3];
+    const expr_t *Qs[3];
+    lower_translation_t *trans;
+
+    /* The dropped components' reactions, in the order of the constraints
+     * and their components: variables and row names ("roll[3]"). */
+    uint32_t *dvars;
+    const char **dnames;
+    size_t ndropped, cap_dropped;
 
     /* What the model's own expressions read (lowered in LOWER_MODEL):
      * a parameter or let read nowhere else is an analysis name, and
@@ -185,6 +213,35 @@ static int want_scalar(const value_t *v, const ast_expr_t *e, const char *what,
         return 0;
     return diag_error(err, e->span, "%s must be a scalar, but this is %s",
                       what, shape_name(v->dim));
+}
+
+/* Whether V moves with the translation (a component reads s). */
+static bool translation_moves(const lower_t *lw, const value_t *v)
+{
+    for (unsigned k = 0; k < v->dim; k++)
+        for (int d = 0; d < 3; d++)
+            if (expr_depends(lw->g, v->c[k], lw->s[d]))
+                return true;
+    return false;
+}
+
+/* V, a position, moved by s (its first V->dim components). */
+static void translation_add(lower_t *lw, value_t *v)
+{
+    for (unsigned k = 0; k < v->dim && k < 3; k++)
+        v->c[k] = expr_add(lw->g, v->c[k], expr_var(lw->g, lw->s[k]));
+}
+
+/* The position in MEMO (a body's or particle's, lowered) moved by s when
+ * nothing it reads moves: it is where it is used (the translated
+ * lowering, below). */
+static void translation_site(lower_t *lw, memo_t *memo, value_t *out)
+{
+    if (!lw->root || memo->state != 2 || memo->v.dim < 2 ||
+        translation_moves(lw, &memo->v))
+        return;
+    translation_add(lw, &memo->v);
+    *out = memo->v;
 }
 
 /* ---- names ---------------------------------------------------------- */
@@ -367,6 +424,7 @@ static int particle_position(lower_t *lw, ctx_t *cx, size_t i,
     if (lower_memo(lw, cx, &lw->particle_pos[i], pt->position, pt->name, use,
                    out, err) != 0)
         return -1;
+    translation_site(lw, &lw->particle_pos[i], out);
     if (out->dim == 0)
         return diag_error(err, pt->position->span,
                           "the position of particle %s must be a 2- or "
@@ -726,6 +784,7 @@ static int body_position(lower_t *lw, ctx_t *cx, size_t i, src_span_t use,
     if (lower_memo(lw, cx, &lw->body_pos[i], b->position, b->name, use, out,
                    err) != 0)
         return -1;
+    translation_site(lw, &lw->body_pos[i], out);
     if (out->dim != 3)
         return diag_error(err, b->position->span,
                           "the centre of mass of body %s must be a 3-vector, "
@@ -904,11 +963,10 @@ static int lambda_value(lower_t *lw, const ast_expr_t *a, value_t *out,
                               "1 to %u",
                               cr->dim);
         row = cr->row[(int)k->num - 1];
-        if (row < 0)
-            return diag_error(err, a->span,
-                              "%s[%d] vanishes identically and was dropped: "
-                              "it has no multiplier",
-                              nm->name, (int)k->num);
+        if (row < 0) { /* its reaction all the same (react.h) */
+            *out = scalar(expr_var(lw->g, cr->dlam[(int)k->num - 1]));
+            return 0;
+        }
     }
     *out = scalar(expr_var(lw->g, lw->lam[row]));
     return 0;
@@ -1164,6 +1222,8 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
         inner.expanding[inner.nexpanding++] = name;
         if (lower_rec(lw, &inner, st->u.let.body, out, err) != 0)
             return -1;
+        if (lw->root && lw->root[idx] && out->dim >= 2)
+            translation_add(lw, out); /* a root of the positions moves */
         memo->v = *out;
         memo->state = 2;
         return 0;
@@ -1443,7 +1503,25 @@ bool lower_needs_lambda(const lower_t *lw, const value_t *v)
         for (size_t c = 0; c < lw->sys.r; c++)
             if (expr_depends(lw->g, v->c[k], lw->lam[c]))
                 return true;
+    return lower_needs_dropped(lw, v);
+}
+
+bool lower_needs_dropped(const lower_t *lw, const value_t *v)
+{
+    unsigned n = v->dim ? v->dim : 1;
+    for (unsigned k = 0; k < n; k++)
+        for (size_t c = 0; c < lw->ndropped; c++)
+            if (expr_depends(lw->g, v->c[k], lw->dvars[c]))
+                return true;
     return false;
+}
+
+size_t lower_dropped_reactions(const lower_t *lw, const uint32_t **vars,
+                               const char *const **names)
+{
+    *vars = lw->dvars;
+    *names = lw->dnames;
+    return lw->ndropped;
 }
 
 /* ---- the model ------------------------------------------------------- */
@@ -1585,6 +1663,36 @@ static void declare_multiplier(lower_t *lw, size_t a)
     lw->lam[a] = declare(lw, "lambda(", lw->cname[a], ")", ROLE_LAMBDA, a);
     expr_var_set_rank(lw->g, lw->lam[a], NH_RANK_MULTIPLIER);
     lw->second[lw->lam[a]] = true;
+}
+
+static const char *component_name(lower_t *lw, const char *name,
+                                  unsigned k);
+
+/* The reactions of the dropped components of constraint A of the model
+ * (LANGUAGE.md §4, v3: lambda(NAME[k]) is the force along a dropped
+ * component too), declared after the multipliers of the rows, in the
+ * order of the constraints: their values are not the equations' but
+ * react.h's, found from a translated lowering. */
+static void declare_dropped(lower_t *lw, size_t a)
+{
+    con_rows_t *cr = &lw->cons[a];
+    const char *name = lw->model.constraints.v[a].name;
+    for (unsigned k = 0; k < cr->dim; k++) {
+        if (cr->row[k] >= 0)
+            continue;
+        const char *row = component_name(lw, name, k + 1);
+        uint32_t v = declare(lw, "lambda(", row, ")", ROLE_LAMBDA,
+                             ((size_t)1 << 32) + lw->ndropped);
+        expr_var_set_rank(lw->g, v, NH_RANK_MULTIPLIER);
+        lw->second[v] = true;
+        cr->dlam[k] = v;
+        xgrow(&lw->dvars, &lw->cap_dropped, lw->ndropped + 1,
+              sizeof *lw->dvars);
+        lw->dnames = xrealloc(lw->dnames,
+                              lw->cap_dropped * sizeof *lw->dnames);
+        lw->dvars[lw->ndropped] = v;
+        lw->dnames[lw->ndropped++] = row;
+    }
 }
 
 /* Room for the memos and marks of N lets; the new ones cleared. */
@@ -2104,6 +2212,12 @@ static int lower_body_load(lower_t *lw, size_t i, const model_force_t *fo,
             d[k] = expr_diff(g, rate[k], lw->qd[q]);
         Q[q] = expr_add(g, Q[q], rigid_dot(g, v->c, d, 3));
     }
+    for (int j = 0; lw->root && j < 3; j++) { /* the translation's */
+        const expr_t *d[3];
+        for (int k = 0; k < 3; k++)
+            d[k] = expr_diff(g, rate[k], lw->sd[j]);
+        lw->Qs[j] = expr_add(g, lw->Qs[j], rigid_dot(g, v->c, d, 3));
+    }
     return 0;
 }
 
@@ -2153,6 +2267,11 @@ static int lower_force(lower_t *lw, size_t f, const expr_t **Q,
             Q[i] = expr_add(
                 g, Q[i],
                 expr_mul(g, v.c[k], expr_diff(g, sp->pos[k], lw->q[i])));
+    for (int j = 0; lw->root && j < 3; j++) /* the translation's */
+        for (unsigned k = 0; k < v.dim; k++)
+            lw->Qs[j] = expr_add(
+                g, lw->Qs[j],
+                expr_mul(g, v.c[k], expr_diff(g, sp->pos[k], lw->s[j])));
     return 0;
 }
 
@@ -2167,45 +2286,109 @@ typedef struct rows {
     size_t n;
 } rows_t;
 
+/* The value vector the verdicts on the components are taken near
+ * (LANGUAGE.md §4: where the motion is): the state of M (q, q', z, t)
+ * with the parameters' values, into BASE (expr_graph_nvars doubles);
+ * what M does not give (a coordinate the statement being lowered
+ * declares; M NULL) is 0. */
+static void judge_base(const lower_t *lw, const model_t *m, double *base)
+{
+    size_t nv = expr_graph_nvars(lw->g);
+    if (m)
+        lower_fill_vars(lw, m, base);
+    for (size_t v = 0; v < nv; v++)
+        if (!m || !isfinite(base[v]))
+            base[v] = 0;
+}
+
 /* Whether the component C of a vector constraint vanishes identically:
- * symbolically, or at every one of the sample points that check uses
- * (LANGUAGE.md §4), taken near the zero state with the parameters at
- * their values (a lowering keeps no state: model_clone_declarations; and
- * the verdict must not depend on the state when the constraint was
- * declared); 0: no, 1: it folds to 0, 2: it vanished at the points. */
-static int component_vanishes(lower_t *lw, const expr_t *c)
+ * symbolically, or at every one of a few sample states near BASE
+ * (judge_base), as `check` decides that a quantity is zero but only in
+ * the state's region (expr_mag_zero_near): a contact written with
+ * r*sin(theta) for its height vanishes where sin(theta) > 0 and not
+ * elsewhere (LANGUAGE.md §4); 0: no, 1: it folds to 0, 2: it vanished at
+ * the points. */
+static int component_vanishes(lower_t *lw, const expr_t *c,
+                              const double *base)
 {
     if (expr_is_const(c, 0))
         return 1;
     const nh_system_t *s = &lw->sys;
     size_t nv = expr_graph_nvars(lw->g);
-    double *base = xmalloc((nv + 1) * sizeof *base);
     double *pts = xmalloc((EXPR_MAG_POINTS * nv + 1) * sizeof *pts);
     bool *move = xcalloc(nv + 1, sizeof *move);
-    lower_fill_vars(lw, &lw->model, base);
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < s->n; i++)
         move[s->q[i]] = move[s->qd[i]] = true;
-        base[s->q[i]] = base[s->qd[i]] = 0;
-    }
-    for (size_t i = 0; i < s->m; i++) {
+    for (size_t i = 0; i < s->m; i++)
         move[s->z[i]] = true;
-        base[s->z[i]] = 0;
-    }
     for (size_t i = 0; i < s->np; i++)
         move[s->p[i]] = true;
     move[s->t] = true;
-    base[s->t] = 0;
     /* the same points for every component: a fixed seed */
     uint64_t seed = 0x6e68636f6d70ULL;
     expr_mag_t ev = {0};
     ev.g = lw->g;
     size_t np;
-    int z = expr_mag_zero(&ev, &seed, base, move, nv, &c, 1, pts, &np);
+    int z = expr_mag_zero_near(&ev, &seed, base, move, nv, &c, 1, pts, &np);
     expr_mag_free(&ev);
     free(move);
     free(pts);
-    free(base);
     return z == 1 ? 2 : 0;
+}
+
+/* component_vanishes near the state of lw->state, which becomes the
+ * state the verdicts hold at when they held at it before (or none was
+ * taken). */
+static int component_vanishes_here(lower_t *lw, const expr_t *c)
+{
+    if (expr_is_const(c, 0))
+        return 1;
+    size_t nv = expr_graph_nvars(lw->g);
+    double *base = xmalloc((nv + 1) * sizeof *base);
+    judge_base(lw, lw->state, base);
+    if (!lw->judged_once) {
+        lw->judged = base; /* the first verdict of this lowering */
+        lw->njudged = nv;
+        lw->judged_once = true;
+    } else if (!(lw->judged && lw->njudged == nv &&
+                 memcmp(lw->judged, base, nv * sizeof *base) == 0)) {
+        free(lw->judged); /* verdicts at two states: take all again */
+        lw->judged = NULL;
+    }
+    int v = component_vanishes(lw, c, base);
+    if (base != lw->judged)
+        free(base);
+    return v;
+}
+
+bool lower_drops_hold(lower_t *lw, const model_t *m)
+{
+    if (lw->njudging == 0) /* O(1): called before every statement */
+        return true;
+    size_t nv = expr_graph_nvars(lw->g);
+    double *base = xmalloc((nv + 1) * sizeof *base);
+    judge_base(lw, m, base);
+    if (lw->judged && lw->njudged == nv &&
+        memcmp(lw->judged, base, nv * sizeof *base) == 0) {
+        free(base);
+        return true;
+    }
+    for (size_t a = 0; a < lw->model.constraints.n; a++) {
+        const con_rows_t *cr = &lw->cons[a];
+        for (unsigned k = 0; k < cr->dim; k++) {
+            if (cr->row[k] == -1)
+                continue;
+            bool dropped = cr->row[k] < 0;
+            if ((component_vanishes(lw, cr->ck[k], base) == 2) != dropped) {
+                free(base);
+                return false;
+            }
+        }
+    }
+    free(lw->judged);
+    lw->judged = base;
+    lw->njudged = nv;
+    return true;
 }
 
 /* The name of component K (from 1) of constraint NAME: "roll[2]", owned
@@ -2248,7 +2431,11 @@ static int lower_constraint(lower_t *lw, size_t a, rows_t *rows,
     for (unsigned k = 0; k < (l.dim ? l.dim : 1); k++) {
         /* C = LHS − RHS (LANGUAGE.md §4) */
         const expr_t *ck = expr_sub(g, l.c[k], r.c[k]);
-        int drop = l.dim ? component_vanishes(lw, ck) : 0;
+        cr->ck[k] = ck;
+        /* (the translated lowering keeps them: the translation moves
+         * them, and their reactions are what it is for) */
+        int drop = l.dim && !lw->root ? component_vanishes_here(lw, ck) : 0;
+        lw->njudging += l.dim && !lw->root && drop != 1;
         cr->row[k] = drop ? -(long)drop : (long)rows->n;
         if (drop)
             continue;
@@ -2394,13 +2581,21 @@ static int lower_frames(lower_t *lw, size_t from, size_t to, diag_t *err)
     return 0;
 }
 
-lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
+static void declare_translation(lower_t *lw);
+static int translation_derive(lower_t *lw, diag_t *err);
+
+/* lower_model, or when TRANSLATED the lowering of lower_translated. */
+static lower_t *lower_build(const model_t *m, const source_set_t *src,
+                            bool translated, diag_t *err)
 {
     lower_t *lw = xcalloc(1, sizeof *lw);
     model_clone_declarations(&lw->model, m);
     lw->src = src;
+    lw->state = m;
     lw->g = expr_graph_new();
     declare_variables(lw);
+    if (translated)
+        declare_translation(lw);
 
     /* A vector constraint has up to three rows. */
     size_t n = m->coords.n, r = m->constraints.n, np = m->particles.n,
@@ -2448,17 +2643,273 @@ lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
     if (!rc) {
         for (size_t a = 0; a < rows.n; a++)
             declare_multiplier(lw, a);
+        for (size_t a = 0; a < r; a++)
+            declare_dropped(lw, a);
         publish_rows(lw, rows.n, np, nb);
     }
     for (size_t k = 0; k < m->kinematics.n && !rc; k++)
         rc = lower_kinematic(lw, k, lw->psi, lw->psi_span, err);
     for (size_t i = 0; i < m->lets.n && !rc; i++)
         rc = lower_let(lw, i, err);
+    lw->state = NULL;
+    if (!rc && translated)
+        rc = translation_derive(lw, err);
     if (rc) {
         lower_free(lw);
         return NULL;
     }
     return lw;
+}
+
+lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err)
+{
+    return lower_build(m, src, false, err);
+}
+
+/* ---- the translated lowering ---------------------------------------------
+ *
+ * LANGUAGE.md §4 (v3): a component of a vector constraint that is dropped
+ * (it vanishes identically: the model's coordinates already hold it, as
+ * the height r*sin(theta) of a rolling disk holds the vertical component
+ * of its contact) still has its reaction, lambda(NAME[k]), the force
+ * along it.  The model gives it no virtual motion to work in, so it is
+ * found in a larger one: the whole system moved by a translation s (three
+ * auxiliary coordinates; at s = s' = s'' = 0 the motion is the model's).
+ * Lagrange's equations for s are the momentum balance of the whole
+ * system,
+ *
+ *     E_d = d/dt ∂L/∂s_d' − ∂L/∂s_d − Q_s_d = Σ_a λ_a ∂C_a/∂s_d'
+ *
+ * (the multiplier rule of LANGUAGE.md §5 for the coordinates s, with C_a
+ * at the velocity level), over every row the translation moves, the
+ * dropped components among them: Kane's auxiliary generalized speeds
+ * (Kane and Levinson, Dynamics: Theory and Applications, 1985; SymPy's
+ * rolling disc example finds its contact forces so), with the virtual
+ * motion a translation of everything so that no joint the coordinates
+ * hold is broken, and the equations of the model itself
+ * unchanged (s = s' = 0 on the motion).  react.h solves them.
+ *
+ * What moves: the positions of the bodies and particles and what is
+ * built from them.  A plain `let` named bare as a position — a body's or
+ * particle's `at`, the point of a force on a body, the point P of
+ * velocity(P, B) — that reads no other such let moves by s (it is a root
+ * of the user's construction: the bicycle's rear contact, a disk's
+ * centre), and so does every let and expression built from it (the
+ * bicycle's front contact, and the holonomic constraint on its height); a
+ * body's or particle's position that reads no moving let moves where it
+ * is used.  Frames do not move: a translation turns nothing.  What the
+ * model writes on the coordinates directly (a `force x = ...`, a
+ * `kinetic` or `potential` without positions, a constraint on the
+ * coordinates) does not see the translation. */
+
+/* The index of the plain (not function) let NAME, or -1; a parameter
+ * of FN (a let function's statement, or NULL) hides it. */
+static long translation_let(const lower_t *lw, const char *name,
+                            const ast_stmt_t *fn)
+{
+    for (size_t i = 0; fn && i < fn->u.let.nparams; i++)
+        if (strcmp(fn->u.let.params[i].name, name) == 0)
+            return -1;
+    size_t idx;
+    if (model_lookup(&lw->model, name, &idx, NULL) != MODEL_LET ||
+        lw->model.lets.v[idx].stmt->u.let.is_function)
+        return -1;
+    return (long)idx;
+}
+
+/* Marks in CAND the plain lets that E (inside let function FN, or
+ * NULL) names bare as velocity()'s point. */
+static void translation_sites(const lower_t *lw, const ast_expr_t *e,
+                              const ast_stmt_t *fn, bool *cand)
+{
+    if (!e)
+        return;
+    if (e->kind == AST_CALL && strcmp(e->name, "velocity") == 0 &&
+        e->nargs == 2 && e->args[0]->kind == AST_NAME) {
+        long i = translation_let(lw, e->args[0]->name, fn);
+        if (i >= 0)
+            cand[i] = true;
+    }
+    translation_sites(lw, e->a, fn, cand);
+    translation_sites(lw, e->b, fn, cand);
+    for (size_t k = 0; k < e->nargs; k++)
+        translation_sites(lw, e->args[k], fn, cand);
+}
+
+/* Marks in READ the plain lets that E (inside FN) reads, through lets
+ * and let functions (DONE: the let functions walked already). */
+static void translation_reads(const lower_t *lw, const ast_expr_t *e,
+                              const ast_stmt_t *fn, bool *read, bool *done)
+{
+    if (!e)
+        return;
+    if (e->kind == AST_NAME) {
+        long i = translation_let(lw, e->name, fn);
+        if (i >= 0 && !read[i]) {
+            read[i] = true;
+            translation_reads(lw, lw->model.lets.v[i].stmt->u.let.body,
+                              NULL, read, done);
+        }
+    }
+    size_t idx;
+    if (e->kind == AST_CALL &&
+        model_lookup(&lw->model, e->name, &idx, NULL) == MODEL_LET &&
+        lw->model.lets.v[idx].stmt->u.let.is_function && !done[idx]) {
+        const ast_stmt_t *st = lw->model.lets.v[idx].stmt;
+        done[idx] = true;
+        translation_reads(lw, st->u.let.body, st, read, done);
+    }
+    translation_reads(lw, e->a, fn, read, done);
+    translation_reads(lw, e->b, fn, read, done);
+    for (size_t k = 0; k < e->nargs; k++)
+        translation_reads(lw, e->args[k], fn, read, done);
+}
+
+/* The variables s, s', s'' (named so that no model name can be them)
+ * and the lets that move with s (lw->root). */
+static void declare_translation(lower_t *lw)
+{
+    expr_graph_t *g = lw->g;
+    for (int d = 0; d < 3; d++) {
+        char name[32];
+        snprintf(name, sizeof name, "translation[%d]", d + 1);
+        lw->s[d] = declare(lw, "", name, "", ROLE_LAMBDA + 1, 3 * d);
+        lw->sd[d] = declare(lw, "", name, "'", ROLE_LAMBDA + 1, 3 * d + 1);
+        lw->sdd[d] = declare(lw, "", name, "''", ROLE_LAMBDA + 1, 3 * d + 2);
+        lw->dvar[lw->s[d]] = expr_var(g, lw->sd[d]);
+        lw->dvar[lw->sd[d]] = expr_var(g, lw->sdd[d]);
+        lw->velocity[lw->sd[d]] = true;
+        lw->second[lw->sdd[d]] = true;
+        lw->Qs[d] = expr_num(g, 0);
+    }
+    const model_t *m = &lw->model;
+    size_t nl = m->lets.n;
+    bool *cand = xcalloc(nl + 1, sizeof *cand);
+    bool *read = xcalloc(nl + 1, sizeof *read);
+    bool *done = xcalloc(nl + 1, sizeof *done);
+    for (size_t i = 0; i < m->bodies.n; i++)
+        if (m->bodies.v[i].position->kind == AST_NAME) {
+            long k = translation_let(lw, m->bodies.v[i].position->name, NULL);
+            if (k >= 0)
+                cand[k] = true;
+        }
+    for (size_t i = 0; i < m->particles.n; i++)
+        if (m->particles.v[i].position->kind == AST_NAME) {
+            long k =
+                translation_let(lw, m->particles.v[i].position->name, NULL);
+            if (k >= 0)
+                cand[k] = true;
+        }
+    for (size_t i = 0; i < m->forces.n; i++) {
+        const model_force_t *f = &m->forces.v[i];
+        if (f->at && f->at->kind == AST_NAME) {
+            long k = translation_let(lw, f->at->name, NULL);
+            if (k >= 0)
+                cand[k] = true;
+        }
+        translation_sites(lw, f->value, NULL, cand);
+    }
+    for (size_t i = 0; i < m->constraints.n; i++) {
+        translation_sites(lw, m->constraints.v[i].lhs, NULL, cand);
+        translation_sites(lw, m->constraints.v[i].rhs, NULL, cand);
+    }
+    for (size_t i = 0; i < nl; i++) {
+        const ast_stmt_t *st = m->lets.v[i].stmt;
+        translation_sites(lw, st->u.let.body,
+                          st->u.let.is_function ? st : NULL, cand);
+    }
+    const model_energy_t *en[] = {&m->kinetic, &m->potential, &m->lagrangian};
+    for (int k = 0; k < 3; k++)
+        translation_sites(lw, en[k]->value, NULL, cand);
+    /* the roots: candidates that read no other candidate */
+    lw->root = xcalloc(nl + 1, sizeof *lw->root);
+    for (size_t i = 0; i < nl; i++) {
+        if (!cand[i])
+            continue;
+        memset(read, 0, (nl + 1) * sizeof *read);
+        memset(done, 0, (nl + 1) * sizeof *done);
+        translation_reads(lw, m->lets.v[i].stmt->u.let.body, NULL, read,
+                          done);
+        bool root = true;
+        for (size_t j = 0; j < nl && root; j++)
+            root = !(read[j] && cand[j] && j != i);
+        lw->root[i] = root;
+    }
+    free(cand);
+    free(read);
+    free(done);
+}
+
+void lower_translation_free(lower_translation_t *t)
+{
+    if (!t)
+        return;
+    free((void *)t->E);
+    free((void *)t->Bs);
+    free((void *)t->moving);
+    free((void *)t->moving_dim);
+    free((void *)t->J);
+    free(t);
+}
+
+/* The objects of lower_translation, once the translated model is
+ * lowered. */
+static int translation_derive(lower_t *lw, diag_t *err)
+{
+    (void)err;
+    expr_graph_t *g = lw->g;
+    const nh_system_t *sys = &lw->sys;
+    lower_translation_t *t = xcalloc(1, sizeof *t);
+    lw->trans = t;
+    t->s = lw->s;
+    t->sd = lw->sd;
+    t->sdd = lw->sdd;
+    const expr_t **E = xcalloc(3, sizeof *E);
+    for (int d = 0; d < 3; d++) {
+        const expr_t *p = expr_diff(g, sys->L, lw->sd[d]);
+        E[d] = expr_sub(g,
+                        expr_sub(g, expr_dt(g, p, lw->dvar),
+                                 expr_diff(g, sys->L, lw->s[d])),
+                        lw->Qs[d]);
+    }
+    t->E = E;
+    const expr_t **Bs = xcalloc(3 * sys->r + 1, sizeof *Bs);
+    for (size_t a = 0; a < sys->r; a++)
+        for (int d = 0; d < 3; d++)
+            Bs[3 * a + d] = expr_diff(g, lw->Cv[a], lw->sd[d]);
+    t->Bs = Bs;
+    size_t nm = sys->nbodies + sys->nparticles;
+    const char **names = xcalloc(nm + 1, sizeof *names);
+    unsigned *dims = xcalloc(nm + 1, sizeof *dims);
+    const expr_t **J = xcalloc(9 * nm + 1, sizeof *J);
+    for (size_t i = 0; i < nm; i++) {
+        bool body = i < sys->nbodies;
+        const expr_t *const *pos =
+            body ? sys->bodies[i].pos : sys->particles[i - sys->nbodies].pos;
+        names[i] = body ? sys->bodies[i].name
+                        : sys->particles[i - sys->nbodies].name;
+        dims[i] = body ? 3 : (unsigned)sys->particles[i - sys->nbodies].dim;
+        for (unsigned k = 0; k < 3; k++)
+            for (int d = 0; d < 3; d++)
+                J[9 * i + 3 * k + d] =
+                    k < dims[i] ? expr_diff(g, pos[k], lw->s[d])
+                                : expr_num(g, 0);
+    }
+    t->nmoving = nm;
+    t->moving = names;
+    t->moving_dim = dims;
+    t->J = J;
+    return 0;
+}
+
+lower_t *lower_translated(const lower_t *lw, diag_t *err)
+{
+    return lower_build(&lw->model, lw->src, true, err);
+}
+
+const lower_translation_t *lower_translation(const lower_t *tr)
+{
+    return tr->trans;
 }
 
 /* ---- extending a lowering ------------------------------------------------
@@ -2737,6 +3188,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     split_sum_t Tsum = lw->Tsum, Vgsum = lw->Vgsum;
     const expr_t *Tp = lw->Tp, *Vg = lw->Vg;
     size_t point_loads = lw->point_loads;
+    lw->state = m;
     int rc = lower_frames(lw, nfr0, nfr, err);
     if (!rc)
         rc = lower_masses(lw, np0, np, nb0, nb, parts, err);
@@ -2750,6 +3202,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         rc = lower_kinematic(lw, k, psi, psi_span, err);
     for (size_t i = nl0; i < nl && !rc; i++)
         rc = lower_let(lw, i, err);
+    lw->state = NULL;
 
 #define DROP(mine, field) ((mine) != lw->field ? free((void *)(mine)) : (void)0)
     if (rc) {
@@ -2801,6 +3254,10 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
          * place lower_model() gives them. */
         for (size_t a = r0; a < rows.n; a++)
             declare_multiplier(lw, a);
+    }
+    for (size_t a = c0; a < nc; a++)
+        declare_dropped(lw, a);
+    if (rows.n > r0) {
         /* reaction() sums over the constraints: lets lowered as queries
          * are lowered again when used. */
         for (size_t i = 0; i < nl; i++)
@@ -2852,6 +3309,11 @@ void lower_free(lower_t *lw)
     free(lw->body_mass);
     free(lw->body_T);
     free(lw->cons);
+    free(lw->judged);
+    free(lw->dvars);
+    free(lw->dnames);
+    free(lw->root);
+    lower_translation_free(lw->trans);
     for (size_t i = 0; i < lw->nrow_names; i++)
         free(lw->row_names[i]);
     free(lw->row_names);

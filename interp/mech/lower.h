@@ -13,9 +13,14 @@
  * (§4.1) become unit vectors, angular velocities and kinetic energies
  * through rigid.h; a vector constraint becomes one row per component,
  * without the components that vanish identically — decided as `check`
- * decides that a quantity is zero, at sample states near the zero state
- * with the parameters' values (interp/expr/mag.h): the one place the
- * lowering evaluates.
+ * decides that a quantity is zero, at sample states near the state of
+ * the model being lowered, with the parameters' values
+ * (expr_mag_zero_near): the one place the lowering evaluates.  Where the
+ * motion is decides (LANGUAGE.md §4): a contact whose height is
+ * r*sin(theta) has a vertical component that vanishes while the disk
+ * stands (sin(theta) > 0) and not where it would lie on its other side;
+ * lower_drops_hold says when the state has moved to where another
+ * verdict holds, and the lowering must be made again.
  *
  * lower_extend() lowers only what a model adds to a lowered one
  * (doc/architecture.md, "Where the code departs from the sketch").
@@ -83,12 +88,57 @@ int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
  * returns its dimension (0: a scalar constraint, or no such constraint)
  * and sets DROPPED[k] for each component: 0 kept, 1 dropped because it
  * simplifies to 0 = 0, 2 dropped because it vanishes at sample states
- * near the zero state (as `check` decides that a quantity is zero). */
+ * near the state (as `check` decides that a quantity is zero). */
 unsigned lower_dropped(const lower_t *lw, const char *name, int dropped[3]);
+
+/* Whether the components LW dropped and kept are those a lowering of M
+ * would drop and keep at M's state (LW lowered M's declarations): true at
+ * once when the state is the one they were judged at, or when no
+ * component is judged numerically; else they are judged again at M's
+ * state (a few evaluations per component), and false when one verdict
+ * differs: then lower M afresh.  The state they hold at is remembered. */
+bool lower_drops_hold(lower_t *lw, const model_t *m);
 
 /* Which variables a value depends on, by role. */
 bool lower_needs_accel(const lower_t *lw, const value_t *v); /* q'', z', λ */
 bool lower_needs_lambda(const lower_t *lw, const value_t *v);
+/* ... a dropped component's reaction (below). */
+bool lower_needs_dropped(const lower_t *lw, const value_t *v);
+
+/* ---- the reactions of dropped components (LANGUAGE.md §4, v3) ----
+ *
+ * lambda(NAME[k]) of a dropped component is a variable of its own, after
+ * the multipliers: the force along the component, which the equations do
+ * not give (its row of B is zero) and react.h finds from the translated
+ * lowering.  lower_dropped_reactions: their count, variables and row
+ * names ("roll[3]"), in the order of the constraints (borrowed from LW).
+ *
+ * lower_translated() lowers LW's model again with the whole system moved
+ * by a translation s — three auxiliary coordinates, 0 on the motion —
+ * and no component dropped (lower.c says what moves: the bodies and
+ * particles and what is built from their positions).  Its
+ * lower_translation() gives, as nodes of its own graph (whose other
+ * variables have the names of LW's): the residuals E_d = d/dt ∂L/∂s_d' −
+ * ∂L/∂s_d − Q_s_d of Lagrange's equations for s, ∂C_a/∂s_d' of every row
+ * at the velocity level (r×3, the rows of its system), and for every
+ * body and then particle ∂pos_k/∂s_j (3×3 each, 0 past a particle's
+ * dimension): I when it moves with the translation.  The translated
+ * lowering owns it. */
+typedef struct lower_translation {
+    const uint32_t *s, *sd, *sdd; /* 3 each */
+    const expr_t *const *E;       /* 3 */
+    const expr_t *const *Bs;      /* r × 3 */
+    size_t nmoving;
+    const char *const *moving;    /* the bodies' and particles' names */
+    const unsigned *moving_dim;   /* 3, or a particle's 2 */
+    const expr_t *const *J;       /* nmoving × 3 × 3 */
+} lower_translation_t;
+
+size_t lower_dropped_reactions(const lower_t *lw, const uint32_t **vars,
+                               const char *const **names);
+lower_t *lower_translated(const lower_t *lw, diag_t *err);
+const lower_translation_t *lower_translation(const lower_t *tr);
+void lower_translation_free(lower_translation_t *t); /* accepts NULL */
 
 /* Fills a value vector of expr_graph_nvars() doubles from model M's
  * parameter values and state (q, q', z, t); accelerations and
