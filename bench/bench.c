@@ -1493,12 +1493,17 @@ static bool sympy_bicycle_rhs(const char *srcdir, double *build, double *rhs)
 
 /* `export python` (LANGUAGE.md §8.2): the module of MODEL + STATE with
  * METHOD, imported by Debian's python3 (built into the benchmark's
- * compile cache), its rhs timed at the state Y (NS values) per call, as
- * measure() times (the median of 31 batches of about 2 ms); false
+ * compile cache), its rhs timed at the state Y (NS values) per call, and
+ * the same C called from C per evaluation (the module's
+ * NAME_py_rhs_repeat, a loop in C), in batches of about 2 ms that
+ * alternate between the two in the one process: the best of 31 batches
+ * of each into *PY and *C.  (The best, not the median as measure()
+ * takes: on a machine shared by several builds the medians of the same
+ * loop moved by 4x from run to run, the best by far less.)  False
  * without NumPy or a compiler. */
 static bool python_rhs(const char *model, const char *state,
                        const char *method, const double *y, size_t ns,
-                       FILE *sink, double *seconds)
+                       FILE *sink, double *py, double *c)
 {
     if (system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0)
         return false;
@@ -1514,22 +1519,39 @@ static bool python_rhs(const char *model, const char *state,
     strbuf_t cmd;
     strbuf_init(&cmd);
     strbuf_addf(&cmd,
-                "cd '%s' && /usr/bin/python3 -c 'import timeit, numpy as np, "
-                "nh_bench_rhs as m; y = np.array([",
+                "cd '%s' && /usr/bin/python3 -c '\n"
+                "import ctypes, time, numpy as np, nh_bench_rhs as m\n"
+                "y = np.array([",
                 dir);
     for (size_t i = 0; i < ns; i++)
         strbuf_addf(&cmd, "%s%.17g", i ? ", " : "", y[i]);
-    /* as measure() times: batches of about 2 ms, the median of 31 (a
-     * long batch on a shared machine is preempted) */
-    strbuf_add(&cmd, "]); f = m.rhs; f(0.0, y); t = timeit.Timer(lambda: f(0.0, y)); "
-                     "n = max(1, int(2e-3 / (t.timeit(1000) / 1000))); "
-                     "print(sorted(t.repeat(31, n))[15] / n)' "
-                     "2>/dev/null");
+    strbuf_add(&cmd,
+               "])\n"
+               "f = m.rhs\n"
+               "f(0.0, y)\n"
+               "rep = m._lib.nh_bench_rhs_py_rhs_repeat\n"
+               "rep.argtypes = [ctypes.c_long]\n"
+               "def py(n):\n"
+               "    t = time.perf_counter()\n"
+               "    for _ in range(n):\n"
+               "        f(0.0, y)\n"
+               "    return (time.perf_counter() - t) / n\n"
+               "def c(n):\n"
+               "    t = time.perf_counter()\n"
+               "    rep(n)\n"
+               "    return (time.perf_counter() - t) / n\n"
+               "n1 = max(1, int(2e-3 / py(1000)))\n"
+               "n2 = max(1, int(2e-3 / c(1000)))\n"
+               "a, b = [], []\n"
+               "for _ in range(31):\n"
+               "    a.append(py(n1))\n"
+               "    b.append(c(n2))\n"
+               "print(min(a), min(b))' 2>/dev/null");
     FILE *p = popen(cmd.data, "r");
     strbuf_free(&cmd);
     if (!p)
         return false;
-    bool ok = fscanf(p, "%lf", seconds) == 1;
+    bool ok = fscanf(p, "%lf %lf", py, c) == 2;
     return pclose(p) == 0 && ok;
 }
 
@@ -1613,18 +1635,13 @@ static void bicycle_rows(const char *srcdir, bool have_sympy, FILE *sink)
         }
         /* issue 28: the exported Python module's rhs (ctypes, one call
          * and two copies of 16 doubles) against the same C called from
-         * C, per evaluation */
-        double tp;
+         * C, per evaluation, timed side by side in one process */
+        double tp, tcc;
         if (ok && bm[k].graded &&
             python_rhs(model, bicycle_state, bm[k].method, rc.y, ns, sink,
-                       &tp)) {
-            /* the C again, now: the machine's load moves between the
-             * two measurements, and the best of both is the C's speed */
-            double tc2;
-            measure(rhs_work, &rc, NULL, NULL, &tc2, &unused);
-            double c = fmin(tc, tc2);
+                       &tp, &tcc)) {
             row("bicycle rhs, export python module", fmt_time(tp, b1, sizeof b1),
-                fmt_time(c, b2, sizeof b2), tp / c, "< 3x C", tp < 3 * c);
+                fmt_time(tcc, b2, sizeof b2), tp / tcc, "< 3x C", tp < 3 * tcc);
             if (have_sr)
                 row("bicycle rhs, module vs SymPy lambdified",
                     fmt_time(tp, b1, sizeof b1), fmt_time(sr, b2, sizeof b2),

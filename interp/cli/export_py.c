@@ -420,10 +420,21 @@ int export_python(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 "{\n"
                 "    return %s_rhs_status(%s_py_t, %s_py_y, %s_py_p, "
                 "%s_py_dydt);\n"
+                "}\n\n"
+                "/* N evaluations of the same, from C: what rhs costs "
+                "without Python\n"
+                " * (nh's bench times the two side by side). */\n"
+                "int %s_py_rhs_repeat(long n)\n"
+                "{\n"
+                "    int rc = 0;\n"
+                "    long k;\n"
+                "    for (k = 0; k < n; k++)\n"
+                "        rc |= %s_py_rhs();\n"
+                "    return rc;\n"
                 "}\n",
                 name, name, ns ? ns : 1, name,
                 sys->np + sys->ni ? sys->np + sys->ni : 1, name,
-                ns ? ns : 1, name, name, name, name, name, name);
+                ns ? ns : 1, name, name, name, name, name, name, name, name);
     char *full = xmalloc(strlen(text) + glue.len + 1);
     strcpy(full, text);
     strcat(full, glue.data);
