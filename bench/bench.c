@@ -40,6 +40,9 @@
  *             integrators on a stiff model (a pendulum on a stiff spring):
  *             steps and time with the exact Jacobian against central
  *             differences (sim_options_t.jacobian_differences).
+ *   motion    the bicycle's events (`until`, `sample at`: the work they
+ *             add, in steps) and `lyapunov to 100` against `simulate to
+ *             100`, on the tapes and compiled (issue 26).
  *   declare   10^5 parameters, 10^5 lets, 1000 coordinates (the limit),
  *             one statement each, text -> model, against parsing the same
  *             text; the growth exponent over N/8 … N.
@@ -55,11 +58,12 @@
  * It reads the prepared equations of a session (context.h,
  * common.h): a white-box tool of the build tree, not a module.
  *
- * Usage: bench [-q] [-S | -D | -R | -B | -P] [-s SRCDIR] [MODELS_DIR] (-P:
- * the v3 rows alone: shards under GNU parallel, integrator dla; -S:
+ * Usage: bench [-q] [-S | -D | -R | -B | -P | -M] [-s SRCDIR] [MODELS_DIR]
+ * (-P: the v3 rows alone: shards under GNU parallel, integrator dla; -S:
  * the scaling table alone; -D: the declaration rows alone; -R: the
  * sphere's right-hand sides and runs alone, on the tapes and compiled;
- * -B: the bicycle's rows alone, with SymPy's unless -q), where
+ * -B: the bicycle's rows alone, with SymPy's unless -q; -M: the events'
+ * and lyapunov's rows alone), where
  * MODELS_DIR holds
  * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
  * SRCDIR is where bench/sympy_sphere.py is (default .), and -q shortens
@@ -154,6 +158,7 @@ static bool only_declarations; /* -D: the declaration rows alone */
 static bool only_sphere; /* -R: the sphere's rhs and simulate rows alone */
 static bool only_bicycle; /* -B: the bicycle's rows alone */
 static bool only_scale; /* -P: the v3 rows alone (shards, dla) */
+static bool only_motion;  /* -M: the events' and lyapunov's rows alone */
 
 /* Seconds per call of A and of B (B may be NULL), medians over NB
  * batches that alternate between them. */
@@ -1653,6 +1658,112 @@ static void bicycle_rows(const char *srcdir, bool have_sympy, FILE *sink)
     free(model);
 }
 
+/* ---- events and Lyapunov exponents (issue 26) ---------------------------- */
+
+/* sim_run of prepared P from its start to T_END every STEP with the event
+ * EV (may be NULL); the summary, and the seconds taken (best of 3). */
+static double timed_run(prepared_t *p, double t_end, double step,
+                        const sim_event_t *ev, sim_summary_t *sum)
+{
+    size_t nv = expr_graph_nvars(p->sys->g);
+    double *v = malloc(nv * sizeof *v), best = INFINITY;
+    for (int k = 0; k < (quick ? 1 : 3); k++) {
+        memcpy(v, p->vars, nv * sizeof *v);
+        sim_options_t o = {.t_end = t_end, .step = step, .rtol = 1e-10,
+                           .atol = 1e-12, .event = ev};
+        sim_samples_t smp = {0};
+        diag_t err = {0};
+        double t0 = now();
+        if (sim_run(p->e, p->sys, v, &o, &smp, sum, &err) != 0)
+            fprintf(stderr, "bench: %s\n", err.msg);
+        best = fmin(best, now() - t0);
+        sim_samples_free(&smp);
+    }
+    free(v);
+    return best;
+}
+
+/* Seconds of TEXT run in P's session from its `initial` (best of 3). */
+static double timed_statement(prepared_t *p, const char *text)
+{
+    char *full = concat3("reset\n", text, "\n");
+    double best = INFINITY;
+    for (int k = 0; k < (quick ? 1 : 3); k++) {
+        double t0 = now();
+        if (session_run_text(p->s, "<bench>", full, strlen(full), false) !=
+            RUN_OK)
+            fprintf(stderr, "bench: '%s' failed\n", text);
+        best = fmin(best, now() - t0);
+    }
+    free(full);
+    return best;
+}
+
+/* The bicycle (examples/bicycle_model.nh, leaning at 4.5 m/s):
+ *   until     the first time the steer angle crosses 0, against the same
+ *             run to that time (samples every 0.01 in both): the work the
+ *             event adds, in steps of the run (one more step at most:
+ *             the step that passes the event, integrated again to it;
+ *             the checks at every step are in it);
+ *   sample at its steer crossings to t = 100 against the run to 100
+ *             without samples: the work per crossing, in steps;
+ *   lyapunov  to t = 100 (its 10 independent variables) against simulate
+ *             to 100, on the tapes and compiled (within 15 times). */
+static void motion_rows(const char *srcdir, FILE *sink)
+{
+    char *model = bicycle_text(srcdir);
+    if (!model) {
+        row("events: no examples/bicycle_model.nh", "-", "-", -1, "-", false);
+        return;
+    }
+    char b1[32], b2[32], what[96];
+    prepared_t p = prepare(model, bicycle_state, "multipliers", sink);
+    long id = -1;
+    for (size_t i = 0; i < p.sys->n; i++)
+        if (strcmp(p.sys->qname[i], "delta") == 0)
+            id = (long)i;
+    sim_event_t ev = {expr_var(p.sys->g, p.sys->q[id]), 0, false};
+    sim_summary_t su, sp;
+    double tu = timed_run(&p, 10, 0.01, &ev, &su);
+    double te = su.event_t;
+    double tp = timed_run(&p, te, 0.01, NULL, &sp);
+    double per_step = (double)sp.evaluations / (double)sp.steps;
+    double extra = ((double)su.evaluations - (double)sp.evaluations) /
+                   per_step;
+    snprintf(what, sizeof what, "until delta = 0, bicycle (%zu probe%s)",
+             su.event_probes, su.event_probes == 1 ? "" : "s");
+    snprintf(b1, sizeof b1, "%.2f steps", extra);
+    row(what, b1, "-", -1, "<= 1 step", su.event_hit && extra <= 1.0);
+    row("until, time against the run to it", fmt_time(tu, b1, sizeof b1),
+        fmt_time(tp, b2, sizeof b2), tp > 0 ? tu / tp : -1, "(report)",
+        true);
+    ev.section = true;
+    double ts = timed_run(&p, 100, 100, &ev, &su);
+    double tn = timed_run(&p, 100, 100, NULL, &sp);
+    per_step = tn / (double)sp.steps;
+    double per_event = su.crossings ? (ts - tn) / per_step /
+                                          (double)su.crossings
+                                    : -1;
+    snprintf(what, sizeof what, "sample at delta = 0, %zu crossings, %zu probes",
+             su.crossings, su.event_probes);
+    snprintf(b1, sizeof b1, "%.2f steps", per_event);
+    row(what, b1, "-", -1, "(report)", true);
+    row("sample at, time against the plain run", fmt_time(ts, b1, sizeof b1),
+        fmt_time(tn, b2, sizeof b2), tn > 0 ? ts / tn : -1, "(report)", true);
+    for (int compiled = 0; compiled < 2; compiled++) {
+        if (compiled)
+            session_run_text(p.s, "<bench>", "set compile = on\n", 17, false);
+        double tl = timed_statement(&p, "lyapunov to 100");
+        double tsim = timed_statement(&p, "simulate to 100");
+        snprintf(what, sizeof what, "lyapunov to 100, bicycle%s",
+                 compiled ? ", compiled" : "");
+        row(what, fmt_time(tl, b1, sizeof b1), fmt_time(tsim, b2, sizeof b2),
+            tl / tsim, "<= 15x", tl / tsim <= 15);
+    }
+    prepared_free(&p);
+    free(model);
+}
+
 /* ---- main -------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1672,6 +1783,8 @@ int main(int argc, char **argv)
             only_bicycle = true;
         else if (strcmp(argv[i], "-P") == 0)
             only_scale = true;
+        else if (strcmp(argv[i], "-M") == 0)
+            only_motion = true;
         else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
             srcdir = argv[++i];
         else
@@ -1695,6 +1808,12 @@ int main(int argc, char **argv)
     if (only_declarations) {
         row_head();
         declaration_rows(sink);
+        fclose(sink);
+        return failures ? 1 : 0;
+    }
+    if (only_motion) {
+        row_head();
+        motion_rows(srcdir, sink);
         fclose(sink);
         return failures ? 1 : 0;
     }
@@ -1832,6 +1951,9 @@ int main(int argc, char **argv)
     shard_rows(srcdir);
     /* the structure-preserving integrator (issue 27) */
     dla_rows(sink);
+
+    /* events and Lyapunov exponents (issue 26) */
+    motion_rows(srcdir, sink);
 
     /* the benchmark bicycle */
     bicycle_rows(srcdir, have_sympy, sink);

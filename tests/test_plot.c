@@ -61,7 +61,7 @@ static int setup(void **state)
     f->cols[0] = f->t;
     f->cols[1] = f->a;
     f->cols[2] = f->b;
-    f->data = (plot_columns_t){3, 40, f->titles, f->cols, NULL};
+    f->data = (plot_columns_t){3, 40, f->titles, f->cols, NULL, false};
     *state = f;
     return 0;
 }
@@ -287,6 +287,23 @@ static void test_plot_dashed(void **state)
     assert_true(one > solid);
 }
 
+/* A Poincaré section (LANGUAGE.md §6.1) is drawn as dots, one per row
+ * that is finite (39 of 40 in the second column, 40 in the first), and
+ * no dot otherwise. */
+static void test_plot_points(void **state)
+{
+    fixture_t *f = *state;
+    if (!have_gnuplot())
+        return; /* test_plot_without_gnuplot covers that path */
+    const char *dot = "<use xlink:href='#gpPt6' transform";
+    assert_int_equal(svg_count(&f->data, dot), 0);
+    f->data.points = true;
+    size_t dots = svg_count(&f->data, dot);
+    f->data.points = false;
+    /* the points of the key too, one per curve at most */
+    assert_true(dots >= 79 && dots <= 81);
+}
+
 /* `bode` (LANGUAGE.md §7.2.1): each curve in a panel of its own, the
  * x axis on a log scale.  The panels are two plots (two frames of axes,
  * one curve each); the log scale puts x's ticks at powers of ten (the
@@ -455,6 +472,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_plot_png_svg, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_terminal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_dashed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plot_points, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_styled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_hostile_names, setup,
                                         teardown),

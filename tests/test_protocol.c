@@ -453,6 +453,50 @@ static void test_execute_svg(void **state)
     expect_execute(c, "ok");
 }
 
+/* The events and lyapunov in a notebook (LANGUAGE.md §6.1, §7.4): their
+ * text, and a section drawn inline.  The oscillator x = cos t crosses 0
+ * falling at pi/2 and rising at 3 pi/2, 7 pi/2, ...; its exponents over
+ * 2 pi are 0 (the tangent map of a whole period is the identity). */
+static void test_execute_events(void **state)
+{
+    child_t *c = *state;
+    NEED_NH(c);
+    say(c, oscillator);
+    expect_execute(c, "ok");
+    say(c, "{\"request\":\"execute\",\"code\":\"simulate to 10 until x = 0\\n"
+           "print t - pi/2\"}");
+    char *t = output(c, "text");
+    assert_non_null(strstr(t, "stopped at x = 0 (falling) at t = 1.57"));
+    free(t);
+    t = output(c, "text");
+    assert_true(strncmp(t, "t - pi/2 = ", 11) == 0);
+    assert_true(fabs(strtod(t + 11, NULL)) < 1e-12);
+    free(t);
+    expect_execute(c, "ok");
+    say(c, "{\"request\":\"execute\",\"code\":\"reset\\nsimulate to 20 sample "
+           "at x = 0 rising\"}");
+    t = output(c, "text");
+    assert_non_null(strstr(t, "simulated to t = 20: 3 crossings of x = 0 "
+                              "(rising)"));
+    free(t);
+    expect_execute(c, "ok");
+    if (have_gnuplot()) {
+        say(c, "{\"request\":\"execute\",\"code\":\"plot x' vs t\"}");
+        t = output(c, "svg");
+        assert_non_null(strstr(t, "<svg"));
+        free(t);
+        expect_execute(c, "ok");
+    }
+    say(c, "{\"request\":\"execute\",\"code\":\"reset\\n"
+           "lyapunov to 6.283185307179586\"}");
+    t = output(c, "text");
+    assert_true(strncmp(t, "lyap1 = ", 8) == 0);
+    assert_true(fabs(strtod(t + 8, NULL)) < 1e-9);
+    assert_non_null(strstr(t, "sum = "));
+    free(t);
+    expect_execute(c, "ok");
+}
+
 static void test_complete(void **state)
 {
     child_t *c = *state;
@@ -813,6 +857,7 @@ int main(void)
         T(test_execute_error_in_loaded_file),
         T(test_execute_latex_stderr),
         T(test_execute_svg),
+        T(test_execute_events),
         T(test_complete),
         T(test_is_complete),
         T(test_malformed),

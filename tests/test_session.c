@@ -312,7 +312,8 @@ static void test_completions(void **state)
     static const char *const want[] = {
         "frame", "body",  "gravity", "torque", "from",  "about", "by",
         "inertia", "omega", "on",    "velocity", "Arm", "rod",   "Arm.x",
-        "Arm.y", "Arm.z", "N.x",     "th",     NULL};
+        "Arm.y", "Arm.z", "N.x",     "th",     "until", "rising",
+        "falling", "sample", "lyapunov", NULL};
     for (size_t i = 0; want[i]; i++)
         if (!has_completion(c, want[i]))
             fail_msg("'%s' is not among the completions", want[i]);

@@ -42,8 +42,8 @@
 
 #include "interp/base/util.h"
 #include "interp/eom/linalg.h"
-#include "interp/eom/velocity.h"
 #include "interp/expr/tape.h"
+#include "interp/eom/velocity.h"
 
 struct lin {
     const nh_system_t *sys;
@@ -66,6 +66,25 @@ struct lin {
      * lin_matrix reads: J = ∂f/∂q (nh×n), Cq = ∂Ceff/∂q, B = ∂Ceff/∂q'
      * (r×n) */
     double *J, *Cq, *B;
+    /* lin_matrix's buffers, sized by lin_choose, so that lin_matrix_at
+     * allocates nothing: the seeds (variables × directions), the
+     * dependent blocks and their right sides, the solves' scratch, and
+     * the Jacobians at lin_matrix_at's state */
+    double *dvars, *Jd, *rq, *Bd, *rv, *lw;
+    size_t *perm;
+    double *Jat, *Cqat, *Bat;
+    /* how well the dependent variables are determined at the state of
+     * the last lin_matrix (lin_chart_quality) */
+    double quality;
+    /* The coordinates nothing of the motion reads (L, Q, C, ψ): their
+     * columns of A are zero at every state, so lin_matrix seeds no
+     * direction for them (the bicycle's x, y, heading and wheel angles:
+     * half its independent variables).  CYCLIC has n entries; DIR lists
+     * the independent variables (indices into ind) that get a direction,
+     * NDIR of them. */
+    bool *cyclic;
+    size_t *dir, ndir;
+    uint32_t *seedvar; /* the graph variable of each direction: ind[dir[d]] */
 };
 
 lin_t *lin_new(const nh_system_t *sys, eom_t *e)
@@ -92,7 +111,49 @@ lin_t *lin_new(const nh_system_t *sys, eom_t *e)
     l->J = xcalloc(l->nh * sys->n + 1, sizeof *l->J);
     l->Cq = xcalloc(sys->r * sys->n + 1, sizeof *l->Cq);
     l->B = xcalloc(sys->r * sys->n + 1, sizeof *l->B);
+    l->Jat = xcalloc(l->nh * sys->n + 1, sizeof *l->Jat);
+    l->Cqat = xcalloc(sys->r * sys->n + 1, sizeof *l->Cqat);
+    l->Bat = xcalloc(sys->r * sys->n + 1, sizeof *l->Bat);
+    l->dir = xcalloc(ns + 1, sizeof *l->dir);
+    l->seedvar = xcalloc(ns + 1, sizeof *l->seedvar);
+    /* the coordinates the motion does not read: those no tape of L, Q,
+     * C and ψ takes as input */
+    size_t nout = 0, n = sys->n;
+    const expr_t **outs = xcalloc(2 * n + sys->r + 1, sizeof *outs);
+    outs[nout++] = sys->L;
+    for (size_t i = 0; i < n; i++)
+        outs[nout++] = sys->Q[i];
+    for (size_t a = 0; a < sys->r; a++)
+        outs[nout++] = sys->C[a];
+    for (size_t i = 0; sys->psi && i < n; i++)
+        if (sys->psi[i])
+            outs[nout++] = sys->psi[i];
+    tape_t *tp = tape_compile(sys->g, outs, nout, l->nv);
+    bool *read = xcalloc(l->nv + 1, sizeof *read);
+    size_t nin;
+    const uint32_t *in = tape_inputs(tp, &nin);
+    for (size_t k = 0; k < nin; k++)
+        read[in[k]] = true;
+    l->cyclic = xcalloc(n + 1, sizeof *l->cyclic);
+    for (size_t i = 0; i < n; i++)
+        l->cyclic[i] = !read[sys->q[i]];
+    free(read);
+    tape_free(tp);
+    free(outs);
     return l;
+}
+
+static void lin_free_buffers(lin_t *l)
+{
+    free(l->dvars);
+    free(l->Jd);
+    free(l->rq);
+    free(l->Bd);
+    free(l->rv);
+    free(l->lw);
+    free(l->perm);
+    l->dvars = l->Jd = l->rq = l->Bd = l->rv = l->lw = NULL;
+    l->perm = NULL;
 }
 
 void lin_free(lin_t *l)
@@ -108,23 +169,22 @@ void lin_free(lin_t *l)
     free(l->J);
     free(l->Cq);
     free(l->B);
+    free(l->Jat);
+    free(l->Cqat);
+    free(l->Bat);
+    free(l->cyclic);
+    free(l->dir);
+    free(l->seedvar);
+    lin_free_buffers(l);
     free(l);
 }
 
-int lin_choose(lin_t *l, const double *vars, const bool *given_q,
-               const bool *guess_q, const bool *given_v,
-               const bool *guess_v, diag_t *err)
+/* The dependent graph variables and the independent ones (with their
+ * places in the state) from the choice in l->dep. */
+static void lin_set_dependent(lin_t *l)
 {
     const nh_system_t *sys = l->sys;
-    l->chosen = false;
-    l->dep = (eom_dependent_t){l->dq, 0, l->dv, 0};
-    if (sys->r > 0)
-        eom_velsolver_jacobians(l->vs, vars, l->J, l->Cq, l->B);
-    if (eom_velsolver_choose_from(l->vs, l->J, l->B, given_q, guess_q,
-                                  given_v, guess_v, l->all_velocities,
-                                  &l->dep, err) != 0)
-        return -1;
-    size_t n = sys->n, ns = eom_state_size(l->e);
+    size_t ns = eom_state_size(l->e);
     const uint32_t *sv = eom_state_vars(l->e);
     bool *dep = xcalloc(l->nv + 1, sizeof *dep);
     l->ndep = 0;
@@ -142,8 +202,45 @@ int lin_choose(lin_t *l, const double *vars, const bool *given_q,
             l->ind_state[l->nind] = k;
             l->ind[l->nind++] = sv[k];
         }
-    (void)n;
     free(dep);
+    l->ndir = 0;
+    for (size_t j = 0; j < l->nind; j++) {
+        bool cyc = false;
+        for (size_t i = 0; i < sys->n && !cyc; i++)
+            cyc = l->ind[j] == sys->q[i] && l->cyclic[i];
+        if (!cyc) {
+            l->seedvar[l->ndir] = l->ind[j];
+            l->dir[l->ndir++] = j;
+        }
+    }
+}
+
+int lin_choose(lin_t *l, const double *vars, const bool *given_q,
+               const bool *guess_q, const bool *given_v,
+               const bool *guess_v, diag_t *err)
+{
+    const nh_system_t *sys = l->sys;
+    l->chosen = false;
+    l->dep = (eom_dependent_t){l->dq, 0, l->dv, 0};
+    if (sys->r > 0)
+        eom_velsolver_jacobians(l->vs, vars, l->J, l->Cq, l->B);
+    if (eom_velsolver_choose_from(l->vs, l->J, l->B, given_q, guess_q,
+                                  given_v, guess_v, l->all_velocities,
+                                  &l->dep, err) != 0)
+        return -1;
+    lin_set_dependent(l);
+    /* lin_matrix's buffers for this choice */
+    size_t K = l->nind ? l->nind : 1, nq = l->dep.nq, nvd = l->dep.nv;
+    size_t big = (nq > nvd ? nq : nvd) + 1;
+    lin_free_buffers(l);
+    l->dvars = xcalloc(l->nv * K + 1, sizeof *l->dvars);
+    l->Jd = xcalloc(nq * nq + 1, sizeof *l->Jd);
+    l->rq = xcalloc(nq * K + 1, sizeof *l->rq);
+    l->Bd = xcalloc(nvd * nvd + 1, sizeof *l->Bd);
+    l->rv = xcalloc(nvd * K + 1, sizeof *l->rv);
+    l->lw = xcalloc(2 * big, sizeof *l->lw);
+    l->perm = xcalloc(big, sizeof *l->perm);
+    eom_tangent_reserve(l->e, K);
     l->chosen = true;
     return 0;
 }
@@ -159,122 +256,180 @@ size_t lin_dependent(const lin_t *l, const uint32_t **vars)
 }
 
 /* Solves the n×n system A X = B for K right sides (B: n rows of k),
- * A destroyed; -1 when A is singular. */
-static int lin_solve(double *a, size_t n, double *b, size_t k)
+ * A destroyed, with the scratch of lin_choose; -1 when A is singular. */
+static int lin_solve(lin_t *l, double *a, size_t n, double *b, size_t k)
 {
     if (n == 0)
         return 0;
-    size_t *perm = xcalloc(n, sizeof *perm);
-    double *w = xcalloc(2 * n, sizeof *w);
-    int rc = linalg_lu(a, n, perm, LINALG_RTOL);
+    int rc = linalg_lu(a, n, l->perm, LINALG_RTOL);
     if (rc == 0)
-        linalg_lu_solve_many(a, n, perm, b, k, w);
-    free(perm);
-    free(w);
+        linalg_lu_solve_many(a, n, l->perm, b, k, l->lw);
     return rc;
 }
 
-/* The derivatives of the motion along T's columns (K = lin_size
- * directions, one per independent variable) and, after them, along NU
- * input directions (LANGUAGE.md §7.2.1: the input seeded, the state's
- * independent variables held, the dependent ones moving as the
- * constraints make them).  Returns DVARS (nv rows of K + NU, the
- * caller frees), or NULL with *err set. */
-static double *lin_tangents(lin_t *l, double *vars, size_t nu, diag_t *err)
+/* How well the LU factors of an M×M block (in place, linalg_lu's: 1/U_kk
+ * on the diagonal) of rows scaled to a unit sum of magnitudes over all
+ * the variables determine it: its smallest pivot (1 for an empty block),
+ * about the block's smallest singular value relative to its rows. */
+static double lin_block_quality(const double *lu, size_t m)
+{
+    double piv = 1.0;
+    for (size_t i = 0; i < m; i++)
+        piv = fmin(piv, 1.0 / fabs(lu[i * m + i]));
+    return piv;
+}
+
+/* The sum of magnitudes of row A of the matrix M (N columns); 1 for a
+ * zero row. */
+static double lin_row_scale(const double *M, size_t a, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += fabs(M[a * n + i]);
+    return s > 0 ? s : 1.0;
+}
+
+/* Seeds in DVARS (a row of K per graph variable): direction d on the
+ * graph variable SEED[d] (independent variables, and the inputs of
+ * lin_io), the dependent variables following by the constraints (J, Cq,
+ * B at the state):
+ *     J_d dq_d = −(J_x e_x + f_u e_u)
+ *     B_d dv_d = −(Cq dq + B_x e_x + Ceff_u e_u)
+ * with FU (nh×K) and CU (r×K) the constraints' direct derivatives along
+ * the directions (an input's, LANGUAGE.md §7.2.1; NULL: none).  JD, RQ,
+ * BD, RV are the blocks' buffers, sized for K; *QUALITY receives how
+ * well the blocks are determined (lin_chart_quality). */
+static int lin_seed_dirs(lin_t *l, const double *J, const double *Cq,
+                         const double *B, double *dvars, size_t K,
+                         const uint32_t *seed, const double *fu,
+                         const double *cu, double *Jd, double *rq,
+                         double *Bd, double *rv, double *quality,
+                         diag_t *err)
 {
     const nh_system_t *sys = l->sys;
-    size_t n = sys->n, r = sys->r, nh = l->nh, K = l->nind + nu;
+    size_t n = sys->n, r = sys->r, nh = l->nh;
     size_t nq = l->dep.nq, nvd = l->dep.nv;
-    /* Seeds: one direction per independent variable, then per input. */
-    double *dvars = xcalloc(l->nv * (K ? K : 1), sizeof *dvars);
-    for (size_t j = 0; j < l->nind; j++)
-        dvars[(size_t)l->ind[j] * K + j] = 1.0;
-    for (size_t u = 0; u < nu; u++)
-        dvars[(size_t)sys->in[u] * K + l->nind + u] = 1.0;
+    memset(dvars, 0, l->nv * (K ? K : 1) * sizeof *dvars);
+    for (size_t j = 0; j < K; j++)
+        dvars[(size_t)seed[j] * K + j] = 1.0;
     int rc = 0;
+    *quality = 1.0;
     if (r > 0) {
-        const double *J = l->J, *Cq = l->Cq, *B = l->B;
-        /* How the inputs move the constraints directly: f_u and Ceff_u,
-         * zero columns for the state's directions (their seeds are on q
-         * and q', which J, Cq and B account for). */
-        double *fu = xcalloc(nh * K + 1, sizeof *fu);
-        double *cu = xcalloc(r * K + 1, sizeof *cu);
-        if (nu > 0) {
-            double *du = xcalloc(l->nv * K, sizeof *du);
-            for (size_t u = 0; u < nu; u++)
-                du[(size_t)sys->in[u] * K + l->nind + u] = 1.0;
-            eom_velsolver_tangent(l->vs, vars, du, K, fu, cu);
-            free(du);
-        }
-        /* J_d dq_d = −(J_x e_x + f_u e_u): the independent coordinates'
-         * seeds are the columns of the identity, so J_x e_x is J's
-         * column. */
-        double *Jd = xcalloc(nq * nq + 1, sizeof *Jd);
-        double *rq = xcalloc(nq * K + 1, sizeof *rq);
+        /* The independent coordinates' seeds are the columns of the
+         * identity, so J_x e_x is J's column.  (Each row scaled by its
+         * size: the pivots then say how well the block is determined,
+         * lin_chart_quality.) */
         for (size_t a1 = 0; a1 < nq; a1++) {
+            double sc = 1.0 / lin_row_scale(J, a1, n);
             for (size_t b1 = 0; b1 < nq; b1++)
-                Jd[a1 * nq + b1] = J[a1 * n + l->dq[b1]];
+                Jd[a1 * nq + b1] = sc * J[a1 * n + l->dq[b1]];
             for (size_t j = 0; j < K; j++) {
-                double s = fu[a1 * K + j];
+                double s = fu ? fu[a1 * K + j] : 0.0;
                 for (size_t i = 0; i < n; i++)
                     s += J[a1 * n + i] * dvars[(size_t)sys->q[i] * K + j];
-                rq[a1 * K + j] = -s;
+                rq[a1 * K + j] = -sc * s;
             }
         }
-        if (nq != nh || lin_solve(Jd, nq, rq, K) != 0)
+        if (nq != nh || lin_solve(l, Jd, nq, rq, K) != 0)
             rc = diag_error(err, SRC_SPAN_NONE,
                             "the holonomic constraints do not determine the "
                             "dependent coordinates at this state");
+        else
+            *quality = lin_block_quality(Jd, nq);
         for (size_t b1 = 0; b1 < nq && rc == 0; b1++)
             for (size_t j = 0; j < K; j++)
                 dvars[(size_t)sys->q[l->dq[b1]] * K + j] = rq[b1 * K + j];
-        /* B_d dv_d = −(Cq dq + B_x e_x + Ceff_u e_u). */
         if (rc == 0 && nvd > 0) {
-            double *Bd = xcalloc(nvd * nvd, sizeof *Bd);
-            double *rv = xcalloc(nvd * K, sizeof *rv);
             for (size_t a1 = 0; a1 < r; a1++) {
+                double sc = 1.0 / lin_row_scale(B, a1, n);
                 for (size_t c = 0; c < nvd; c++)
-                    Bd[a1 * nvd + c] = B[a1 * n + l->dv[c]];
+                    Bd[a1 * nvd + c] = sc * B[a1 * n + l->dv[c]];
                 for (size_t j = 0; j < K; j++) {
-                    double s = cu[a1 * K + j];
+                    double s = cu ? cu[a1 * K + j] : 0.0;
                     for (size_t i = 0; i < n; i++)
                         s += Cq[a1 * n + i] *
                                  dvars[(size_t)sys->q[i] * K + j] +
                              B[a1 * n + i] *
                                  dvars[(size_t)sys->qd[i] * K + j];
-                    rv[a1 * K + j] = -s;
+                    rv[a1 * K + j] = -sc * s;
                 }
             }
-            if (nvd != r || lin_solve(Bd, nvd, rv, K) != 0)
+            if (nvd != r || lin_solve(l, Bd, nvd, rv, K) != 0)
                 rc = diag_error(err, SRC_SPAN_NONE,
                                 "the constraints do not determine the "
                                 "dependent velocities at this state");
+            else
+                *quality = fmin(*quality, lin_block_quality(Bd, nvd));
             for (size_t c = 0; c < nvd && rc == 0; c++)
                 for (size_t j = 0; j < K; j++)
                     dvars[(size_t)sys->qd[l->dv[c]] * K + j] =
                         rv[c * K + j];
-            free(Bd);
-            free(rv);
         }
-        free(Jd);
-        free(rq);
-        free(fu);
-        free(cu);
     }
-    /* The motion's derivatives along those directions. */
-    if (rc == 0 && eom_tangent(l->e, vars, dvars, K, err) != 0)
-        rc = -1;
-    if (rc != 0) {
-        free(dvars);
-        return NULL;
-    }
-    return dvars;
+    return rc;
 }
 
-/* Row I of the derivative of the independent variables' rates (their
+/* The seeds of lin_matrix in l->dvars: one direction per independent
+ * variable that is not cyclic (l->dir), the dependent ones following by
+ * the constraints (J, Cq, B at the state), and l->quality of the
+ * dependent blocks.  Allocates nothing (lin_choose's buffers). */
+static int lin_seeds(lin_t *l, const double *J, const double *Cq,
+                     const double *B, diag_t *err)
+{
+    return lin_seed_dirs(l, J, Cq, B, l->dvars, l->ndir, l->seedvar, NULL,
+                         NULL, l->Jd, l->rq, l->Bd, l->rv, &l->quality, err);
+}
+
+/* lin_matrix with the constraints' Jacobians J, Cq, B at VARS. */
+static int lin_matrix_with(lin_t *l, double *vars, const double *J,
+                           const double *Cq, const double *B, double *a,
+                           diag_t *err)
+{
+    size_t N = l->nind, K = l->ndir;
+    double *dvars = l->dvars;
+    int rc = lin_seeds(l, J, Cq, B, err);
+    /* The motion's derivatives along T's columns; A's row i is the
+     * derivative of independent variable i's rate (the columns of the
+     * cyclic coordinates are 0). */
+    if (rc == 0 && eom_tangent(l->e, vars, dvars, K, err) != 0)
+        rc = -1;
+    if (rc == 0) {
+        const uint32_t *deriv = eom_state_derivs(l->e);
+        memset(a, 0, N * N * sizeof *a);
+        for (size_t i = 0; i < N; i++) {
+            const double *row = dvars + (size_t)deriv[l->ind_state[i]] * K;
+            for (size_t d = 0; d < K && rc == 0; d++) {
+                size_t j = l->dir[d];
+                a[i * N + j] = row[d] == 0 ? 0.0 : row[d];
+                if (!isfinite(row[d]))
+                    rc = diag_error(err, SRC_SPAN_NONE,
+                                    "the derivative of %s' by %s is not "
+                                    "finite: the equations are not "
+                                    "differentiable here",
+                                    expr_var_name(l->sys->g, l->ind[i]),
+                                    expr_var_name(l->sys->g, l->ind[j]));
+            }
+        }
+    }
+    return rc;
+}
+
+int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
+{
+    return lin_matrix_with(l, vars, l->J, l->Cq, l->B, a, err);
+}
+
+int lin_matrix_at(lin_t *l, double *vars, double *a, diag_t *err)
+{
+    if (l->sys->r > 0)
+        eom_velsolver_jacobians(l->vs, vars, l->Jat, l->Cqat, l->Bat);
+    return lin_matrix_with(l, vars, l->Jat, l->Cqat, l->Bat, a, err);
+}
+
+/* Row I of the derivatives of the independent variables' rates (their
  * rows of the motion's derivative, K of KALL directions from FIRST) into
- * OUT, checked finite: the derivative of I's rate by the direction
- * NAMES[j] is not finite is an error. */
+ * OUT, checked finite: a derivative of I's rate by the direction NAMES[j]
+ * that is not finite is an error. */
 static int lin_rows(const lin_t *l, const double *dvars, size_t kall,
                     size_t first, size_t k, const uint32_t *names,
                     double *out, diag_t *err)
@@ -297,26 +452,41 @@ static int lin_rows(const lin_t *l, const double *dvars, size_t kall,
     return 0;
 }
 
-int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
-{
-    double *dvars = lin_tangents(l, vars, 0, err);
-    if (!dvars)
-        return -1;
-    int rc = lin_rows(l, dvars, l->nind, 0, l->nind, l->ind, a, err);
-    free(dvars);
-    return rc;
-}
-
+/* LANGUAGE.md §7.2.1.  Every independent variable gets a direction here,
+ * the cyclic ones too (an output may read a coordinate the motion does
+ * not: the bicycle's heading), then one per input; the inputs' direct
+ * effect on the constraints (f_u, Ceff_u: eom_velsolver_tangent with
+ * only the inputs seeded) enters the dependent variables' tangents. */
 int lin_io(lin_t *l, double *vars, const expr_t *const *h,
            const char *const *hname, size_t nh, double *a, double *b,
            double *c, double *d, diag_t *err)
 {
     const nh_system_t *sys = l->sys;
-    size_t ni = sys->ni, N = l->nind, K = N + ni;
-    double *dvars = lin_tangents(l, vars, ni, err);
-    if (!dvars)
-        return -1;
-    int rc = lin_rows(l, dvars, K, 0, N, l->ind, a, err);
+    size_t ni = sys->ni, N = l->nind, K = N + ni, nhol = l->nh;
+    size_t nq = l->dep.nq, nvd = l->dep.nv;
+    uint32_t *seed = xcalloc(K + 1, sizeof *seed);
+    memcpy(seed, l->ind, N * sizeof *seed);
+    for (size_t u = 0; u < ni; u++)
+        seed[N + u] = sys->in[u];
+    double *dvars = xcalloc(l->nv * K + 1, sizeof *dvars);
+    double *fu = xcalloc(nhol * K + 1, sizeof *fu);
+    double *cu = xcalloc(sys->r * K + 1, sizeof *cu);
+    double *Jd = xcalloc(nq * nq + 1, sizeof *Jd);
+    double *rq = xcalloc(nq * K + 1, sizeof *rq);
+    double *Bd = xcalloc(nvd * nvd + 1, sizeof *Bd);
+    double *rv = xcalloc(nvd * K + 1, sizeof *rv);
+    if (ni > 0 && sys->r > 0) {
+        for (size_t u = 0; u < ni; u++)
+            dvars[(size_t)sys->in[u] * K + N + u] = 1.0;
+        eom_velsolver_tangent(l->vs, vars, dvars, K, fu, cu);
+    }
+    double quality;
+    int rc = lin_seed_dirs(l, l->J, l->Cq, l->B, dvars, K, seed, fu, cu, Jd,
+                           rq, Bd, rv, &quality, err);
+    if (rc == 0 && eom_tangent(l->e, vars, dvars, K, err) != 0)
+        rc = -1;
+    if (rc == 0)
+        rc = lin_rows(l, dvars, K, 0, N, l->ind, a, err);
     if (rc == 0)
         rc = lin_rows(l, dvars, K, N, ni, sys->in, b, err);
     if (rc == 0 && nh > 0) {
@@ -337,10 +507,7 @@ int lin_io(lin_t *l, double *vars, const expr_t *const *h,
                     rc = diag_error(err, SRC_SPAN_NONE,
                                     "output %s or its derivative by %s is "
                                     "not finite",
-                                    hname[o],
-                                    expr_var_name(sys->g,
-                                                  j < N ? l->ind[j]
-                                                        : sys->in[j - N]));
+                                    hname[o], expr_var_name(sys->g, seed[j]));
                 else if (j < N)
                     c[o * N + j] = x == 0 ? 0.0 : x;
                 else
@@ -352,7 +519,138 @@ int lin_io(lin_t *l, double *vars, const expr_t *const *h,
         free(dw);
         tape_free(t);
     }
+    free(seed);
     free(dvars);
+    free(fu);
+    free(cu);
+    free(Jd);
+    free(rq);
+    free(Bd);
+    free(rv);
+    return rc;
+}
+
+double lin_chart_quality(const lin_t *l) { return l->quality; }
+
+/* lin_rechoose keeps a new choice only when it determines the dependent
+ * variables this many times better (lin_chart_quality). */
+#define LIN_RECHOOSE_GAIN 4.0
+
+/* The ROWS columns of the rows×n matrix A that a QR factorisation with
+ * column pivoting takes first — each time the column farthest from the
+ * span of those taken (Businger & Golub 1965) — into SEL, in increasing
+ * order; their count (fewer when A's rank is). */
+static size_t lin_pivot_columns(const double *A, size_t rows, size_t n,
+                                size_t *sel)
+{
+    double *W = xcalloc(rows * n + 1, sizeof *W);
+    bool *taken = xcalloc(n + 1, sizeof *taken);
+    memcpy(W, A, rows * n * sizeof *W);
+    size_t k = 0;
+    for (; k < rows; k++) {
+        size_t best = n;
+        double bn = 0.0;
+        for (size_t c = 0; c < n; c++) {
+            double s = 0.0;
+            for (size_t a = 0; a < rows; a++)
+                s += W[a * n + c] * W[a * n + c];
+            if (!taken[c] && s > bn) {
+                bn = s;
+                best = c;
+            }
+        }
+        if (best == n)
+            break;
+        taken[best] = true;
+        sel[k] = best;
+        double nb = sqrt(bn);
+        for (size_t c = 0; c < n; c++) {
+            if (taken[c])
+                continue;
+            double d = 0.0;
+            for (size_t a = 0; a < rows; a++)
+                d += W[a * n + best] * W[a * n + c];
+            for (size_t a = 0; a < rows; a++)
+                W[a * n + c] -= d / (nb * nb) * W[a * n + best];
+        }
+    }
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && sel[j - 1] > sel[j]; j--) {
+            size_t t = sel[j];
+            sel[j] = sel[j - 1];
+            sel[j - 1] = t;
+        }
+    free(W);
+    free(taken);
+    return k;
+}
+
+int lin_rechoose(lin_t *l, double *vars, double *change, bool *changed,
+                 diag_t *err)
+{
+    const nh_system_t *sys = l->sys;
+    size_t n = sys->n, r = sys->r, N = l->nind, ns = eom_state_size(l->e);
+    *changed = false;
+    if (r == 0)
+        return 0;
+    eom_velsolver_jacobians(l->vs, vars, l->Jat, l->Cqat, l->Bat);
+    /* the state's derivatives along the old independent variables */
+    if (lin_seeds(l, l->Jat, l->Cqat, l->Bat, err) != 0)
+        return -1;
+    /* (a cyclic coordinate's direction moves it alone) */
+    const uint32_t *sv = eom_state_vars(l->e);
+    double *T = xcalloc(ns * N + 1, sizeof *T);
+    size_t K = l->ndir;
+    for (size_t k = 0; k < ns; k++)
+        for (size_t d = 0; d < K; d++)
+            T[k * N + l->dir[d]] = l->dvars[(size_t)sv[k] * K + d];
+    for (size_t j = 0, d = 0; j < N; j++) {
+        if (d < K && l->dir[d] == j) {
+            d++;
+            continue;
+        }
+        T[l->ind_state[j] * N + j] = 1.0;
+    }
+    size_t *dq = xcalloc(n + 1, sizeof *dq), *dv = xcalloc(n + 1, sizeof *dv);
+    size_t nq = lin_pivot_columns(l->Jat, l->nh, n, dq);
+    size_t nvd = l->dep.nv ? lin_pivot_columns(l->Bat, r, n, dv) : 0;
+    int rc = 0;
+    if (nq != l->dep.nq || nvd != l->dep.nv)
+        rc = diag_error(err, SRC_SPAN_NONE,
+                        "the constraints are not independent at this "
+                        "state");
+    bool same = rc == 0 &&
+                memcmp(dq, l->dq, nq * sizeof *dq) == 0 &&
+                memcmp(dv, l->dv, nvd * sizeof *dv) == 0;
+    if (rc == 0 && !same) {
+        /* the new choice, kept only when it is clearly better: a choice
+         * that is merely other would change the variables for nothing */
+        double old = l->quality;
+        size_t *oq = xcalloc(n + 1, sizeof *oq), *ov = xcalloc(n + 1, sizeof *ov);
+        memcpy(oq, l->dq, nq * sizeof *oq);
+        memcpy(ov, l->dv, nvd * sizeof *ov);
+        memcpy(l->dq, dq, nq * sizeof *dq);
+        memcpy(l->dv, dv, nvd * sizeof *dv);
+        lin_set_dependent(l);
+        diag_t d = {0};
+        if (lin_seeds(l, l->Jat, l->Cqat, l->Bat, &d) == 0 &&
+            l->quality > LIN_RECHOOSE_GAIN * old) {
+            for (size_t i = 0; i < N; i++)
+                memcpy(change + i * N, T + l->ind_state[i] * N,
+                       N * sizeof *change);
+            *changed = true;
+        } else {
+            memcpy(l->dq, oq, nq * sizeof *oq);
+            memcpy(l->dv, ov, nvd * sizeof *ov);
+            lin_set_dependent(l);
+            l->quality = old;
+        }
+        free(oq);
+        free(ov);
+    }
+    free(T);
+    free(dq);
+    free(dv);
     return rc;
 }
 

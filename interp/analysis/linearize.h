@@ -73,6 +73,32 @@ int lin_io(lin_t *l, double *vars, const expr_t *const *h,
            const char *const *hname, size_t nh, double *a, double *b,
            double *c, double *d, diag_t *err);
 
+/* lin_matrix at VARS, any state on the constraints (a point of a run:
+ * `lyapunov`), the constraints' Jacobians taken there, with the dependent
+ * variables of the last lin_choose.  Allocates nothing (the buffers are
+ * lin_choose's).  Returns as lin_matrix. */
+int lin_matrix_at(lin_t *l, double *vars, double *a, diag_t *err);
+
+/* How well the constraints determine the dependent variables at the
+ * state of the last lin_matrix or lin_matrix_at: the smallest pivot of
+ * their blocks of J and B relative to those matrices' size (1: no
+ * dependent variables; near 0: the choice is about to fail there, as
+ * y' = x' tan(th) of a sleigh whose heading turns through 90°). */
+double lin_chart_quality(const lin_t *l);
+
+/* Chooses the dependent variables anew at VARS (a state on the
+ * constraints): those the constraints determine best there (QR with
+ * column pivoting on J, then B), as many as before, when they are
+ * determined clearly better than the current ones (four times, by
+ * lin_chart_quality).  When the choice changes (*CHANGED), lin_vars
+ * changes too and CHANGE (lin_size², row-
+ * major) receives the new independent variables' derivatives along the
+ * old ones on the manifold: a tangent vector δx_old is δx_new = CHANGE
+ * δx_old.  Returns 0, or -1 with *err set (span NONE) when the
+ * constraints are not independent at VARS. */
+int lin_rechoose(lin_t *l, double *vars, double *change, bool *changed,
+                 diag_t *err);
+
 /* After lin_matrix: the rates of the independent variables at VARS (as
  * lin_matrix left it), lin_size of them, into RATE. */
 void lin_rates(const lin_t *l, const double *vars, double *rate);

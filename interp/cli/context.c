@@ -120,7 +120,7 @@ void ctx_write_table(const ctx_t *s, const ctx_rows_t *t, size_t count,
     }
     plot_columns_t pc = {t->ncols, t->nrows,
                          (const char *const *)t->titles,
-                         (const double *const *)col, NULL};
+                         (const double *const *)col, NULL, false};
     plot_table(&pc, out);
     for (size_t c = 0; c < t->ncols; c++)
         free(col[c]);

@@ -291,7 +291,8 @@ int control_bode(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     static const char *const titles[] = {"w (rad/s)", "magnitude (dB)",
                                          "phase (deg)"};
     const double *cols[] = {w, mag, phase};
-    plot_columns_t pc = {3, npts, titles, cols, NULL};
+    plot_columns_t pc = {.ncols = 3, .nrows = npts, .titles = titles,
+                         .col = cols};
     plot_style_t style = {true, true};
     if (rc == 0 && control_csv(file)) {
         outfile_t of = {0};

@@ -184,6 +184,8 @@ static const help_entry_t entries[] = {
      "  Example: initial th1 = 1, th2 ~ -1, th3 ~ -2   (a linkage)\n"},
     {"simulate",
      "simulate to T [step H] [integrator NAME] [rtol A] [atol B] [project]\n"
+     "         [until EXPR = VALUE [rising|falling] | sample at EXPR = VALUE\n"
+     "          [rising|falling]]\n"
      "  Integrates from the current state to time T, recording a sample\n"
      "  every H (default (T - t)/1000).  Integrators: rk2 rk4 rkf45 rkck\n"
      "  rk8pd (default) msadams rk1imp rk2imp rk4imp bsimp msbdf, and dla\n"
@@ -191,7 +193,34 @@ static const help_entry_t entries[] = {
      "  `project` pulls the state back onto the constraints after each step.\n"
      "  A state off the constraints (after `set` of a parameter they use)\n"
      "  is an error unless `project` is given, which pulls it back first.\n"
-     "  A run that fails keeps its samples and stops at the last of them.\n"},
+     "  A run that fails keeps its samples and stops at the last of them.\n"
+     "  `until` stops at the first time EXPR - VALUE changes sign (in that\n"
+     "  direction only, when given), located on the integrator's solution\n"
+     "  to 1e-12 relative; `sample at` records those crossings instead of\n"
+     "  a grid (a Poincare section; no `step` with it): `help until`.\n"},
+    {"until",
+     "simulate to T until EXPR = VALUE [rising | falling]\n"
+     "  Stops the run at the first time after its start at which EXPR -\n"
+     "  VALUE changes sign (rising: from - to +, falling: from + to -).\n"
+     "  The time is located on the integrator's own solution (the step\n"
+     "  that holds it integrated again to trial times, Newton's method\n"
+     "  with the exact rate of EXPR), to 1e-12 relative, never at a sample\n"
+     "  or a step's end; the state there is the last sample and the\n"
+     "  current state.  The summary says `stopped at EXPR = VALUE (falling)\n"
+     "  at t = ...`, or `T first`.  EXPR is any scalar of the state, t and\n"
+     "  the lets (accelerations and lambda too); one that is not finite at\n"
+     "  a step is an error with the time and the state.  Two crossings\n"
+     "  inside one step are found when EXPR turns back inside it.\n"
+     "simulate to T sample at EXPR = VALUE [rising | falling]\n"
+     "  A Poincare section: the samples are the crossings, located as for\n"
+     "  until (no `step`); `table` and `plot` show them (plot draws dots).\n"
+     "  The state is the final one, at T.  A run of another kind (a grid,\n"
+     "  another section) starts the samples afresh; the same section run\n"
+     "  again extends them.  until and sample at do not go together.\n"
+     "  Example: simulate to 100 until theta = 0 falling\n"
+     "  Example: simulate to 1e4 sample at phi' = 0 rising\n"},
+    {"rising", "rising: the direction of an event, - to + (help until).\n"},
+    {"falling", "falling: the direction of an event, + to - (help until).\n"},
     {"to", "to: part of `simulate to T` (help simulate).\n"},
     {"step", "step: part of `simulate to T step H` (help simulate).\n"},
     {"integrator", "integrator: part of `simulate ... integrator NAME` (help simulate).\n"},
@@ -302,9 +331,22 @@ static const help_entry_t entries[] = {
      "  `plot follow` draws its columns.  LANGUAGE.md §7.3.\n"},
     {"lyapunov",
      "lyapunov to T [step S] [VARS] [> \"file\"]\n"
-     "  The Lyapunov exponents of the reduced motion from the current state\n"
-     "  to t = T: the motion and its tangent flow integrated together, the\n"
-     "  tangent vectors re-orthonormalised every S.  LANGUAGE.md §7.4.\n"},
+     "  The Lyapunov exponents of the reduced motion (the independent\n"
+     "  variables of linearize, or VARS) from the current state to t = T:\n"
+     "  the motion and its tangent flow (linearize's exact A along the run)\n"
+     "  integrated together by one explicit stepper (rk8pd unless `set\n"
+     "  integrator` names rk2, rk4, rkf45 or rkck), the tangent vectors\n"
+     "  re-orthonormalised by QR every S (default (T - t)/1000, and sooner\n"
+     "  when their lengths spread).  Prints lyap1 = ... in decreasing order,\n"
+     "  then `sum = ..., mean divergence = ...`: the time average of tr A,\n"
+     "  integrated on its own, which the sum must equal (a warning when they\n"
+     "  differ beyond the tolerances).  Where the constraints stop\n"
+     "  determining the dependent variables well (a sleigh turning through\n"
+     "  90 degrees), other ones are chosen and the summary says so; with\n"
+     "  VARS they are fixed.  The state becomes the final one; Ctrl-C stops\n"
+     "  it with an error and changes nothing.\n"
+     "  Example: lyapunov to 1000\n"
+     "  Example: lyapunov to 100 step 0.5 phi, delta, phi', delta'\n"},
     {"input",
      "input NAME [= VALUE], ...\n"
      "  Declares inputs: signals that enter the model as parameters do\n"
@@ -584,7 +626,8 @@ const char *const help_topics[] = {
     "param", "coord", "speed", "let", "kinetic", "potential", "lagrangian",
     "particle", "mass", "at", "force", "constraint", "kinematic", "equations",
     "initial", "simulate", "to", "step", "integrator", "dla", "rtol", "atol",
-    "project", "reset", "print", "accel", "table", "plot", "vs", "show",
+    "project", "until", "rising", "falling", "lyapunov", "reset", "print",
+    "accel", "table", "plot", "vs", "show",
     "latex", "check", "compare", "samples", "worksheet", "set", "load",
     "import", "help", "quit", "exit", "frame", "body", "gravity", "torque",
     "linearize", "eigen", "sweep", "input", "output", "transfer", "bode",

@@ -1,6 +1,7 @@
 /*
- * motion.c — the statements of motion: simulate (LANGUAGE.md §6), table
- * and plot (§7) over the recorded samples.
+ * motion.c — the statements of motion: simulate (LANGUAGE.md §6), with
+ * its events `until` and `sample at` (§6.1), table and plot (§7) over
+ * the recorded samples.
  *
  * A sample row is the full value vector of the lowering current when it
  * was recorded (state, parameters, accelerations, multipliers), so table
@@ -39,6 +40,44 @@ static int positive_option(ctx_t *s, lower_t *lw,
     return 0;
 }
 
+/* The event of `until` or `sample at` O: g = EXPR − VALUE into EV (a
+ * node of LW's graph), both scalars, each an error at its place. */
+static int event_option(lower_t *lw, const ast_sim_option_t *o,
+                        sim_event_t *ev, diag_t *err)
+{
+    value_t ve, vv;
+    if (lower_expr(lw, o->value, LOWER_QUERY, &ve, err) != 0)
+        return -1;
+    if (ve.dim != 0)
+        return diag_error(err, o->value->span,
+                          "an event's expression must be a scalar; write a "
+                          "component, like P[1]");
+    if (lower_expr(lw, o->target, LOWER_QUERY, &vv, err) != 0)
+        return -1;
+    if (vv.dim != 0)
+        return diag_error(err, o->target->span,
+                          "an event's value must be a scalar");
+    ev->g = expr_sub(lower_graph(lw), ve.c[0], vv.c[0]);
+    ev->dir = o->dir;
+    ev->section = o->kind == SIM_OPT_SAMPLE_AT;
+    return 0;
+}
+
+/* The text of an event as the summary names it: "theta = 0", then
+ * " (rising)" or " (falling)" for DIR (0: nothing). */
+static char *event_text(ctx_t *s, const ast_sim_option_t *o, int dir)
+{
+    char *e = ctx_span_text(s, o->value->span);
+    char *v = ctx_span_text(s, o->target->span);
+    size_t len = strlen(e) + strlen(v) + 16;
+    char *t = xmalloc(len);
+    snprintf(t, len, "%s = %s%s", e, v,
+             dir > 0 ? " (rising)" : dir < 0 ? " (falling)" : "");
+    free(e);
+    free(v);
+    return t;
+}
+
 int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -54,13 +93,23 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     o.stop = &s->stop;
     if (ctx_eval_const(s, lw, &s->model, st->u.simulate.to, &o.t_end, err))
         return -1;
-    bool seen[SIM_OPT_SAMPLE_AT + 1] = {false};
+    const ast_sim_option_t *seen[SIM_OPT_SAMPLE_AT + 1] = {NULL};
+    const ast_sim_option_t *event = NULL; /* until or sample at */
+    sim_event_t ev = {0};
     double dla_h = 0; /* integrator dla's fixed step (0: the sample step) */
     for (size_t i = 0; i < st->u.simulate.noptions; i++) {
         const ast_sim_option_t *opt = &st->u.simulate.options[i];
+        if (seen[opt->kind] && opt->kind == SIM_OPT_UNTIL)
+            return diag_error(err, opt->span,
+                              "a run stops at one event: `until` is given "
+                              "twice");
+        if (seen[opt->kind] && opt->kind == SIM_OPT_SAMPLE_AT)
+            return diag_error(err, opt->span,
+                              "a run records one section: `sample at` is "
+                              "given twice");
         if (seen[opt->kind])
             return diag_error(err, opt->span, "this option is given twice");
-        seen[opt->kind] = true;
+        seen[opt->kind] = opt;
         switch (opt->kind) {
         case SIM_OPT_STEP:
             if (positive_option(s, lw, opt, "step", &o.step, err))
@@ -97,12 +146,32 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             break;
         case SIM_OPT_UNTIL:
         case SIM_OPT_SAMPLE_AT:
-            /* LANGUAGE.md §6.1: parsed, not yet run */
-            return diag_error(err, opt->span,
-                              "events (until, sample at) are not in this "
-                              "build of nh yet");
+            /* LANGUAGE.md §6.1; together they are refused
+             * (doc/language.md, "Events") */
+            if (event)
+                return diag_error(err, opt->span,
+                                  "`until` and `sample at` do not go "
+                                  "together: a section's samples are its "
+                                  "crossings only; stop it with `simulate "
+                                  "to`");
+            event = opt;
+            if (event_option(lw, opt, &ev, err) != 0)
+                return -1;
+            break;
         }
     }
+    if (event && ev.section && seen[SIM_OPT_STEP])
+        return diag_error(err, seen[SIM_OPT_STEP]->span,
+                          "`step` does not go with `sample at`: the samples "
+                          "are the crossings (LANGUAGE.md §6.1)");
+    if (event && strcmp(o.integrator, "dla") == 0)
+        return diag_error(err, event->span,
+                          "events are located on an adaptive integrator's "
+                          "solution; integrator dla takes fixed steps "
+                          "(doc/language.md, \"Events\"): use another "
+                          "integrator with until and sample at");
+    if (event)
+        o.event = &ev;
     double t0 = s->model.t;
     char num[40];
     if (o.t_end == t0)
@@ -117,6 +186,15 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     eom_t *e = ctx_eom(s, st->span, err);
     if (!e || ctx_compile(s, e, st->span, err) != 0)
         return -1;
+    if (event && !eom_has_multipliers(e)) {
+        value_t v = {.dim = 0, .c = {ev.g}};
+        if (lower_needs_lambda(lw, &v))
+            return diag_error(err, event->value->span,
+                              "the equations %s have no multipliers: an "
+                              "event's expression cannot hold lambda or "
+                              "reaction",
+                              eom_method_name(eom_method(e)));
+    }
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
@@ -137,9 +215,16 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
     }
     ctx_samples_sync(s, lw); /* rows of kept samples, in lw's layout */
+    /* A section's rows are crossings of one section: a run of another
+     * kind (a grid, another section) starts the samples afresh
+     * (doc/language.md, "Events"). */
+    char *section = event && ev.section ? event_text(s, event, ev.dir) : NULL;
+    bool other_kind = (section == NULL) != (s->samples.section == NULL) ||
+                      (section && strcmp(section, s->samples.section) != 0);
     if (s->samples.n && (s->samples_generation != s->model.generation ||
-                         s->samples_method != (int)eom_method(e)))
-        sim_samples_clear(&s->samples); /* another model or method */
+                         s->samples_method != (int)eom_method(e) ||
+                         other_kind))
+        sim_samples_clear(&s->samples); /* another model, method or kind */
     sim_summary_t sum;
     int rc = strcmp(o.integrator, "dla") == 0
                  ? dla_run(e, sys, vars, &o, dla_h ? dla_h : o.step,
@@ -147,6 +232,10 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                  : sim_run(e, sys, vars, &o, &s->samples, &sum, err);
     s->samples_generation = s->model.generation;
     s->samples_method = eom_method(e);
+    free(s->samples.section);
+    s->samples.section = s->samples.n ? section : NULL;
+    if (!s->samples.n)
+        free(section);
     /* A failed run leaves VARS at its last sample (LANGUAGE.md §6), so
      * that the next simulate continues the same trajectory. */
     if (rc == 0 || sum.samples > 0) {
@@ -164,19 +253,49 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
     }
     if (rc != 0) {
-        /* a declaration that cannot be evaluated where the run stopped is
-         * to blame (LANGUAGE.md §4) */
-        ctx_blame_declaration(s, lw, vars, st->span, err);
+        /* the event's expression is to blame where it is not finite
+         * (LANGUAGE.md §6.1); else a declaration that cannot be evaluated
+         * where the run stopped (§4) */
+        if (sum.event_failed)
+            err->span = event->value->span;
+        else
+            ctx_blame_declaration(s, lw, vars, st->span, err);
         free(vars);
         return at_statement(err, st->span);
     }
     free(vars);
     if (!s->quiet) {
         char b1[40], b2[40], b3[40];
-        fprintf(s->out, "simulated to t = %s: %zu samples, %zu steps, "
-                        "max |C| = %s",
-                expr_format_number(s->model.t, b1, sizeof b1), sum.samples,
-                sum.steps, expr_format_number(sum.max_residual, b2, sizeof b2));
+        char *what = event ? event_text(s, event, event->dir) : NULL;
+        if (event && !ev.section && sum.event_hit) {
+            char *hit = event_text(s, event, sum.event_dir);
+            fprintf(s->out, "stopped at %s at t = %s: %zu samples, %zu steps, "
+                            "max |C| = %s",
+                    hit, expr_format_number(s->model.t, b1, sizeof b1),
+                    sum.samples, sum.steps,
+                    expr_format_number(sum.max_residual, b2, sizeof b2));
+            free(hit);
+        } else if (event && !ev.section) {
+            fprintf(s->out, "simulated to t = %s, T first (no %s): %zu "
+                            "samples, %zu steps, max |C| = %s",
+                    expr_format_number(s->model.t, b1, sizeof b1), what,
+                    sum.samples, sum.steps,
+                    expr_format_number(sum.max_residual, b2, sizeof b2));
+        } else if (event) {
+            fprintf(s->out, "simulated to t = %s: %zu %s of %s, %zu steps, "
+                            "max |C| = %s",
+                    expr_format_number(s->model.t, b1, sizeof b1),
+                    sum.crossings, sum.crossings == 1 ? "crossing" : "crossings",
+                    what, sum.steps,
+                    expr_format_number(sum.max_residual, b2, sizeof b2));
+        } else {
+            fprintf(s->out, "simulated to t = %s: %zu samples, %zu steps, "
+                            "max |C| = %s",
+                    expr_format_number(s->model.t, b1, sizeof b1), sum.samples,
+                    sum.steps,
+                    expr_format_number(sum.max_residual, b2, sizeof b2));
+        }
+        free(what);
         if (sum.energy_conserved)
             fprintf(s->out, ", energy drift = %s",
                     expr_format_number(sum.energy_drift, b3, sizeof b3));
@@ -364,7 +483,8 @@ static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
         c.n++;
     }
     plot_columns_t pc = {c.n, s->samples.n, (const char *const *)c.titles,
-                         (const double *const *)c.col, NULL};
+                         (const double *const *)c.col, NULL,
+                         s->samples.section != NULL};
     /* `table > "file"` is the session's redirection of s->out, as for
      * every printing statement; `plot` names its own file, whose
      * extension chooses the image; without one, a notebook gets SVG. */

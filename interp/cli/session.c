@@ -811,7 +811,7 @@ const char *const *session_completions(session_t *s)
         len += 3 * (strlen(model->frames.v[i].name) + 3);
     s->members = xmalloc(len + 1);
     free(s->completions);
-    s->completions = xcalloc(nk + nn + nm + 3 * nf + 18,
+    s->completions = xcalloc(nk + nn + nm + 3 * nf + 22,
                              sizeof *s->completions);
     size_t k = 0;
     char *p = s->members;
@@ -820,8 +820,11 @@ const char *const *session_completions(session_t *s)
             s->completions[k++] = p;
             p += sprintf(p, "%s.%c", model->frames.v[i].name, *ax) + 1;
         }
-    static const char *const contextual[] = {"from", "about", "by",
-                                             "inertia", NULL};
+    /* (and the words of simulate's events, LANGUAGE.md §6.1: keywords
+     * only there) */
+    static const char *const contextual[] = {"from",  "about",   "by",
+                                             "inertia", "until", "rising",
+                                             "falling", "sample", NULL};
     for (size_t i = 0; contextual[i]; i++)
         s->completions[k++] = contextual[i];
     for (size_t i = 0; i < nk; i++)

@@ -1,6 +1,7 @@
 /*
  * stability.c — the statements of linear stability (LANGUAGE.md §7.2):
- * linearize, eigen, sweep and plot sweep.
+ * linearize, eigen, sweep and plot sweep; and lyapunov (§7.4), whose
+ * variables are linearize's.
  *
  * linearize and eigen read the current state and the chosen equations
  * (interp/analysis/linearize.h does the mathematics); sweep runs a few
@@ -19,6 +20,8 @@
 #include <string.h>
 
 #include "interp/analysis/linearize.h"
+#include "interp/analysis/lyapunov.h"
+#include "interp/eom/velocity.h"
 #include "interp/base/outfile.h"
 #include "interp/base/util.h"
 #include "interp/analysis/transfer.h"
@@ -1074,7 +1077,7 @@ int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         c += 2 * m;
     }
     plot_columns_t pc = {t->ncols, t->nrows, (const char *const *)t->titles,
-                         (const double *const *)col, t->dashed};
+                         (const double *const *)col, t->dashed, false};
     const char *file = st->to_file.name;
     int rc;
     if (!file && s->svg_plots) {
@@ -1089,4 +1092,150 @@ int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (rc != 0 && err->set && err->span.file == SRC_NO_FILE)
         err->span = file ? st->to_file.span : st->span;
     return rc;
+}
+
+/* ---- lyapunov (LANGUAGE.md §7.4) ------------------------------------------ */
+
+/* The sum of the exponents and the time average of tr A agree to the
+ * integration's accuracy: a difference above this times rtol (and above
+ * 1e-11), relative to max(1, the largest |exponent|), is warned about
+ * (the examples agree to 1e-13..3e-11 at rtol 1e-10:
+ * tests/lyapunov_examples.sh). */
+#define STAB_SUM_RTOL 10.0
+
+int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return -1;
+    const nh_system_t *sys = lower_system(lw);
+    if (sys->n == 0)
+        return diag_error(err, st->span,
+                          "the model has no coordinates: there is nothing "
+                          "to integrate");
+    double T, S, t0 = s->model.t;
+    char num[40], n2[40];
+    if (ctx_eval_const(s, lw, &s->model, st->u.lyapunov.to, &T, err) != 0)
+        return -1;
+    if (!isfinite(T))
+        return diag_error(err, st->u.lyapunov.to->span,
+                          "the final time must be finite");
+    if (T == t0)
+        return diag_error(err, st->u.lyapunov.to->span,
+                          "the motion is already at t = %s: lyapunov to a "
+                          "later (or earlier) time",
+                          expr_format_number(t0, num, sizeof num));
+    if (st->u.lyapunov.step) {
+        if (ctx_eval_const(s, lw, &s->model, st->u.lyapunov.step, &S, err))
+            return -1;
+        if (!(S > 0) || !isfinite(S))
+            return diag_error(err, st->u.lyapunov.step->span,
+                              "step must be positive");
+    } else {
+        S = sim_default_step(t0, T);
+    }
+    if (!lyap_integrator_ok(s->integrator))
+        return diag_error(err, st->span,
+                          "lyapunov integrates the tangent vectors with an "
+                          "explicit method (an implicit one would need "
+                          "second derivatives): `set integrator = rk8pd` "
+                          "(or rk2, rk4, rkf45, rkck), not %s",
+                          s->integrator);
+    eom_t *e = ctx_eom(s, st->span, err);
+    if (!e || ctx_compile(s, e, st->span, err) != 0)
+        return -1;
+    size_t nv = expr_graph_nvars(lower_graph(lw));
+    double *vars = xcalloc(nv + 1, sizeof *vars);
+    lower_fill_vars(lw, &s->model, vars);
+    /* as simulate: a state off the constraints is an error (§6) */
+    char names[512];
+    double viol = eom_constraint_violation(sys, vars, names, sizeof names);
+    if (!(viol <= fmax(EOM_STATE_RTOL, s->model.state_drift))) {
+        free(vars);
+        return diag_error(err, st->span,
+                          "the state violates %s: `reset` or `initial` "
+                          "solves it again",
+                          names);
+    }
+    stab_t r;
+    if (stability_compute(s, st, st->u.lyapunov.vars, st->u.lyapunov.nvars,
+                          false, &r, err) != 0) {
+        free(vars);
+        return -1;
+    }
+    if (r.m == 0) {
+        stability_free(&r);
+        free(vars);
+        return diag_error(err, st->span,
+                          "no exponents: the constraints leave no "
+                          "independent variable");
+    }
+    lin_t *l = ctx_lin(s, st->span, err);
+    lyap_options_t o = {.t_end = T, .step = S, .rtol = s->rtol,
+                        .atol = s->atol, .integrator = s->integrator,
+                        .keep = st->u.lyapunov.nvars ? r.keep : NULL,
+                        .nkeep = r.m,
+                        .progress = s->quiet ? NULL : stderr,
+                        .stop = &s->stop, .max_steps = s->max_steps};
+    double *ex = xcalloc(r.m + 1, sizeof *ex);
+    lyap_summary_t sum;
+    int rc = l ? lyap_run(l, e, sys, vars, &o, ex, &sum, err) : -1;
+    if (rc != 0) {
+        /* a declaration that cannot be evaluated where it failed is to
+         * blame (LANGUAGE.md §4); else the statement */
+        if (err->set && err->span.file == SRC_NO_FILE)
+            err->span = st->span;
+        stability_free(&r);
+        free(ex);
+        free(vars);
+        return -1;
+    }
+    lower_store_state(lw, vars, &s->model);
+    s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
+    free(vars);
+    double big = 0.0;
+    for (size_t j = 0; j < r.m; j++) {
+        fprintf(s->out, "lyap%zu = %s\n", j + 1,
+                stab_num(ex[j], num, sizeof num));
+        big = fmax(big, fabs(ex[j]));
+    }
+    fprintf(s->out, "sum = %s, mean divergence = %s\n",
+            stab_num(sum.sum, num, sizeof num),
+            stab_num(sum.divergence, n2, sizeof n2));
+    if (!s->quiet) {
+        fprintf(s->out, "to t = %s: %zu steps, %zu orthonormalisations",
+                stab_num(T, num, sizeof num), sum.steps,
+                sum.orthonormalisations);
+        if (sum.charts)
+            fprintf(s->out, ", %zu %s of the dependent variables",
+                    sum.charts, sum.charts == 1 ? "change" : "changes");
+        fputc('\n', s->out);
+    }
+    double tol = fmax(STAB_SUM_RTOL * s->rtol, 1e-11) * fmax(1.0, big);
+    if (!(fabs(sum.sum - sum.divergence) <= tol))
+        stab_warn(s, st,
+                  "the sum of the exponents and the mean divergence differ "
+                  "by %s, more than the tolerances allow: the integration "
+                  "is not accurate enough (a smaller rtol, or a smaller "
+                  "step between orthonormalisations)",
+                  stab_num(fabs(sum.sum - sum.divergence), num, sizeof num));
+    if (r.nfeeds) {
+        expr_graph_t *g = r.sys->g;
+        strbuf_t b;
+        strbuf_init(&b);
+        for (size_t j = 0, k = 0; j < r.nfull; j++)
+            if (r.feeds[j])
+                strbuf_addf(&b, "%s%s", k++ ? ", " : "",
+                            expr_var_name(g, r.all[j]));
+        stab_warn(s, st,
+                  "%s %s left out but %s the variables kept at the start: "
+                  "the exponents of the restriction need not be exponents "
+                  "of the motion",
+                  b.data, r.nfeeds > 1 ? "are" : "is",
+                  r.nfeeds > 1 ? "feed" : "feeds");
+        strbuf_free(&b);
+    }
+    stability_free(&r);
+    free(ex);
+    return 0;
 }

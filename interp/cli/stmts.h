@@ -48,6 +48,7 @@ int stability_linearize(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* Transfer functions (control.c, LANGUAGE.md §7.2.1). */
 int control_transfer(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int control_bode(ctx_t *s, const ast_stmt_t *st, diag_t *err);

@@ -41,6 +41,7 @@ static const stmt_fn stmt_table[] = {
     [STMT_EIGEN] = stability_eigen,
     [STMT_SWEEP] = stability_sweep,
     [STMT_PLOT_SWEEP] = stability_plot_sweep,
+    [STMT_LYAPUNOV] = stability_lyapunov,
     [STMT_EXPORT] = export_stmt,
     [STMT_INPUT] = decl_input,
     [STMT_OUTPUT] = decl_output,

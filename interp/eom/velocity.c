@@ -212,6 +212,12 @@ struct eom_velsolver {
     tape_t *trate;  /* eom_velsolver_speed_rates: Ψ and β, the same */
     /* What the last solve solved for (indices of coordinates). */
     size_t *solved_q, nsolved_q, *solved_v, nsolved_v;
+    /* eom_velsolver_jacobians' tangent of Ceff alone (Cq: B comes from
+     * the values of TAPE) and its buffers, made by its first call and
+     * kept, so that later calls allocate nothing (lyapunov calls it at
+     * every evaluation of the motion) */
+    tape_t *tceff;
+    double *jdvars, *jdout, *jdwork, *jout;
 };
 
 eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
@@ -279,6 +285,11 @@ void eom_velsolver_free(eom_velsolver_t *vs)
     tape_free(vs->tspeed);
     tape_free(vs->trate);
     free(vs->jdep);
+    tape_free(vs->tceff);
+    free(vs->jdvars);
+    free(vs->jdout);
+    free(vs->jdwork);
+    free(vs->jout);
     free(vs->pout);
     free(vs->pwork);
     free(vs->solved_q);
@@ -636,20 +647,24 @@ void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
     }
     /* Ceff along each coordinate: forward-mode derivatives of the tape
      * (C, Ceff, B), n directions at once. */
-    size_t nv = expr_graph_nvars(sys->g), nout = tape_nout(vs->tape);
-    double *dvars = eom_alloc(nv * n, sizeof *dvars);
-    double *dout = eom_alloc(nout * n, sizeof *dout);
-    double *dwork = eom_alloc((tape_work_size(vs->tape) + 1) * n,
-                              sizeof *dwork);
-    for (size_t i = 0; i < n; i++)
-        dvars[(size_t)sys->q[i] * n + i] = 1.0;
-    tape_eval_tangent(vs->tape, vars, dvars, n, vs->out, dout, vs->work,
-                      dwork);
-    memcpy(Cq, dout + r * n, r * n * sizeof *Cq);
+    size_t nv = expr_graph_nvars(sys->g);
+    if (!vs->tceff) {
+        vs->tceff = tape_compile(sys->g, vs->d.Ceff, r, nv);
+        if (!vs->tceff)
+            abort();
+        size_t w = tape_work_size(vs->tceff) + 1;
+        vs->jdvars = eom_alloc(nv * n, sizeof *vs->jdvars);
+        vs->jdout = eom_alloc(r * n, sizeof *vs->jdout);
+        vs->jdwork = eom_alloc(w * n, sizeof *vs->jdwork);
+        vs->jout = eom_alloc(r + w, sizeof *vs->jout);
+        for (size_t i = 0; i < n; i++)
+            vs->jdvars[(size_t)sys->q[i] * n + i] = 1.0;
+    }
+    tape_eval(vs->tape, vars, vs->out, vs->work);
     memcpy(B, vs->out + 2 * r, r * n * sizeof *B);
-    free(dvars);
-    free(dout);
-    free(dwork);
+    tape_eval_tangent(vs->tceff, vars, vs->jdvars, n, vs->jout,
+                      vs->jdout, vs->jout + r, vs->jdwork);
+    memcpy(Cq, vs->jdout, r * n * sizeof *Cq);
 }
 
 void eom_velsolver_tangent(eom_velsolver_t *vs, const double *vars,

@@ -86,7 +86,8 @@ double eom_constraint_violation(const nh_system_t *sys, const double *vars,
  * ones (eom_velsolver_holonomic of them, nh×n, in declaration order),
  * Cq = ∂Ceff/∂q and B = ∂Ceff/∂q' of every constraint at velocity
  * level (r×n; Ceff is C, or f' for a holonomic f).  Exact: Cq by
- * forward-mode derivatives of the constraints' tape. */
+ * forward-mode derivatives of the constraints' tape.  Allocates its
+ * buffers on its first call only (kept with VS). */
 void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
                              double *J, double *Cq, double *B);
 /* The constraints' derivatives at VARS in K directions given by DVARS

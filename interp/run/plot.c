@@ -277,8 +277,12 @@ static int plot_write_script(const plot_columns_t *d, const plot_style_t *y,
             if (c > 1)
                 fputs(", \\\n     ", f);
             plot_gp_string(f, t->data);
-            fprintf(f, " using 1:%zu with lines%s title ", c + 1,
-                    d->dashed && d->dashed[c] ? " dashtype 2" : "");
+            if (d->points)
+                fprintf(f, " using 1:%zu with points pointtype 7 pointsize "
+                           "%s title ", c + 1, kind == PLOT_DUMB ? "1" : "0.35");
+            else
+                fprintf(f, " using 1:%zu with lines%s title ", c + 1,
+                        d->dashed && d->dashed[c] ? " dashtype 2" : "");
             plot_gp_string(f, d->titles[c]);
         }
         fputc('\n', f);

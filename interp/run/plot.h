@@ -33,6 +33,10 @@ typedef struct plot_columns {
     const bool *dashed;         /* ncols, or NULL: plot_draw draws these
                                    curves dashed (the imaginary parts of
                                    `plot sweep`) */
+    bool points;                /* plot_draw draws dots, not lines: the
+                                   rows are a Poincaré section's
+                                   crossings (LANGUAGE.md §6.1), in the
+                                   order of time but not neighbours */
 } plot_columns_t;
 
 /* How plot_draw_styled draws (`bode`, LANGUAGE.md §7.2.1). */
@@ -50,7 +54,8 @@ typedef struct plot_style {
  * every printing statement). */
 void plot_table(const plot_columns_t *data, FILE *out);
 
-/* `plot`: draws columns 1.. against column 0 with lines.  FILE NULL: a
+/* `plot`: draws columns 1.. against column 0 with lines (dots when
+ * DATA->points).  FILE NULL: a
  * text drawing (gnuplot's dumb terminal) written to OUT, sized to the
  * terminal when OUT is one (else 79×24); FILE "name.png" or "name.svg"
  * (case-insensitive): that image (pngcairo, else png; svg).  Returns 0,

@@ -74,6 +74,7 @@
 #include "interp/analysis/check.h"
 #include "interp/eom/linalg.h"
 #include "interp/expr/tape.h"
+#include "interp/run/event.h"
 
 /* With `project`, msadams and msbdf restart from the projected state
  * when it lies more than this many times the one-step error level away
@@ -479,6 +480,7 @@ void sim_samples_free(sim_samples_t *s)
     if (!s)
         return;
     free(s->data);
+    free(s->section);
     memset(s, 0, sizeof *s);
 }
 
@@ -491,6 +493,8 @@ void sim_samples_clear(sim_samples_t *s)
     free(s->data);
     s->data = NULL;
     s->n = s->cap = 0;
+    free(s->section);
+    s->section = NULL;
 }
 
 /* ---- the ODE callbacks ----------------------------------------------------- */
@@ -712,6 +716,32 @@ typedef struct sim_state {
     bool multistep;      /* msadams, msbdf: see sim_after_step */
     double E0, Escale;
     sim_summary_t sum;
+    gsl_odeiv2_system gsys;
+    /* The event (LANGUAGE.md §6.1, event.h), when there is one. */
+    const sim_event_t *event;
+    event_fn_t *ev;
+    int ev_side;         /* the sign of the last nonzero g (0: none yet) */
+    double ev_g, ev_dg;  /* g and its rate at the end of the last step */
+    double ev_start;     /* the run's first time */
+    gsl_odeiv2_driver *drv2; /* the probes' integration (sim_reintegrate) */
+    bool exact_rates;    /* the stepper leaves f at a step's ends in its
+                            evolve object (dydt_in, dydt_out) */
+    /* The ends of the last two steps, for the interpolant: NODE[0..2],
+     * oldest first, of which NNODES hold a state (the newest last). */
+    double node_t[3];
+    double *node_y[3], *node_f[3];
+    bool node_f_ok[3];
+    size_t nnodes;
+    event_interp_t ip;
+    double *ev_vars;     /* the value vector a probe evaluates g on */
+    double *ev_y;        /* the state of the last probe */
+    double *ev_rate;     /* its rates (the state's derivatives) */
+    double ev_t0;        /* the step being searched starts at (ev_t0, */
+    const double *ev_y0; /* ev_y0), where the rates are ev_f0 (NULL: */
+    const double *ev_f0; /* not known) */
+    double *ev_yerr;     /* a probe's error estimate */
+    bool ev_probe_failed;
+    diag_t ev_err;       /* why a probe failed */
 } sim_state_t;
 
 /* Appends " at t = T; state: a = 1, b' = 2" (the ODE state's variables)
@@ -931,6 +961,16 @@ static void sim_state_free(sim_state_t *s)
     free(s->yprev);
     free(s->yp);
     free(s->sc);
+    event_fn_free(s->ev);
+    for (int i = 0; i < 3; i++) {
+        free(s->node_y[i]);
+        free(s->node_f[i]);
+    }
+    event_interp_free(&s->ip);
+    free(s->ev_vars);
+    free(s->ev_y);
+    free(s->ev_rate);
+    free(s->ev_yerr);
 }
 
 /* Projection after a step at T: s->yp becomes the projected state and
@@ -966,6 +1006,11 @@ static int sim_after_step(sim_state_t *s, gsl_odeiv2_driver *drv, double t,
             return 0;
     }
     memcpy(y, s->yp, ns * sizeof *y);
+    /* the evolve object may keep the derivative at the last step's end
+     * for the next step's start (a stepper that can use dydt_in): the
+     * state moved, so that derivative is stale; resetting costs one
+     * evaluation */
+    gsl_odeiv2_evolve_reset(drv->e);
     gsl_odeiv2_step_reset(drv->s);
     return 0;
 }
@@ -1062,6 +1107,463 @@ static bool sim_failed_at(const sim_state_t *s, double t, const double *y)
            memcmp(s->ctx.fail_y, y, s->ctx.ns * sizeof *y) == 0;
 }
 
+/* ---- events (LANGUAGE.md §6.1, event.h) -------------------------------- */
+
+/* An event's time is located to this fraction of the shorter of the step
+ * that holds it and of the time itself (LANGUAGE.md §6.1 asks 1e-12
+ * relative), and never finer than a few doubles. */
+#define SIM_EVENT_RTOL 1e-13
+/* The probes (steps integrated again) one event may take: Newton needs
+ * one or two, the Illinois fallback a few tens at worst. */
+#define SIM_EVENT_PROBES 60
+/* A crossing within this fraction of the first step of the run is the
+ * start itself (a run that begins where an `until` stopped, on the event
+ * within rounding, and on either side of it). */
+#define SIM_EVENT_AT_START 1e-9
+/* The golden-section search for a pair of crossings inside one step
+ * (sim_event_pair): enough to narrow the step to 1e-9 of itself. */
+#define SIM_EVENT_DIP_ITERATIONS 44
+
+/* Fills the state Y and time T into the value vector V. */
+static void sim_fill(const sim_state_t *s, double *v, double t,
+                     const double *y)
+{
+    for (size_t k = 0; k < s->ctx.ns; k++)
+        v[s->ctx.sv[k]] = y[k];
+    v[s->sys->t] = t;
+}
+
+/* The event function at (T, Y) into *G and its rate into *DG (NaN when
+ * unknown).  When g reads what the equations derive, the value vector is
+ * completed by eom_accel, and the rate comes from it; otherwise it is
+ * g's gradient along YDOT (the state's rates; NULL: no rate), and with
+ * COMPLETE the vector is completed all the same (a probe's rates).  A
+ * value that is not finite is an error with the time and the state
+ * (summary.event_failed: the caller places it at the expression). */
+static int sim_event_eval(sim_state_t *s, double t, const double *y,
+                          const double *ydot, bool complete, double *g,
+                          double *dg, diag_t *err)
+{
+    double *v = s->ev_vars;
+    sim_fill(s, v, t, y);
+    bool completion = event_fn_needs_completion(s->ev);
+    if (complete || completion) {
+        diag_t d = {0};
+        if (eom_accel(s->e, v, &d) != 0)
+            return sim_error_at(err, s, t, y, d.msg);
+    }
+    if (completion || complete)
+        event_fn_eval(s->ev, v, g, dg);
+    else if (ydot)
+        event_fn_eval_along(s->ev, v, ydot, g, dg);
+    else {
+        event_fn_eval(s->ev, v, g, NULL);
+        *dg = NAN;
+    }
+    if (!isfinite(*g)) {
+        char cause[96], num[40];
+        snprintf(cause, sizeof cause, "the event's expression is not finite "
+                                      "(%s)",
+                 expr_format_number(*g, num, sizeof num));
+        s->sum.event_failed = true;
+        return sim_error_at(err, s, t, y, cause);
+    }
+    return 0;
+}
+
+/* The integrator's solution at T, integrated again from (T0, Y0) into Y
+ * with the probes' driver (one step when it accepts the length T − T0, as
+ * it should: the step from T0 that the run took was longer). */
+static int sim_reintegrate(sim_state_t *s, double t0, const double *y0,
+                           double t, double *y, diag_t *err)
+{
+    gsl_odeiv2_driver *d = s->drv2;
+    size_t ns = s->ctx.ns;
+    memcpy(y, y0, ns * sizeof *y);
+    gsl_odeiv2_evolve_reset(d->e);
+    gsl_odeiv2_step_reset(d->s);
+    /* One step of the stepper from T0, with the rates there that the run
+     * computed (rk8pd: 12 evaluations), kept when its error estimate
+     * passes the run's control, as it should; else evolve from T0. */
+    if (s->ev_f0) {
+        double h = t - t0;
+        s->ctx.failed = false;
+        int st = gsl_odeiv2_step_apply(d->s, t0, h, y, s->ev_yerr, s->ev_f0,
+                                       NULL, &s->gsys);
+        if (st == GSL_SUCCESS &&
+            gsl_odeiv2_control_hadjust(d->c, d->s, y, s->ev_yerr,
+                                       s->ev_rate, &h) != GSL_ODEIV_HADJ_DEC)
+            return 0;
+        if (s->ctx.stopped)
+            return sim_error_at(err, s, t0, y0, nh_stop_reason(s->opt->stop));
+        memcpy(y, y0, ns * sizeof *y);
+        gsl_odeiv2_step_reset(d->s);
+    }
+    /* h beyond the end: evolve takes the step to T itself and lands on T
+     * exactly (a step of exactly T − T0 would end at T0 + h, which may
+     * round past T) */
+    double tt = t0, h = 2.0 * (t - t0);
+    for (int it = 0; tt != t; it++) {
+        double tp = tt;
+        s->ctx.failed = false;
+        int st = gsl_odeiv2_evolve_apply(d->e, d->c, d->s, &s->gsys, &tt, t,
+                                         &h, y);
+        if (st == GSL_EBADFUNC && !s->ctx.stopped && s->ctx.failed &&
+            it < 60) {
+            /* a trial stage out of the equations' domain: shorter */
+            tt = tp;
+            memcpy(y, d->e->y0, ns * sizeof *y);
+            h *= 0.5;
+            gsl_odeiv2_step_reset(d->s);
+            continue;
+        }
+        if (st != GSL_SUCCESS || it >= 1000) {
+            if (s->ctx.stopped)
+                return sim_error_at(err, s, t0, y0,
+                                    nh_stop_reason(s->opt->stop));
+            if (s->ctx.failed)
+                return sim_error_at(err, s, s->ctx.fail_t, s->ctx.fail_y,
+                                    s->ctx.fail.msg);
+            char cause[160];
+            snprintf(cause, sizeof cause,
+                     "the step that holds the event cannot be integrated "
+                     "again (%s)", gsl_strerror(st));
+            return sim_error_at(err, s, tp, y, cause);
+        }
+    }
+    return 0;
+}
+
+/* g on the interpolant of the last steps (event_seed's probe, and the
+ * search for a pair of crossings). */
+static int sim_interp_probe(void *ctx, double t, double *g, double *dg)
+{
+    sim_state_t *s = ctx;
+    *dg = NAN;
+    event_interp_eval(&s->ip, t, s->ev_y);
+    double *v = s->ev_vars;
+    sim_fill(s, v, t, s->ev_y);
+    if (event_fn_needs_completion(s->ev)) {
+        diag_t d = {0};
+        if (eom_accel(s->e, v, &d) != 0)
+            return -1;
+    }
+    event_fn_eval(s->ev, v, g, NULL);
+    return isfinite(*g) ? 0 : -1;
+}
+
+/* event_locate's probe: g and its rate on the integrator's solution at T,
+ * integrated again from the start of the step (s->ev_t0, s->ev_y0); the
+ * state is left in s->ev_y, its rates in s->ev_rate. */
+static int sim_event_probe(void *ctx, double t, double *g, double *dg)
+{
+    sim_state_t *s = ctx;
+    s->sum.event_probes++;
+    if (sim_reintegrate(s, s->ev_t0, s->ev_y0, t, s->ev_y, &s->ev_err) != 0 ||
+        sim_event_eval(s, t, s->ev_y, NULL, true, g, dg, &s->ev_err) != 0) {
+        s->ev_probe_failed = true;
+        return -1;
+    }
+    const uint32_t *deriv = eom_state_derivs(s->e);
+    for (size_t k = 0; k < s->ctx.ns; k++)
+        s->ev_rate[k] = s->ev_vars[deriv[k]];
+    return 0;
+}
+
+/* Appends the end of the step from TPREV (s->yprev) to T (s->y) to the
+ * interpolant's nodes, with the rates there when the stepper left them. */
+static void sim_event_nodes(sim_state_t *s, gsl_odeiv2_driver *drv,
+                            double tprev, double t)
+{
+    size_t ns = s->ctx.ns;
+    for (int end = 0; end < 2; end++) {
+        double tn = end ? t : tprev;
+        if (!end && s->nnodes > 0 && s->node_t[s->nnodes - 1] == tprev)
+            continue; /* the last step ended where this one starts */
+        if (!end)
+            s->nnodes = 0; /* not joined to the nodes kept (the start) */
+        if (s->nnodes == 3) {
+            double *y = s->node_y[0], *f = s->node_f[0];
+            for (int i = 0; i < 2; i++) {
+                s->node_t[i] = s->node_t[i + 1];
+                s->node_y[i] = s->node_y[i + 1];
+                s->node_f[i] = s->node_f[i + 1];
+                s->node_f_ok[i] = s->node_f_ok[i + 1];
+            }
+            s->node_y[2] = y;
+            s->node_f[2] = f;
+            s->nnodes = 2;
+        }
+        size_t i = s->nnodes++;
+        s->node_t[i] = tn;
+        memcpy(s->node_y[i], end ? s->y : s->yprev, ns * sizeof(double));
+        s->node_f_ok[i] = s->exact_rates;
+        if (s->exact_rates)
+            memcpy(s->node_f[i], end ? drv->e->dydt_out : drv->e->dydt_in,
+                   ns * sizeof(double));
+    }
+}
+
+/* The rates the stepper left at node time T (the start of the step being
+ * searched), or NULL. */
+static const double *sim_node_rates(const sim_state_t *s, double t)
+{
+    for (size_t i = 0; i < s->nnodes; i++)
+        if (s->node_t[i] == t && s->node_f_ok[i])
+            return s->node_f[i];
+    return NULL;
+}
+
+/* Builds the interpolant of the last step (and of the one before it, when
+ * the nodes hold it); false when it cannot (a rate cannot be computed). */
+static bool sim_event_interp(sim_state_t *s)
+{
+    const double *ty[3], *tf[3];
+    for (size_t i = 0; i < s->nnodes; i++) {
+        if (!s->node_f_ok[i]) {
+            if (sim_ode_f(s->node_t[i], s->node_y[i], s->node_f[i],
+                          &s->ctx) != GSL_SUCCESS)
+                return false;
+            s->node_f_ok[i] = true;
+        }
+        ty[i] = s->node_y[i];
+        tf[i] = s->node_f[i];
+    }
+    s->ctx.failed = false;
+    if (s->nnodes < 2)
+        return false;
+    event_interp_build(&s->ip, s->nnodes, s->node_t, ty, tf);
+    return true;
+}
+
+/* Makes room for one more sample of a section, within the limits of §6
+ * (the rows, and their memory, of all runs together). */
+static int sim_section_room(sim_state_t *s, sim_samples_t *samples,
+                            double t, const double *y, diag_t *err)
+{
+    const sim_options_t *opt = s->opt;
+    size_t limit = opt->max_samples ? opt->max_samples
+                                    : SIM_DEFAULT_MAX_SAMPLES;
+    size_t width = samples->width ? samples->width : 1;
+    size_t mem = SIM_MAX_SAMPLE_BYTES / sizeof(double) / width;
+    if (samples->n + 1 > limit || samples->n + 1 > mem) {
+        char cause[256];
+        snprintf(cause, sizeof cause,
+                 "a crossing beyond the limit of %zu recorded samples (%d MiB "
+                 "of rows; simulate a shorter time, or reset)",
+                 limit < mem ? limit : mem, (int)(SIM_MAX_SAMPLE_BYTES >> 20));
+        return sim_error_at(err, s, t, y, cause);
+    }
+    if (samples->n + 1 > samples->cap) {
+        size_t cap = samples->cap ? 2 * samples->cap : 64;
+        cap = cap < limit ? cap : limit;
+        cap = cap < mem ? cap : mem;
+        double *p = realloc(samples->data, cap * width * sizeof(double));
+        if (!p)
+            abort(); /* out of memory: the one fatal case */
+        samples->data = p;
+        samples->cap = cap;
+    }
+    return 0;
+}
+
+/* The crossing of g from GA at TA to GB at TB (opposite signs, neither
+ * 0), inside the step from TPREV (s->yprev), DIR its direction: located
+ * on the integrator's solution (event_locate on probes seeded by the
+ * interpolant, when INTERP) and recorded — a section's sample, or
+ * `until`'s last sample, and then *STOP. */
+static int sim_event_cross(sim_state_t *s, double tprev, double ta,
+                           double ga, double tb, double gb, int dir,
+                           bool interp, sim_samples_t *samples, bool *stop,
+                           diag_t *err)
+{
+    size_t ns = s->ctx.ns;
+    double *ye = s->ev_y;
+    double seed = interp ? event_seed(sim_interp_probe, s, ta, ga, tb, gb)
+                         : NAN;
+    s->ctx.failed = false;
+    double at = isfinite(seed) ? fabs(seed) : fmax(fabs(ta), fabs(tb));
+    double tmax = fmax(fabs(ta), fabs(tb));
+    double tol = fmax(SIM_EVENT_RTOL * fmin(fabs(tb - ta), at),
+                      4.0 * (nextafter(tmax, INFINITY) - tmax));
+    s->ev_t0 = tprev;
+    s->ev_y0 = s->yprev;
+    s->ev_f0 = sim_node_rates(s, tprev);
+    s->ev_probe_failed = false;
+    event_root_t r;
+    /* g is known to about the absolute tolerance of the state it is made
+     * of (doc/language.md, "Events": a crossing that shallow is located
+     * to atol/|g'| in time, what the integration itself determines) */
+    int rc = event_locate(sim_event_probe, s, ta, ga, tb, gb, seed, tol,
+                          s->opt->atol, SIM_EVENT_PROBES, &r);
+    if (rc != 0 && s->ev_probe_failed) {
+        *err = s->ev_err;
+        return -1;
+    }
+    /* (probes spent: the last one is within the narrowed bracket) */
+    double te = r.t;
+    if (isfinite(r.newton) && r.newton != 0) {
+        /* the zero is at t + newton: the state there to second order */
+        te += r.newton;
+        for (size_t k = 0; k < ns; k++)
+            ye[k] += r.newton * s->ev_rate[k];
+    }
+    if (ta == s->ev_start &&
+        fabs(te - s->ev_start) <= SIM_EVENT_AT_START * fabs(tb - ta) +
+                                      8.0 * (nextafter(fabs(ta), INFINITY) -
+                                             fabs(ta)))
+        return 0; /* the start itself */
+    if (s->opt->project) {
+        bool changed;
+        if (sim_project_state(s, te, ye, &changed, err) != 0)
+            return -1;
+    }
+    s->sum.event_t = te;
+    s->sum.event_dir = dir;
+    if (s->event->section) {
+        if (sim_section_room(s, samples, te, ye, err) != 0)
+            return -1;
+        s->sum.crossings++;
+        return sim_sample(s, te, ye, samples, true, false, err);
+    }
+    s->sum.event_hit = true;
+    *stop = true;
+    /* an event at the time of the last sample is that sample */
+    bool again = samples->n > 0 &&
+                 samples->data[(samples->n - 1) * samples->width +
+                               s->sys->t] == te;
+    return sim_sample(s, te, ye, samples, !again, false, err);
+}
+
+/* Whether g, on the same side SIDE at both ends of the step from TPREV
+ * to T, dips to the other side inside it (two crossings that the ends do
+ * not show: the rattleback's spin changes sign twice 3e-4 apart inside
+ * one step of 2.7e-3).  Only where |g| falls at the start and grows at
+ * the end (G0·DG0 < 0 < G1·DG1) is there a dip to look for: its deepest
+ * point on the interpolant, by golden-section search, and then a probe
+ * there confirms it on the integrator's solution: *TM, *GM. */
+static bool sim_event_pair(sim_state_t *s, double tprev, double t, int side,
+                           double g0, double dg0, double g1, double dg1,
+                           double *tm, double *gm, diag_t *err, int *rc)
+{
+    *rc = 0;
+    if (!(g0 * dg0 < 0 && g1 * dg1 > 0) || !sim_event_interp(s))
+        return false;
+    const double phi = 0.6180339887498949;
+    double a = tprev, b = t, c = b - phi * (b - a), d = a + phi * (b - a);
+    double fc, fd, dummy;
+    if (sim_interp_probe(s, c, &fc, &dummy) != 0 ||
+        sim_interp_probe(s, d, &fd, &dummy) != 0)
+        return false;
+    fc *= side;
+    fd *= side;
+    for (int it = 0; it < SIM_EVENT_DIP_ITERATIONS && fc >= 0 && fd >= 0;
+         it++) {
+        if (fc < fd) {
+            b = d;
+            d = c;
+            fd = fc;
+            c = b - phi * (b - a);
+            if (sim_interp_probe(s, c, &fc, &dummy) != 0)
+                return false;
+            fc *= side;
+        } else {
+            a = c;
+            c = d;
+            fc = fd;
+            d = a + phi * (b - a);
+            if (sim_interp_probe(s, d, &fd, &dummy) != 0)
+                return false;
+            fd *= side;
+        }
+    }
+    if (fc >= 0 && fd >= 0)
+        return false;
+    *tm = fc < 0 ? c : d;
+    s->ev_t0 = tprev;
+    s->ev_y0 = s->yprev;
+    s->ev_f0 = sim_node_rates(s, tprev);
+    s->ev_probe_failed = false;
+    double dgm;
+    if (sim_event_probe(s, *tm, gm, &dgm) != 0) {
+        *err = s->ev_err;
+        *rc = -1;
+        return false;
+    }
+    return *gm * side < 0;
+}
+
+/* After the step from TPREV to T (YOUT the state there as sampled):
+ * whether g changed sign over it (in the direction asked), or twice
+ * inside it; each crossing is located and recorded (sim_event_cross). */
+static int sim_event_step(sim_state_t *s, gsl_odeiv2_driver *drv,
+                          double tprev, double t, const double *yout,
+                          sim_samples_t *samples, bool *stop, diag_t *err)
+{
+    sim_event_nodes(s, drv, tprev, t);
+    if (isnan(s->ev_dg) && s->exact_rates) {
+        /* g's rate at the start, from the rates the first step computed
+         * there (no evaluation of its own) */
+        double g0;
+        if (sim_event_eval(s, tprev, s->yprev, drv->e->dydt_in, false, &g0,
+                           &s->ev_dg, err) != 0)
+            return -1;
+    }
+    double g, dg, g0 = s->ev_g, dg0 = s->ev_dg;
+    if (sim_event_eval(s, t, yout, s->exact_rates ? drv->e->dydt_out : NULL,
+                       false, &g, &dg, err) != 0)
+        return -1;
+    int side = g > 0 ? 1 : g < 0 ? -1 : 0, from = s->ev_side;
+    s->ev_g = g;
+    s->ev_dg = dg;
+    if (side != 0)
+        s->ev_side = side;
+    int want = s->event->dir;
+    if (side != 0 && from != 0 && side != from) {
+        if (want != 0 && side != want)
+            return 0;
+        if (g0 == 0) {
+            /* g was 0 at the end of the last step: the crossing is there */
+            memcpy(s->ev_y, s->yprev, s->ctx.ns * sizeof(double));
+            if (s->event->section) {
+                if (sim_section_room(s, samples, tprev, s->ev_y, err) != 0)
+                    return -1;
+                s->sum.crossings++;
+            } else {
+                s->sum.event_hit = true;
+                *stop = true;
+            }
+            s->sum.event_t = tprev;
+            s->sum.event_dir = side;
+            bool again = samples->n > 0 &&
+                         samples->data[(samples->n - 1) * samples->width +
+                                       s->sys->t] == tprev;
+            return sim_sample(s, tprev, s->ev_y, samples, !again, false, err);
+        }
+        return sim_event_cross(s, tprev, tprev, g0, t, g, side,
+                               sim_event_interp(s), samples, stop, err);
+    }
+    double tm, gm;
+    int rc = 0;
+    if (side == 0 || side != from || g0 == 0)
+        return 0;
+    if (!sim_event_pair(s, tprev, t, side, g0, dg0, g, dg, &tm, &gm, err,
+                        &rc))
+        return rc;
+    /* two crossings: away from SIDE, then back */
+    if (want == 0 || want == -side) {
+        if (sim_event_cross(s, tprev, tprev, g0, tm, gm, -side, true,
+                            samples, stop, err) != 0)
+            return -1;
+        if (*stop)
+            return 0;
+    }
+    if (want == 0 || want == side)
+        return sim_event_cross(s, tprev, tm, gm, t, g, side, true, samples,
+                               stop, err);
+    return 0;
+}
+
 /* The integration proper, between the samples.  GRID(k) is the time of
  * sample k (0..count-1). */
 static int sim_integrate(sim_state_t *s, double t0, double t_end,
@@ -1071,13 +1573,29 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
     const sim_options_t *opt = s->opt;
     size_t ns = s->ctx.ns;
     double *y = s->y;
-    gsl_odeiv2_system gsys = {sim_ode_f, sim_ode_jac, ns, &s->ctx};
+    s->gsys = (gsl_odeiv2_system){sim_ode_f, sim_ode_jac, ns, &s->ctx};
+    gsl_odeiv2_system gsys = s->gsys;
     double span = fabs(t_end - t0);
+    const gsl_odeiv2_step_type *type = sim_step_type(opt->integrator);
     gsl_odeiv2_driver *drv = gsl_odeiv2_driver_alloc_y_new(
-        &gsys, sim_step_type(opt->integrator), dir * span, opt->atol,
-        opt->rtol);
+        &gsys, type, dir * span, opt->atol, opt->rtol);
     if (!drv)
         abort(); /* GSL allocates nothing else that can fail here */
+    if (s->event) {
+        /* The probes integrate again a step the run took: with the run's
+         * stepper, but for the multistep ones, whose history a step from
+         * elsewhere cannot use: rk8pd for msadams, bsimp (implicit, with
+         * the same exact Jacobian) for msbdf. */
+        const gsl_odeiv2_step_type *t2 =
+            type == gsl_odeiv2_step_msadams ? gsl_odeiv2_step_rk8pd
+            : type == gsl_odeiv2_step_msbdf ? gsl_odeiv2_step_bsimp
+                                            : type;
+        s->drv2 = gsl_odeiv2_driver_alloc_y_new(&s->gsys, t2, dir * span,
+                                                opt->atol, opt->rtol);
+        if (!s->drv2)
+            abort();
+        s->exact_rates = type->can_use_dydt_in && type->gives_exact_dydt_out;
+    }
     unsigned order = gsl_odeiv2_step_order(drv->s);
     /* No shorter than the times can tell apart (t + h must move t), nor
      * than 0 when the estimate underflows (a span of 5e-324). */
@@ -1089,7 +1607,9 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
     sim_progress_init(&prog, opt->progress);
     double t = t0, hmax = fabs(h);
     int rc = 0;
-    for (size_t k = 1; k < count && rc == 0; k++) {
+    bool ended = false; /* at `until`'s event */
+    bool section = s->event && s->event->section;
+    for (size_t k = 1; k < count && rc == 0 && !ended; k++) {
         double tk = k + 1 == count ? t_end : t0 + dir * (double)k * step;
         while (t != tk) {
             double tprev = t;
@@ -1188,14 +1708,23 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
                     break;
             }
             sim_monitor_step(s, t, yout);
+            if (s->event) {
+                rc = sim_event_step(s, drv, tprev, t, yout, samples, &ended,
+                                    err);
+                if (rc != 0 || ended)
+                    break;
+            }
             sim_progress_update(&prog, span > 0.0 ? fabs(t - t0) / span : 1);
         }
-        if (rc == 0)
-            rc = sim_sample(s, tk, opt->project ? s->yp : y, samples, true,
-                            false, err);
+        if (rc == 0 && !ended)
+            rc = sim_sample(s, tk, opt->project ? s->yp : y, samples,
+                            !section, false, err);
     }
     sim_progress_end(&prog);
     gsl_odeiv2_driver_free(drv);
+    if (s->drv2)
+        gsl_odeiv2_driver_free(s->drv2);
+    s->drv2 = NULL;
     return rc;
 }
 
@@ -1226,11 +1755,16 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
      * it (a grid time within 1e-9·step of t_end is t_end). */
     double t_end = opt->t_end, step = opt->step;
     double dir = t_end >= t0 ? 1.0 : -1.0, span = fabs(t_end - t0);
-    double kd = floor(span / step + 1e-9);
+    /* A section has no grid: its samples are the crossings, recorded as
+     * they come (sim_section_room keeps the limits), and the two ends
+     * are computed but not recorded. */
+    bool section = opt->event && opt->event->section;
+    double kd = section ? 1.0 : floor(span / step + 1e-9);
     size_t limit = opt->max_samples ? opt->max_samples
                                     : SIM_DEFAULT_MAX_SAMPLES;
-    bool skip_first = samples->n > 0 &&
-                      samples->data[(samples->n - 1) * width + sys->t] == t0;
+    bool skip_first = section ||
+                      (samples->n > 0 &&
+                       samples->data[(samples->n - 1) * width + sys->t] == t0);
     char b1[40], b2[40], b3[40];
     expr_format_number(t_end, b1, sizeof b1);
     expr_format_number(step, b2, sizeof b2);
@@ -1242,9 +1776,9 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
                           b1, b2, expr_format_number(kd + 1.0, b3, sizeof b3),
                           limit);
     size_t K = (size_t)kd;
-    bool on_grid = fabs(t0 + dir * kd * step - t_end) <= 1e-9 * step;
+    bool on_grid = section || fabs(t0 + dir * kd * step - t_end) <= 1e-9 * step;
     size_t count = K + 1 + (on_grid ? 0 : 1);
-    size_t add = count - (skip_first ? 1 : 0);
+    size_t add = section ? 0 : count - (skip_first ? 1 : 0);
     if (samples->n + add > limit)
         return diag_error(err, SRC_SPAN_NONE,
                           "simulating to %s with step %s would bring the "
@@ -1294,6 +1828,20 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
     memcpy(s.ctx.vars, vars, width * sizeof *vars);
     s.has_vel = sim_state_has_velocities(e);
     sim_cons_init(&s.cons, sys, opt->project, opt->project && s.has_vel);
+    if (opt->event) {
+        s.event = opt->event;
+        s.ev = event_fn_new(sys, opt->event->g, s.ctx.sv, ns);
+        for (int i = 0; i < 3; i++) {
+            s.node_y[i] = sim_alloc(ns, sizeof(double));
+            s.node_f[i] = sim_alloc(ns, sizeof(double));
+        }
+        event_interp_init(&s.ip, ns);
+        s.ev_vars = sim_alloc(width, sizeof(double));
+        memcpy(s.ev_vars, vars, width * sizeof *vars);
+        s.ev_y = sim_alloc(ns, sizeof(double));
+        s.ev_rate = sim_alloc(ns, sizeof(double));
+        s.ev_yerr = sim_alloc(ns, sizeof(double));
+    }
     {
         const size_t *hol;
         s.mnh = eom_monitor_holonomic(e, &hol);
@@ -1322,14 +1870,17 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
         s.sum.energy_conserved = verdict == 1;
     }
 
-    /* Reserve every row now: no reallocation while integrating. */
-    if (samples->n + add > samples->cap) {
+    /* Reserve every row now: no reallocation while integrating (but for
+     * a section's, which come as they come); `until`'s event may add one
+     * between two times of the grid. */
+    size_t room = add + (opt->event && !section ? 1 : 0);
+    if (samples->n + room > samples->cap) {
         double *p = realloc(samples->data,
-                            (samples->n + add) * width * sizeof(double));
+                            (samples->n + room) * width * sizeof(double));
         if (!p)
             abort();
         samples->data = p;
-        samples->cap = samples->n + add;
+        samples->cap = samples->n + room;
     }
 
     int rc = 0;
@@ -1342,6 +1893,14 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
     }
     if (rc == 0)
         rc = sim_sample(&s, t0, s.y, samples, !skip_first, true, err);
+    if (rc == 0 && s.event) {
+        /* the side the run starts on (none when g is 0 there) */
+        /* (its rate comes from the first step: sim_event_step) */
+        rc = sim_event_eval(&s, t0, s.y, NULL, false, &s.ev_g, &s.ev_dg,
+                            err);
+        s.ev_side = s.ev_g > 0 ? 1 : s.ev_g < 0 ? -1 : 0;
+        s.ev_start = t0;
+    }
     if (rc == 0 && count > 1)
         rc = sim_integrate(&s, t0, t_end, count, step, dir, samples, err);
     if (rc == 0)

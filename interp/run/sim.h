@@ -14,6 +14,11 @@
  * (LANGUAGE.md §6: the next run continues the same trajectory, samples
  * in increasing t), or as it was when this run recorded none.
  *
+ * Events (LANGUAGE.md §6.1, sim_event_t): `until` ends the run at the
+ * first time the event function changes sign, located on the
+ * integrator's solution (event.h), which becomes the last sample and the
+ * final state; `sample at` records the crossings instead of the grid.
+ *
  * Ownership: sim_samples_t is the caller's; sim_run appends to it
  * (sim_samples_free releases it).  The eom_t and system are borrowed.
  * Must not: print, except progress on the stream given in the options;
@@ -42,6 +47,20 @@
  * error in seconds, not hours; `set max_steps` raises it. */
 #define SIM_DEFAULT_MAX_STEPS ((size_t)1000000)
 
+/* An event of LANGUAGE.md §6.1: the times at which G changes sign (in
+ * the direction DIR only, when not 0), in the order the run meets them. */
+typedef struct sim_event {
+    const expr_t *g;    /* EXPR − VALUE: a scalar node of the system's
+                           graph, of the state, t, the parameters, and
+                           what eom_accel completes */
+    int dir;            /* +1 rising (− to +), −1 falling, 0 either */
+    bool section;       /* `sample at`: every crossing is a sample and
+                           only they are (no grid; sim_options_t.step is
+                           not used); else `until`: the run ends at the
+                           first crossing, after the grid's samples
+                           before it */
+} sim_event_t;
+
 typedef struct sim_options {
     double t_end;           /* may lie before t (integrates backwards) */
     double step;            /* sampling interval (> 0) */
@@ -67,12 +86,16 @@ typedef struct sim_options {
                                central differences of the right-hand side
                                instead of exactly (for the benchmark that
                                compares them) */
+    const sim_event_t *event; /* NULL: none */
 } sim_options_t;
 
 typedef struct sim_samples {
     size_t n, cap;
     size_t width;  /* doubles per sample: expr_graph_nvars of the system */
     double *data;  /* n rows of width */
+    char *section; /* what the rows are crossings of (`sample at`, set by
+                      the caller, malloc'ed), NULL for a grid: a run of
+                      another kind starts the samples afresh */
 } sim_samples_t;
 
 typedef struct sim_summary {
@@ -91,6 +114,15 @@ typedef struct sim_summary {
                              when |E0| is below 1e-8 of that (E0 ≈ 0), or
                              1 when both vanish.  Computed in every run;
                              meaningful only when energy_conserved */
+    /* the event (sim_options_t.event) */
+    bool event_hit;       /* until: the run ended at it */
+    double event_t;       /* its time */
+    int event_dir;        /* how it crossed: +1 rising, −1 falling */
+    size_t crossings;     /* sample at: the crossings recorded */
+    size_t event_probes;  /* steps integrated again to locate them */
+    bool event_failed;    /* the error is that the event function is not
+                             finite (or its value vector cannot be
+                             completed) at the time it gives */
 } sim_summary_t;
 
 /* Names of the integrators, NULL-terminated; sim_integrator_known says
@@ -115,7 +147,7 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
 double sim_default_step(double t0, double t_end);
 
 void sim_samples_free(sim_samples_t *s);
-void sim_samples_clear(sim_samples_t *s); /* n = 0, keeps the memory */
+void sim_samples_clear(sim_samples_t *s); /* n = 0, no section */
 
 /* The constraint residual max_a |C^a| at VARS (holonomic ones at position
  * level and velocity level; VARS must hold all the velocities).  Compiles
