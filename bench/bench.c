@@ -39,7 +39,11 @@
  *             (bench/sympy_bicycle.py), with a time limit.  The implicit
  *             integrators on a stiff model (a pendulum on a stiff spring):
  *             steps and time with the exact Jacobian against central
- *             differences (sim_options_t.jacobian_differences).
+ *             differences (sim_options_t.jacobian_differences).  Steady
+ *             motions: `steady` of a bicycle turn (target: under 5 ms)
+ *             against one linearize, and a `follow` of its family of at
+ *             least 200 points with `eigen` at each (target: under 1 s)
+ *             against the same follow without eigen.
  *   motion    the bicycle's events (`until`, `sample at`: the work they
  *             add, in steps) and `lyapunov to 100` against `simulate to
  *             100`, on the tapes and compiled (issue 26).
@@ -63,13 +67,15 @@
  * the scaling table alone; -D: the declaration rows alone; -R: the
  * sphere's right-hand sides and runs alone, on the tapes and compiled;
  * -B: the bicycle's rows alone, with SymPy's unless -q; -M: the events'
- * and lyapunov's rows alone), where
+ * and lyapunov's rows alone; -T: the stability rows alone, steady and
+ * follow included), where
  * MODELS_DIR holds
  * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
  * SRCDIR is where bench/sympy_sphere.py is (default .), and -q shortens
  * the runs (a smoke test).
  * Exit status 0 when every target passes, 1 otherwise.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -157,6 +163,7 @@ static bool only_scaling; /* -S: the N-trailer table alone */
 static bool only_declarations; /* -D: the declaration rows alone */
 static bool only_sphere; /* -R: the sphere's rhs and simulate rows alone */
 static bool only_bicycle; /* -B: the bicycle's rows alone */
+static bool only_stability; /* -T: the stability rows alone */
 static bool only_scale; /* -P: the v3 rows alone (shards, dla) */
 static bool only_motion;  /* -M: the events' and lyapunov's rows alone */
 
@@ -362,7 +369,9 @@ static int cache_count;
 static void cache_fresh(void)
 {
     char dir[128];
-    snprintf(dir, sizeof dir, "%s/%d", cache_root, cache_count++);
+    /* the process in the name: each section runs in a child (section()) */
+    snprintf(dir, sizeof dir, "%s/%ld-%d", cache_root, (long)getpid(),
+             cache_count++);
     mkdir(dir, 0700);
     setenv("XDG_CACHE_HOME", dir, 1);
 }
@@ -606,6 +615,31 @@ static void stability_rows(const char *srcdir, FILE *sink)
              tr / t);
     row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
         t / tr, "<= 0.556", t / tr <= 1 / 1.8);
+
+    /* steady motions (LANGUAGE.md §7.3): a steady turn solved from
+     * guesses, against one linearize (a Newton step costs about one) */
+    stmt_ctx_t st = {s, "steady phi = 0.1, delta ~ 0.05, thR' ~ -20\n"};
+    measure(stmt_work, &st, stmt_work, &lin, &t, &tr);
+    row("steady bicycle turn (lean 0.1, 2 unknowns)",
+        fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2), t / tr,
+        "< 5 ms", t < 5e-3);
+    /* a follow of the handlebar-forward family with eigen at each point,
+     * against the same follow without it; its points counted once */
+    static const char fol[] =
+        "follow phi from 0.01 to 0.4 step 0.002: steady delta ~ 0.003, "
+        "thR' ~ -20%s\n";
+    char ftext[256], ftext0[256];
+    snprintf(ftext, sizeof ftext, fol, "; eigen phi, delta, phi', delta', "
+                                       "thR'");
+    snprintf(ftext0, sizeof ftext0, fol, "");
+    stmt_ctx_t fo = {s, ftext}, fo0 = {s, ftext0};
+    stmt_work(&fo, 1);
+    size_t npoints = session_ctx(s)->family.rows.nrows;
+    measure(stmt_work, &fo, stmt_work, &fo0, &t, &tr);
+    snprintf(what, sizeof what, "follow bicycle family, %zu points + eigen",
+             npoints);
+    row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
+        t / tr, "< 1 s", t < 1.0 && npoints >= 200);
     session_free(s);
 
     /* SymPy's own linearization of the same bicycle */
@@ -1766,6 +1800,210 @@ static void motion_rows(const char *srcdir, FILE *sink)
 
 /* ---- main -------------------------------------------------------------------- */
 
+/* ---- the sections of the table -------------------------------------------- */
+
+/* What the sections of a whole run share. */
+typedef struct bench_args {
+    const char *srcdir, *dir;
+    FILE *sink;
+    bool have_sympy;
+    double sy_derive, sy_rhs;
+} bench_args_t;
+
+/* The models directory of the scaling sections (they get the family). */
+static const char *scaling_dir;
+
+/* Runs FN(ARG), a part of the table, in a child process: when it cannot
+ * finish — a model that does not run (the exit(2)s above), a crash — its
+ * rows so far stay, a FAIL row says which part stopped and how, and the
+ * rest of the table still comes (issue 24: a failure is a FAIL row and a
+ * non-zero status, never a silent end).  Its failed targets count. */
+static void section(const char *name, void (*fn)(void *), void *arg)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) { /* no child: run it here */
+        fn(arg);
+        return;
+    }
+    if (pid == 0) {
+        failures = 0;
+        fn(arg);
+        fflush(stdout);
+        _exit(failures ? 1 : 0);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 1) { /* its FAIL rows say */
+        failures++;
+        return;
+    }
+    char what[96], why[64];
+    snprintf(what, sizeof what, "%s: did not finish", name);
+    if (WIFSIGNALED(st))
+        snprintf(why, sizeof why, "signal %d", WTERMSIG(st));
+    else
+        snprintf(why, sizeof why, "exit %d", WIFEXITED(st) ? WEXITSTATUS(st)
+                                                          : -1);
+    row(what, why, "-", -1, "finishes", false);
+}
+
+static void derive_section(void *p)
+{
+    bench_args_t *a = p;
+    char b1[32], b2[32];
+    static const char *dmeth[] = {"voronec", "naive", "multipliers",
+                                  "second_kind", "maggi", "gibbs_appell"};
+    for (size_t k = 0; k < sizeof dmeth / sizeof *dmeth; k++) {
+        char eq[64];
+        snprintf(eq, sizeof eq, "equations %s\n", dmeth[k]);
+        char *text = concat3(sphere_model, "", eq);
+        derive_ctx_t dc = {text, a->sink};
+        double t, unused;
+        measure(derive_work, &dc, NULL, NULL, &t, &unused);
+        char what[64];
+        snprintf(what, sizeof what, "derive %s", dmeth[k]);
+        double ratio = a->have_sympy ? t / a->sy_derive : -1;
+        row(what, fmt_time(t, b1, sizeof b1),
+            a->have_sympy ? fmt_time(a->sy_derive, b2, sizeof b2) : "-", ratio,
+            a->have_sympy ? "<1ms, <0.01" : "< 1 ms",
+            t < 1e-3 && (!a->have_sympy || ratio < 0.01));
+        free(text);
+    }
+    rhs_rows(a->sink, false);
+    if (a->have_sympy)
+        row("rhs multipliers, SymPy lambdified",
+            fmt_time(a->sy_rhs, b1, sizeof b1), "-", -1, "(peer)", true);
+}
+
+/* compiled right-hand sides (set compile = on) */
+static void compiled_section(void *p)
+{
+    bench_args_t *a = p;
+    cache_fresh();
+    rhs_rows(a->sink, true);
+}
+
+/* simulate to 100 */
+static void simulate_section(void *p)
+{
+    bench_args_t *a = p;
+    sim_rows(a->sink, false);
+    sim_rows(a->sink, true);
+}
+
+/* time to the first compiled run */
+static void first_run_section(void *p)
+{
+    bench_args_t *a = p;
+    first_run_rows("sphere voronec", sphere_model, sphere_state, "voronec",
+                   a->sink, "(report)", 0);
+    for (int n = 16; a->dir && n <= 64; n *= 4) {
+        char path[512], what[64];
+        snprintf(path, sizeof path, "%s/ntrailer-%d.nh", a->dir, n);
+        char *file = read_file(path);
+        if (!file)
+            continue;
+        snprintf(what, sizeof what, "%d-trailer multipliers", n);
+        first_run_rows(what, file, "", "multipliers", a->sink, "(report)", 0);
+        free(file);
+    }
+    /* The benchmark bicycle (Meijaard et al.): its model file, read here
+     * (examples/bicycle.nh loads it by a path relative to itself, which
+     * the bench's text does not have: issue 24), at the example's state. */
+    char *model = bicycle_text(a->srcdir);
+    if (model) {
+        first_run_rows("bicycle", model, bicycle_state, "multipliers",
+                       a->sink, "(report)", 0);
+        free(model);
+    } else {
+        row("first compiled run, bicycle: no examples/bicycle_model.nh", "-",
+            "-", -1, "(report)", false);
+    }
+}
+
+static void show_section(void *p)
+{
+    bench_args_t *a = p;
+    show_rows(a->srcdir, a->sink);
+}
+
+/* memory: steps per unit of time from a short run, then 1e5 and 1e6 */
+static void memory_section(void *p)
+{
+    (void)p;
+    size_t steps;
+    long r0 = child_rss(100, 1, &steps);
+    double rate = steps > 0 ? (double)steps / 100 : 17.35;
+    size_t s1 = 0, s2 = 0;
+    double T1 = 1e5 / rate, T2 = 1e6 / rate;
+    long r1 = child_rss(T1, T1 / 100, &s1);
+    long r2 = child_rss(T2, T2 / 1000, &s2);
+    char v[32], rf[32], what[80];
+    snprintf(what, sizeof what, "max RSS, %zu vs %zu steps", s2, s1);
+    snprintf(v, sizeof v, "%ld KiB", r2);
+    snprintf(rf, sizeof rf, "%ld KiB", r1);
+    row(what, v, rf, r1 > 0 ? (double)r2 / (double)r1 : -1, "<= 1.10",
+        r0 > 0 && r1 > 0 && r2 > 0 && (double)r2 <= 1.10 * (double)r1);
+}
+
+static void engine_section(void *p)
+{
+    (void)p;
+    engine_rows();
+}
+
+static void stability_section(void *p)
+{
+    bench_args_t *a = p;
+    stability_rows(a->srcdir, a->sink);
+}
+
+/* shards under GNU parallel (issue 30) */
+static void shard_section(void *p)
+{
+    bench_args_t *a = p;
+    shard_rows(a->srcdir);
+}
+
+/* the structure-preserving integrator (issue 27) */
+static void dla_section(void *p)
+{
+    bench_args_t *a = p;
+    dla_rows(a->sink);
+}
+
+/* events and Lyapunov exponents (issue 26) */
+static void motion_section(void *p)
+{
+    bench_args_t *a = p;
+    motion_rows(a->srcdir, a->sink);
+}
+
+static void bicycle_section(void *p)
+{
+    bench_args_t *a = p;
+    bicycle_rows(a->srcdir, a->have_sympy, a->sink);
+}
+
+static void declaration_section(void *p)
+{
+    bench_args_t *a = p;
+    declaration_rows(a->sink);
+}
+
+static void scaling_section(void *p)
+{
+    FILE *sink = fopen("/dev/null", "w");
+    scaling(scaling_dir, sink, p);
+    if (sink)
+        fclose(sink);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *srcdir = ".";
@@ -1781,6 +2019,8 @@ int main(int argc, char **argv)
             only_sphere = true;
         else if (strcmp(argv[i], "-B") == 0)
             only_bicycle = true;
+        else if (strcmp(argv[i], "-T") == 0)
+            only_stability = true;
         else if (strcmp(argv[i], "-P") == 0)
             only_scale = true;
         else if (strcmp(argv[i], "-M") == 0)
@@ -1817,6 +2057,12 @@ int main(int argc, char **argv)
         fclose(sink);
         return failures ? 1 : 0;
     }
+    if (only_stability) {
+        row_head();
+        stability_rows(srcdir, sink);
+        fclose(sink);
+        return failures ? 1 : 0;
+    }
     if (only_sphere || only_bicycle) {
         row_head();
         snprintf(cache_root, sizeof cache_root, "/tmp/nh-bench-XXXXXX");
@@ -1840,130 +2086,42 @@ int main(int argc, char **argv)
         fclose(sink);
         return failures ? 1 : 0;
     }
-    char b1[32], b2[32];
     printf("nh benchmark: the rolling sphere (LANGUAGE.md §11), "
            "medians of alternating batches\n\n");
     row_head();
-
-    /* derivation */
-    double sy_derive = -1, sy_rhs = -1;
-    bool have_sympy = sympy_peer(srcdir, &sy_derive, &sy_rhs);
-    static const char *dmeth[] = {"voronec", "naive", "multipliers",
-                                  "second_kind", "maggi", "gibbs_appell"};
-    for (size_t k = 0; k < sizeof dmeth / sizeof *dmeth; k++) {
-        char eq[64];
-        snprintf(eq, sizeof eq, "equations %s\n", dmeth[k]);
-        char *text = concat3(sphere_model, "", eq);
-        derive_ctx_t dc = {text, sink};
-        double t, unused;
-        measure(derive_work, &dc, NULL, NULL, &t, &unused);
-        char what[64];
-        snprintf(what, sizeof what, "derive %s", dmeth[k]);
-        double ratio = have_sympy ? t / sy_derive : -1;
-        row(what, fmt_time(t, b1, sizeof b1),
-            have_sympy ? fmt_time(sy_derive, b2, sizeof b2) : "-", ratio,
-            have_sympy ? "<1ms, <0.01" : "< 1 ms",
-            t < 1e-3 && (!have_sympy || ratio < 0.01));
-        free(text);
-    }
-
-    rhs_rows(sink, false);
-    if (have_sympy) {
-        row("rhs multipliers, SymPy lambdified", fmt_time(sy_rhs, b1, sizeof b1),
-            "-", -1, "(peer)", true);
-    }
-
-    /* compiled right-hand sides (set compile = on) */
+    bench_args_t a = {srcdir, dir, sink, false, -1, -1};
+    scaling_dir = dir;
+    a.have_sympy = sympy_peer(srcdir, &a.sy_derive, &a.sy_rhs);
     snprintf(cache_root, sizeof cache_root, "/tmp/nh-bench-XXXXXX");
     if (!mkdtemp(cache_root)) {
         fprintf(stderr, "bench: no temporary folder\n");
         return 2;
     }
-    cache_fresh();
-    rhs_rows(sink, true);
-
-    /* simulate to 100 */
-    sim_rows(sink, false);
-    sim_rows(sink, true);
-
-    /* time to the first compiled run */
-    first_run_rows("sphere voronec", sphere_model, sphere_state, "voronec",
-                   sink, "(report)", 0);
-    if (dir) {
-        for (int n = 16; n <= 64; n *= 4) {
-            char path[512], what[64];
-            snprintf(path, sizeof path, "%s/ntrailer-%d.nh", dir, n);
-            char *file = read_file(path);
-            if (!file)
-                continue;
-            snprintf(what, sizeof what, "%d-trailer multipliers", n);
-            first_run_rows(what, file, "", "multipliers", sink, "(report)", 0);
-            free(file);
-        }
-    }
-    {
-        /* The benchmark bicycle (Meijaard et al.) comes with the bodies
-         * issue as examples/bicycle.nh: its rows run once it is there. */
-        char path[512];
-        snprintf(path, sizeof path, "%s/examples/bicycle.nh", srcdir);
-        char *file = read_file(path);
-        if (file) {
-            first_run_rows("bicycle", file, "", "multipliers", sink,
-                           "(report)", 0);
-            free(file);
-        } else {
-            row("first compiled run, bicycle", "-", "-", -1,
-                "(no example)", true);
-        }
-    }
+    section("derive and rhs", derive_section, &a);
+    section("compiled rhs", compiled_section, &a);
+    section("simulate", simulate_section, &a);
+    section("first compiled run", first_run_section, &a);
     {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf %s", cache_root);
         if (system(cmd) != 0)
             fprintf(stderr, "bench: could not remove %s\n", cache_root);
     }
-
-    show_rows(srcdir, sink);
-
-    /* memory: steps per unit of time from a short run, then 1e5 and 1e6 */
-    if (!quick) {
-        size_t steps;
-        long r0 = child_rss(100, 1, &steps);
-        double rate = steps > 0 ? (double)steps / 100 : 17.35;
-        size_t s1 = 0, s2 = 0;
-        double T1 = 1e5 / rate, T2 = 1e6 / rate;
-        long r1 = child_rss(T1, T1 / 100, &s1);
-        long r2 = child_rss(T2, T2 / 1000, &s2);
-        char v[32], rf[32], what[80];
-        snprintf(what, sizeof what, "max RSS, %zu vs %zu steps", s2, s1);
-        snprintf(v, sizeof v, "%ld KiB", r2);
-        snprintf(rf, sizeof rf, "%ld KiB", r1);
-        row(what, v, rf, r1 > 0 ? (double)r2 / (double)r1 : -1, "<= 1.10",
-            r0 > 0 && r1 > 0 && r2 > 0 && (double)r2 <= 1.10 * (double)r1);
-    }
-
-    /* the engine */
-    engine_rows();
-
-    /* linear stability (issue 15) */
-    stability_rows(srcdir, sink);
-    /* shards under GNU parallel (issue 30) */
-    shard_rows(srcdir);
-    /* the structure-preserving integrator (issue 27) */
-    dla_rows(sink);
-
-    /* events and Lyapunov exponents (issue 26) */
-    motion_rows(srcdir, sink);
-
-    /* the benchmark bicycle */
-    bicycle_rows(srcdir, have_sympy, sink);
-    /* declarations */
-    declaration_rows(sink);
-
+    section("show", show_section, &a);
+    if (!quick)
+        section("memory", memory_section, &a);
+    section("engine", engine_section, &a);
+    section("stability", stability_section, &a); /* issue 15 */
+    section("shards", shard_section, &a);        /* issue 30 */
+    section("dla", dla_section, &a);             /* issue 27 */
+    section("motion", motion_section, &a);       /* issue 26 */
+    section("bicycle", bicycle_section, &a);
+    section("declarations", declaration_section, &a);
     if (dir) {
-        scaling(dir, sink, &ntrailer);
-        scaling(dir, sink, &nbodies);
-        scaling(dir, sink, &nchain);
+        section("scaling, N-trailer", scaling_section, (void *)&ntrailer);
+        section("scaling, N-trailer of bodies", scaling_section,
+                (void *)&nbodies);
+        section("scaling, N-chain", scaling_section, (void *)&nchain);
     }
     printf("\n%s\n", failures ? "some targets FAILED" : "all targets pass");
     fclose(sink);

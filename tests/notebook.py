@@ -209,10 +209,12 @@ try:
     check(outs == [("stream", {"name": "stdout", "text": "t = 0\nx = 1\n"})],
           "after the interrupt the state is the initial one: %r" % outs)
 
-    # Completion (cursor in characters: θ is one) and is_complete.
-    rep = reply_to(kc, kc.complete("print θ + kin", 13))
-    check(rep["matches"] == ["kinematic", "kinematics", "kinetic"]
-          and rep["cursor_start"] == 10 and rep["cursor_end"] == 13,
+    # Completion by context (cursor in characters: θ is one; the
+    # statement after the `;` decides: a method after `equations`) and
+    # is_complete.
+    rep = reply_to(kc, kc.complete("print θ; equations mu", 21))
+    check(rep["matches"] == ["multipliers"]
+          and rep["cursor_start"] == 19 and rep["cursor_end"] == 21,
           "completion: %r" % rep)
     for code, status in (("print (1 +", "incomplete"),
                          ("print 1", "complete"),

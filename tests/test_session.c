@@ -17,7 +17,12 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
+
 #include "interp/eom/eom.h"
+#include "interp/mech/lower.h"
+#include "interp/cli/complete.h"
+#include "interp/cli/context.h"
 #include "interp/cli/session.h"
 #include "interp/cli/stmts.h"
 #include "lang/keywords.h"
@@ -224,9 +229,14 @@ static void test_time_limit_stops_long_work(void **state)
     session_set_time_limit(f->s, 1e-9);
     assert_int_equal(run(f, "simulate to 1e6 step 1e3\n"), RUN_ERROR);
     const char *e = err_since(f, mark);
+    /* stopped at its first step: the state is left at the only sample */
     assert_non_null(strstr(e, "error: stopped: the statement ran past its "
                               "time limit at t = "));
-    assert_non_null(strstr(e, "state: x = "));
+    static const char left[] = " at t = 0; the state is left at the last "
+                               "sample, at t = 0; state: x = 1, x' = 0\n";
+    /* (the message, for tests/error_coverage.sh, on one line:
+     *   at t = 0; the state is left at the last sample, at t = 0; ...) */
+    assert_non_null(strstr(e, left));
 
     mark = f->err_len;
     assert_int_equal(run(f, "compare lagrange multipliers samples 1000\n"),
@@ -299,8 +309,19 @@ static bool has_completion(const char *const *c, const char *word)
     return false;
 }
 
-/* Completion knows the statements of frames and bodies, the functions,
- * the model's frames and bodies, and each frame's unit vectors. */
+/* The completions of TEXT's last word (after the last character that
+ * ends words), in the context of what comes before it. */
+static const char *const *completions_at_end(fixture_t *f, const char *text)
+{
+    size_t end = strlen(text), start = end;
+    while (start > 0 && !strchr(COMPLETE_WORD_BREAKS, text[start - 1]))
+        start--;
+    return session_completions(f->s, text, start, end);
+}
+
+/* Completion knows the statements of frames and bodies, the words of
+ * theirs, the functions, the model's frames and bodies, and each frame's
+ * unit vectors, each where it goes. */
 static void test_completions(void **state)
 {
     fixture_t *f = *state;
@@ -308,21 +329,160 @@ static void test_completions(void **state)
                             "by th\nbody rod mass 1 at Arm.x frame Arm "
                             "inertia [1, 1, 1]\n"),
                      RUN_OK);
-    const char *const *c = session_completions(f->s);
-    static const char *const want[] = {
-        "frame", "body",  "gravity", "torque", "from",  "about", "by",
-        "inertia", "omega", "on",    "velocity", "Arm", "rod",   "Arm.x",
-        "Arm.y", "Arm.z", "N.x",     "th",     "until", "rising",
-        "falling", "sample", "lyapunov", NULL};
-    for (size_t i = 0; want[i]; i++)
-        if (!has_completion(c, want[i]))
-            fail_msg("'%s' is not among the completions", want[i]);
+    static const struct {
+        const char *text;
+        const char *want[8];
+    } cases[] = {
+        {"", {"frame", "body", "gravity", "torque", NULL}},
+        {"frame F ", {"from", NULL}},
+        {"frame F from N ", {"about", NULL}},
+        {"frame F from N about x ", {"by", NULL}},
+        {"body b mass 1 at [0, 0, 0] frame Arm ", {"inertia", NULL}},
+        {"print ", {"omega", "on", "velocity", "Arm.x", "Arm.y", "Arm.z",
+                    "N.x", "th"}},
+        {"print omega(", {"Arm", "N", NULL}},
+        {"print velocity(Arm.x, ", {"rod", NULL}},
+        /* v3: simulate's events and integrators, lyapunov, draw, plot */
+        {"simulate to 1 ", {"until", "sample", "step", "th", NULL}},
+        {"simulate to 1 sample ", {"at", NULL}},
+        {"simulate to 1 until th = 0 ", {"rising", "falling", NULL}},
+        {"simulate to 1 integrator ", {"dla", "rk8pd", NULL}},
+        {"simulate to 1 integrator dla ", {"h", NULL}},
+        {"set integrator = ", {"dla", "msbdf", NULL}},
+        {"lyapunov ", {"to", NULL}},
+        {"lyapunov to 10 ", {"step", "th", NULL}},
+        {"draw ", {"disk", "sphere", "line", "point", NULL}},
+        {"plot ", {"sweep", "follow", NULL}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const char *const *c = completions_at_end(f, cases[k].text);
+        for (size_t i = 0; i < 8 && cases[k].want[i]; i++)
+            if (!has_completion(c, cases[k].want[i]))
+                fail_msg("'%s' is not among the completions of \"%s\"",
+                         cases[k].want[i], cases[k].text);
+    }
+    /* the words of the statement, not others, and names only in
+     * expressions */
+    const char *const *c = completions_at_end(f, "frame F from N ");
+    assert_false(has_completion(c, "th"));
+    assert_false(has_completion(c, "by"));
+    c = completions_at_end(f, "print ");
+    assert_false(has_completion(c, "frame"));
+    assert_false(has_completion(c, "rod")); /* a body is not a value */
     /* a frame declared later is there at the next call */
     assert_int_equal(run(f, "frame Fork from Arm about [0, 1, 1] by 2*th\n"),
                      RUN_OK);
-    c = session_completions(f->s);
+    c = completions_at_end(f, "print 2*");
     assert_true(has_completion(c, "Fork.z"));
     assert_true(has_completion(c, "Arm.y"));
+    c = completions_at_end(f, "print F");
+    assert_true(has_completion(c, "Fork.x"));
+    assert_false(has_completion(c, "frame")); /* only those beginning F */
+}
+
+/* `set` with several bindings (issue 24, item 12), through the C API
+ * until the grammar gives them: BINDINGS ("a = 1, b = 2") parsed as one
+ * `set` each, their bindings put into one `set` statement, run on the
+ * session's context.  Returns decl_set's status; a message goes to MSG. */
+static int run_set(fixture_t *f, const char *bindings, char *msg, size_t size)
+{
+    char text[512];
+    size_t len = 0;
+    for (const char *b = bindings; *b;) {
+        const char *comma = strstr(b, ", ");
+        size_t n = comma ? (size_t)(comma - b) : strlen(b);
+        len += (size_t)snprintf(text + len, sizeof text - len, "set %.*s\n",
+                                (int)n, b);
+        b += n + (comma ? 2 : 0);
+    }
+    source_set_t *set = source_set_new();
+    uint32_t file = source_add(set, "<set>", text, strlen(text));
+    ast_arena_t *arena = ast_arena_new();
+    ast_program_t prog;
+    diag_t err = {0};
+    assert_int_equal(parse_program(set, file, arena, &prog, &err), PARSE_OK);
+    ast_binding_t *items = calloc(prog.n, sizeof *items);
+    for (size_t i = 0; i < prog.n; i++) {
+        assert_int_equal(prog.stmts[i]->kind, STMT_SET);
+        items[i] = prog.stmts[i]->u.bindings.items[0];
+    }
+    ast_stmt_t st = *prog.stmts[0];
+    st.u.bindings.items = items;
+    st.u.bindings.n = prog.n;
+    int rc = decl_set(session_ctx(f->s), &st, &err);
+    snprintf(msg, size, "%s", err.set ? err.msg : "");
+    free(items);
+    ast_arena_free(arena);
+    source_set_free(set);
+    return rc;
+}
+
+/* The value of EXPR printed by the session (`print EXPR`). */
+static double value_of(fixture_t *f, const char *expr)
+{
+    fflush(f->fout);
+    size_t mark = f->out_len;
+    char text[256];
+    snprintf(text, sizeof text, "print %s\n", expr);
+    assert_int_equal(run(f, text), RUN_OK);
+    fflush(f->fout);
+    const char *eq = strstr(f->out + mark, " = ");
+    assert_non_null(eq);
+    return strtod(eq + 3, NULL);
+}
+
+/* `set a = 1, b = 2, ...`: the bindings take effect from left to right (a
+ * value sees the parameters set before it), and the statement is one
+ * change: when a binding fails, the parameters and settings set before it
+ * in the statement are put back. */
+static void test_set_several(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, model), RUN_OK);
+    ctx_t *c = session_ctx(f->s);
+    char msg[DIAG_MSG_MAX];
+    assert_int_equal(run_set(f, "m = 2, k = 3*m", msg, sizeof msg), 0);
+    assert_true(value_of(f, "m") == 2.0);
+    assert_true(value_of(f, "k") == 6.0);
+    /* m x'' = -k x: the equations see the new values at once */
+    assert_true(fabs(value_of(f, "x'' + 6*x/2")) < 1e-15);
+    assert_true(fabs(value_of(f, "x'' + 4*x/1")) > 0.1);
+
+    double rtol = c->rtol;
+    size_t max_steps = c->max_steps;
+    char integrator[sizeof c->integrator];
+    memcpy(integrator, c->integrator, sizeof integrator);
+    /* fails at the third binding: m and rtol go back */
+    assert_int_equal(run_set(f, "m = 5, rtol = 1e-6, k = bogus", msg,
+                             sizeof msg),
+                     -1);
+    assert_non_null(strstr(msg, "unknown name 'bogus'"));
+    assert_true(value_of(f, "m") == 2.0);
+    assert_true(value_of(f, "k") == 6.0);
+    assert_true(c->rtol == rtol);
+    /* a setting that fails after the integrator was set */
+    assert_int_equal(run_set(f, "integrator = rk4, max_steps = 0.5, m = 7",
+                             msg, sizeof msg),
+                     -1);
+    assert_string_equal(msg, "max_steps must be a whole number from 1 to 1e15");
+    assert_string_equal(c->integrator, integrator);
+    assert_int_equal(c->max_steps, max_steps);
+    assert_true(value_of(f, "m") == 2.0);
+    /* compile is applied only when all succeeded */
+    assert_int_equal(run_set(f, "compile = on, m = 1/0", msg, sizeof msg), -1);
+    assert_false(c->compile);
+    assert_int_equal(run_set(f, "m = 3, m = 4", msg, sizeof msg), -1);
+    assert_string_equal(msg, "'m' is set twice in one statement");
+    assert_true(value_of(f, "m") == 2.0);
+    /* all succeed: every one applied */
+    assert_int_equal(run_set(f, "integrator = rk4, max_steps = 50, "
+                                "atol = 1e-9, k = m + 1",
+                             msg, sizeof msg),
+                     0);
+    assert_string_equal(c->integrator, "rk4");
+    assert_int_equal(c->max_steps, 50);
+    assert_true(c->atol == 1e-9);
+    assert_true(value_of(f, "k") == 3.0);
 }
 
 /* LANGUAGE.md §7.2.1 and §8.2: the statements of control, the model's
@@ -333,13 +493,28 @@ static void test_completions_control(void **state)
     assert_int_equal(run(f, "coord x\nkinetic T = x'^2/2\ninput Fx\n"
                             "force x = Fx\noutput pos = x\n"),
                      RUN_OK);
-    const char *const *c = session_completions(f->s);
-    static const char *const want[] = {"input", "output", "transfer", "bode",
-                                       "export", "python", "Fx", "pos",
-                                       NULL};
-    for (size_t i = 0; want[i]; i++)
-        if (!has_completion(c, want[i]))
-            fail_msg("'%s' is not among the completions", want[i]);
+    static const struct {
+        const char *text;
+        const char *want[4];
+        const char *not;
+    } cases[] = {
+        {"", {"input", "output", "transfer", "bode"}, NULL},
+        {"transfer ", {"pos", NULL}, "Fx"},
+        {"transfer pos from ", {"Fx", NULL}, "pos"},
+        {"bode pos from Fx from 1 ", {"to", NULL}, NULL},
+        {"set ", {"Fx", NULL}, NULL},
+        {"print ", {"pos", "Fx", "x", NULL}, NULL},
+        {"export ", {"c", "python", NULL}, NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const char *const *c = completions_at_end(f, cases[k].text);
+        for (size_t i = 0; i < 4 && cases[k].want[i]; i++)
+            if (!has_completion(c, cases[k].want[i]))
+                fail_msg("'%s' is not among the completions of \"%s\"",
+                         cases[k].want[i], cases[k].text);
+        if (cases[k].not && has_completion(c, cases[k].not))
+            fail_msg("'%s' completes \"%s\"", cases[k].not, cases[k].text);
+    }
 }
 
 /* LANGUAGE.md §6: a simulate that fails keeps its samples and leaves the
@@ -453,9 +628,71 @@ static void test_help_covers_every_statement(void **state)
             fail_msg("no help for the method '%s'", eom_method_names[i]);
         assert_non_null(strstr(t, eom_method_names[i]));
     }
-    for (size_t i = 0; help_topics[i]; i++)
+    size_t ntopics = 0;
+    for (size_t i = 0; help_topics[i]; i++, ntopics++)
         assert_non_null(help_text(help_topics[i]));
+    /* every entry is listed (suggestions and completion read the list) */
+    assert_int_equal(ntopics, help_entry_count());
     assert_null(help_text("no_such_topic"));
+}
+
+/* Every built-in function (LANGUAGE.md §3.4), every module of the
+ * standard library (the .nh files of stdlib/) and every function a module declares
+ * has a help entry; a module's entry names its functions (issue 24, item
+ * 11: `help velocity`, `help contact`, `help stdlib` were unknown). */
+static void test_help_covers_functions_and_stdlib(void **state)
+{
+    (void)state;
+    const char *const *builtins = lower_builtin_functions();
+    for (size_t i = 0; builtins[i]; i++) {
+        const char *t = help_text(builtins[i]);
+        if (!t)
+            fail_msg("no help for the built-in function '%s'", builtins[i]);
+        if (!strstr(t, builtins[i]))
+            fail_msg("help %s does not name it", builtins[i]);
+        if (!strstr(help_text("functions"), builtins[i]))
+            fail_msg("help functions does not list '%s'", builtins[i]);
+    }
+    assert_non_null(help_text("stdlib"));
+    DIR *d = opendir(NH_STDLIB_SRC);
+    assert_non_null(d);
+    size_t modules = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 4 || strcmp(de->d_name + len - 3, ".nh") != 0)
+            continue;
+        char module[256];
+        snprintf(module, sizeof module, "%.*s", (int)(len - 3), de->d_name);
+        const char *t = help_text(module);
+        if (!t)
+            fail_msg("no help for the stdlib module '%s'", module);
+        if (!strstr(help_text("stdlib"), module))
+            fail_msg("help stdlib does not list '%s'", module);
+        modules++;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", NH_STDLIB_SRC, de->d_name);
+        FILE *fp = fopen(path, "r");
+        assert_non_null(fp);
+        char line[4096];
+        size_t functions = 0;
+        while (fgets(line, sizeof line, fp)) {
+            char name[128];
+            if (sscanf(line, "let %127[A-Za-z0-9_](", name) != 1 ||
+                !strchr(line, '('))
+                continue;
+            functions++;
+            if (!help_text(name))
+                fail_msg("no help for '%s' of stdlib/%s", name, de->d_name);
+            if (!strstr(t, name))
+                fail_msg("help %s does not name its function '%s'", module,
+                         name);
+        }
+        fclose(fp);
+        assert_true(functions > 0);
+    }
+    closedir(d);
+    assert_true(modules >= 3); /* contact, euler, rigid */
 }
 
 /* The reader on the stream "<repl>" with the REPL's rules: feeds LINE. */
@@ -739,6 +976,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test(test_write_error_is_an_error),
         cmocka_unit_test_setup_teardown(test_completions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_set_several, setup, teardown),
+        cmocka_unit_test(test_help_covers_functions_and_stdlib),
         cmocka_unit_test_setup_teardown(test_completions_control, setup,
                                         teardown),
     };

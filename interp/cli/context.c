@@ -152,10 +152,22 @@ void ctx_free_derived(ctx_t *s)
     s->react = NULL;
 }
 
+void ctx_family_free(ctx_family_t *f)
+{
+    for (size_t k = 0; f->marks && k < f->rows.nrows; k++)
+        free(f->marks[k]);
+    free(f->marks);
+    free(f->states);
+    free(f->name);
+    ctx_rows_free(&f->rows);
+    memset(f, 0, sizeof *f);
+}
+
 void ctx_free(ctx_t *s)
 {
     ctx_free_derived(s);
     ctx_rows_free(&s->sweep);
+    ctx_family_free(&s->family);
     lower_free(s->lw);
     model_free(&s->model);
     sim_samples_free(&s->samples);

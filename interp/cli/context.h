@@ -68,7 +68,28 @@ void ctx_rows_free(ctx_rows_t *t);
  * columns (then it is kept), false otherwise (then it is dropped). */
 bool ctx_row_end(ctx_rows_t *t);
 
+/* The last follow's table (LANGUAGE.md §7.3): its rows as a sweep's
+ * (NAME, the unknowns, what the statements printed), the `point` column
+ * of each (a string, "" when empty), and the state at each point (WIDTH
+ * doubles: the value vector of the lowering of model generation
+ * GENERATION), from which `plot follow COLS` evaluates its expressions. */
+typedef struct ctx_family {
+    ctx_rows_t rows;
+    char **marks;             /* rows.nrows strings */
+    double *states;           /* rows.nrows × width */
+    size_t width;
+    unsigned long generation;
+    char *name;               /* NAME */
+} ctx_family_t;
+
+void ctx_family_free(ctx_family_t *f);
+
 struct lin;
+
+struct ctx;
+/* A statement run on a context: 0, or -1 with *err set (and nothing
+ * changed: LANGUAGE.md §9). */
+typedef int (*stmt_fn)(struct ctx *s, const ast_stmt_t *st, diag_t *err);
 
 typedef struct ctx {
     const source_set_t *src; /* the session's texts (borrowed) */
@@ -141,6 +162,20 @@ typedef struct ctx {
      * `plot sweep`. */
     ctx_rows_t *row;
     ctx_rows_t sweep;
+    /* The statement table (table.h's stmt_lookup, set by the session):
+     * how a statement that runs others inside (sweep, follow) reaches
+     * them without using their modules, which may use it in turn. */
+    stmt_fn (*lookup)(ast_stmt_kind_t kind);
+    /* The last follow (`plot follow`), and, while a follow runs its
+     * statements, what the first eigen at the current point found: its
+     * verdict (lin_verdict_t) and how many eigenvalues, and complex
+     * pairs, have a positive real part (the point column's marks). */
+    ctx_family_t family;
+    struct {
+        bool set;
+        int verdict;
+        size_t unstable, unstable_pairs;
+    } eig_seen;
 } ctx_t;
 
 /* Writes the rows of a sweep as CSV to OUT (a header, then one row each);
@@ -152,10 +187,6 @@ void ctx_write_table(const ctx_t *s, const ctx_rows_t *t, size_t count,
  * NAME with `.K-of-N` before its extension (`rows.csv` → `rows.1-of-4.csv`),
  * so that shards on one machine do not write one file.  Newly allocated. */
 char *ctx_shard_path(const ctx_t *s, const char *name);
-
-/* A statement run on a context: 0, or -1 with *err set (and nothing
- * changed: LANGUAGE.md §9). */
-typedef int (*stmt_fn)(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
 /* lw_generation of a lowering that no model generation matches. */
 #define CTX_STALE ((unsigned long)-1)

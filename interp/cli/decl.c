@@ -1050,6 +1050,11 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 return diag_error(err, b->name.span,
                                   "unknown name '%s'; did you mean '%s'?",
                                   name, best);
+            if (k == MODEL_NONE)
+                return diag_error(err, b->name.span,
+                                  "unknown name '%s': initial sets "
+                                  "coordinates, velocities, speeds and t",
+                                  name);
             return diag_error(err, b->name.span,
                               "initial sets coordinates, velocities, speeds "
                               "and t; '%s' is %s",
@@ -1126,8 +1131,13 @@ int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
  * it and the state now violates them by more than 1e-9 (relative), or by
  * more than the drift the last simulate left it with, a warning names
  * them, and the next simulate will refuse the state (state_drift 0). */
+/* After `set` changed the parameters marked in CHANGED (indices of
+ * lower_system(lw)->p) and the inputs marked in IN_CHANGED (of ->in):
+ * warns once when the constraints use one of them and the state no
+ * longer fits them (LANGUAGE.md §6). */
 static void set_check_constraints(ctx_t *s, lower_t *lw,
-                                  const ast_stmt_t *st, const char *p)
+                                  const ast_stmt_t *st, const bool *changed,
+                                  const bool *in_changed)
 {
     const nh_system_t *sys = lower_system(lw);
     expr_graph_t *g = lower_graph(lw);
@@ -1136,10 +1146,10 @@ static void set_check_constraints(ctx_t *s, lower_t *lw,
     memset(mask, 0, sizeof mask);
     bool found = false;
     for (size_t j = 0; j < sys->np; j++)
-        if (strcmp(sys->pname[j], p) == 0)
+        if (changed[j])
             found = mask[sys->p[j]] = true;
     for (size_t j = 0; j < sys->ni; j++)
-        if (strcmp(sys->iname[j], p) == 0)
+        if (in_changed[j])
             found = mask[sys->in[j]] = true;
     bool used = false;
     for (size_t a = 0; found && a < sys->r && !used; a++)
@@ -1163,15 +1173,51 @@ static void set_check_constraints(ctx_t *s, lower_t *lw,
     diag_print_warning(s->err, s->src, &w);
 }
 
-int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+/* What `set` changes besides parameters, as a whole, so that a statement
+ * that fails part way can put it all back. */
+typedef struct set_settings {
+    double rtol, atol, step;
+    size_t max_steps;
+    unsigned threads;
+    char integrator[sizeof ((ctx_t *)0)->integrator];
+} set_settings_t;
+
+static void settings_save(const ctx_t *s, set_settings_t *o)
 {
-    if (st->u.bindings.n > 1)
-        return diag_error(err, st->u.bindings.items[1].span,
-                          "set changes one name at a time in this build");
-    const ast_binding_t *b = &st->u.bindings.items[0];
+    o->rtol = s->rtol;
+    o->atol = s->atol;
+    o->step = s->step;
+    o->max_steps = s->max_steps;
+    o->threads = s->threads;
+    memcpy(o->integrator, s->integrator, sizeof o->integrator);
+}
+
+static void settings_restore(ctx_t *s, const set_settings_t *o)
+{
+    s->rtol = o->rtol;
+    s->atol = o->atol;
+    s->step = o->step;
+    s->max_steps = o->max_steps;
+    s->threads = o->threads;
+    memcpy(s->integrator, o->integrator, sizeof s->integrator);
+}
+
+/* One binding of `set`, applied: a setting, or the parameter whose index
+ * goes to *PARAM (else -1).  `compile` is only checked here (*COMPILE:
+ * its binding), and applied by decl_set once every binding succeeded. */
+static int set_one(ctx_t *s, lower_t *lw, const ast_binding_t *b,
+                   long *param, const ast_binding_t **compile, diag_t *err)
+{
     const char *name = b->name.name;
-    if (strcmp(name, "compile") == 0)
-        return ctx_set_compile(s, b->value, err);
+    *param = -1;
+    if (strcmp(name, "compile") == 0) {
+        const ast_expr_t *v = b->value;
+        if (v->kind != AST_NAME ||
+            (strcmp(v->name, "on") != 0 && strcmp(v->name, "off") != 0))
+            return diag_error(err, v->span, "compile is on or off");
+        *compile = b;
+        return 0;
+    }
     if (strcmp(name, "integrator") == 0) {
         if (b->value->kind == AST_NAME &&
             ctx_integrator_known(b->value->name)) {
@@ -1183,9 +1229,6 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             b->value->kind == AST_NAME ? b->value->name : "", b->value->span,
             err);
     }
-    lower_t *lw = ctx_lowered(s, err);
-    if (!lw)
-        return -1;
     double x;
     if (ctx_eval_const(s, lw, &s->model, b->value, &x, err))
         return -1;
@@ -1222,11 +1265,14 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (k == MODEL_PARAM || k == MODEL_INPUT) {
         /* no new derivation needed; through the model, whose arrays are
          * shared with its clones (model.h) */
-        if (k == MODEL_PARAM)
+        if (k == MODEL_PARAM) {
             model_set_param_value(&s->model, idx, x);
-        else
+            *param = (long)idx;
+        } else {
+            /* an input: numbered after the model's parameters */
             model_set_input_value(&s->model, idx, x);
-        set_check_constraints(s, lw, st, name);
+            *param = (long)(s->model.params.n + idx);
+        }
         return 0;
     }
     if (k == MODEL_NONE) {
@@ -1247,5 +1293,85 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                       "'%s' is %s%s",
                       name, model_kind_name(k),
                       k == MODEL_COORD ? " (use initial)" : "");
+}
+
+/* `set a = 1, b = 2, rtol = 1e-8` (doc/language.md): the bindings take
+ * effect from left to right, so that a value may use a parameter set
+ * before it in the same statement, as in `param`; the statement is one
+ * change — when a binding fails, the ones before it are put back. */
+int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    size_t n = st->u.bindings.n;
+    const ast_binding_t *items = st->u.bindings.items;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(items[i].name.name, items[j].name.name) == 0)
+                return diag_error(err, items[i].name.span,
+                                  "'%s' is set twice in one statement",
+                                  items[i].name.name);
+    /* Settings alone need no lowering: `set compile = on` works in a
+     * model that does not lower yet. */
+    bool need_lw = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = items[i].name.name;
+        need_lw |= strcmp(name, "compile") != 0 &&
+                   strcmp(name, "integrator") != 0;
+    }
+    lower_t *lw = NULL;
+    if (need_lw && !(lw = ctx_lowered(s, err)))
+        return -1;
+    /* the parameters, then the inputs (set_one numbers them so) */
+    size_t np = s->model.params.n, ni = s->model.inputs.n;
+    double *old = xcalloc(np + ni + 1, sizeof *old);
+    bool *changed = xcalloc(np + ni + 1, sizeof *changed);
+    for (size_t j = 0; j < np; j++)
+        old[j] = s->model.params.v[j].value;
+    for (size_t j = 0; j < ni; j++)
+        old[np + j] = s->model.inputs.v[j].value;
+    set_settings_t saved;
+    settings_save(s, &saved);
+    const ast_binding_t *compile = NULL;
+    int rc = 0;
+    bool any = false;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        long pi;
+        rc = set_one(s, lw, &items[i], &pi, &compile, err);
+        if (rc == 0 && pi >= 0)
+            any = changed[pi] = true;
+    }
+    if (rc != 0) {
+        for (size_t j = 0; j < np; j++)
+            if (changed[j])
+                model_set_param_value(&s->model, j, old[j]);
+        for (size_t j = 0; j < ni; j++)
+            if (changed[np + j])
+                model_set_input_value(&s->model, j, old[np + j]);
+        settings_restore(s, &saved);
+    } else {
+        if (compile)
+            ctx_set_compile(s, compile->value, err); /* checked: cannot fail */
+        if (any) {
+            /* the lowering numbers the parameters as the model does */
+            const nh_system_t *sys = lower_system(lw);
+            bool mark[sys->np ? sys->np : 1];
+            bool imark[sys->ni ? sys->ni : 1];
+            for (size_t j = 0; j < sys->np; j++) {
+                size_t k;
+                mark[j] = model_lookup(&s->model, sys->pname[j], &k, NULL) ==
+                              MODEL_PARAM &&
+                          changed[k];
+            }
+            for (size_t j = 0; j < sys->ni; j++) {
+                size_t k;
+                imark[j] = model_lookup(&s->model, sys->iname[j], &k, NULL) ==
+                               MODEL_INPUT &&
+                           changed[np + k];
+            }
+            set_check_constraints(s, lw, st, mark, imark);
+        }
+    }
+    free(old);
+    free(changed);
+    return rc;
 }
 

@@ -225,7 +225,7 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                          s->samples_method != (int)eom_method(e) ||
                          other_kind))
         sim_samples_clear(&s->samples); /* another model, method or kind */
-    sim_summary_t sum;
+    sim_summary_t sum = {0};
     int rc = strcmp(o.integrator, "dla") == 0
                  ? dla_run(e, sys, vars, &o, dla_h ? dla_h : o.step,
                            &s->samples, &sum, err)
@@ -251,6 +251,23 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
         lower_store_state(lw, vars, &s->model);
         s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
+    }
+    if (rc != 0 && nh_stop_due(&s->stop)) {
+        /* Ctrl-C (or the time limit): the message says where the session
+         * is left, the last sample (LANGUAGE.md §6; doc/language.md) —
+         * or the state it started from, when the run recorded none — and
+         * how far the integration had come. */
+        char reached[40], where[DIAG_MSG_MAX - 200];
+        lower_fill_vars(lw, &s->model, vars);
+        ctx_describe_state(s, vars, where, sizeof where);
+        diag_clear(err);
+        diag_error(err, st->span,
+                   "%s at t = %s; the state is left at the %s,%s",
+                   nh_stop_reason(&s->stop),
+                   expr_format_number(sum.t_reached, reached, sizeof reached),
+                   s->samples.n ? "last sample" : "start", where);
+        free(vars);
+        return -1;
     }
     if (rc != 0) {
         /* the event's expression is to blame where it is not finite

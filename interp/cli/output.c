@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "interp/analysis/check.h"
+#include "interp/analysis/linearize.h"
 #include "interp/analysis/react.h"
+#include "interp/analysis/steady.h"
 #include "interp/cli/stmts.h"
 #include "interp/base/util.h"
 #include "interp/eom/kinematics.h"
@@ -856,6 +858,11 @@ static int show_voronec(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     return 0;
 }
 
+/* The reports `show` prints by name (below), for completion. */
+const char *const output_show_subjects[] = {
+    "model", "eom", "accel", "mass", "reduced", "voronec", "kinematics",
+    "kane", NULL};
+
 int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -1122,6 +1129,56 @@ done:
 
 /* ---- check ----------------------------------------------------------- */
 
+/* check's last lines (LANGUAGE.md §7.3): an independent velocity that is
+ * an inertial component of a cyclic coordinate's motion (a sleigh's x'
+ * when y' is the dependent one) cannot stay constant on a motion that
+ * turns, so steady and follow cannot find such motions in that chart:
+ * named, with the advice to use speeds.  Said only when the chosen
+ * equations can be prepared and differentiated at the state; nothing
+ * otherwise (check's other lines do not need them). */
+static void output_check_inertial(ctx_t *s, lower_t *lw, double *vars)
+{
+    const nh_system_t *sys = lower_system(lw);
+    diag_t err = {0};
+    if (sys->n == 0 || sys->r == 0)
+        return;
+    struct lin *l = ctx_lin(s, SRC_SPAN_NONE, &err);
+    if (!l)
+        return;
+    const model_t *m = &s->model;
+    size_t n = sys->n;
+    bool have = m->q0_how.n == n && m->qd0_how.n == n;
+    bool *flags = xcalloc(4 * n + 1, sizeof *flags);
+    for (size_t i = 0; i < n && have; i++) {
+        flags[i] = m->q0_how.v[i] == MODEL_INIT_GIVEN;
+        flags[n + i] = m->q0_how.v[i] == MODEL_INIT_GUESS;
+        flags[2 * n + i] = m->qd0_how.v[i] == MODEL_INIT_GIVEN;
+        flags[3 * n + i] = m->qd0_how.v[i] == MODEL_INIT_GUESS;
+    }
+    uint32_t vel[8], turn[8];
+    size_t cons[8];
+    long k = -1;
+    if (lin_choose(l, vars, flags, flags + n, flags + 2 * n, flags + 3 * n,
+                   &err) == 0)
+        k = steady_inertial(sys, l, vars, vel, turn, cons, 8, &err);
+    free(flags);
+    expr_graph_t *g = sys->g;
+    for (long j = 0; j < k; j++) {
+        const char *coord = "";
+        for (size_t i = 0; i < n; i++)
+            if (sys->qd[i] == vel[j])
+                coord = sys->qname[i];
+        fprintf(s->out,
+                "%s is independent and an inertial component of %s's "
+                "motion (its coefficient in %s turns with %s): on a motion "
+                "that turns it changes, so steady and follow cannot hold it; "
+                "to find such motions, make speeds the state (speed, "
+                "kinematic %s = ..., equations maggi)\n",
+                expr_var_name(g, vel[j]), coord, sys->cname[cons[j]],
+                expr_var_name(g, turn[j]), expr_var_name(g, vel[j]));
+    }
+}
+
 int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -1141,6 +1198,7 @@ int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     fputs(text, s->out);
     free(text);
     check_report_free(&rep);
+    output_check_inertial(s, lw, vars);
     return 0;
 }
 

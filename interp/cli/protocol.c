@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "interp/cli/complete.h"
 #include "interp/cli/json.h"
 #include "interp/base/util.h"
 #include "interp/cli/context.h"
@@ -466,15 +467,6 @@ static void proto_execute(protocol_t *p, const json_t *r)
     proto_send(p, &b);
 }
 
-/* The characters that end a word for completion: readline's word breaks
- * as the REPL sets them (repl.c). */
-static const char proto_word_breaks[] = " \t\n\"\\'`@$><=;|&{(,[]+-*/^:";
-
-static int proto_strcmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static void proto_complete(protocol_t *p, const json_t *r)
 {
     static const char *const names[] = {"request", "id", "code", "cursor",
@@ -494,33 +486,22 @@ static void proto_complete(protocol_t *p, const json_t *r)
     }
     size_t start = cursor;
     while (start > 0 && code->str[start - 1] != '\0' &&
-           !strchr(proto_word_breaks, code->str[start - 1]))
+           !strchr(COMPLETE_WORD_BREAKS, code->str[start - 1]))
         start--;
-    const char *word = code->str + start;
-    size_t wlen = cursor - start;
-    const char *const *all = session_completions(p->s);
-    size_t n = 0;
-    while (all && all[n])
-        n++;
-    const char **match = xcalloc(n + 1, sizeof *match);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(all[i], word, wlen) == 0 && strlen(all[i]) >= wlen)
-            match[k++] = all[i];
-    qsort(match, k, sizeof *match, proto_strcmp);
+    /* by context (complete.h): sorted, each once, all beginning with the
+     * word */
+    const char *const *match =
+        session_completions(p->s, code->str, start, cursor);
     strbuf_t b;
     proto_begin(p, &b);
     strbuf_add(&b, ",\"reply\":\"complete\",\"matches\":[");
-    for (size_t i = 0, put = 0; i < k; i++) {
-        if (i > 0 && strcmp(match[i], match[i - 1]) == 0)
-            continue; /* a name that is also a keyword, say */
-        if (put++)
+    for (size_t i = 0; match && match[i]; i++) {
+        if (i)
             strbuf_add(&b, ",");
         json_put_string(&b, match[i], strlen(match[i]));
     }
     strbuf_addf(&b, "],\"cursor_start\":%zu,\"cursor_end\":%zu", start,
                 cursor);
-    free(match);
     proto_send(p, &b);
 }
 

@@ -667,35 +667,62 @@ void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
     memcpy(Cq, vs->jdout, r * n * sizeof *Cq);
 }
 
-void eom_velsolver_tangent(eom_velsolver_t *vs, const double *vars,
-                           const double *dvars, size_t k, double *df,
-                           double *dc)
+void eom_velsolver_pos_tangent(eom_velsolver_t *vs, const double *vars,
+                               const double *dvars, size_t k, double *f,
+                               double *J, double *df)
 {
     const nh_system_t *sys = vs->sys;
-    size_t n = sys->n, r = sys->r, nh = vs->nh;
-    if (r == 0 || k == 0)
+    size_t n = sys->n, nh = vs->nh;
+    if (nh == 0)
         return;
-    if (vs->tpos) {
-        size_t nout = tape_nout(vs->tpos);
-        double *dout = eom_alloc(nout * k, sizeof *dout);
+    size_t nout = tape_nout(vs->tpos);
+    double *dout = NULL;
+    if (k > 0 && dvars) {
+        dout = eom_alloc(nout * k, sizeof *dout);
         double *dwork = eom_alloc((tape_work_size(vs->tpos) + 1) * k,
                                   sizeof *dwork);
         tape_eval_tangent(vs->tpos, vars, dvars, k, vs->pout, dout,
                           vs->pwork, dwork);
-        memcpy(df, dout, nh * k * sizeof *df);
-        free(dout);
         free(dwork);
+    } else {
+        tape_eval(vs->tpos, vars, vs->pout, vs->pwork);
     }
-    size_t nout = tape_nout(vs->tape);
-    double *dout = eom_alloc(nout * k, sizeof *dout);
-    double *dwork = eom_alloc((tape_work_size(vs->tape) + 1) * k,
-                              sizeof *dwork);
-    tape_eval_tangent(vs->tape, vars, dvars, k, vs->out, dout, vs->work,
-                      dwork);
-    memcpy(dc, dout + r * k, r * k * sizeof *dc);
+    if (f)
+        memcpy(f, vs->pout, nh * sizeof *f);
+    if (J)
+        memcpy(J, vs->pout + nh, nh * n * sizeof *J);
+    if (df && dout)
+        memcpy(df, dout, nh * k * sizeof *df);
     free(dout);
-    free(dwork);
-    (void)n;
+}
+
+void eom_velsolver_vel_tangent(eom_velsolver_t *vs, const double *vars,
+                               const double *dvars, size_t k, double *ceff,
+                               double *B, double *dceff)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r;
+    if (r == 0)
+        return;
+    size_t nout = tape_nout(vs->tape);
+    double *dout = NULL;
+    if (k > 0 && dvars) {
+        dout = eom_alloc(nout * k, sizeof *dout);
+        double *dwork = eom_alloc((tape_work_size(vs->tape) + 1) * k,
+                                  sizeof *dwork);
+        tape_eval_tangent(vs->tape, vars, dvars, k, vs->out, dout, vs->work,
+                          dwork);
+        free(dwork);
+    } else {
+        tape_eval(vs->tape, vars, vs->out, vs->work);
+    }
+    if (ceff)
+        memcpy(ceff, vs->out + r, r * sizeof *ceff);
+    if (B)
+        memcpy(B, vs->out + 2 * r, r * n * sizeof *B);
+    if (dceff && dout)
+        memcpy(dceff, dout + r * k, r * k * sizeof *dceff);
+    free(dout);
 }
 
 /* Sorts the N indices of SEL in increasing order (declaration order). */

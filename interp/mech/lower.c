@@ -252,6 +252,8 @@ static const char *const builtin_functions[] = {
     "cross", "norm", "diff", "lambda", "reaction", "omega", "on",
     "velocity", NULL};
 
+const char *const *lower_builtin_functions(void) { return builtin_functions; }
+
 bool lower_is_builtin_function(const char *name)
 {
     for (size_t i = 0; builtin_functions[i]; i++)
@@ -308,8 +310,8 @@ const char *lower_suggest(lower_t *lw, const char *name)
 static const char *builtin_usage(const char *name, char *buf, size_t size)
 {
     static const char *const usage[][2] = {
-        {"atan2", "atan2(y, x)"},    {"min", "min(a, b)"},
-        {"max", "max(a, b)"},        {"dot", "dot(u, v)"},
+        {"atan2", "atan2(y, x)"},    {"min", "min(a, b, ...)"},
+        {"max", "max(a, b, ...)"},   {"dot", "dot(u, v)"},
         {"cross", "cross(u, v)"},    {"norm", "norm(v)"},
         {"diff", "diff(e, x)"},      {"lambda", "lambda(NAME)"},
         {"reaction", "reaction(x)"}, {"omega", "omega(A)"},
@@ -972,6 +974,45 @@ static int lambda_value(lower_t *lw, const ast_expr_t *a, value_t *out,
     return 0;
 }
 
+/* The min or max (OP) of the N values V as a balanced tree of the
+ * graph's two-argument operator, so that its depth grows as log2 N: the
+ * graph's walks recurse on depth. */
+static const expr_t *min_max_tree(expr_graph_t *g, expr_op_t op,
+                                  const expr_t *const *v, size_t n)
+{
+    if (n == 1)
+        return v[0];
+    size_t h = n / 2;
+    return expr_call(g, op, min_max_tree(g, op, v, h),
+                     min_max_tree(g, op, v + h, n - h));
+}
+
+/* min(a, b, ...) and max(a, b, ...) (doc/language.md): any number of
+ * arguments, a vector's components each counting as one. */
+static int call_min_max(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
+                        value_t *out, diag_t *err)
+{
+    const char *f = e->name;
+    if (e->nargs == 0)
+        return diag_error(err, e->span,
+                          "%s() takes at least 1 argument: %s(a, b, ...)", f,
+                          f);
+    value_t *args = xcalloc(e->nargs, sizeof *args);
+    if (lower_args(lw, cx, e, args, err) != 0) {
+        free(args);
+        return -1;
+    }
+    size_t n = 0;
+    const expr_t **v = xcalloc(3 * e->nargs, sizeof *v);
+    for (size_t i = 0; i < e->nargs; i++)
+        for (unsigned k = 0; k < (args[i].dim ? args[i].dim : 1); k++)
+            v[n++] = args[i].c[k];
+    *out = scalar(min_max_tree(lw->g, f[1] == 'i' ? EXPR_MIN : EXPR_MAX, v, n));
+    free(v);
+    free(args);
+    return check_size(lw, e, err);
+}
+
 static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                         value_t *out, diag_t *err)
 {
@@ -1012,7 +1053,11 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
     if (strcmp(f, "omega") == 0 || strcmp(f, "on") == 0 ||
         strcmp(f, "velocity") == 0)
         return call_frames(lw, cx, e, out, err);
-    value_t args[e->nargs ? e->nargs : 1];
+    if (strcmp(f, "min") == 0 || strcmp(f, "max") == 0)
+        return call_min_max(lw, cx, e, out, err);
+    /* Two at most: every branch below checks the count before it lowers
+     * the arguments (a call may have a million of them). */
+    value_t args[2];
     if (strcmp(f, "diff") == 0) {
         if (e->nargs != 2)
             return arity_error(e, "diff()", 2, err);

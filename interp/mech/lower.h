@@ -170,6 +170,8 @@ bool lower_model_reads(const lower_t *lw, model_kind_t kind, size_t idx);
  * cross, norm, diff, lambda, reaction, omega, on, velocity):
  * such a name cannot be declared (LANGUAGE.md §3.4). */
 bool lower_is_builtin_function(const char *name);
+/* Those names, NULL-terminated (static: for help and completion). */
+const char *const *lower_builtin_functions(void);
 
 /* The names a user may write in expressions (for suggestions and
  * completion): NULL-terminated array, borrowed until the next call. */

@@ -619,7 +619,7 @@ long model_inertial_frame(const model_t *m)
 const char *model_kind_name(model_kind_t k)
 {
     switch (k) {
-    case MODEL_NONE: return "nothing";
+    case MODEL_NONE: return "not declared"; /* "'z' is not declared" */
     case MODEL_PARAM: return "a parameter";
     case MODEL_COORD: return "a coordinate";
     case MODEL_SPEED: return "a speed";

@@ -590,6 +590,7 @@ int dla_run(eom_t *e, const nh_system_t *sys, double *vars,
 
     double *cur = xcalloc(width, sizeof *cur);
     memcpy(cur, vars, width * sizeof *cur);
+    sum.t_reached = t0;
     int rc = dla_sample(&m, cur, samples, !skip_first, true, &sum, err);
     for (size_t k = 1; k <= nsteps && rc == 0; k++) {
         if (nh_stop_due(opt->stop)) {
@@ -604,6 +605,7 @@ int dla_run(eom_t *e, const nh_system_t *sys, double *vars,
         }
         cur[sys->t] = tk;
         sum.steps++;
+        sum.t_reached = tk; /* an interrupt's message says it (motion.c) */
         sum.evaluations += dla_iterations(d);
         if (k % every == 0 || k == nsteps) {
             rc = dla_sample(&m, cur, samples, true, false, &sum, err);

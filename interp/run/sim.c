@@ -1660,6 +1660,7 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
                 break;
             }
             s->sum.steps++;
+            s->sum.t_reached = t;
             /* A step size that has collapsed: the motion runs into a
              * singular state or a discontinuity the integrator can only
              * crawl towards (fuzz finding 004). */
@@ -1891,6 +1892,7 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
         rc = sim_project_state(&s, t0, s.y, &changed, err);
         memcpy(s.yp, s.y, ns * sizeof *s.y);
     }
+    s.sum.t_reached = t0;
     if (rc == 0)
         rc = sim_sample(&s, t0, s.y, samples, !skip_first, true, err);
     if (rc == 0 && s.event) {

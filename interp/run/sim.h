@@ -114,6 +114,8 @@ typedef struct sim_summary {
                              when |E0| is below 1e-8 of that (E0 ≈ 0), or
                              1 when both vanish.  Computed in every run;
                              meaningful only when energy_conserved */
+    double t_reached;     /* how far the integration came: the end, or the
+                             last accepted step of a run that failed */
     /* the event (sim_options_t.event) */
     bool event_hit;       /* until: the run ended at it */
     double event_t;       /* its time */
