@@ -10,6 +10,8 @@ and what nh answers becomes Jupyter messages --
   text     a ``stream`` on stdout        stderr  a ``stream`` on stderr
   latex    ``display_data`` with text/latex (``$\\displaystyle ...$``)
   svg      ``display_data`` with image/svg+xml
+  html     ``display_data`` with text/html (``animate``: a self-contained
+           <div> with its SVG and script)
   error    an ``error`` (the traceback is nh's message, line and caret)
 
 ``complete_request`` and ``is_complete_request`` are nh's ``complete`` and
@@ -155,6 +157,9 @@ class NhKernel(Kernel):
                                "text/plain": text})
             elif kind == "svg":
                 self._display({"image/svg+xml": text})
+            elif kind == "html":
+                self._display({"text/html": text,
+                               "text/plain": "<nh animation>"})
 
         def on_sigint(signum, frame):
             if self._nh is not None:

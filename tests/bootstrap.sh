@@ -66,12 +66,12 @@ run() {
 # The README's first command: what nh needs to build and run, only.
 run first --only-deps
 grep -q 'install .*gnuplot-nox' "$tmp/first.apt" || bad "the first command does not install gnuplot-nox"
-for pkg in libcmocka-dev texlive-latex-base python3-ipykernel python3-nbclient parallel python3-sympy; do
+for pkg in libcmocka-dev texlive-latex-base python3-ipykernel python3-nbclient parallel python3-sympy chromium; do
     grep -q "$pkg" "$tmp/first.apt" && bad "the first command installs $pkg, a test package"
 done
 # The second: the tests' packages too.
 run tests --tests --only-deps
-for pkg in gnuplot-nox libcmocka-dev texlive-latex-base parallel; do
+for pkg in gnuplot-nox libcmocka-dev texlive-latex-base parallel chromium; do
     grep -q "install .*$pkg" "$tmp/tests.apt" || bad "--tests does not install $pkg"
 done
 for name in first tests; do

@@ -9,7 +9,8 @@
    README gives.
 2. jupyter_client drives the kernel: an interrupt stops a long simulate
    with nh's error and the session goes on; completion and
-   is_complete come from nh; a restart starts a fresh session.
+   is_complete come from nh; a restart starts a fresh session; animate
+   plays in the cell (text/html).
 """
 
 import json
@@ -243,6 +244,21 @@ try:
     check(rep["status"] == "error"
           and rep["evalue"].startswith("unknown name 'x'"),
           "after a restart the session is fresh: %r" % rep.get("evalue"))
+
+    # animate without a file plays in the cell: text/html, one <div> with
+    # its SVG and script, and nothing written (LANGUAGE.md §7.5).
+    outs, rep = run_cell(kc, "coord x; kinetic T = x'^2/2; initial x' = 1\n"
+                             "draw point [x, 0, 0] trail\n"
+                             "simulate to 1 step 0.1\nanimate")
+    shown = [c for k, c in outs if k == "display_data"]
+    check(rep["status"] == "ok" and len(shown) == 1
+          and shown[0]["data"].get("text/html", "").startswith(
+              '<div class="nh-animation" id="nh-animation-1-')
+          and "<svg" in shown[0]["data"]["text/html"]
+          and "<script>" in shown[0]["data"]["text/html"],
+          "animate shows text/html in the cell: %r" % (outs,))
+    check(not os.path.exists(os.path.join(TMP, "animation.html")),
+          "animate in a notebook writes no animation.html")
 finally:
     kc.stop_channels()
     km.shutdown_kernel(now=True)

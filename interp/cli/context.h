@@ -41,12 +41,14 @@
 
 /* What a statement printed on OUT, for a front end that shows kinds of
  * output apart (the machine interface, doc/protocol.md).  The session
- * sets CTX_OUT_TEXT before each statement; `show latex` sets LaTeX and a
- * `plot` drawn as SVG text sets SVG. */
+ * sets CTX_OUT_TEXT before each statement; `show latex` sets LaTeX, a
+ * `plot` drawn as SVG text sets SVG and an `animate` shown in place sets
+ * HTML. */
 typedef enum ctx_output {
     CTX_OUT_TEXT,
     CTX_OUT_LATEX,
     CTX_OUT_SVG,
+    CTX_OUT_HTML,
 } ctx_output_t;
 
 /* A table of numbers built a row at a time: the rows of a sweep
@@ -153,6 +155,9 @@ typedef struct ctx {
     ctx_output_t out_kind; /* what the statement running now prints */
     bool svg_plots; /* `plot` without a file: SVG text on OUT (a notebook),
                        not gnuplot's text drawing */
+    bool html_inline; /* `animate` without a file: an HTML part on OUT (a
+                         notebook), not animation.html */
+    unsigned long animations; /* shown in place so far: their pages' ids */
     nh_stop_t stop; /* session_interrupt, the time limit */
 
     /* While a sweep runs its statements (LANGUAGE.md §7.2), ROW is the

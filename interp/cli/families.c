@@ -27,6 +27,7 @@
 #include "interp/base/outfile.h"
 #include "interp/base/util.h"
 #include "interp/cli/stmts.h"
+#include "interp/cli/work.h"
 #include "interp/run/plot.h"
 
 static const char *fam_num(double x, char *buf, size_t size)
@@ -497,6 +498,124 @@ static void fam_write(const ctx_family_t *fam, FILE *out)
     free(col);
 }
 
+/* A point of a traced family, and what the first eigen at it found. */
+typedef struct fam_point {
+    double lambda;
+    unsigned marks; /* follow's FOLLOW_* marks */
+    bool eig_set;
+    size_t unstable, unstable_pairs;
+} fam_point_t;
+
+/* What the statements at each point need. */
+typedef struct fam_run {
+    ctx_t *s;
+    lower_t *lw;
+    const ast_stmt_t *st;
+    expr_graph_t *g;
+    const uint32_t *unk;
+    size_t k;
+    size_t pi;
+    bool param;
+    fam_point_t *pts;
+    const double *states; /* nv per point */
+    size_t nv;
+    ctx_rows_t *rows;
+} fam_run_t;
+
+/* Runs the statements at point P on its state, adding its row to
+ * r->rows and what eigen found to r->pts[P].  0, or -1 with *err set
+ * ("at NAME = VALUE: …" is added by the caller). */
+static int fam_run_point(fam_run_t *r, size_t p, diag_t *err)
+{
+    ctx_t *s = r->s;
+    const ast_stmt_t *st = r->st;
+    const double *vars = r->states + p * r->nv;
+    double lam = r->pts[p].lambda;
+    lower_store_state(r->lw, vars, &s->model);
+    if (r->param)
+        model_set_param_value(&s->model, r->pi, lam);
+    s->eig_seen.set = false;
+    s->row = r->rows;
+    int rc = ctx_row_add(s, st->u.follow.name.name, false, lam,
+                         st->u.follow.head, err);
+    for (size_t j = 0; j < r->k && rc == 0; j++)
+        rc = ctx_row_add(s, expr_var_name(r->g, r->unk[j]), false,
+                         vars[r->unk[j]], st->u.follow.head, err);
+    for (size_t i = 1; i < st->u.follow.n && rc == 0; i++) {
+        const ast_stmt_t *in = st->u.follow.body[i];
+        rc = s->lookup(in->kind)(s, in, err);
+    }
+    if (rc == 0 && !ctx_row_end(r->rows))
+        rc = diag_error(err, st->u.follow.head,
+                        "the statements gave fewer values than at the "
+                        "family's first point (%zu columns)",
+                        r->rows->ncols);
+    s->row = NULL;
+    if (rc != 0) {
+        r->rows->col = 0;
+        return -1;
+    }
+    r->pts[p].eig_set = s->eig_seen.set;
+    r->pts[p].unstable = s->eig_seen.unstable;
+    r->pts[p].unstable_pairs = s->eig_seen.unstable_pairs;
+    return 0;
+}
+
+/* A worker's point (work.h): the row's values, then what eigen found. */
+static int fam_work_point(void *arg, size_t p, strbuf_t *out, diag_t *err)
+{
+    fam_run_t *r = arg;
+    if (fam_run_point(r, p, err) != 0) {
+        char msg[DIAG_MSG_MAX], num[40];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        src_span_t at =
+            err->span.file == SRC_NO_FILE ? r->st->span : err->span;
+        diag_clear(err);
+        diag_error(err, at, "at %s = %s: %s", r->st->u.follow.name.name,
+                   fam_num(r->pts[p].lambda, num, sizeof num), msg);
+        return -1;
+    }
+    const ctx_rows_t *t = r->rows;
+    strbuf_addn(out, (const char *)(t->data + (t->nrows - 1) * t->ncols),
+                t->ncols * sizeof *t->data);
+    double eig[3] = {r->pts[p].eig_set, (double)r->pts[p].unstable,
+                     (double)r->pts[p].unstable_pairs};
+    strbuf_addn(out, (const char *)eig, sizeof eig);
+    return 0;
+}
+
+/* The workers' rows appended in order up to the first that failed; the
+ * number of points with rows. */
+static size_t fam_take_rows(fam_run_t *r, const work_result_t *res)
+{
+    ctx_rows_t *rows = r->rows;
+    size_t p = 1;
+    for (; p < res->first_fail; p++) {
+        const strbuf_t *b = &res->out[p];
+        size_t want = rows->ncols * sizeof(double) + 3 * sizeof(double);
+        if (b->len != want)
+            break; /* cannot be: the same code fixed the columns */
+        rows->col = 0;
+        for (size_t c = 0; c < rows->ncols; c++) {
+            double x;
+            memcpy(&x, b->data + c * sizeof x, sizeof x);
+            if (rows->col == rows->curcap) {
+                rows->curcap = rows->curcap ? 2 * rows->curcap : 16;
+                rows->cur = xrealloc(rows->cur,
+                                     rows->curcap * sizeof *rows->cur);
+            }
+            rows->cur[rows->col++] = x;
+        }
+        ctx_row_end(rows);
+        double eig[3];
+        memcpy(eig, b->data + rows->ncols * sizeof(double), sizeof eig);
+        r->pts[p].eig_set = eig[0] != 0;
+        r->pts[p].unstable = (size_t)eig[1];
+        r->pts[p].unstable_pairs = (size_t)eig[2];
+    }
+    return p;
+}
+
 int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     const ast_ident_t *name = &st->u.follow.name;
@@ -637,69 +756,113 @@ int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     const uint32_t *unk = NULL;
     size_t k = sd ? steady_unknowns(sd, &unk) : 0;
-    ctx_rows_t *rows = &fam.rows;
-    s->row = rows;
-    for (size_t count = 0; rc == 0; count++) {
-        if (count == 1 && (mute = fopen("/dev/null", "w")))
-            s->err = mute;
-        lam = pt.lambda;
-        lower_store_state(x.lw, vars, &s->model);
-        if (param)
-            model_set_param_value(&s->model, pi, lam);
-        s->eig_seen.set = false;
-        rc = ctx_row_add(s, name->name, false, lam, st->u.follow.head, err);
-        for (size_t j = 0; j < k && rc == 0; j++)
-            rc = ctx_row_add(s, expr_var_name(g, unk[j]), false,
-                             vars[unk[j]], st->u.follow.head, err);
-        for (size_t i = 1; i < st->u.follow.n && rc == 0; i++) {
-            const ast_stmt_t *in = st->u.follow.body[i];
-            rc = s->lookup(in->kind)(s, in, err);
+
+    /* The family first: the continuation is sequential, and the
+     * statements at a point (print, eigen, accel) read its state alone,
+     * so they run afterwards, on worker processes when there are several
+     * (LANGUAGE.md §1.2), with the rows in the family's order. */
+    fam_point_t *pts = NULL;
+    size_t npts = 0, cappts = 0;
+    int cont_rc = rc;
+    diag_t cont_err = {0};
+    if (rc != 0)
+        cont_err = *err;
+    while (cont_rc == 0) {
+        xgrow(&pts, &cappts, npts + 1, sizeof *pts);
+        pts[npts].lambda = pt.lambda;
+        pts[npts].marks = pt.marks;
+        if (npts + 1 > capm) {
+            capm = 2 * (npts + 1) + 16;
+            fam.states = xrealloc(fam.states, capm * nv * sizeof *fam.states);
         }
-        if (rc == 0 && !ctx_row_end(rows))
-            rc = diag_error(err, st->u.follow.head,
-                            "the statements gave fewer values than at the "
-                            "family's first point (%zu columns)",
-                            rows->ncols);
-        if (rc != 0) {
-            rows->col = 0;
+        memcpy(fam.states + npts * nv, vars, nv * sizeof *vars);
+        npts++;
+        if (pt.end != FOLLOW_GOING)
             break;
+        int more = follow_next(fo, vars, &pt, &cont_err);
+        if (more < 0) {
+            cont_rc = -1;
+            char msg[DIAG_MSG_MAX];
+            snprintf(msg, sizeof msg, "%s", cont_err.msg);
+            diag_clear(&cont_err);
+            diag_error(&cont_err, st->u.follow.head, "%s", msg);
         }
-        /* the point column */
+        if (more <= 0)
+            break;
+    }
+
+    fam_run_t run = {s,   x.lw,       st, g,  unk, k,
+                     pi,  param,      pts, fam.states, nv, &fam.rows};
+    size_t done = 0; /* points with their rows */
+    int stmt_rc = 0;
+    bool prefixed = false; /* the workers' errors say their point */
+    rc = 0;
+    if (npts > 0) {
+        stmt_rc = fam_run_point(&run, 0, err);
+        if (stmt_rc == 0)
+            done = 1;
+    }
+    if (stmt_rc == 0 && npts > 1) {
+        if ((mute = fopen("/dev/null", "w")))
+            s->err = mute;
+        if (s->threads > 1) {
+            work_result_t res;
+            stmt_rc = work_run(1, npts, s->threads, fam_work_point, &run,
+                               &s->stop, &res, err);
+            if (stmt_rc == 0) {
+                done = fam_take_rows(&run, &res);
+                if (res.first_fail < npts) {
+                    *err = res.fail;
+                    if (err->span.file == SRC_NO_FILE)
+                        err->span = st->u.follow.head;
+                    stmt_rc = -1;
+                    prefixed = true;
+                }
+                work_result_free(&res);
+            }
+        } else {
+            for (size_t p = 1; p < npts && stmt_rc == 0; p++) {
+                stmt_rc = fam_run_point(&run, p, err);
+                if (stmt_rc == 0)
+                    done = p + 1;
+            }
+        }
+    }
+    if (stmt_rc != 0) { /* the first failure in the family's order */
+        rc = -1;
+        lam = pts[done < npts ? done : npts - 1].lambda;
+    } else if (cont_rc != 0) {
+        rc = -1;
+        *err = cont_err;
+        lam = npts ? pts[npts - 1].lambda : a;
+    }
+
+    /* the point column: the continuation's marks, and what eigen found
+     * from one point to the next */
+    fam.marks = xcalloc(done + 1, sizeof *fam.marks);
+    for (size_t p = 0; p < done; p++) {
         const char *stab = NULL;
         bool hopf = false;
-        if (s->eig_seen.set) {
-            int unstable = s->eig_seen.unstable > 0;
+        if (pts[p].eig_set) {
+            int unstable = pts[p].unstable > 0;
             if (have_prev && unstable != prev_unstable)
                 stab = unstable ? "unstable" : "stable";
-            hopf = have_prev && s->eig_seen.unstable_pairs != prev_pairs;
+            hopf = have_prev && pts[p].unstable_pairs != prev_pairs;
             prev_unstable = unstable;
-            prev_pairs = s->eig_seen.unstable_pairs;
+            prev_pairs = pts[p].unstable_pairs;
             have_prev = true;
         }
         strbuf_t mk;
         strbuf_init(&mk);
-        fam_mark_text(pt.marks, stab, hopf, &mk);
-        if (rows->nrows > capm) {
-            capm = 2 * rows->nrows + 16;
-            fam.marks = xrealloc(fam.marks, capm * sizeof *fam.marks);
-            fam.states = xrealloc(fam.states, capm * nv * sizeof *fam.states);
-        }
-        fam.marks[rows->nrows - 1] = mk.data ? strbuf_take(&mk) : xstrdup("");
+        fam_mark_text(pts[p].marks, stab, hopf, &mk);
+        fam.marks[p] = mk.data ? strbuf_take(&mk) : xstrdup("");
         strbuf_free(&mk);
-        memcpy(fam.states + (rows->nrows - 1) * nv, vars, nv * sizeof *vars);
-        if (pt.end != FOLLOW_GOING)
-            break;
-        int more = follow_next(fo, vars, &pt, err);
-        if (more < 0)
-            rc = diag_error(err, st->u.follow.head, "%s", err->msg);
-        if (more <= 0)
-            break;
     }
-    s->row = NULL;
+    free(pts);
     s->err = err_stream;
     if (mute)
         fclose(mute);
-    if (rc != 0 && err->set) {
+    if (rc != 0 && err->set && !prefixed) {
         /* the value and the error, at the statement that failed */
         char msg[DIAG_MSG_MAX], num[40];
         snprintf(msg, sizeof msg, "%s", err->msg);

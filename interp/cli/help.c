@@ -124,7 +124,7 @@ static const help_entry_t entries[] = {
      "Every statement that prints (print accel show check compare\n"
      "worksheet help table linearize eigen) takes > \"file\" at its end\n"
      "and writes there instead; the file is replaced only when all of it\n"
-     "was written.\n"
+     "was written (plot and animate: an image or a page, by its extension).\n"
      "`help TOPIC` tells more about any of these.\n"},
     {"param",
      "param NAME = VALUE, ...\n"
@@ -507,14 +507,40 @@ static const help_entry_t entries[] = {
      "  (w, magnitude, phase).  Inline in a notebook.\n"
      "  Example: bode roll from Tdelta from 0.1 to 100 > \"bode.png\"\n"},
     {"draw",
-     "draw disk CENTRE, NORMAL, RADIUS | draw sphere CENTRE, RADIUS [mark P]\n"
-     "draw line P, Q | draw point P [trail]\n"
-     "  What the bodies look like, for animate: expressions of the state;\n"
-     "  they do not change the model.  LANGUAGE.md §7.5.\n"},
+     "draw disk CENTRE, NORMAL, RADIUS     a rim (seen as an ellipse)\n"
+     "draw sphere CENTRE, RADIUS [mark M]  a ball; M a direction fixed in\n"
+     "                                     it: the dot at CENTRE + RADIUS*M/|M|\n"
+     "                                     and the great circle across it turn\n"
+     "                                     with the ball\n"
+     "draw line P, Q                       a segment\n"
+     "draw point P [trail]                 a dot, with its path so far\n"
+     "  What the bodies look like, for animate: 3-vectors of positions and\n"
+     "  directions (z up), scalars of radii, any expressions of the state,\n"
+     "  checked when declared and evaluated at every sample by animate.  A\n"
+     "  draw does not change the model: the samples stay.  The same kind at\n"
+     "  the same place, written alike (a disk's, a sphere's centre, a line's\n"
+     "  ends, a point), replaces the draw before; `show model` lists them.\n"
+     "  Example: draw disk G, C.z, r; draw line G, G + r*C.x; draw point Q trail\n"
+     "  LANGUAGE.md §7.5.\n"},
     {"animate",
      "animate [speed K] [view AZ, EL] [> \"file.html\" | \"file.svg\"]\n"
-     "  Draws the draw declarations at the recorded samples in a 3D view,\n"
-     "  with a time slider and play/pause.  LANGUAGE.md §7.5.\n"},
+     "  Draws every draw declaration at every recorded sample in a 3D\n"
+     "  orthographic view: from azimuth AZ (degrees from x towards y) and\n"
+     "  elevation EL (degrees above the xy plane, z up; default view -60,\n"
+     "  30), played in real time times K (default 1).  An HTML page has\n"
+     "  play/pause and a time slider (file.html#t=1.5 opens it at t = 1.5);\n"
+     "  an SVG image plays and loops by itself (SMIL).  Both are\n"
+     "  self-contained: no network, no outside script.  Without a file it\n"
+     "  writes animation.html in the current folder and says where; in a\n"
+     "  notebook it is shown in place.  No samples, or no draws: an error\n"
+     "  that says which.  LANGUAGE.md §7.5, doc/animation.md.\n"},
+    {"view", "view: part of `animate view AZ, EL` (help animate).\n"},
+    {"mark", "mark: part of `draw sphere CENTRE, RADIUS mark M` (help draw).\n"},
+    {"trail", "trail: part of `draw point P trail` (help draw).\n"},
+    {"disk", "disk: a kind of draw, a rim: draw disk CENTRE, NORMAL, RADIUS (help draw).\n"},
+    {"sphere", "sphere: a kind of draw, a ball: draw sphere CENTRE, RADIUS [mark M] (help draw).\n"},
+    {"line", "line: a kind of draw, a segment: draw line P, Q (help draw).\n"},
+    {"point", "point: a kind of draw, a dot: draw point P [trail] (help draw).\n"},
     {"show",
      "show EXPR         the expression simplified, as text\n"
      "show latex EXPR   the same as LaTeX\n"
@@ -849,6 +875,8 @@ const char *const help_topics[] = {
     "voronec", "naive", "maggi", "first_kind", "kane", "gibbs_appell",
     "expressions", "functions", "vectors", "prime", "errors", "frames",
     "notebook", "input", "output", "transfer", "bode", "draw", "animate",
+    "view", "mark", "trail", "disk", "sphere", "line", "point",
+    /* built-in functions (LANGUAGE.md §3.4) */
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
     "tanh", "exp", "log", "sqrt", "abs", "sign", "min", "max", "dot", "cross",
     "norm", "diff", "lambda", "reaction", "omega", "on", "velocity", "stdlib",

@@ -415,6 +415,8 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
     /* Frames, bodies and gravity as declared (LANGUAGE.md §4.1); in LaTeX
      * as comments, since they are statements, not formulas. */
     const char *lead = latex ? "% " : "";
+    if (m->frames.n || m->bodies.n || m->gravity)
+        report_close_row(&rep); /* they are lines of their own */
     for (size_t i = 0; i < m->frames.n; i++) {
         char *t = ctx_span_text(s, m->frames.v[i].decl);
         fprintf(o, "%s%s%s\n", lead, t,
@@ -508,6 +510,12 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
                 m->method >= 0 ? "" : " (the default)");
     }
     report_end(&rep);
+    /* what animate draws (LANGUAGE.md §7.5): not mechanics, so last */
+    for (size_t i = 0; i < m->draws.n; i++) {
+        char *t = ctx_span_text(s, m->draws.v[i].span);
+        fprintf(o, "%s%s\n", lead, t);
+        free(t);
+    }
     simp_free(sp);
 }
 

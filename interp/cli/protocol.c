@@ -92,6 +92,8 @@ protocol_t *protocol_new(bool quiet)
     p->s = session_new(quiet, p->out_f, p->err_f);
     /* Plots are SVG text, which the front end shows as a figure. */
     session_ctx(p->s)->svg_plots = true;
+    /* and animations an HTML part, which it shows in place */
+    session_ctx(p->s)->html_inline = true;
     return p;
 }
 
@@ -186,18 +188,19 @@ static void proto_cut_note(protocol_t *p, size_t dropped)
 }
 
 /* Sends what the captures hold, OUT as KIND, ERR as "stderr", and
- * empties them.  A cut LaTeX text goes as plain text, a cut SVG image not
- * at all (neither would render). */
+ * empties them.  A cut LaTeX text goes as plain text, a cut SVG image or
+ * HTML animation not at all (neither would render). */
 static void proto_flush(protocol_t *p, ctx_output_t kind)
 {
     fflush(p->out_f);
     fflush(p->err_f);
     if (p->out.buf.len > 0) {
-        const char *k = kind == CTX_OUT_LATEX ? "latex"
-                        : kind == CTX_OUT_SVG ? "svg"
-                                              : "text";
+        const char *k = kind == CTX_OUT_LATEX  ? "latex"
+                        : kind == CTX_OUT_SVG  ? "svg"
+                        : kind == CTX_OUT_HTML ? "html"
+                                               : "text";
         if (p->out.dropped > 0)
-            k = kind == CTX_OUT_SVG ? NULL : "text";
+            k = kind == CTX_OUT_SVG || kind == CTX_OUT_HTML ? NULL : "text";
         if (k)
             proto_output(p, k, p->out.buf.data, p->out.buf.len);
     }

@@ -58,6 +58,9 @@ int family_plot_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* Transfer functions (control.c, LANGUAGE.md §7.2.1). */
 int control_transfer(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int control_bode(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+/* draw and animate (draw.c, LANGUAGE.md §7.5). */
+int draw_declare(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int draw_animate(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* export c "file.c" (export.c). */
 int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* export python "file.py" (export_py.c, LANGUAGE.md §8.2), which

@@ -50,6 +50,8 @@ static const stmt_fn stmt_table[] = {
     [STMT_OUTPUT] = decl_output,
     [STMT_TRANSFER] = control_transfer,
     [STMT_BODE] = control_bode,
+    [STMT_DRAW] = draw_declare,
+    [STMT_ANIMATE] = draw_animate,
     /* load, import, quit, exit: the session's own (session.c) */
 };
 

@@ -282,6 +282,7 @@ void model_free(model_t *m)
     FREE_ARRAY(m->bodies);
     FREE_ARRAY(m->inputs);
     FREE_ARRAY(m->outputs);
+    FREE_ARRAY(m->draws);
     FREE_ARRAY(m->q);
     FREE_ARRAY(m->qd);
     FREE_ARRAY(m->z);
@@ -312,6 +313,7 @@ static void clone(model_t *dst, const model_t *src, int state)
     SHARE_ARRAY(dst->bodies, src->bodies);
     SHARE_ARRAY(dst->inputs, src->inputs);
     SHARE_ARRAY(dst->outputs, src->outputs);
+    SHARE_ARRAY(dst->draws, src->draws);
 #define STATE_ARRAY(a)                                                  \
     do {                                                                \
         if (state == 2)                                                 \
@@ -403,6 +405,7 @@ void model_push_output(model_t *m, model_output_t o)
     PUSH(m->outputs, o);
     index_add(m, MODEL_OUTPUT, m->outputs.n - 1);
 }
+void model_push_draw(model_t *m, model_draw_t d) { PUSH(m->draws, d); }
 
 /* A new coordinate or speed starts at rest at 0, in the state and in the
  * remembered initial state alike. */
@@ -479,6 +482,11 @@ void model_set_body(model_t *m, size_t i, model_body_t b)
     SET(m->bodies, i, b);
 }
 
+void model_set_draw(model_t *m, size_t i, model_draw_t d)
+{
+    SET(m->draws, i, d);
+}
+
 /* ---- look-up -------------------------------------------------------------- */
 
 long model_find(const model_t *m, model_kind_t kind, const char *name)
@@ -544,6 +552,7 @@ void model_mark_files(const model_t *m, bool *used, size_t n)
     MARK_ARRAY(m->bodies, decl);
     MARK_ARRAY(m->inputs, span);
     MARK_ARRAY(m->outputs, span);
+    MARK_ARRAY(m->draws, span);
     mark(used, n, m->gravity_span);
     mark(used, n, m->method_span);
 }
