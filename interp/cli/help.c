@@ -603,6 +603,8 @@ static const help_entry_t entries[] = {
      "  on: simulate and compare run the equations as C, compiled with the\n"
      "  system's compiler ($CC, else cc) and cached by content in\n"
      "  $XDG_CACHE_HOME/nh (or ~/.cache/nh); same results as the tapes.\n"
+     "  linearize, eigen, sweep and the implicit integrators also run their\n"
+     "  derivatives as C, a second file compiled when first needed.\n"
      "  Without a compiler, a note, and the tapes run.  Default off.\n"
      "set threads = N\n"
      "  The worker processes a sweep's points run on (default: NH_THREADS,\n"

@@ -185,7 +185,11 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     o.progress = s->quiet ? NULL : stderr;
 
     eom_t *e = ctx_eom(s, st->span, err);
-    if (!e || ctx_compile(s, e, st->span, err) != 0)
+    /* the implicit integrators' Jacobian: the compiled derivatives */
+    if (!e || ctx_compile(s, e,
+                          sim_integrator_implicit(o.integrator) &&
+                              !o.jacobian_differences,
+                          st->span, err) != 0)
         return -1;
     if (event && !eom_has_multipliers(e)) {
         value_t v = {.dim = 0, .c = {ev.g}};

@@ -954,8 +954,8 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     eom_t *eb = ctx_prepare_here(s, lw, (eom_method_t)mb,
                                  st->u.compare.b.span, err);
-    if (!eb || ctx_compile(s, ea, st->u.compare.a.span, err) != 0 ||
-        ctx_compile(s, eb, st->u.compare.b.span, err) != 0) {
+    if (!eb || ctx_compile(s, ea, false, st->u.compare.a.span, err) != 0 ||
+        ctx_compile(s, eb, false, st->u.compare.b.span, err) != 0) {
         eom_free(ea);
         eom_free(eb);
         return -1;

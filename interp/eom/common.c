@@ -1090,10 +1090,10 @@ void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
         e->native_release(e->native_handle);
     e->native = values;
     e->native_rhs = rhs;
-    if (!values) {
+    if (!values)
         e->native_mon = NULL;
-        eom_set_native_tangents(e, NULL, 0, NULL, 0);
-    }
+    /* the derivatives come with the code they were compiled beside */
+    eom_set_native_tangents(e, NULL, 0, NULL, 0, NULL, NULL);
     e->native_handle = handle;
     e->native_release = release;
 }
@@ -1105,8 +1105,13 @@ bool eom_has_native(const eom_t *e)
 
 void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
                              size_t main_values, eom_native_tangent_fn pre_tape,
-                             size_t pre_values)
+                             size_t pre_values, void *handle,
+                             void (*release)(void *handle))
 {
+    if (e->native_tan_release)
+        e->native_tan_release(e->native_tan_handle);
+    e->native_tan_handle = handle;
+    e->native_tan_release = release;
     free(e->t_nval);
     free(e->t_pnval);
     e->native_tan = main_tape;

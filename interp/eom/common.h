@@ -129,6 +129,8 @@ struct eom {
     eom_native_monitors_fn native_mon;
     eom_native_tangent_fn native_tan, native_tan_pre;
     double *t_nval, *t_pnval; /* their value arrays */
+    void *native_tan_handle;
+    void (*native_tan_release)(void *handle);
     /* Native code (eom_set_native): called before compute. */
     eom_native_fn native;
     eom_native_rhs_fn native_rhs;
