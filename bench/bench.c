@@ -17,8 +17,14 @@
  *             (run/native.c: the generated C compiled by cc, loaded),
  *             against the same references; the time to the first
  *             compiled run (generate, compile, load, one rhs) with an
- *             empty compile cache and with a warm one, on the sphere,
- *             the N-trailer and the bicycle (examples/bicycle.nh).
+ *             empty compile cache and with a warm one, and to the first
+ *             compiled derivatives (the equations and the derivatives
+ *             compiled side by side, one eom_tangent: a first
+ *             `linearize`), on the sphere, the 16- and 64-trailers and
+ *             the bicycle (examples/bicycle_model.nh); cold against a
+ *             compile of bench/ref_sphere.c in the same run (targets: the
+ *             bicycle under 1 s, the 64-trailer under 15 s), warm
+ *             against cold.
  *   bicycle   the benchmark bicycle (examples/bicycle_model.nh) by
  *             multipliers, second_kind and maggi: text -> tapes (SymPy's
  *             KanesMethod derivation beside it), one right-hand side on
@@ -62,13 +68,13 @@
  * It reads the prepared equations of a session (context.h,
  * common.h): a white-box tool of the build tree, not a module.
  *
- * Usage: bench [-q] [-S | -D | -R | -B | -P | -M] [-s SRCDIR] [MODELS_DIR]
- * (-P: the v3 rows alone: shards under GNU parallel, integrator dla; -S:
- * the scaling table alone; -D: the declaration rows alone; -R: the
- * sphere's right-hand sides and runs alone, on the tapes and compiled;
- * -B: the bicycle's rows alone, with SymPy's unless -q; -M: the events'
- * and lyapunov's rows alone; -T: the stability rows alone, steady and
- * follow included), where
+ * Usage: bench [-q] [-S | -D | -R | -B | -C | -P | -M | -T] [-s SRCDIR]
+ * [MODELS_DIR] (-P: the v3 rows alone: shards under GNU parallel,
+ * integrator dla; -S: the scaling table alone; -D: the declaration rows
+ * alone; -R: the sphere's right-hand sides and runs alone, on the tapes
+ * and compiled; -B: the bicycle's rows alone, with SymPy's unless -q; -C:
+ * the compile times alone; -M: the events' and lyapunov's rows alone; -T:
+ * the stability rows alone, steady and follow included), where
  * MODELS_DIR holds
  * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
  * SRCDIR is where bench/sympy_sphere.py is (default .), and -q shortens
@@ -163,6 +169,7 @@ static bool only_scaling; /* -S: the N-trailer table alone */
 static bool only_declarations; /* -D: the declaration rows alone */
 static bool only_sphere; /* -R: the sphere's rhs and simulate rows alone */
 static bool only_bicycle; /* -B: the bicycle's rows alone */
+static bool only_compile; /* -C: the compile-time rows alone */
 static bool only_stability; /* -T: the stability rows alone */
 static bool only_scale; /* -P: the v3 rows alone (shards, dla) */
 static bool only_motion;  /* -M: the events' and lyapunov's rows alone */
@@ -388,49 +395,139 @@ static bool compile_prepared(prepared_t *p, native_info_t *info)
 }
 
 /* Seconds to the first compiled rhs of MODEL + STATE with METHOD: prepare
- * (not timed), generate, compile or find in the cache, load, one rhs. */
+ * (not timed), generate, compile or find in the cache, load, one rhs;
+ * with TANGENTS the first compiled derivatives instead (the equations
+ * and the derivatives, compiled side by side, and one eom_tangent in
+ * the state's directions: a first `linearize`). */
+static double children_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+/* ... *CPU: the compilers' CPU seconds (what the compile takes on idle
+ * cores, one each). */
 static double first_compiled_run(const char *model, const char *state,
-                                 const char *method, FILE *sink,
-                                 bool *cached)
+                                 const char *method, bool tangents,
+                                 FILE *sink, bool *cached, double *cpu)
 {
     prepared_t p = prepare(model, state, method, sink);
     native_info_t info;
-    double t0 = now();
-    bool ok = compile_prepared(&p, &info);
-    size_t ns = eom_state_size(p.e);
+    size_t ns = eom_state_size(p.e), nv = expr_graph_nvars(p.sys->g);
     double *y = calloc(ns, sizeof *y), *dy = calloc(ns, sizeof *dy);
+    double *dv = calloc(nv * ns + 1, sizeof *dv);
     const uint32_t *sv = eom_state_vars(p.e);
-    for (size_t i = 0; i < ns; i++)
+    for (size_t i = 0; i < ns; i++) {
         y[i] = p.vars[sv[i]];
+        dv[(size_t)sv[i] * ns + i] = 1;
+    }
     diag_t err = {0};
-    eom_rhs(p.e, 0.0, y, dy, p.vars, &err);
+    double c0 = children_cpu(), t0 = now();
+    bool ok;
+    if (tangents) {
+        int rc = native_attach_tangents(p.e, "bench", NULL, &info, &err);
+        if (rc != 0)
+            fprintf(stderr, "bench: %s\n", rc > 0 ? "no C compiler" : err.msg);
+        ok = rc == 0 && eom_tangents_native(p.e) &&
+             eom_tangent(p.e, p.vars, dv, ns, &err) == 0;
+    } else {
+        ok = compile_prepared(&p, &info);
+        eom_rhs(p.e, 0.0, y, dy, p.vars, &err);
+    }
     double dt = now() - t0;
-    *cached = info.cached;
+    *cpu = children_cpu() - c0;
+    *cached = tangents ? info.cached && info.tangents_cached : info.cached;
     free(y);
     free(dy);
+    free(dv);
     prepared_free(&p);
     return ok ? dt : -1;
 }
 
-/* The time-to-first-run rows of one model: cold and warm. */
+/* The reference of the compile-time rows, measured in the same run: the
+ * median of three compiles of the hand-written sphere (bench/ref_sphere.c,
+ * 150 lines of C) by the compile cache's compiler with its flags, which
+ * is what a compiler run costs on this machine at this moment; *CPU its
+ * CPU seconds. */
+static double reference_compile(const char *srcdir, double *cpu)
+{
+    char cc[4096];
+    *cpu = -1;
+    if (!native_compiler(cc, sizeof cc))
+        return -1;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -std=c99 -O2 -fno-tree-slp-vectorize -ffp-contract=off "
+             "-fPIC -shared -I'%s' -o %s/ref.so '%s/bench/ref_sphere.c' -lm",
+             cc, srcdir, cache_root, srcdir);
+    double t[3], c[3];
+    for (int k = 0; k < 3; k++) {
+        double c0 = children_cpu(), t0 = now();
+        if (system(cmd) != 0)
+            return -1;
+        t[k] = now() - t0;
+        c[k] = children_cpu() - c0;
+    }
+    *cpu = c[0] + c[1] + c[2] - fmin(c[0], fmin(c[1], c[2])) -
+           fmax(c[0], fmax(c[1], c[2]));
+    double lo = fmin(t[0], fmin(t[1], t[2]));
+    double hi = fmax(t[0], fmax(t[1], t[2]));
+    return t[0] + t[1] + t[2] - lo - hi;
+}
+
+/* The time-to-first-run rows of one model: cold against the reference
+ * compile (measured just before), warm against cold, and the first
+ * compiled derivatives (equations and derivatives side by side, cold)
+ * against the reference; LIMIT (seconds, 0: none) for the cold rows'
+ * wall-clock time, which a busy machine stretches: the compilers' CPU
+ * seconds beside them say what idle cores would take. */
 static void first_run_rows(const char *what, const char *model,
                            const char *state, const char *method, FILE *sink,
-                           const char *target, double limit)
+                           const char *target, double limit,
+                           const char *srcdir)
 {
     char b1[32], b2[32], label[96];
     bool cached;
+    double ref_cpu, cpu, lin_cpu, unused;
+    double ref = reference_compile(srcdir, &ref_cpu);
     cache_fresh();
-    double cold = first_compiled_run(model, state, method, sink, &cached);
+    double cold = first_compiled_run(model, state, method, false, sink,
+                                     &cached, &cpu);
     bool cold_ok = cold >= 0 && !cached;
-    double warm = first_compiled_run(model, state, method, sink, &cached);
+    double warm = first_compiled_run(model, state, method, false, sink,
+                                     &cached, &unused);
     bool warm_ok = warm >= 0 && cached;
+    /* with the derivatives, from an empty cache */
+    cache_fresh();
+    double lin = first_compiled_run(model, state, method, true, sink,
+                                    &cached, &lin_cpu);
+    bool lin_ok = lin >= 0 && !cached;
     snprintf(label, sizeof label, "first compiled run, %s (cold)", what);
-    row(label, cold_ok ? fmt_time(cold, b1, sizeof b1) : "failed", "-", -1,
-        target, cold_ok && (limit <= 0 || cold < limit));
+    row(label, cold_ok ? fmt_time(cold, b1, sizeof b1) : "failed",
+        ref > 0 ? fmt_time(ref, b2, sizeof b2) : "-",
+        cold_ok && ref > 0 ? cold / ref : -1, target,
+        cold_ok && (limit <= 0 || cold < limit));
+    snprintf(label, sizeof label, "  compiler CPU");
+    row(label, cold_ok ? fmt_time(cpu, b1, sizeof b1) : "-",
+        ref_cpu > 0 ? fmt_time(ref_cpu, b2, sizeof b2) : "-",
+        cold_ok && ref_cpu > 0 ? cpu / ref_cpu : -1, "(report)", true);
     snprintf(label, sizeof label, "first compiled run, %s (warm)", what);
-    row(label, warm_ok ? fmt_time(warm, b2, sizeof b2) : "failed", "-", -1,
-        "(cache hit)", warm_ok);
+    row(label, warm_ok ? fmt_time(warm, b1, sizeof b1) : "failed",
+        cold_ok ? fmt_time(cold, b2, sizeof b2) : "-",
+        warm_ok && cold_ok ? warm / cold : -1, "(cache hit)", warm_ok);
+    snprintf(label, sizeof label, "first compiled linearize, %s", what);
+    row(label, lin_ok ? fmt_time(lin, b1, sizeof b1) : "failed",
+        ref > 0 ? fmt_time(ref, b2, sizeof b2) : "-",
+        lin_ok && ref > 0 ? lin / ref : -1, target,
+        lin_ok && (limit <= 0 || lin < limit));
+    snprintf(label, sizeof label, "  compiler CPU (two side by side)");
+    row(label, lin_ok ? fmt_time(lin_cpu, b1, sizeof b1) : "-",
+        ref_cpu > 0 ? fmt_time(ref_cpu, b2, sizeof b2) : "-",
+        lin_ok && ref_cpu > 0 ? lin_cpu / ref_cpu : -1, "(report)", true);
 }
+
 
 /* ---- simulate ---------------------------------------------------------------- */
 
@@ -1897,33 +1994,45 @@ static void simulate_section(void *p)
 }
 
 /* time to the first compiled run */
-static void first_run_section(void *p)
+/* The compile-time rows (set compile = on, LANGUAGE.md §8.1): the
+ * sphere, the 16- and 64-trailers (N-trailer files in DIR, when given)
+ * and the bicycle (examples/bicycle_model.nh). */
+static void compile_rows(const char *dir, const char *srcdir, FILE *sink)
 {
-    bench_args_t *a = p;
     first_run_rows("sphere voronec", sphere_model, sphere_state, "voronec",
-                   a->sink, "(report)", 0);
-    for (int n = 16; a->dir && n <= 64; n *= 4) {
-        char path[512], what[64];
-        snprintf(path, sizeof path, "%s/ntrailer-%d.nh", a->dir, n);
-        char *file = read_file(path);
-        if (!file)
-            continue;
-        snprintf(what, sizeof what, "%d-trailer multipliers", n);
-        first_run_rows(what, file, "", "multipliers", a->sink, "(report)", 0);
-        free(file);
+                   sink, "(report)", 0, srcdir);
+    if (dir) {
+        for (int n = 16; n <= 64; n *= 4) {
+            char path[512], what[64];
+            snprintf(path, sizeof path, "%s/ntrailer-%d.nh", dir, n);
+            char *file = read_file(path);
+            if (!file)
+                continue;
+            snprintf(what, sizeof what, "%d-trailer multipliers", n);
+            first_run_rows(what, file, "", "multipliers", sink,
+                           n == 64 ? "< 15 s" : "(report)", n == 64 ? 15 : 0,
+                           srcdir);
+            free(file);
+        }
     }
     /* The benchmark bicycle (Meijaard et al.): its model file, read here
      * (examples/bicycle.nh loads it by a path relative to itself, which
-     * the bench's text does not have: issue 24), at the example's state. */
-    char *model = bicycle_text(a->srcdir);
+     * the bench's text does not have), at the example's state. */
+    char *model = bicycle_text(srcdir);
     if (model) {
-        first_run_rows("bicycle", model, bicycle_state, "multipliers",
-                       a->sink, "(report)", 0);
+        first_run_rows("bicycle multipliers", model, bicycle_state,
+                       "multipliers", sink, "< 1 s", 1, srcdir);
         free(model);
     } else {
         row("first compiled run, bicycle: no examples/bicycle_model.nh", "-",
             "-", -1, "(report)", false);
     }
+}
+
+static void first_run_section(void *p)
+{
+    bench_args_t *a = p;
+    compile_rows(a->dir, a->srcdir, a->sink);
 }
 
 static void show_section(void *p)
@@ -2019,6 +2128,8 @@ int main(int argc, char **argv)
             only_sphere = true;
         else if (strcmp(argv[i], "-B") == 0)
             only_bicycle = true;
+        else if (strcmp(argv[i], "-C") == 0)
+            only_compile = true;
         else if (strcmp(argv[i], "-T") == 0)
             only_stability = true;
         else if (strcmp(argv[i], "-P") == 0)
@@ -2063,7 +2174,7 @@ int main(int argc, char **argv)
         fclose(sink);
         return failures ? 1 : 0;
     }
-    if (only_sphere || only_bicycle) {
+    if (only_sphere || only_bicycle || only_compile) {
         row_head();
         snprintf(cache_root, sizeof cache_root, "/tmp/nh-bench-XXXXXX");
         if (!mkdtemp(cache_root)) {
@@ -2077,6 +2188,8 @@ int main(int argc, char **argv)
             sim_rows(sink, false);
             sim_rows(sink, true);
         }
+        if (only_compile)
+            compile_rows(dir, srcdir, sink);
         if (only_bicycle) /* with SymPy's rows unless -q */
             bicycle_rows(srcdir, true, sink);
         char cmd[128];

@@ -93,10 +93,11 @@ done
 readme="$src/README.md"
 grep -q '^\./bootstrap && \./nh examples/rolling_sphere\.nh ' "$readme" ||
     bad "README.md's first command is not ./bootstrap && ./nh examples/rolling_sphere.nh"
-grep -q '^\./bootstrap --tests && make check ' "$readme" ||
-    bad "README.md's test command is not ./bootstrap --tests && make check"
-grep -q '^\./bootstrap --tests && make check$' "$src/.ci/run" ||
-    bad ".ci/run does not run the README's test command"
+grep -q '^\./bootstrap --tests && make check -j"$(nproc)" ' "$readme" ||
+    bad "README.md's test command is not ./bootstrap --tests && make check -j\"\$(nproc)\" (every core)"
+cmd=$(grep '^\./bootstrap --tests && make check' "$readme" | sed 's/ *#.*$//')
+grep -qxF "$cmd" "$src/.ci/run" ||
+    bad ".ci/run does not run the README's test command ($cmd)"
 
 [ $fail = 0 ] && echo "bootstrap: the first command installs gnuplot-nox alone, --tests the tests' packages; none with recommends; the lock waited for and said"
 exit $fail

@@ -943,6 +943,16 @@ static void test_mathjax(void **state)
     mathjax_is("\\begin{pmatrix}a\\end{pmatrix}",
                "$\\displaystyle \\begin{pmatrix}a\\end{pmatrix}$");
     mathjax_is("", "$\\displaystyle \n$");
+    /* A long output (LANGUAGE.md §7.1: named subexpressions, a
+     * worksheet): the group that lets pdflatex break pages goes, each
+     * align* is a display of its own, without its comments (MathJax
+     * reads a $$ display as one line: a comment would hide the rest). */
+    mathjax_is("{\\allowdisplaybreaks\n\\begin{align*}\n% h\n"
+               "&\\text{where}\\quad k_{1} = x\n\\end{align*}\n"
+               "\\begin{align*}\n&y = k_{1}\n\\end{align*}\n}\n",
+               "$$\\begin{aligned}\n&\\text{where}\\quad k_{1} = x\n"
+               "\\end{aligned}$$\n$$\\begin{aligned}\n&y = k_{1}\n"
+               "\\end{aligned}$$");
 }
 
 int main(void)

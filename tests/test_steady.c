@@ -19,8 +19,17 @@
  *   - follow on the benchmark bicycle's handlebar-forward family: the
  *     branch point is straight running at the capsize speed of Meijaard
  *     et al. (2007), 6.0242620153883589 m/s; the folds are the extremes of
- *     the lean; the static equilibrium it reaches has the steer of
- *     tests/bicycle_steady_reference.py; the state is restored.
+ *     the lean, at the lean of OBD's fold; the static equilibrium it
+ *     reaches has the steer of tests/bicycle_steady_reference.py; the
+ *     state is restored;
+ *   - on the handlebar-reversed family, its two folds at OBD's leans, and
+ *     the rows marked `stable` and `hopf` just past OBD's stability change
+ *     and Hopf point.
+ * OBD: D. L. Peterson's Open Bicycle Dynamics, github.com/hazelnusse/OBD
+ * commit b9e7a27fac335efb11dcec9884e3b4b0fd4cee3b, whose steady-turn
+ * equations (whipple/src/whipple_al_steady.cpp lines 146, 177) and
+ * equations of motion tests/obd_steady.cc evaluates (see there, and
+ * tests/lang/steady_bicycle_obd.nh for the turns themselves).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -409,6 +418,23 @@ static void test_follow_conical(void **state)
 #define CAPSIZE 6.0242620153883589
 /* tests/bicycle_steady_reference.py: the static equilibrium's steer */
 #define STATIC_STEER 1.3397399114909643
+/* The folds of Basu-Mandal et al.'s families, printed by tests/obd_steady.cc
+ * from OBD b9e7a27 (the lean where the extreme over the steer of OBD's
+ * steer torque Ts_s, whipple_al_steady.cpp line 177, is 0; the steer there
+ * is the extreme's, good to 1e-8, as a fold's is): the handlebar-forward
+ * family's largest lean ... */
+#define OBD_FORWARD_FOLD 0.42008925082061233
+#define OBD_FORWARD_FOLD_STEER 0.21899397566172785
+/* ... and the handlebar-reversed family's largest and, after it, smallest */
+#define OBD_REVERSED_FOLD_MAX 0.75375108080259268
+#define OBD_REVERSED_FOLD_MAX_STEER 3.3110715511203579
+#define OBD_REVERSED_FOLD_MIN 0.62418321110868979
+#define OBD_REVERSED_FOLD_MIN_STEER 3.4966475276276627
+/* the reversed family's stability change (the least energy along it,
+ * where a real eigenvalue crosses 0, to 2e-8) and Hopf point (its complex
+ * pair's real part 0, to 1e-9), same source */
+#define OBD_REVERSED_STABLE 0.62586974707507292
+#define OBD_REVERSED_HOPF 0.81047751932528644
 
 static void test_follow_bicycle(void **state)
 {
@@ -441,6 +467,12 @@ static void test_follow_bicycle(void **state)
                 /* the static equilibrium, upright */
                 assert_true(fabs(phi) < 1e-8);
                 assert_true(fabs(fabs(t->v[k][cdel]) - STATIC_STEER) < 1e-9);
+            } else if (fabs(fabs(phi) - OBD_FORWARD_FOLD) > 1e-10 ||
+                       fabs(fabs(t->v[k][cdel]) - OBD_FORWARD_FOLD_STEER) >
+                           1e-7) {
+                /* OBD's fold (on either side: the family's mirror image) */
+                fail_msg("fold at phi %.17g, delta %.17g", phi,
+                         t->v[k][cdel]);
             }
         } else {
             assert_string_equal(t->point[k], "");
@@ -459,7 +491,9 @@ static void test_follow_bicycle(void **state)
  * al. find a small stable section on it; the rows marked `stable` and
  * `hopf` are where eigen's verdict changes (checked on the eigenvalue
  * columns themselves: none with a positive real part from the `stable`
- * row on, a complex pair with one at the `hopf` row and not before). */
+ * row on, a complex pair with one at the `hopf` row and not before), the
+ * first rows past OBD's stability change and Hopf point; its two folds
+ * are OBD's. */
 static void test_follow_marks(void **state)
 {
     (void)state;
@@ -471,14 +505,35 @@ static void test_follow_marks(void **state)
                              "phi', delta', thR'\n"),
                 t);
     size_t re1 = column(t, "re(eig1)");
+    size_t cphi = column(t, "phi"), cdel = column(t, "delta");
     long stable = -1, hopf = -1;
+    size_t nfold = 0;
     for (size_t k = 0; k < t->nrows; k++) {
         if (strstr(t->point[k], "stable") && !strstr(t->point[k], "unstable"))
             stable = (long)k;
         if (strstr(t->point[k], "hopf"))
             hopf = (long)k;
+        if (strstr(t->point[k], "fold")) {
+            /* the largest lean first, then the smallest */
+            double want = nfold == 0 ? OBD_REVERSED_FOLD_MAX
+                                     : OBD_REVERSED_FOLD_MIN;
+            double want_del = nfold == 0 ? OBD_REVERSED_FOLD_MAX_STEER
+                                         : OBD_REVERSED_FOLD_MIN_STEER;
+            if (nfold >= 2 || fabs(t->v[k][cphi] - want) > 1e-10 ||
+                fabs(t->v[k][cdel] - want_del) > 1e-7)
+                fail_msg("fold %zu at phi %.17g, delta %.17g", nfold,
+                         t->v[k][cphi], t->v[k][cdel]);
+            nfold++;
+        }
     }
+    assert_int_equal(nfold, 2);
     assert_true(stable > 0 && hopf > stable);
+    /* the first rows past OBD's points (a row is marked where the verdict
+     * differs from the previous row's) */
+    assert_true(t->v[stable - 1][cphi] < OBD_REVERSED_STABLE &&
+                OBD_REVERSED_STABLE < t->v[stable][cphi]);
+    assert_true(t->v[hopf - 1][cphi] < OBD_REVERSED_HOPF &&
+                OBD_REVERSED_HOPF < t->v[hopf][cphi]);
     /* re(eig1) is the largest real part: positive before the stable row,
      * not after it until the Hopf row, positive there, with its pair */
     double tol = 1e-7 * 30; /* LIN_AXIS_RTOL of A's entries (tens) */

@@ -760,6 +760,153 @@ static void test_c_text(void **state)
     assert_string_equal(buf, "(-HUGE_VAL)");
 }
 
+/* tape_write_c_tangent: the C text of the derivatives of random tapes
+ * over every op, compiled as nh's compile cache compiles them (-O1, no
+ * warning under -Wall -Wextra -pedantic), gives tape_eval_tangent's bits
+ * (values and derivatives) in three random directions at random and
+ * special points — the last tapes long enough to be written in many
+ * pieces; and a tape with many constant outputs (written from a table by
+ * tape_write_c) gives their bits, -0 and the infinities among them. */
+typedef void (*tape_c_tan_fn)(int which, const double *v, const double *dv,
+                              long k, double *o, double *dout, double *w,
+                              double *dw);
+
+static void test_c_tangent_text(void **state)
+{
+    (void)state;
+    rng_state = 1732050807;
+    enum { DAGS = 22, POOL = 80, BIG = 1200, NOUT = 14, K = 3 };
+    expr_graph_t *graphs[DAGS];
+    tape_t *tapes[DAGS];
+    strbuf_t text, body;
+    strbuf_init(&text);
+    strbuf_init(&body);
+    strbuf_add(&text, "#include <math.h>\n");
+    unsigned helpers = 0;
+    for (int d = 0; d < DAGS; d++) {
+        const expr_t *v[NV], *outs[NOUT];
+        expr_graph_t *g = graphs[d] = new_graph(v);
+        size_t size = d < DAGS - 2 ? POOL : BIG;
+        const expr_t **pool = malloc(size * sizeof *pool);
+        random_pool(g, v, pool, size, size == BIG);
+        size_t k = 0;
+        for (int i = 0; i < 9; i++)
+            outs[k++] = pool[size - 1 - i];
+        for (int i = 0; i < 3; i++)
+            outs[k++] = pool[rng() % size];
+        free(pool);
+        outs[k++] = v[rng() % NV];
+        outs[k++] = expr_num(g, -1.25);
+        tapes[d] = tape_compile(g, outs, NOUT, NV);
+        if (size == BIG)
+            assert_true(tape_length(tapes[d]) > 400); /* many pieces */
+        char name[32];
+        snprintf(name, sizeof name, "tan%d", d);
+        tape_write_c_tangent(tapes[d], &body, name, &helpers);
+    }
+    tape_write_c_helpers(&text, helpers);
+    strbuf_add(&text, body.data);
+    strbuf_add(&text,
+               "void tan_c(int which, const double *v, const double *dv, "
+               "long k,\n"
+               "           double *o, double *dout, double *w, double *dw);\n"
+               "void tan_c(int which, const double *v, const double *dv, "
+               "long k,\n"
+               "           double *o, double *dout, double *w, double *dw)\n"
+               "{\n    switch (which) {\n");
+    for (int d = 0; d < DAGS; d++)
+        strbuf_addf(&text, "    case %d: tan%d(v, dv, k, o, dout, w, dw); "
+                           "break;\n",
+                    d, d);
+    strbuf_add(&text, "    }\n}\n");
+    void *h = cc_load(text.data, CC_LOAD_STRICT_O1);
+    assert_non_null(h);
+    tape_c_tan_fn fn;
+    *(void **)&fn = cc_sym(h, "tan_c");
+    assert_non_null(fn);
+    int compared = 0;
+    for (int d = 0; d < DAGS; d++) {
+        const tape_t *t = tapes[d];
+        size_t ws = tape_work_size(t) + 1;
+        double *work = malloc(ws * sizeof *work);
+        double *dwork = malloc(ws * K * sizeof *dwork);
+        double *V = malloc((tape_c_tangent_values(t) + 1) * sizeof *V);
+        for (int p = 0; p < 20; p++) {
+            double vals[NV], dv[NV * K];
+            double want[NOUT], got[NOUT], dwant[NOUT * K], dgot[NOUT * K];
+            for (int i = 0; i < NV; i++)
+                vals[i] = random_value();
+            for (int i = 0; i < NV * K; i++)
+                dv[i] = p % 5 == 0 && i % 4 == 0 ? 0 : random_value();
+            tape_eval_tangent(t, vals, dv, K, want, dwant, work, dwork);
+            fn(d, vals, dv, K, got, dgot, V, dwork);
+            for (int k = 0; k < NOUT * (K + 1); k++) {
+                double a = k < NOUT ? want[k] : dwant[k - NOUT];
+                double b = k < NOUT ? got[k] : dgot[k - NOUT];
+                if (memcmp(&a, &b, sizeof a) != 0 && !(isnan(a) && isnan(b))) {
+                    print_error("tape %d, %s %d: C %.17g, tape %.17g\n", d,
+                                k < NOUT ? "output" : "derivative",
+                                k < NOUT ? k : k - NOUT, b, a);
+                    fail();
+                }
+                compared++;
+            }
+        }
+        free(work);
+        free(dwork);
+        free(V);
+        tape_free(tapes[d]);
+        expr_graph_free(graphs[d]);
+    }
+    assert_true(compared > 5000);
+    cc_unload(h);
+
+    /* many constant outputs (more than tape_write_c stores one by one,
+     * 256): tape_write_c's table */
+    enum { NK = 400 }; /* 320 of them constants */
+    const expr_t *v[NV], *outs[NK];
+    expr_graph_t *g = new_graph(v);
+    const double lits[] = {0.0, -0.0, 1.5, -2.0, INFINITY, -5e-324};
+    for (int k = 0; k < NK; k++)
+        outs[k] = k % 5 == 4 ? expr_mul(g, v[k % NV], v[(k + 1) % NV])
+                             : expr_num(g, lits[k % 6]);
+    outs[NK - 1] = expr_num(g, -INFINITY);
+    tape_t *t = tape_compile(g, outs, NK, NV);
+    strbuf_free(&text);
+    strbuf_free(&body);
+    strbuf_init(&text);
+    strbuf_init(&body);
+    strbuf_add(&text, "#include <math.h>\n");
+    helpers = 0;
+    tape_write_c(t, &body, "consts", g, NULL, &helpers);
+    assert_non_null(strstr(body.data, "static const double kv[]"));
+    tape_write_c_helpers(&text, helpers);
+    strbuf_add(&text, body.data);
+    strbuf_add(&text, "void consts_c(const double *v, double *o);\n"
+                      "void consts_c(const double *v, double *o)\n"
+                      "{\n    consts(v, o);\n}\n");
+    h = cc_load(text.data, CC_LOAD_STRICT);
+    assert_non_null(h);
+    void (*cfn)(const double *, double *);
+    *(void **)&cfn = cc_sym(h, "consts_c");
+    assert_non_null(cfn);
+    double vals[NV], want[NK], got[NK];
+    double *work = malloc((tape_work_size(t) + 1) * sizeof *work);
+    for (int i = 0; i < NV; i++)
+        vals[i] = random_value();
+    tape_eval(t, vals, want, work);
+    cfn(vals, got);
+    for (int k = 0; k < NK; k++)
+        assert_true(memcmp(&want[k], &got[k], sizeof got[k]) == 0 ||
+                    (isnan(want[k]) && isnan(got[k])));
+    free(work);
+    cc_unload(h);
+    tape_free(t);
+    expr_graph_free(g);
+    strbuf_free(&text);
+    strbuf_free(&body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -775,6 +922,7 @@ int main(void)
         cmocka_unit_test(test_tangent_vs_diff),
         cmocka_unit_test(test_tangent_kinks),
         cmocka_unit_test(test_c_text),
+        cmocka_unit_test(test_c_tangent_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -172,6 +172,8 @@ void ctx_free(ctx_t *s)
     model_free(&s->model);
     sim_samples_free(&s->samples);
     free(s->samples_layout);
+    free(s->plot_png);
+    free(s->plot_pdf);
 }
 
 /* ---- samples ------------------------------------------------------------- */
@@ -496,7 +498,7 @@ struct react *ctx_react(ctx_t *s, diag_t *err)
 struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err)
 {
     eom_t *e = ctx_eom(s, where, err);
-    if (!e || ctx_compile(s, e, where, err) != 0)
+    if (!e || ctx_compile(s, e, true, where, err) != 0)
         return NULL;
     if (!s->lin)
         s->lin = lin_new(lower_system(s->lw), e);
@@ -523,7 +525,8 @@ int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err)
     return 0;
 }
 
-int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err)
+int ctx_compile(ctx_t *s, eom_t *e, bool tangents, src_span_t where,
+                diag_t *err)
 {
     if (!s->compile) {
         eom_set_native(e, NULL, NULL, NULL, NULL);
@@ -531,15 +534,25 @@ int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err)
     }
     unsigned bit = 1u << eom_method(e);
     if (s->compile_failed_generation != s->model.generation)
-        s->compile_failed = 0;
-    if (eom_has_native(e) || (s->compile_failed & bit))
+        s->compile_failed = s->compile_failed_tangents = 0;
+    if (s->compile_failed & bit)
         return 0;
-    int rc = native_attach(e, PACKAGE_VERSION, &s->stop, NULL, err);
+    /* the derivatives, in a file of their own, when first needed (with
+     * the equations when they are not compiled yet: side by side) */
+    tangents = tangents && !(s->compile_failed_tangents & bit);
+    int rc = 0;
+    if (tangents && !eom_tangents_native(e))
+        rc = native_attach_tangents(e, PACKAGE_VERSION, &s->stop, NULL, err);
+    else if (!eom_has_native(e))
+        rc = native_attach(e, PACKAGE_VERSION, &s->stop, NULL, err);
     if (rc >= 0)
         return 0; /* compiled, or no compiler (the note was at `set`) */
     if (!nh_stop_due(&s->stop)) { /* an interrupted compile is tried again */
         s->compile_failed_generation = s->model.generation;
-        s->compile_failed |= bit;
+        if (eom_has_native(e))
+            s->compile_failed_tangents |= bit;
+        else
+            s->compile_failed |= bit;
     }
     if (err->span.file == SRC_NO_FILE)
         err->span = where;

@@ -142,10 +142,11 @@ typedef struct ctx {
     /* `set compile = on` (LANGUAGE.md §8.1): the equations of simulate
      * and compare run compiled (run/native.h).  A method whose compile
      * failed for the model of compile_failed_generation (bit METHOD of
-     * compile_failed) runs on the tapes without trying again. */
+     * compile_failed) runs on the tapes without trying again; so do its
+     * derivatives when their compile failed (compile_failed_tangents). */
     bool compile;
     unsigned long compile_failed_generation;
-    unsigned compile_failed;
+    unsigned compile_failed, compile_failed_tangents;
     /* The model generation whose mass matrix was last looked at for a
      * negative direction (ctx_eom; doc/language.md "Warnings"). */
     unsigned long definite_generation;
@@ -158,6 +159,9 @@ typedef struct ctx {
     bool html_inline; /* `animate` without a file: an HTML part on OUT (a
                          notebook), not animation.html */
     unsigned long animations; /* shown in place so far: their pages' ids */
+    char *plot_png, *plot_pdf; /* and the same plot as PNG and PDF, in
+                       base64 (the front end takes them and frees them;
+                       NULL when none) */
     nh_stop_t stop; /* session_interrupt, the time limit */
 
     /* While a sweep runs its statements (LANGUAGE.md §7.2), ROW is the
@@ -248,11 +252,14 @@ void ctx_drop_large_lowering(ctx_t *s);
  * no compiler is found (not under -q).  0, or -1 with *err set. */
 int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err);
 /* E (prepared for the current model) compiled when compile is on, and on
- * its tapes when off.  Returns 0 (also when no compiler is found, or the
+ * its tapes when off; with TANGENTS the derivatives of its tapes too (for
+ * linearize, eigen, the implicit integrators: a second compile, done
+ * when first needed).  Returns 0 (also when no compiler is found, or the
  * method's compile failed before: the tapes then run), or -1 with *err
  * set at WHERE when the compile fails (remembered: the next statement
  * runs on the tapes). */
-int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err);
+int ctx_compile(ctx_t *s, eom_t *e, bool tangents, src_span_t where,
+                diag_t *err);
 /* Clears the samples, remembering that the declaration at SPAN did when
  * there were any. */
 void ctx_clear_samples(ctx_t *s, src_span_t span);

@@ -307,11 +307,15 @@ int control_bode(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 rc = diag_error(err, st->to_file.span,
                                 "cannot write '%s': %s", file, strerror(e));
         }
+    } else if (rc == 0 && !file && s->svg_plots) {
+        /* a notebook's inline figure, with plot's PNG and PDF beside it */
+        s->out_kind = CTX_OUT_SVG;
+        free(s->plot_png);
+        free(s->plot_pdf);
+        rc = plot_draw_svg_styled(&pc, &style, s->out, &s->plot_png,
+                                  &s->plot_pdf, err);
     } else if (rc == 0) {
-        bool svg = !file && s->svg_plots; /* a notebook's inline figure */
-        if (svg)
-            s->out_kind = CTX_OUT_SVG;
-        rc = plot_draw_styled(&pc, &style, file, svg, s->out, err);
+        rc = plot_draw_styled(&pc, &style, file, s->out, err);
     }
     if (rc != 0 && err->set && err->span.file == SRC_NO_FILE)
         err->span = file ? st->to_file.span : st->span;

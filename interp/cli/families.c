@@ -1002,7 +1002,10 @@ int family_plot_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         const char *file = st->to_file.name;
         if (!file && s->svg_plots) {
             s->out_kind = CTX_OUT_SVG;
-            rc = plot_draw_svg(&pc, s->out, err);
+            free(s->plot_png);
+            free(s->plot_pdf);
+            rc = plot_draw_svg(&pc, s->out, &s->plot_png, &s->plot_pdf,
+                               err);
         } else {
             rc = plot_draw(&pc, file, s->out, err);
         }

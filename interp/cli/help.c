@@ -563,9 +563,12 @@ static const help_entry_t entries[] = {
      "  show latex eom > \"eom.tex\".  What show prints is simplified:\n"
      "  expanded, cancelled, collected, with sin^2 + cos^2 = 1, in exact\n"
      "  fractions; a form that lost a part which may be undefined says\n"
-     "  where it holds: show x/x prints 1  (where x != 0).  A solved form\n"
-     "  longer than 1000 characters is not shown: it says so and shows the\n"
-     "  equations it comes from.\n"},
+     "  where it holds: show x/x prints 1  (where x != 0).  The LaTeX is\n"
+     "  laid out to an A4 page at 10 pt, long rows broken between terms.\n"
+     "  Equations too long for a line (the benchmark bicycle's) are shown\n"
+     "  with named subexpressions: a line `where`, rows k1 = ..., k2 = ...\n"
+     "  each defined before it is used, then the equations in their terms\n"
+     "  (each row reads back as a `let`).\n"},
     {"latex",
      "latex: `show latex ...` and `worksheet latex NAME` print LaTeX\n"
      "  (help show, help worksheet).\n"},
@@ -591,8 +594,10 @@ static const help_entry_t entries[] = {
      "  Benenti's worksheets, step by step and numbered as in his text\n"
      "  (seed 001, §12): each object symbolically (simplified, as `show`\n"
      "  shows it, where no entry is longer than 1000 characters) and at the\n"
-     "  current state, with one line saying what it is for.  `latex` prints\n"
-     "  the sheet as one align* environment.\n"
+     "  current state, with one line saying what it is for.  Values that are\n"
+     "  rounding (within 1e-12 of the size of their terms) are shown as 0.\n"
+     "  `latex` prints the sheet as a display per step, each step's number\n"
+     "  and title as typeset text, breaking across pages.\n"
      "  Reading the sheets beside Benenti's text:\n"
      "  - the active forces A_i (and A^i = g^ij A_j) are computed at the end\n"
      "    of the sheets of the first and second kind, as in his text, though\n"
@@ -621,6 +626,8 @@ static const help_entry_t entries[] = {
      "  on: simulate and compare run the equations as C, compiled with the\n"
      "  system's compiler ($CC, else cc) and cached by content in\n"
      "  $XDG_CACHE_HOME/nh (or ~/.cache/nh); same results as the tapes.\n"
+     "  linearize, eigen, sweep and the implicit integrators also run their\n"
+     "  derivatives as C, a second file compiled when first needed.\n"
      "  Without a compiler, a note, and the tapes run.  Default off.\n"
      "set threads = N\n"
      "  The worker processes a sweep's points run on (default: NH_THREADS,\n"

@@ -185,7 +185,11 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     o.progress = s->quiet ? NULL : stderr;
 
     eom_t *e = ctx_eom(s, st->span, err);
-    if (!e || ctx_compile(s, e, st->span, err) != 0)
+    /* the implicit integrators' Jacobian: the compiled derivatives */
+    if (!e || ctx_compile(s, e,
+                          sim_integrator_implicit(o.integrator) &&
+                              !o.jacobian_differences,
+                          st->span, err) != 0)
         return -1;
     if (event && !eom_has_multipliers(e)) {
         value_t v = {.dim = 0, .c = {ev.g}};
@@ -552,7 +556,9 @@ static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
     int rc = 0;
     if (plot && !file && s->svg_plots) {
         s->out_kind = CTX_OUT_SVG;
-        rc = plot_draw_svg(&pc, s->out, err);
+        free(s->plot_png);
+        free(s->plot_pdf);
+        rc = plot_draw_svg(&pc, s->out, &s->plot_png, &s->plot_pdf, err);
     } else if (plot) {
         rc = plot_draw(&pc, file, s->out, err);
     } else {

@@ -18,6 +18,7 @@
 #include "interp/base/util.h"
 #include "interp/eom/kinematics.h"
 #include "interp/eom/velocity.h"
+#include "interp/expr/display.h"
 #include "interp/expr/simplify.h"
 #include "interp/analysis/worksheet.h"
 
@@ -333,12 +334,6 @@ static void report_start_row(report_t *r)
     r->open_row = true;
 }
 
-static void report_row(report_t *r, const char *label, const char *text)
-{
-    report_close_row(r);
-    fprintf(r->out, "%s%s%s", label, r->latex ? " &= " : " = ", text);
-    r->open_row = true;
-}
 
 static void report_remark(report_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -595,24 +590,6 @@ static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
     return n;
 }
 
-/* An error when one of the NE expressions E (NULL entries skipped) is
- * too large to show: it is named PREFIX NAMES[i] SUFFIX ("F*_u1",
- * "x'"). */
-static int show_too_large(expr_graph_t *g, const expr_t *const *E, size_t ne,
-                          const char *prefix, const char *const *names,
-                          const char *suffix, src_span_t at, diag_t *err)
-{
-    size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
-    int rc = 0;
-    for (size_t i = 0; i < ne && rc == 0; i++)
-        if (E[i] && tree_size(E[i], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS)
-            rc = diag_error(err, at,
-                            "%s%s%s is too large to show (more than %d "
-                            "terms written out)",
-                            prefix, names[i], suffix, SHOW_MAX_TERMS);
-    free(memo);
-    return rc;
-}
 
 /* The equations on speeds for show kinematics and show kane: the chosen
  * ones when they are maggi or gibbs_appell, else maggi prepared for the
@@ -643,25 +620,6 @@ static void put_text(ctx_t *s, char *text)
  * is stated in doc/language.md). */
 #define SHOW_SOLVED_MAX 1000
 
-/* The equations of E as `show eom` prints them, inside an align*
- * already open when LATEX (their own environment lines left out). */
-static void put_system(ctx_t *s, eom_t *e, bool latex)
-{
-    char *text = eom_describe(e, latex);
-    const char *t = text, *end = text + strlen(text);
-    static const char ab[] = "\\begin{align*}\n", ae[] = "\\end{align*}\n";
-    if (latex && strncmp(t, ab, sizeof ab - 1) == 0 &&
-        (size_t)(end - t) >= sizeof ab + sizeof ae - 2 &&
-        strcmp(end - (sizeof ae - 1), ae) == 0) {
-        t += sizeof ab - 1;
-        end -= sizeof ae - 1;
-    }
-    fwrite(t, 1, (size_t)(end - t), s->out);
-    if (end > t && end[-1] != '\n')
-        fputc('\n', s->out);
-    free(text);
-}
-
 /* show kinematics: q' = ψ, the given equations and the velocities the
  * constraints determine (kinematics.h). */
 static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
@@ -670,24 +628,10 @@ static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     eom_t *own, *e = speeds_eom(s, lw, st->span, &own, err);
     if (!e)
         return -1;
-    const eom_kin_t *kin = eom_kinematics(e);
-    const nh_system_t *sys = lower_system(lw);
-    const size_t *order, *sizes, *dep;
-    const expr_t *const *seq;
-    size_t k = eom_kin_dependent(kin, &dep);
-    const expr_t **rows = xcalloc(sys->n + 1, sizeof *rows);
-    for (size_t i = 0; i < sys->n; i++)
-        rows[i] = sys->psi[i];
-    eom_kin_blocks(kin, &order, &sizes, &seq);
-    for (size_t j = 0; eom_kin_mode(kin) == EOM_KIN_SYMBOLIC && j < k; j++)
-        rows[dep[j]] = seq[j];
-    int rc = show_too_large(lower_graph(lw), rows, sys->n, "", sys->qname,
-                            "'", st->span, err);
-    if (rc == 0)
-        put_text(s, eom_kin_describe(kin, st->u.show.latex));
-    free(rows);
+    /* (long rows: named subexpressions, LANGUAGE.md §7.1) */
+    put_text(s, eom_kin_describe(eom_kinematics(e), st->u.show.latex));
     eom_free(own);
-    return rc;
+    return 0;
 }
 
 /* show kane: Kane's F_r and F*_r for each speed (eom_kane). */
@@ -701,13 +645,11 @@ static int show_kane(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     size_t m = sys->m;
     const expr_t **F = xcalloc(2 * m + 1, sizeof *F);
     bool vin;
+    /* (rows too long for a line are shown with named subexpressions,
+     * LANGUAGE.md §7.1: no size is refused here) */
     int rc = eom_kane(e, F, F + m, &vin, err);
     if (rc != 0)
         err->span = st->span;
-    else if ((rc = show_too_large(lower_graph(lw), F, m, "F_", sys->zname,
-                                  "", st->span, err)) == 0)
-        rc = show_too_large(lower_graph(lw), F + m, m, "F*_", sys->zname,
-                            "", st->span, err);
     if (rc == 0)
         put_text(s, eom_describe_kane(e, st->u.show.latex));
     free(F);
@@ -738,9 +680,9 @@ static size_t accel_vars(const nh_system_t *sys, eom_t *e, uint32_t *v)
 
 /* show accel (ONLY == NULL), show x'' (ONLY = the variable's node), or
  * show of an expression EV that holds accelerations: the solved forms
- * (eom_solved), each a row "x'' = ..." (or EV's value alone), a form too
- * long to read replaced by a remark that says so, and the equations they
- * come from after any that is not shown. */
+ * (eom_solved), each a row "x'' = ..." (or EV's value alone) laid out as
+ * display.h lays out rows (named subexpressions when one is too long for
+ * a line), and the equations they come from when they are not solved. */
 static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
                        const expr_t *only, const value_t *ev, diag_t *err)
 {
@@ -755,21 +697,22 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     const expr_t **val = xcalloc(nv + 1, sizeof *val);
     char why[256];
     int solved = eom_solved(e, sp, val, why, sizeof why);
-    report_t r;
-    report_begin(&r, s->out, latex);
     bool show_system = false;
-    if (solved != 0) {
-        report_remark(&r, "the accelerations are not solved symbolically: "
-                          "%s; the equations they come from:", why);
-        show_system = true;
-    } else if (ev) {
+    if (solved == 0 && ev) {
         /* an expression: the solved forms put in */
         unsigned n = ev->dim ? ev->dim : 1;
         strbuf_t b;
         strbuf_init(&b);
+        report_t r;
+        report_begin(&r, s->out, latex);
+        /* (the display graph may have gained variables while solving:
+         * expr_subst reads one entry for each) */
+        uint32_t dnv = expr_graph_nvars(simp_graph(sp));
+        const expr_t **dval = xcalloc(dnv + 1, sizeof *dval);
+        memcpy(dval, val, nv * sizeof *dval);
         for (unsigned k = 0; k < n && !show_system; k++) {
             const expr_t *in = simp_import(sp, ev->c[k]);
-            const expr_t *d = expr_subst(simp_graph(sp), in, val);
+            const expr_t *d = expr_subst(simp_graph(sp), in, dval);
             /* where the expression is defined, not the solved forms
              * (they hold where the system is regular) */
             char *t = simp_format(sp, simp_simplify_within(sp, d, in),
@@ -787,6 +730,7 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
             strbuf_add(&b, t);
             free(t);
         }
+        free(dval);
         if (n > 1)
             strbuf_add(&b, latex ? "\\end{pmatrix}" : "]");
         char *t = strbuf_take(&b);
@@ -795,40 +739,47 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
             r.open_row = true;
         }
         free(t);
+        report_end(&r);
     } else {
-        uint32_t *vars = xcalloc(sys->n + sys->m + sys->r + 1, sizeof *vars);
-        size_t nvar = only ? 1 : accel_vars(sys, e, vars);
-        if (only)
-            vars[0] = only->var;
-        for (size_t i = 0; i < nvar; i++) {
-            const char *name = expr_var_name(g, vars[i]);
-            if (!val[vars[i]]) {
-                report_remark(&r, "%s is not an unknown of the equations %s",
-                              name, eom_method_name(eom_method(e)));
-                continue;
-            }
-            char *t = simp_format(sp, val[vars[i]], latex);
-            if (strlen(t) > SHOW_SOLVED_MAX) {
-                report_remark(&r, "%s is too long to show solved (%zu "
-                                  "characters; the limit is %d)",
-                              name, strlen(t), SHOW_SOLVED_MAX);
-                show_system = true;
-            } else {
-                char *l = latex ? expr_latex_name(name) : NULL;
-                report_row(&r, latex ? l : name, t);
+        display_t *d = display_new(sp, latex);
+        for (size_t i = 0; i < sys->n; i++)
+            display_may_drop(d, sys->q[i]);
+        if (solved != 0) {
+            char head[512];
+            snprintf(head, sizeof head,
+                     "the accelerations are not solved symbolically: %s; "
+                     "the equations they come from:",
+                     why);
+            display_heading(d, head);
+            show_system = true;
+        } else {
+            uint32_t *vars =
+                xcalloc(sys->n + sys->m + sys->r + 1, sizeof *vars);
+            size_t nvar = only ? 1 : accel_vars(sys, e, vars);
+            if (only)
+                vars[0] = only->var;
+            for (size_t i = 0; i < nvar; i++) {
+                const char *name = expr_var_name(g, vars[i]);
+                if (!val[vars[i]]) {
+                    char head[256];
+                    snprintf(head, sizeof head,
+                             "%s is not an unknown of the equations %s",
+                             name, eom_method_name(eom_method(e)));
+                    display_heading(d, head);
+                    continue;
+                }
+                char *l = expr_latex_name(name);
+                display_object(d, name, l, val[vars[i]]);
                 free(l);
             }
-            free(t);
+            free(vars);
         }
-        free(vars);
-        if (show_system)
-            report_remark(&r, "the equations they come from:");
+        char *t = display_finish(d);
+        fputs(t, s->out);
+        free(t);
     }
-    if (show_system) {
-        report_close_row(&r);
-        put_system(s, e, latex);
-    }
-    report_end(&r);
+    if (show_system)
+        put_text(s, eom_describe(e, latex));
     free(val);
     simp_free(sp);
     return 0;
@@ -1025,8 +976,8 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     eom_t *eb = ctx_prepare_here(s, lw, (eom_method_t)mb,
                                  st->u.compare.b.span, err);
-    if (!eb || ctx_compile(s, ea, st->u.compare.a.span, err) != 0 ||
-        ctx_compile(s, eb, st->u.compare.b.span, err) != 0) {
+    if (!eb || ctx_compile(s, ea, false, st->u.compare.a.span, err) != 0 ||
+        ctx_compile(s, eb, false, st->u.compare.b.span, err) != 0) {
         eom_free(ea);
         eom_free(eb);
         return -1;

@@ -173,6 +173,14 @@ static void proto_output(protocol_t *p, const char *kind, const char *text,
         proto_member(&b, "mathjax", mj);
         free(mj);
     }
+    ctx_t *c = session_ctx(p->s);
+    if (strcmp(kind, "svg") == 0) {
+        /* the same plot as PNG and PDF, for what cannot show SVG */
+        if (c->plot_png)
+            proto_member(&b, "png", c->plot_png);
+        if (c->plot_pdf)
+            proto_member(&b, "pdf", c->plot_pdf);
+    }
     proto_send(p, &b);
 }
 
@@ -212,6 +220,11 @@ static void proto_flush(protocol_t *p, ctx_output_t kind)
         proto_cut_note(p, p->err.dropped);
     capture_clear(&p->out);
     capture_clear(&p->err);
+    /* (sent with their SVG, or not at all when it was cut) */
+    ctx_t *c = session_ctx(p->s);
+    free(c->plot_png);
+    free(c->plot_pdf);
+    c->plot_png = c->plot_pdf = NULL;
 }
 
 static void proto_observe(void *data, session_event_t ev)
@@ -316,14 +329,94 @@ static bool proto_has(const char *s, const char *e, const char *word)
     return false;
 }
 
+/* The most lines protocol_mathjax puts in one display of a long output. */
+#define PROTO_MATHJAX_ROWS 12
+
+/* [S, E) without the white space at its ends, into *S, *E. */
+static void proto_trim(const char **s, const char **e)
+{
+    while (*s < *e && (**s == ' ' || **s == '\n' || **s == '\t' ||
+                       **s == '\r'))
+        (*s)++;
+    while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\n' ||
+                       (*e)[-1] == '\t' || (*e)[-1] == '\r'))
+        (*e)--;
+}
+
+/* Where the next "\begin{align*}" … "\end{align*}" of [S, E) starts and
+ * ends (*B, *END after it), or false. */
+static bool proto_next_align(const char *s, const char *e, const char **b,
+                             const char **end)
+{
+    static const char ab[] = "\\begin{align*}", ae[] = "\\end{align*}";
+    for (const char *p = s; p + (sizeof ab - 1) <= e; p++) {
+        if (memcmp(p, ab, sizeof ab - 1) != 0)
+            continue;
+        for (const char *q = p; q + (sizeof ae - 1) <= e; q++)
+            if (memcmp(q, ae, sizeof ae - 1) == 0) {
+                *b = p;
+                *end = q + sizeof ae - 1;
+                return true;
+            }
+        return false;
+    }
+    return false;
+}
+
 char *protocol_mathjax(const char *latex, size_t len)
 {
     const char *s = latex, *e = latex + len;
-    while (s < e && (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r'))
-        s++;
-    while (e > s && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\t' ||
-                     e[-1] == '\r'))
+    proto_trim(&s, &e);
+    /* A long output: a group that lets pdflatex break pages
+     * ("{\allowdisplaybreaks" … "}"), around several displays (named
+     * subexpressions, a worksheet's steps): each display a formula of
+     * its own, shown as a display ($$ … $$), one under the other. */
+    static const char grp[] = "{\\allowdisplaybreaks";
+    if (proto_starts(s, e, grp) && e > s && e[-1] == '}') {
+        s += sizeof grp - 1;
         e--;
+        strbuf_t b;
+        strbuf_init(&b);
+        const char *ab, *ae;
+        while (proto_next_align(s, e, &ab, &ae)) {
+            static const char open[] = "\\begin{align*}",
+                              close[] = "\\end{align*}";
+            strbuf_add(&b, b.len ? "\n$$\\begin{aligned}\n" : "$$\\begin{aligned}\n");
+            /* the lines, without the comments: inside $$ … $$ MathJax
+             * reads the display as one line, so that a comment would
+             * swallow the rest of it */
+            const char *l = ab + sizeof open - 1;
+            const char *end = ae - (sizeof close - 1);
+            size_t rows = 0;
+            while (l < end) {
+                const char *nl = memchr(l, '\n', (size_t)(end - l));
+                const char *le = nl ? nl : end;
+                const char *t = l;
+                while (t < le && (*t == ' ' || *t == '\t'))
+                    t++;
+                l = le + (nl ? 1 : 0);
+                if (t == le || *t == '%')
+                    continue;
+                /* at most PROTO_MATHJAX_ROWS lines a display: MathJax's
+                 * automatic line breaking (nbconvert's setting) fails on
+                 * a display of hundreds ("Math Processing Error") */
+                const char *te = le;
+                while (te > t && te[-1] == ' ')
+                    te--;
+                bool cont = te - t >= 2 && te[-1] == '\\' && te[-2] == '\\';
+                if (cont && ++rows % PROTO_MATHJAX_ROWS == 0) {
+                    strbuf_addn(&b, t, (size_t)(te - 2 - t));
+                    strbuf_add(&b, "\n\\end{aligned}$$\n$$\\begin{aligned}\n");
+                    continue;
+                }
+                strbuf_addn(&b, t, (size_t)(te - t));
+                strbuf_add(&b, "\n");
+            }
+            strbuf_add(&b, "\\end{aligned}$$");
+            s = ae;
+        }
+        return strbuf_take(&b);
+    }
     strbuf_t b;
     strbuf_init(&b);
     strbuf_add(&b, "$\\displaystyle ");

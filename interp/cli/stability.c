@@ -1116,7 +1116,9 @@ int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     int rc;
     if (!file && s->svg_plots) {
         s->out_kind = CTX_OUT_SVG;
-        rc = plot_draw_svg(&pc, s->out, err);
+        free(s->plot_png);
+        free(s->plot_pdf);
+        rc = plot_draw_svg(&pc, s->out, &s->plot_png, &s->plot_pdf, err);
     } else {
         rc = plot_draw(&pc, file, s->out, err);
     }
@@ -1176,7 +1178,8 @@ int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           "(or rk2, rk4, rkf45, rkck), not %s",
                           s->integrator);
     eom_t *e = ctx_eom(s, st->span, err);
-    if (!e || ctx_compile(s, e, st->span, err) != 0)
+    /* the tangent flow: the derivatives, compiled beside the equations */
+    if (!e || ctx_compile(s, e, true, st->span, err) != 0)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double *vars = xcalloc(nv + 1, sizeof *vars);

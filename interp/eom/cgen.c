@@ -344,9 +344,10 @@ static size_t cgen_len(size_t n)
  * run them, for `linearize`, `eigen`, `sweep` and the implicit
  * integrators once compiled: NAME_tangent_main and NAME_tangent_pre,
  * with the sizes of their value arrays w, NAME_tangent_main_work and
- * NAME_tangent_pre_work (dw is the tape's work slots times k).  The dense algebra after the
- * tapes stays nh's (common.c, eom_tangent: the methods' implicit
- * derivatives of their solves). */
+ * NAME_tangent_pre_work (dw is the tape's work slots times k): the text
+ * of cgen_tangent_text, a file apart from the equations'.  The dense
+ * algebra after the tapes stays nh's (common.c, eom_tangent: the
+ * methods' implicit derivatives of their solves). */
 static void cgen_tangents(cgen_t *c)
 {
     const eom_t *e = c->e;
@@ -1466,11 +1467,6 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 " *       constraint at the velocity level, L and dL/dq_i' "
                 "(what nh's\n"
                 " *       simulate reports as max |C| and the energy drift).\n"
-                " *   void %s_tangent_main(v, dv, k, o, dout, w, dw), and "
-                "_pre where the\n"
-                " *       method has a first tape: the derivatives of nh's "
-                "tapes in k\n"
-                " *       directions, for nh's linearize (its own use).\n"
                 " *\n"
                 " * Compiled without floating-point contraction (-std=c99 with "
                 "GCC, or\n"
@@ -1479,7 +1475,7 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 " * bit.\n"
                 " */\n"
                 "#include <math.h>\n\n",
-                name, name, mult ? ", multipliers" : "", name, name);
+                name, name, mult ? ", multipliers" : "", name);
     char rtol[48];
     tape_c_literal(LINALG_RTOL, rtol, sizeof rtol);
     strbuf_addf(b,
@@ -1544,32 +1540,49 @@ static void cgen_free(cgen_t *c)
     tape_free(c->res);
 }
 
-char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
+/* The refusals both texts share: a name that is not an identifier, a
+ * model without coordinates, velocities solved numerically. */
+static int cgen_refuse(const eom_t *e, const cgen_options_t *opt, diag_t *err)
 {
-    const nh_system_t *sys = e->sys;
-    if (!cgen_name_ok(opt->name)) {
-        diag_error(err, SRC_SPAN_NONE, "'%s' cannot name C functions",
-                   opt->name ? opt->name : "");
-        return NULL;
-    }
-    if (sys->n == 0) {
-        diag_error(err, SRC_SPAN_NONE,
-                   "the model has no coordinates: there are no equations to "
-                   "write");
-        return NULL;
-    }
-    if (e->kin_numeric) {
+    if (!cgen_name_ok(opt->name))
+        return diag_error(err, SRC_SPAN_NONE, "'%s' cannot name C functions",
+                          opt->name ? opt->name : "");
+    if (e->sys->n == 0)
+        return diag_error(err, SRC_SPAN_NONE,
+                          "the model has no coordinates: there are no "
+                          "equations to write");
+    if (e->kin_numeric)
         /* The velocities without a kinematic equation come from a linear
          * solve at each evaluation (maggi.c); the file would need that
          * solve and its pivoting written out, which it does not have. */
-        diag_error(err, SRC_SPAN_NONE,
-                   "%s solves the velocities without a kinematic equation "
-                   "numerically at each evaluation (show kinematics): that "
-                   "solve cannot be written as C; give kinematic equations "
-                   "for them, or use `equations multipliers`",
-                   e->name);
+        return diag_error(err, SRC_SPAN_NONE,
+                          "%s solves the velocities without a kinematic "
+                          "equation numerically at each evaluation (show "
+                          "kinematics): that solve cannot be written as C; "
+                          "give kinematic equations for them, or use "
+                          "`equations multipliers`",
+                          e->name);
+    return 0;
+}
+
+/* Whether LEN operations are within the limit of OPT; else *err. */
+static bool cgen_fits(size_t len, const cgen_options_t *opt, diag_t *err)
+{
+    size_t max_ops = opt->max_ops ? opt->max_ops : CGEN_MAX_INSTRUCTIONS;
+    if (len <= max_ops)
+        return true;
+    diag_error(err, SRC_SPAN_NONE,
+               "the model is too large to write as C: its equations take "
+               "%zu operations, more than the limit of %zu",
+               len, max_ops);
+    return false;
+}
+
+char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    if (cgen_refuse(e, opt, err) != 0)
         return NULL;
-    }
     cgen_t c = {.e = e, .sys = sys, .opt = opt};
     strbuf_init(&c.tapes);
     strbuf_init(&c.code);
@@ -1585,14 +1598,10 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
                                                  : 0) +
                  (pre ? tape_length(e->pre) : 0) +
                  (vel ? tape_length(vel) : 0) + tape_length(c.mon) +
-                 /* the derivatives: linearize, the implicit integrators */
-                 tape_length(e->tape) + (e->pre ? tape_length(e->pre) : 0);
-    size_t max_ops = opt->max_ops ? opt->max_ops : CGEN_MAX_INSTRUCTIONS;
-    if (len > max_ops) {
-        diag_error(err, SRC_SPAN_NONE,
-                   "the model is too large to write as C: its equations take "
-                   "%zu operations, more than the limit of %zu",
-                   len, max_ops);
+                 (opt->jacobian ? tape_length(e->tape) +
+                                      (e->pre ? tape_length(e->pre) : 0)
+                                : 0);
+    if (!cgen_fits(len, opt, err)) {
         cgen_free(&c);
         return NULL;
     }
@@ -1609,7 +1618,10 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
         cgen_tape(&c, vel, "nh_tape_vel", NULL);
     cgen_tape(&c, c.res, "nh_tape_res", NULL);
     cgen_tape(&c, c.mon, "nh_tape_mon", NULL);
-    cgen_tangents(&c);
+    /* `export python`'s Jacobian (cgen_jac.h) calls the tapes'
+     * derivatives: in the same file there */
+    if (opt->jacobian)
+        cgen_tangents(&c);
     if (fast)
         cgen_fast(&c);
     switch (e->method) {
@@ -1649,6 +1661,46 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
     strbuf_add(&out, c.api.data);
     if (opt->jacobian)
         cgen_jacobian(e, opt->name, &out);
+    cgen_free(&c);
+    return strbuf_take(&out);
+}
+
+char *cgen_tangent_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
+{
+    if (cgen_refuse(e, opt, err) != 0 ||
+        !cgen_fits(tape_length(e->tape) + (e->pre ? tape_length(e->pre) : 0),
+                   opt, err))
+        return NULL;
+    cgen_t c = {.e = e, .sys = e->sys, .opt = opt};
+    strbuf_init(&c.tapes);
+    strbuf_init(&c.code);
+    strbuf_init(&c.api);
+    cgen_tangents(&c);
+    const char *name = opt->name;
+    strbuf_t out;
+    strbuf_init(&out);
+    strbuf_addf(&out,
+                "/*\n"
+                " * %s.c — the derivatives of an nh model's equations, "
+                "method %s, generated by\n"
+                " * nh%s%s for its own use (`set compile = on`, LANGUAGE.md "
+                "§8.1): the\n"
+                " * forward-mode derivatives of nh's tapes in k directions, "
+                "as linearize,\n"
+                " * eigen, sweep and the implicit integrators run them.  "
+                "Self-contained C99.\n"
+                " *\n"
+                " *   void %s_tangent_main(v, dv, k, o, dout, w, dw), and "
+                "_pre where the\n"
+                " *       method has a first tape; w has "
+                "%s_tangent_main_work doubles.\n"
+                " */\n"
+                "#include <math.h>\n\n",
+                name, e->name, opt->version ? " " : "",
+                opt->version ? opt->version : "", name, name);
+    tape_write_c_helpers(&out, c.tape_helpers);
+    strbuf_add(&out, c.tapes.data);
+    strbuf_add(&out, c.api.data);
     cgen_free(&c);
     return strbuf_take(&out);
 }

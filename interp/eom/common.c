@@ -35,7 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/eom/linalg.h"
+#include "interp/expr/display.h"
 #include "interp/expr/simplify.h"
 #include "interp/mech/rigid.h"
 
@@ -1088,10 +1090,10 @@ void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
         e->native_release(e->native_handle);
     e->native = values;
     e->native_rhs = rhs;
-    if (!values) {
+    if (!values)
         e->native_mon = NULL;
-        eom_set_native_tangents(e, NULL, 0, NULL, 0);
-    }
+    /* the derivatives come with the code they were compiled beside */
+    eom_set_native_tangents(e, NULL, 0, NULL, 0, NULL, NULL);
     e->native_handle = handle;
     e->native_release = release;
 }
@@ -1103,8 +1105,13 @@ bool eom_has_native(const eom_t *e)
 
 void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
                              size_t main_values, eom_native_tangent_fn pre_tape,
-                             size_t pre_values)
+                             size_t pre_values, void *handle,
+                             void (*release)(void *handle))
 {
+    if (e->native_tan_release)
+        e->native_tan_release(e->native_tan_handle);
+    e->native_tan_handle = handle;
+    e->native_tan_release = release;
     free(e->t_nval);
     free(e->t_pnval);
     e->native_tan = main_tape;
@@ -1866,35 +1873,16 @@ void eom_buf_printf(eom_buf_t *b, const char *fmt, ...)
     va_end(ap);
 }
 
-/* LaTeX: the environment, opened before the first line. */
-static void eom_buf_open(eom_buf_t *b, bool latex)
+/* The display context and the block, made at the first item. */
+static void eom_buf_display(eom_buf_t *b, expr_graph_t *g, bool latex)
 {
-    if (latex && !b->open) {
-        eom_buf_puts(b, "\\begin{align*}\n");
-        b->open = true;
-    }
-}
-
-/* LaTeX: a row after another ends that one with \\ (written then, so
- * that the last row has none). */
-static void eom_buf_next_row(eom_buf_t *b, bool latex)
-{
-    if (!latex)
+    if (b->disp)
         return;
-    eom_buf_open(b, latex);
-    if (b->last_row) {
-        size_t at = b->last_row - 1;
-        eom_buf_reserve(b, 3);
-        memmove(b->s + at + 3, b->s + at, b->len - at + 1);
-        memcpy(b->s + at, " \\\\", 3);
-        b->len += 3;
-    }
-}
-
-static void eom_buf_display(eom_buf_t *b, expr_graph_t *g)
-{
-    if (!b->simp)
-        b->simp = simp_new(g);
+    b->simp = simp_new(g);
+    b->disp = display_new(b->simp, latex);
+    if (b->sys)
+        for (size_t i = 0; i < b->sys->n; i++)
+            display_may_drop(b->disp, b->sys->q[i]);
 }
 
 void eom_buf_row(eom_buf_t *b, expr_graph_t *g, const expr_t *l,
@@ -1912,17 +1900,12 @@ void eom_buf_row(eom_buf_t *b, expr_graph_t *g, const expr_t *l,
         b->cr[b->nrow++] = r;
         return;
     }
-    eom_buf_display(b, g);
+    eom_buf_display(b, g, latex);
     simp_t *sp = b->simp;
     const expr_t *L, *R, *cond;
     simp_row(sp, simp_import(sp, l), simp_import(sp, r), NH_RANK_ACCEL, &L,
              &R, &cond);
-    char *t = simp_format_row(sp, L, R, cond, latex);
-    eom_buf_next_row(b, latex);
-    eom_buf_puts(b, t);
-    free(t);
-    b->last_row = b->len + 1;
-    eom_buf_puts(b, "\n");
+    display_row(b->disp, L, R, cond);
 }
 
 void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
@@ -1932,22 +1915,20 @@ void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
         eom_buf_row(b, g, expr_num(g, 0), e, latex);
         return;
     }
-    eom_buf_display(b, g);
+    eom_buf_display(b, g, latex);
     simp_t *sp = b->simp;
-    char *t = simp_format(sp, simp_simplify(sp, simp_import(sp, e)), latex);
-    eom_buf_next_row(b, latex);
-    eom_buf_puts(b, latex ? latex_label : text_label);
-    eom_buf_puts(b, latex ? " &= " : " = ");
-    eom_buf_puts(b, t);
-    free(t);
-    b->last_row = b->len + 1;
-    eom_buf_puts(b, "\n");
+    display_object(b->disp, text_label, latex_label,
+                   simp_simplify(sp, simp_import(sp, e)));
 }
 
 char *eom_buf_finish(eom_buf_t *b, bool latex)
 {
-    if (latex && b->open)
-        eom_buf_puts(b, "\\end{align*}\n");
+    (void)latex;
+    if (b->disp) {
+        char *t = display_finish(b->disp);
+        eom_buf_puts(b, t);
+        free(t);
+    }
     if (!b->s)
         eom_buf_puts(b, "");
     simp_free(b->simp);
@@ -1977,6 +1958,7 @@ size_t eom_rows(eom_t *e, const expr_t ***l, const expr_t ***r)
 eom_buf_t eom_buf_start(const eom_t *e)
 {
     eom_buf_t b = {0};
+    b.sys = e->sys;
     b.sink = e->collect;
     b.collect = b.sink != NULL;
     return b;
@@ -1991,12 +1973,14 @@ void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
 {
     if (b->collect)
         return;
-    eom_buf_open(b, latex);
-    if (latex)
-        eom_buf_puts(b, "% ");
+    eom_buf_display(b, b->sys ? b->sys->g : NULL, latex);
     va_list ap;
     va_start(ap, fmt);
-    eom_buf_vprintf(b, fmt, ap);
+    strbuf_t t;
+    strbuf_init(&t);
+    strbuf_vaddf(&t, fmt, ap);
     va_end(ap);
-    eom_buf_puts(b, "\n");
+    char *h = strbuf_take(&t);
+    display_heading(b->disp, h);
+    free(h);
 }

@@ -129,6 +129,8 @@ struct eom {
     eom_native_monitors_fn native_mon;
     eom_native_tangent_fn native_tan, native_tan_pre;
     double *t_nval, *t_pnval; /* their value arrays */
+    void *native_tan_handle;
+    void (*native_tan_release)(void *handle);
     /* Native code (eom_set_native): called before compute. */
     eom_native_fn native;
     eom_native_rhs_fn native_rhs;
@@ -360,19 +362,22 @@ void eom_maggi_rows(const eom_t *e, const expr_t **rowl,
  * and returns eom_buf_finish's string.  Rows and objects are shown in
  * their display forms (LANGUAGE.md §7.1, interp/expr/simplify.h): a row
  * l = r as L = R with the accelerations on the left, expanded,
- * cancelled and collected.  LaTeX is one align* environment: rows
- * "L &= R" separated by \\, headings as TeX comments inside it.  A buffer
- * in collecting mode (eom_rows) formats nothing and keeps the rows' nodes
+ * cancelled and collected; the block laid out by interp/expr/display.h
+ * (LaTeX: an align* with the headings as comments, rows broken to fit
+ * the page; named subexpressions where a row is too long for a line, the
+ * coordinates that no row depends on set to 0 in them).  A buffer in
+ * collecting mode (eom_rows) formats nothing and keeps the rows' nodes
  * instead. */
 
 struct simp;
+struct display;
 
 typedef struct eom_buf {
     char *s;
     size_t len, cap;
-    struct simp *simp;   /* the display, made at the first row */
-    bool open;           /* LaTeX: \begin{align*} written */
-    size_t last_row;     /* LaTeX: where the last row's text ends, + 1 */
+    const nh_system_t *sys;
+    struct simp *simp;   /* the display context, made at the first item */
+    struct display *disp; /* the block (interp/expr/display.h) */
     /* collecting mode: the rows' sides, in the system's graph, handed
      * to SINK by eom_buf_finish */
     bool collect;

@@ -275,6 +275,27 @@ char *expr_to_text(const expr_graph_t *g, const expr_t *e);
 /* LaTeX (\frac, \sin, ^{...}, primes as \dot{} / \ddot{} when the variable
  * name ends in ' / ''; Greek letter names as \theta etc.). */
 char *expr_to_latex(const expr_graph_t *g, const expr_t *e);
+/* Text as expr_to_text writes it, but every node for which ATOM says so
+ * written as a stand-in name of three characters ("k99"): the length E
+ * will print at when those nodes are named (interp/expr/where.h). */
+char *expr_to_text_atoms(const expr_graph_t *g, const expr_t *e,
+                         bool (*atom)(void *ctx, const expr_t *e), void *ctx);
+/* E (a sum, or anything else as one term) printed as text or LaTeX and
+ * cut at its top-level terms: *N pieces (malloc'ed, in a malloc'ed
+ * array) whose concatenation is E's printing, each but the first
+ * beginning with its sign, " + b" or " - c".  For breaking a long row
+ * across lines. */
+typedef enum expr_form {
+    EXPR_FORM_TEXT,
+    EXPR_FORM_LATEX,
+    EXPR_FORM_LATEX_INLINE /* expr_to_latex_inline */
+} expr_form_t;
+char **expr_print_terms(const expr_graph_t *g, const expr_t *e,
+                        expr_form_t form, size_t *n);
+/* LaTeX with fractions inline as the text writes them (a/b, a/(b c)),
+ * numbers as \tfrac{2}{5}: lines one line high, for long tables of
+ * named subexpressions (interp/expr/where.h). */
+char *expr_to_latex_inline(const expr_graph_t *g, const expr_t *e);
 /* A name as LaTeX, as the printer writes a variable of that name (theta
  * -> \\theta, x1' -> \\dot{x}_{1}, lambda(roll_x) ->
  * \\lambda_{\\mathrm{roll\\_x}}, mass -> \\mathrm{mass}); malloc'ed. */

@@ -27,6 +27,8 @@
 #include <math.h>
 #include <spawn.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -37,6 +39,7 @@
 #include <unistd.h>
 
 #include "interp/base/outfile.h"
+#include "interp/base/util.h"
 #include "interp/expr/expr.h"
 
 extern char **environ; /* the C runtime's; passed on to gnuplot */
@@ -107,7 +110,7 @@ static void plot_gp_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-typedef enum plot_kind { PLOT_DUMB, PLOT_PNG, PLOT_SVG } plot_kind_t;
+typedef enum plot_kind { PLOT_DUMB, PLOT_PNG, PLOT_SVG, PLOT_PDF } plot_kind_t;
 
 static int plot_kind_of(const char *file, plot_kind_t *kind, diag_t *err)
 {
@@ -242,6 +245,9 @@ static int plot_write_script(const plot_columns_t *d, const plot_style_t *y,
         break;
     case PLOT_SVG:
         fputs("set terminal svg noenhanced size 800,600\n", f);
+        break;
+    case PLOT_PDF: /* (a notebook's third representation, for PDF) */
+        fputs("set terminal pdfcairo noenhanced size 8in,6in\n", f);
         break;
     }
     if (kind != PLOT_DUMB) {
@@ -433,8 +439,9 @@ static int plot_run_gnuplot(const plot_tmp_t *t, diag_t *err)
     return 0;
 }
 
-/* Draws DATA as KIND: the dumb terminal's text to OUT, an image moved to
- * FILE, or (FILE NULL) an SVG image copied to OUT. */
+/* Draws DATA as KIND in STYLE (NULL: plot's): the dumb terminal's text
+ * to OUT, an image moved to FILE, or (FILE NULL) an SVG image copied to
+ * OUT. */
 static int plot_run(const plot_columns_t *data, const plot_style_t *style,
                     plot_kind_t kind, const char *file, FILE *out,
                     diag_t *err)
@@ -487,18 +494,110 @@ int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
     return plot_run(data, NULL, kind, file, out, err);
 }
 
-int plot_draw_svg(const plot_columns_t *data, FILE *out, diag_t *err)
-{
-    return plot_run(data, NULL, PLOT_SVG, NULL, out, err);
-}
-
 int plot_draw_styled(const plot_columns_t *data, const plot_style_t *style,
-                     const char *file, bool svg, FILE *out, diag_t *err)
+                     const char *file, FILE *out, diag_t *err)
 {
     plot_kind_t kind = PLOT_DUMB;
-    if (svg && !file)
-        kind = PLOT_SVG;
-    else if (plot_kind_of(file, &kind, err) != 0)
+    if (plot_kind_of(file, &kind, err) != 0)
         return -1;
     return plot_run(data, style, kind, file, out, err);
+}
+
+/* The bytes of an image drawn as KIND into memory: *BUF (malloc'ed),
+ * *LEN. */
+static int plot_to_memory(const plot_columns_t *data,
+                          const plot_style_t *style, plot_kind_t kind,
+                          char **buf, size_t *len, diag_t *err)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *m = open_memstream(buf, len);
+    if (!m)
+        abort();
+    int rc = plot_run(data, style, kind, NULL, m, err);
+    if (fclose(m) != 0)
+        abort();
+    if (rc != 0) {
+        free(*buf);
+        *buf = NULL;
+    }
+    return rc;
+}
+
+/* RFC 4648 base64 of [S, S + N), NUL-terminated, malloc'ed. */
+static char *plot_base64(const unsigned char *s, size_t n)
+{
+    static const char tab[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = xmalloc(4 * ((n + 2) / 3) + 1), *o = out;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)s[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)s[i + 1] << 8;
+        if (i + 2 < n)
+            v |= s[i + 2];
+        *o++ = tab[v >> 18 & 63];
+        *o++ = tab[v >> 12 & 63];
+        *o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+        *o++ = i + 2 < n ? tab[v & 63] : '=';
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The image of DATA drawn as KIND, in base64, into *B64 (NULL: not
+ * wanted). */
+static int plot_base64_image(const plot_columns_t *data,
+                             const plot_style_t *style, plot_kind_t kind,
+                             char **b64, diag_t *err)
+{
+    if (!b64)
+        return 0;
+    char *img;
+    size_t len;
+    if (plot_to_memory(data, style, kind, &img, &len, err) != 0)
+        return -1;
+    *b64 = plot_base64((const unsigned char *)img, len);
+    free(img);
+    return 0;
+}
+
+int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
+                  char **pdf, diag_t *err)
+{
+    return plot_draw_svg_styled(data, NULL, out, png, pdf, err);
+}
+
+int plot_draw_svg_styled(const plot_columns_t *data,
+                         const plot_style_t *style, FILE *out, char **png,
+                         char **pdf, diag_t *err)
+{
+    char *svg;
+    size_t len;
+    if (png)
+        *png = NULL;
+    if (pdf)
+        *pdf = NULL;
+    if (plot_to_memory(data, style, PLOT_SVG, &svg, &len, err) != 0)
+        return -1;
+    /* the SVG element alone: an XML declaration before it is no part of
+     * the markup a page embeds (nbconvert's HTML cleaner refuses it) */
+    const char *at = strstr(svg, "<svg");
+    if (!at) {
+        free(svg);
+        return diag_error(err, SRC_SPAN_NONE, "gnuplot wrote no SVG image");
+    }
+    fwrite(at, 1, len - (size_t)(at - svg), out);
+    fflush(out);
+    free(svg);
+    if (plot_base64_image(data, style, PLOT_PNG, png, err) != 0)
+        return -1;
+    if (plot_base64_image(data, style, PLOT_PDF, pdf, err) != 0) {
+        if (png) {
+            free(*png);
+            *png = NULL;
+        }
+        return -1;
+    }
+    return 0;
 }

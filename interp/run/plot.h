@@ -39,7 +39,8 @@ typedef struct plot_columns {
                                    order of time but not neighbours */
 } plot_columns_t;
 
-/* How plot_draw_styled draws (`bode`, LANGUAGE.md §7.2.1). */
+/* How plot_draw_styled and plot_draw_svg_styled draw (`bode`,
+ * LANGUAGE.md §7.2.1). */
 typedef struct plot_style {
     bool logx;   /* x on a logarithmic scale */
     bool panels; /* each curve in a panel of its own, one above the other,
@@ -66,14 +67,23 @@ void plot_table(const plot_columns_t *data, FILE *out);
 int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
               diag_t *err);
 
-/* `plot` in a notebook: the same drawing as an SVG image, whose text
- * (an XML document) is written to OUT.  Returns 0, or -1 with *err set
- * as plot_draw. */
-int plot_draw_svg(const plot_columns_t *data, FILE *out, diag_t *err);
+/* `plot` in a notebook: the same drawing as an SVG image, whose text (the
+ * <svg> element, without an XML declaration, so that a page can embed
+ * it) is written to OUT; and, for what cannot show SVG, as a PNG image
+ * and a PDF document when PNG and PDF are not NULL, their bytes in
+ * base64 into *PNG, *PDF (malloc'ed; the caller frees them): a notebook
+ * viewer that shows no SVG takes the PNG, nbconvert's PDF the PDF (it
+ * would otherwise need Inkscape to convert the SVG).  Returns 0, or -1
+ * with *err set as plot_draw. */
+int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
+                  char **pdf, diag_t *err);
 
-/* plot_draw and plot_draw_svg (FILE NULL and SVG true) drawn in STYLE. */
+/* plot_draw and plot_draw_svg drawn in STYLE (`bode`). */
 int plot_draw_styled(const plot_columns_t *data, const plot_style_t *style,
-                     const char *file, bool svg, FILE *out, diag_t *err);
+                     const char *file, FILE *out, diag_t *err);
+int plot_draw_svg_styled(const plot_columns_t *data,
+                         const plot_style_t *style, FILE *out, char **png,
+                         char **pdf, diag_t *err);
 
 /* The name of the gnuplot program run by plot_draw (a test can point
  * PATH elsewhere to simulate its absence). */

@@ -122,8 +122,7 @@ bool sim_integrator_known(const char *name)
     return name && sim_step_type(name) != NULL;
 }
 
-/* Whether integrator NAME calls the Jacobian (GSL's implicit steppers). */
-static bool sim_implicit(const char *name)
+bool sim_integrator_implicit(const char *name)
 {
     static const char *const implicit[] = {"rk1imp", "rk2imp", "rk4imp",
                                            "bsimp", "msbdf"};
@@ -1812,7 +1811,8 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
     s.ctx.nvars = width;
     s.ctx.deriv = eom_state_derivs(e);
     s.ctx.differences = opt->jacobian_differences;
-    if (sim_implicit(opt->integrator) && !opt->jacobian_differences) {
+    if (sim_integrator_implicit(opt->integrator) &&
+        !opt->jacobian_differences) {
         /* allocated now: the callback allocates nothing */
         s.ctx.dvars = sim_alloc(width * (ns + 1), sizeof(double));
         eom_tangent_reserve(e, ns + 1);

@@ -131,6 +131,9 @@ typedef struct sim_summary {
  * whether NAME is one. */
 extern const char *const sim_integrators[];
 bool sim_integrator_known(const char *name);
+/* Whether integrator NAME (NULL: the default) needs the Jacobian: GSL's
+ * implicit steppers (eom_tangent's derivatives). */
+bool sim_integrator_implicit(const char *name);
 
 /* Integrates from VARS to opt->t_end.  SAMPLES must be empty or have
  * width expr_graph_nvars(sys->g); the first sample (at the start) is not
