@@ -1656,6 +1656,70 @@ static bool sympy_bicycle_rhs(const char *srcdir, double *build, double *rhs)
     return true;
 }
 
+/* `export python` (LANGUAGE.md §8.2): the module of MODEL + STATE with
+ * METHOD, imported by Debian's python3 (built into the benchmark's
+ * compile cache), its rhs timed at the state Y (NS values) per call, and
+ * the same C called from C per evaluation (the module's
+ * NAME_py_rhs_repeat, a loop in C), in batches of about 2 ms that
+ * alternate between the two in the one process: the best of 31 batches
+ * of each into *PY and *C.  (The best, not the median as measure()
+ * takes: on a machine shared by several builds the medians of the same
+ * loop moved by 4x from run to run, the best by far less.)  False
+ * without NumPy or a compiler. */
+static bool python_rhs(const char *model, const char *state,
+                       const char *method, const double *y, size_t ns,
+                       FILE *sink, double *py, double *c)
+{
+    if (system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0)
+        return false;
+    char dir[160], text[512];
+    snprintf(dir, sizeof dir, "%s/python", cache_root);
+    mkdir(dir, 0700);
+    snprintf(text, sizeof text, "equations %s\n%sexport python \"%s/nh_bench_rhs.py\"\n",
+             method, state, dir);
+    char *all = concat3(model, "", text);
+    session_t *s = open_session(all, sink);
+    session_free(s);
+    free(all);
+    strbuf_t cmd;
+    strbuf_init(&cmd);
+    strbuf_addf(&cmd,
+                "cd '%s' && /usr/bin/python3 -c '\n"
+                "import ctypes, time, numpy as np, nh_bench_rhs as m\n"
+                "y = np.array([",
+                dir);
+    for (size_t i = 0; i < ns; i++)
+        strbuf_addf(&cmd, "%s%.17g", i ? ", " : "", y[i]);
+    strbuf_add(&cmd,
+               "])\n"
+               "f = m.rhs\n"
+               "f(0.0, y)\n"
+               "rep = m._lib.nh_bench_rhs_py_rhs_repeat\n"
+               "rep.argtypes = [ctypes.c_long]\n"
+               "def py(n):\n"
+               "    t = time.perf_counter()\n"
+               "    for _ in range(n):\n"
+               "        f(0.0, y)\n"
+               "    return (time.perf_counter() - t) / n\n"
+               "def c(n):\n"
+               "    t = time.perf_counter()\n"
+               "    rep(n)\n"
+               "    return (time.perf_counter() - t) / n\n"
+               "n1 = max(1, int(2e-3 / py(1000)))\n"
+               "n2 = max(1, int(2e-3 / c(1000)))\n"
+               "a, b = [], []\n"
+               "for _ in range(31):\n"
+               "    a.append(py(n1))\n"
+               "    b.append(c(n2))\n"
+               "print(min(a), min(b))' 2>/dev/null");
+    FILE *p = popen(cmd.data, "r");
+    strbuf_free(&cmd);
+    if (!p)
+        return false;
+    bool ok = fscanf(p, "%lf %lf", py, c) == 2;
+    return pclose(p) == 0 && ok;
+}
+
 /* The benchmark bicycle (issue 14): text -> tapes for three methods with
  * SymPy's derivation beside it, the graph's nodes, and one right-hand side
  * with its tape's length.  Targets: derivation under 5 ms for
@@ -1720,7 +1784,9 @@ static void bicycle_rows(const char *srcdir, bool have_sympy, FILE *sink)
         /* issue 17's peer: SymPy's lambdified right-hand side (cse), and
          * what lambdify takes beside nh's first compiled run */
         double sb, sr;
+        bool have_sr = false;
         if (ok && bm[k].graded && have && sympy_bicycle_rhs(srcdir, &sb, &sr)) {
+            have_sr = true;
             row("bicycle rhs, SymPy lambdified (cse)", fmt_time(sr, b1, sizeof b1),
                 "-", -1, "(peer)", true);
             row("bicycle rhs compiled vs SymPy", fmt_time(tc, b1, sizeof b1),
@@ -1731,6 +1797,20 @@ static void bicycle_rows(const char *srcdir, bool have_sympy, FILE *sink)
                             : "bicycle compile, nh (cold)",
                 fmt_time(info.seconds, b1, sizeof b1), "-", -1, "(report)",
                 true);
+        }
+        /* issue 28: the exported Python module's rhs (ctypes, one call
+         * and two copies of 16 doubles) against the same C called from
+         * C, per evaluation, timed side by side in one process */
+        double tp, tcc;
+        if (ok && bm[k].graded &&
+            python_rhs(model, bicycle_state, bm[k].method, rc.y, ns, sink,
+                       &tp, &tcc)) {
+            row("bicycle rhs, export python module", fmt_time(tp, b1, sizeof b1),
+                fmt_time(tcc, b2, sizeof b2), tp / tcc, "< 3x C", tp < 3 * tcc);
+            if (have_sr)
+                row("bicycle rhs, module vs SymPy lambdified",
+                    fmt_time(tp, b1, sizeof b1), fmt_time(sr, b2, sizeof b2),
+                    tp / sr, "(report)", true);
         }
         prepared_free(&p);
         free(text);

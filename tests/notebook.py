@@ -223,6 +223,20 @@ try:
         rep = reply_to(kc, kc.is_complete(code))
         check(rep["status"] == status, "is_complete %r: %r" % (code, rep))
 
+    # Inputs and transfer functions (LANGUAGE.md §7.2.1) in a notebook:
+    # transfer prints G, bode without a file is a figure inline.  The
+    # oscillator above at rest, x'' = -10^6 x + F: G(2i) = 1/(10^6 - 4).
+    outs, rep = run_cell(kc, "initial x = 0; input F; force x = F; "
+                             "output pos = x\n"
+                             "transfer pos from F at s = 2*i\n"
+                             "bode pos from F from 1 to 10")
+    check(rep["status"] == "ok" and len(outs) == 2
+          and outs[0][0] == "stream"
+          and abs(value(outs[0][1]["text"], "G") - 1 / (1e6 - 4)) < 1e-18
+          and outs[1][0] == "display_data"
+          and "image/svg+xml" in outs[1][1]["data"],
+          "transfer prints G and bode draws inline: %r" % outs)
+
     # A restart starts a fresh session: x is unknown.
     km.restart_kernel(now=True)
     kc.wait_for_ready(timeout=60)

@@ -161,11 +161,15 @@ static void check_method(session_t *s, eom_t *e, const char *what,
     const nh_system_t *sys = lower_system(lw);
     size_t nv = expr_graph_nvars(sys->g), ns = eom_state_size(e);
     const uint32_t *sv = eom_state_vars(e);
-    double *params = calloc(sys->np + 1, sizeof *params);
-    for (size_t k = 0; k < sys->np; k++)
+    /* p: the parameters, then the inputs (LANGUAGE.md §7.2.1) */
+    size_t np = sys->np, ni = sys->ni;
+    double *params = calloc(np + ni + 1, sizeof *params);
+    for (size_t k = 0; k < np; k++)
         params[k] = ctx->model.params.v[k].value;
+    for (size_t k = 0; k < ni; k++)
+        params[np + k] = ctx->model.inputs.v[k].value;
     cgen_options_t opt = {.name = "m", .params = params,
-                          .numeric_only = numeric};
+                          .inputs = params + np, .numeric_only = numeric};
     eom_compute_fn compute = e->compute;
     int32_t *fast_dydt = e->fast_dydt;
     if (numeric && e->fast) {
@@ -221,6 +225,11 @@ static void check_method(session_t *s, eom_t *e, const char *what,
     const double *defaults = cc_sym(h, "m_param_defaults");
     for (size_t k = 0; k < sys->np; k++)
         assert_true(same_bits(defaults[k], params[k]));
+    const int *ninput = cc_sym(h, "m_ninput");
+    const double *idefaults = cc_sym(h, "m_input_defaults");
+    assert_int_equal(*ninput, (int)ni);
+    for (size_t k = 0; k < ni; k++)
+        assert_true(same_bits(idefaults[k], params[np + k]));
 
     double *base = calloc(nv, sizeof *base), *va = calloc(nv, sizeof *va);
     double *vc = calloc(nv, sizeof *vc), *y = calloc(ns + 1, sizeof *y);
@@ -237,6 +246,10 @@ static void check_method(session_t *s, eom_t *e, const char *what,
             va[sys->p[0]] = params[0] = NAN; /* a value that is not finite */
         else if (sys->np > 0)
             va[sys->p[0]] = params[0] = base[sys->p[0]];
+        /* the inputs at random values: read from p after the parameters */
+        for (size_t k = 0; k < ni; k++)
+            va[sys->in[k]] = params[np + k] = pt == 0 ? 0.0
+                                                      : uniform(-1, 1);
         va[sys->t] = t;
         memcpy(vc, va, nv * sizeof *vc);
         diag_clear(&err);
@@ -281,6 +294,8 @@ static void check_method(session_t *s, eom_t *e, const char *what,
         memcpy(scratch, base, nv * sizeof *scratch);
         if (sys->np > 0)
             scratch[sys->p[0]] = params[0];
+        for (size_t k = 0; k < ni; k++)
+            scratch[sys->in[k]] = params[np + k];
         diag_clear(&err);
         int r1 = eom_rhs(e, t, y, d1, scratch, &err);
         int r2 = rhs(t, y, params, d2);
@@ -295,6 +310,8 @@ static void check_method(session_t *s, eom_t *e, const char *what,
         memcpy(scratch, base, nv * sizeof *scratch);
         if (sys->np > 0)
             scratch[sys->p[0]] = params[0];
+        for (size_t k = 0; k < ni; k++)
+            scratch[sys->in[k]] = params[np + k];
         assert_true((rhsv(t, y, scratch, d2) != 0) == (r1 != 0));
         for (size_t k = 0; k < ns && r1 == 0; k++)
             assert_true(same_bits(d1[k], d2[k]));

@@ -337,6 +337,44 @@ static void test_plot_points(void **state)
     assert_true(dots >= 79 && dots <= 81);
 }
 
+/* `bode` (LANGUAGE.md §7.2.1): each curve in a panel of its own, the
+ * x axis on a log scale.  The panels are two plots (two frames of axes,
+ * one curve each); the log scale puts x's ticks at powers of ten (the
+ * data's x runs over 1..40: ticks at 10, none at 20 or 30). */
+static void test_plot_styled(void **state)
+{
+    fixture_t *f = *state;
+    if (!have_gnuplot())
+        return; /* test_plot_without_gnuplot covers that path */
+    double x[40];
+    for (int k = 0; k < 40; k++)
+        x[k] = 1 + k;
+    const double *cols[3] = {x, f->data.col[1], f->data.col[2]};
+    plot_columns_t d = f->data;
+    d.col = cols;
+    plot_style_t style = {true, true};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    diag_t err = {0};
+    if (plot_draw_svg_styled(&d, &style, mem, NULL, NULL, &err) != 0)
+        fail_msg("%s", err.msg);
+    fclose(mem);
+    size_t plots = 0;
+    for (const char *p = buf; (p = strstr(p, "gnuplot_plot_1a")); p++)
+        plots++;
+    assert_int_equal(plots, 2); /* one curve in each of two panels */
+    assert_null(strstr(buf, "gnuplot_plot_2")); /* and no second curve */
+    assert_non_null(strstr(buf, "<text> 10</text>"));
+    /* a linear axis's ticks (the y data are within 0.4 of 0) */
+    assert_null(strstr(buf, "<text> 20</text>"));
+    assert_null(strstr(buf, "<text> 30</text>"));
+    free(buf);
+    /* a file's name chooses the format, as for plot_draw */
+    assert_int_equal(plot_draw_styled(&d, &style, "bode.txt", NULL, &err),
+                     -1);
+}
+
 static void test_plot_terminal(void **state)
 {
     fixture_t *f = *state;
@@ -468,6 +506,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_plot_dashed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_notebook, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_points, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plot_styled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_hostile_names, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_plot_bad_names, setup, teardown),

@@ -486,6 +486,38 @@ static void test_set_several(void **state)
     assert_true(value_of(f, "k") == 3.0);
 }
 
+/* LANGUAGE.md §7.2.1 and §8.2: the statements of control, the model's
+ * inputs and outputs (transfer OUT from IN), export's formats. */
+static void test_completions_control(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, "coord x\nkinetic T = x'^2/2\ninput Fx\n"
+                            "force x = Fx\noutput pos = x\n"),
+                     RUN_OK);
+    static const struct {
+        const char *text;
+        const char *want[4];
+        const char *not;
+    } cases[] = {
+        {"", {"input", "output", "transfer", "bode"}, NULL},
+        {"transfer ", {"pos", NULL}, "Fx"},
+        {"transfer pos from ", {"Fx", NULL}, "pos"},
+        {"bode pos from Fx from 1 ", {"to", NULL}, NULL},
+        {"set ", {"Fx", NULL}, NULL},
+        {"print ", {"pos", "Fx", "x", NULL}, NULL},
+        {"export ", {"c", "python", NULL}, NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const char *const *c = completions_at_end(f, cases[k].text);
+        for (size_t i = 0; i < 4 && cases[k].want[i]; i++)
+            if (!has_completion(c, cases[k].want[i]))
+                fail_msg("'%s' is not among the completions of \"%s\"",
+                         cases[k].want[i], cases[k].text);
+        if (cases[k].not && has_completion(c, cases[k].not))
+            fail_msg("'%s' completes \"%s\"", cases[k].not, cases[k].text);
+    }
+}
+
 /* LANGUAGE.md §6: a simulate that fails keeps its samples and leaves the
  * state at the last of them, so the next simulate continues the same
  * trajectory and the samples stay in increasing t.  Here the step limit
@@ -1071,6 +1103,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_set_several, setup, teardown),
         cmocka_unit_test(test_help_covers_functions_and_stdlib),
+        cmocka_unit_test_setup_teardown(test_completions_control, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

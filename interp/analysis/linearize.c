@@ -84,6 +84,7 @@ struct lin {
      * NDIR of them. */
     bool *cyclic;
     size_t *dir, ndir;
+    uint32_t *seedvar; /* the graph variable of each direction: ind[dir[d]] */
 };
 
 lin_t *lin_new(const nh_system_t *sys, eom_t *e)
@@ -114,6 +115,7 @@ lin_t *lin_new(const nh_system_t *sys, eom_t *e)
     l->Cqat = xcalloc(sys->r * sys->n + 1, sizeof *l->Cqat);
     l->Bat = xcalloc(sys->r * sys->n + 1, sizeof *l->Bat);
     l->dir = xcalloc(ns + 1, sizeof *l->dir);
+    l->seedvar = xcalloc(ns + 1, sizeof *l->seedvar);
     /* the coordinates the motion does not read: those no tape of L, Q,
      * C and ψ takes as input */
     size_t nout = 0, n = sys->n;
@@ -172,6 +174,7 @@ void lin_free(lin_t *l)
     free(l->Bat);
     free(l->cyclic);
     free(l->dir);
+    free(l->seedvar);
     lin_free_buffers(l);
     free(l);
 }
@@ -205,8 +208,10 @@ static void lin_set_dependent(lin_t *l)
         bool cyc = false;
         for (size_t i = 0; i < sys->n && !cyc; i++)
             cyc = l->ind[j] == sys->q[i] && l->cyclic[i];
-        if (!cyc)
+        if (!cyc) {
+            l->seedvar[l->ndir] = l->ind[j];
             l->dir[l->ndir++] = j;
+        }
     }
 }
 
@@ -284,35 +289,42 @@ static double lin_row_scale(const double *M, size_t a, size_t n)
     return s > 0 ? s : 1.0;
 }
 
-/* The seeds of lin_matrix in l->dvars: one direction per independent
- * variable that is not cyclic (l->dir), the dependent ones following by
- * the constraints (J, Cq, B at the state), and l->quality of the
- * dependent blocks. */
-static int lin_seeds(lin_t *l, const double *J, const double *Cq,
-                     const double *B, diag_t *err)
+/* Seeds in DVARS (a row of K per graph variable): direction d on the
+ * graph variable SEED[d] (independent variables, and the inputs of
+ * lin_io), the dependent variables following by the constraints (J, Cq,
+ * B at the state):
+ *     J_d dq_d = −(J_x e_x + f_u e_u)
+ *     B_d dv_d = −(Cq dq + B_x e_x + Ceff_u e_u)
+ * with FU (nh×K) and CU (r×K) the constraints' direct derivatives along
+ * the directions (an input's, LANGUAGE.md §7.2.1; NULL: none).  JD, RQ,
+ * BD, RV are the blocks' buffers, sized for K; *QUALITY receives how
+ * well the blocks are determined (lin_chart_quality). */
+static int lin_seed_dirs(lin_t *l, const double *J, const double *Cq,
+                         const double *B, double *dvars, size_t K,
+                         const uint32_t *seed, const double *fu,
+                         const double *cu, double *Jd, double *rq,
+                         double *Bd, double *rv, double *quality,
+                         diag_t *err)
 {
     const nh_system_t *sys = l->sys;
-    size_t n = sys->n, r = sys->r, nh = l->nh, K = l->ndir;
+    size_t n = sys->n, r = sys->r, nh = l->nh;
     size_t nq = l->dep.nq, nvd = l->dep.nv;
-    /* Seeds: one direction per independent variable. */
-    double *dvars = l->dvars;
     memset(dvars, 0, l->nv * (K ? K : 1) * sizeof *dvars);
     for (size_t j = 0; j < K; j++)
-        dvars[(size_t)l->ind[l->dir[j]] * K + j] = 1.0;
+        dvars[(size_t)seed[j] * K + j] = 1.0;
     int rc = 0;
-    l->quality = 1.0;
+    *quality = 1.0;
     if (r > 0) {
-        /* J_d dq_d = −J_x e_x: the independent coordinates' seeds are the
-         * columns of the identity, so J_x e_x is J's column. */
-        double *Jd = l->Jd, *rq = l->rq;
-        /* (each row scaled by its size: the pivots then say how well
-         * the block is determined, lin_chart_quality) */
+        /* The independent coordinates' seeds are the columns of the
+         * identity, so J_x e_x is J's column.  (Each row scaled by its
+         * size: the pivots then say how well the block is determined,
+         * lin_chart_quality.) */
         for (size_t a1 = 0; a1 < nq; a1++) {
             double sc = 1.0 / lin_row_scale(J, a1, n);
             for (size_t b1 = 0; b1 < nq; b1++)
                 Jd[a1 * nq + b1] = sc * J[a1 * n + l->dq[b1]];
             for (size_t j = 0; j < K; j++) {
-                double s = 0.0;
+                double s = fu ? fu[a1 * K + j] : 0.0;
                 for (size_t i = 0; i < n; i++)
                     s += J[a1 * n + i] * dvars[(size_t)sys->q[i] * K + j];
                 rq[a1 * K + j] = -sc * s;
@@ -323,19 +335,17 @@ static int lin_seeds(lin_t *l, const double *J, const double *Cq,
                             "the holonomic constraints do not determine the "
                             "dependent coordinates at this state");
         else
-            l->quality = lin_block_quality(Jd, nq);
+            *quality = lin_block_quality(Jd, nq);
         for (size_t b1 = 0; b1 < nq && rc == 0; b1++)
             for (size_t j = 0; j < K; j++)
                 dvars[(size_t)sys->q[l->dq[b1]] * K + j] = rq[b1 * K + j];
-        /* B_d dv_d = −(Cq dq + B_x e_x). */
         if (rc == 0 && nvd > 0) {
-            double *Bd = l->Bd, *rv = l->rv;
             for (size_t a1 = 0; a1 < r; a1++) {
                 double sc = 1.0 / lin_row_scale(B, a1, n);
                 for (size_t c = 0; c < nvd; c++)
                     Bd[a1 * nvd + c] = sc * B[a1 * n + l->dv[c]];
                 for (size_t j = 0; j < K; j++) {
-                    double s = 0.0;
+                    double s = cu ? cu[a1 * K + j] : 0.0;
                     for (size_t i = 0; i < n; i++)
                         s += Cq[a1 * n + i] *
                                  dvars[(size_t)sys->q[i] * K + j] +
@@ -349,7 +359,7 @@ static int lin_seeds(lin_t *l, const double *J, const double *Cq,
                                 "the constraints do not determine the "
                                 "dependent velocities at this state");
             else
-                l->quality = fmin(l->quality, lin_block_quality(Bd, nvd));
+                *quality = fmin(*quality, lin_block_quality(Bd, nvd));
             for (size_t c = 0; c < nvd && rc == 0; c++)
                 for (size_t j = 0; j < K; j++)
                     dvars[(size_t)sys->qd[l->dv[c]] * K + j] =
@@ -357,6 +367,17 @@ static int lin_seeds(lin_t *l, const double *J, const double *Cq,
         }
     }
     return rc;
+}
+
+/* The seeds of lin_matrix in l->dvars: one direction per independent
+ * variable that is not cyclic (l->dir), the dependent ones following by
+ * the constraints (J, Cq, B at the state), and l->quality of the
+ * dependent blocks.  Allocates nothing (lin_choose's buffers). */
+static int lin_seeds(lin_t *l, const double *J, const double *Cq,
+                     const double *B, diag_t *err)
+{
+    return lin_seed_dirs(l, J, Cq, B, l->dvars, l->ndir, l->seedvar, NULL,
+                         NULL, l->Jd, l->rq, l->Bd, l->rv, &l->quality, err);
 }
 
 /* lin_matrix with the constraints' Jacobians J, Cq, B at VARS. */
@@ -403,6 +424,112 @@ int lin_matrix_at(lin_t *l, double *vars, double *a, diag_t *err)
     if (l->sys->r > 0)
         eom_velsolver_jacobians(l->vs, vars, l->Jat, l->Cqat, l->Bat);
     return lin_matrix_with(l, vars, l->Jat, l->Cqat, l->Bat, a, err);
+}
+
+/* Row I of the derivatives of the independent variables' rates (their
+ * rows of the motion's derivative, K of KALL directions from FIRST) into
+ * OUT, checked finite: a derivative of I's rate by the direction NAMES[j]
+ * that is not finite is an error. */
+static int lin_rows(const lin_t *l, const double *dvars, size_t kall,
+                    size_t first, size_t k, const uint32_t *names,
+                    double *out, diag_t *err)
+{
+    const uint32_t *deriv = eom_state_derivs(l->e);
+    for (size_t i = 0; i < l->nind; i++) {
+        const double *row = dvars + (size_t)deriv[l->ind_state[i]] * kall;
+        for (size_t j = 0; j < k; j++) {
+            double x = row[first + j];
+            out[i * k + j] = x == 0 ? 0.0 : x;
+            if (!isfinite(x))
+                return diag_error(err, SRC_SPAN_NONE,
+                                  "the derivative of %s' by %s is not "
+                                  "finite: the equations are not "
+                                  "differentiable here",
+                                  expr_var_name(l->sys->g, l->ind[i]),
+                                  expr_var_name(l->sys->g, names[j]));
+        }
+    }
+    return 0;
+}
+
+/* LANGUAGE.md §7.2.1.  Every independent variable gets a direction here,
+ * the cyclic ones too (an output may read a coordinate the motion does
+ * not: the bicycle's heading), then one per input; the inputs' direct
+ * effect on the constraints (f_u, Ceff_u: eom_velsolver_pos_tangent and
+ * _vel_tangent with only the inputs seeded) enters the dependent
+ * variables' tangents. */
+int lin_io(lin_t *l, double *vars, const expr_t *const *h,
+           const char *const *hname, size_t nh, double *a, double *b,
+           double *c, double *d, diag_t *err)
+{
+    const nh_system_t *sys = l->sys;
+    size_t ni = sys->ni, N = l->nind, K = N + ni, nhol = l->nh;
+    size_t nq = l->dep.nq, nvd = l->dep.nv;
+    uint32_t *seed = xcalloc(K + 1, sizeof *seed);
+    memcpy(seed, l->ind, N * sizeof *seed);
+    for (size_t u = 0; u < ni; u++)
+        seed[N + u] = sys->in[u];
+    double *dvars = xcalloc(l->nv * K + 1, sizeof *dvars);
+    double *fu = xcalloc(nhol * K + 1, sizeof *fu);
+    double *cu = xcalloc(sys->r * K + 1, sizeof *cu);
+    double *Jd = xcalloc(nq * nq + 1, sizeof *Jd);
+    double *rq = xcalloc(nq * K + 1, sizeof *rq);
+    double *Bd = xcalloc(nvd * nvd + 1, sizeof *Bd);
+    double *rv = xcalloc(nvd * K + 1, sizeof *rv);
+    if (ni > 0 && sys->r > 0) {
+        for (size_t u = 0; u < ni; u++)
+            dvars[(size_t)sys->in[u] * K + N + u] = 1.0;
+        eom_velsolver_pos_tangent(l->vs, vars, dvars, K, NULL, NULL, fu);
+        eom_velsolver_vel_tangent(l->vs, vars, dvars, K, NULL, NULL, cu);
+    }
+    double quality;
+    int rc = lin_seed_dirs(l, l->J, l->Cq, l->B, dvars, K, seed, fu, cu, Jd,
+                           rq, Bd, rv, &quality, err);
+    if (rc == 0 && eom_tangent(l->e, vars, dvars, K, err) != 0)
+        rc = -1;
+    if (rc == 0)
+        rc = lin_rows(l, dvars, K, 0, N, l->ind, a, err);
+    if (rc == 0)
+        rc = lin_rows(l, dvars, K, N, ni, sys->in, b, err);
+    if (rc == 0 && nh > 0) {
+        /* The outputs' derivatives along the same directions: their
+         * tape reads the completed value vector (the derived velocities
+         * and the accelerations included) and its derivatives. */
+        tape_t *t = tape_compile(sys->g, h, nh, (uint32_t)l->nv);
+        double *out = xcalloc(nh + 1, sizeof *out);
+        double *dout = xcalloc(nh * K + 1, sizeof *dout);
+        double *w = xcalloc(tape_work_size(t) + 1, sizeof *w);
+        double *dw = xcalloc((tape_work_size(t) + 1) * (K ? K : 1),
+                             sizeof *dw);
+        tape_eval_tangent(t, vars, dvars, K, out, dout, w, dw);
+        for (size_t o = 0; o < nh && rc == 0; o++)
+            for (size_t j = 0; j < K && rc == 0; j++) {
+                double x = dout[o * K + j];
+                if (!isfinite(x) || !isfinite(out[o]))
+                    rc = diag_error(err, SRC_SPAN_NONE,
+                                    "output %s or its derivative by %s is "
+                                    "not finite",
+                                    hname[o], expr_var_name(sys->g, seed[j]));
+                else if (j < N)
+                    c[o * N + j] = x == 0 ? 0.0 : x;
+                else
+                    d[o * ni + j - N] = x == 0 ? 0.0 : x;
+            }
+        free(out);
+        free(dout);
+        free(w);
+        free(dw);
+        tape_free(t);
+    }
+    free(seed);
+    free(dvars);
+    free(fu);
+    free(cu);
+    free(Jd);
+    free(rq);
+    free(Bd);
+    free(rv);
+    return rc;
 }
 
 double lin_chart_quality(const lin_t *l) { return l->quality; }

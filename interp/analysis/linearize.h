@@ -59,6 +59,20 @@ size_t lin_dependent(const lin_t *l, const uint32_t **vars);
  * (span NONE). */
 int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err);
 
+/* With inputs and outputs (LANGUAGE.md §7.2.1): A as lin_matrix gives
+ * it, and, in one pass over the same directions, B (lin_size × ni, the
+ * system's inputs in order: the rates' derivatives by each input, the
+ * independent variables held and the dependent ones moved as the
+ * constraints make them), C (NH × lin_size) and D (NH × ni), the
+ * derivatives of the outputs H[0..NH) (nodes of the system's graph, of
+ * the state, the inputs and the accelerations; named HNAME in errors) on
+ * the same manifold.
+ * Returns 0, or -1 with *err set as lin_matrix (or naming an output that
+ * is not finite). */
+int lin_io(lin_t *l, double *vars, const expr_t *const *h,
+           const char *const *hname, size_t nh, double *a, double *b,
+           double *c, double *d, diag_t *err);
+
 /* lin_matrix at VARS, any state on the constraints (a point of a run:
  * `lyapunov`), the constraints' Jacobians taken there, with the dependent
  * variables of the last lin_choose.  Allocates nothing (the buffers are

@@ -132,6 +132,19 @@ static void add_params(builder_t *b, const model_t *m)
         add(b, m->params.v[i].name);
 }
 
+/* The inputs and outputs (LANGUAGE.md §7.2.1). */
+static void add_inputs(builder_t *b, const model_t *m)
+{
+    for (size_t i = 0; i < m->inputs.n; i++)
+        add(b, m->inputs.v[i].name);
+}
+
+static void add_outputs(builder_t *b, const model_t *m)
+{
+    for (size_t i = 0; i < m->outputs.n; i++)
+        add(b, m->outputs.v[i].name);
+}
+
 static void add_frames(builder_t *b, const model_t *m)
 {
     for (size_t i = 0; i < m->frames.n; i++)
@@ -157,6 +170,8 @@ static void add_expression_names(builder_t *b, const model_t *m)
     add(b, "t");
     add(b, "pi");
     add_params(b, m);
+    add_inputs(b, m);
+    add_outputs(b, m);
     add_coords(b, m);
     add_speeds(b, m);
     for (size_t i = 0; i < m->lets.n; i++)
@@ -461,6 +476,7 @@ static void complete_statement(builder_t *b, const model_t *m,
     if (tok_is(first, "set") && top) {
         if (at_binding_name(s)) {
             add_params(b, m);
+            add_inputs(b, m);
             add_all(b, settings);
             return;
         }
@@ -600,8 +616,10 @@ static void complete_statement(builder_t *b, const model_t *m,
     /* transfer OUT from IN at s = V, bode OUT from IN from W1 to W2
      * (§7.2.1): the names of the outputs and inputs are the model's */
     if ((tok_is(first, "transfer") || tok_is(first, "bode")) && top) {
-        if (n == 1 || n == 3)
-            add_expression_names(b, m);
+        if (n == 1)
+            add_outputs(b, m);
+        else if (n == 3)
+            add_inputs(b, m);
         else if (n == 2)
             add(b, "from");
         else if (n == 4)

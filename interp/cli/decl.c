@@ -173,7 +173,7 @@ static bool literal_number(const ast_expr_t *e, double *x)
 }
 
 /* A lowering of CAND, which is the session's model with the parameters
- * of the statement so far: the session's lowering, extended by them
+ * (or inputs) of the statement so far: the session's lowering, extended by them
  * (extending cannot fail: parameters lower nothing).  The session's
  * lowering then runs ahead of its model, so it is marked stale: commit()
  * extends it to the whole statement, and after a failure the next
@@ -184,7 +184,8 @@ static lower_t *lowered_candidate(ctx_t *s, const model_t *cand,
     lower_t *lw = ctx_lowered(s, err);
     if (!lw)
         return NULL;
-    if (cand->params.n == s->model.params.n)
+    if (cand->params.n == s->model.params.n &&
+        cand->inputs.n == s->model.inputs.n)
         return lw;
     eom_free(s->eom); /* borrows the system's arrays, which may move */
     s->eom = NULL;
@@ -247,6 +248,116 @@ int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
     }
     return commit(s, st, &cand, added, keep, err);
+fail:
+    model_free(&cand);
+    return -1;
+}
+
+/* input NAME [= VALUE], ... (LANGUAGE.md §7.2.1): parameters that
+ * linearize differentiates by for B; 0 unless a value is given.  A name
+ * declared again as an input takes the new value (0 when none is
+ * given), as `param` does; a new value of one the model reads clears
+ * the samples (§6). */
+int decl_input(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    model_t cand;
+    begin(s, &cand);
+    bool added = false, keep = true, current = false;
+    lower_t *lw = NULL;
+    for (size_t i = 0; i < st->u.bindings.n; i++) {
+        const ast_binding_t *b = &st->u.bindings.items[i];
+        if (check_free_name(s, &cand, &b->name, MODEL_INPUT, err))
+            goto fail;
+        double x = 0;
+        if (b->value && !literal_number(b->value, &x)) {
+            if (!current) {
+                lw = lowered_candidate(s, &cand, err);
+                if (!lw)
+                    goto fail;
+                current = true;
+            }
+            if (ctx_eval_const(s, lw, &cand, b->value, &x, err))
+                goto fail;
+        }
+        size_t idx;
+        if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_INPUT) {
+            if (idx < s->model.inputs.n && s->samples.n &&
+                x != s->model.inputs.v[idx].value)
+                keep = false;
+            model_set_input_value(&cand, idx, x);
+        } else {
+            model_param_t p = {b->name.name, b->name.span, x};
+            model_push_input(&cand, p);
+            added = true;
+            current = false;
+        }
+    }
+    return commit(s, st, &cand, added, keep, err);
+fail:
+    model_free(&cand);
+    return -1;
+}
+
+/* output NAME = EXPR, ... (LANGUAGE.md §7.2.1): named scalar expressions
+ * of the state and the inputs, for C and D of linearize and transfer,
+ * and names in queries.  Checked as a query is (any name print reads,
+ * accelerations too), except the multipliers, which are no function of
+ * the state and the inputs that every method gives.  An analysis name:
+ * declaring one keeps the samples. */
+int decl_output(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    model_t cand;
+    begin(s, &cand);
+    for (size_t i = 0; i < st->u.bindings.n; i++) {
+        const ast_binding_t *b = &st->u.bindings.items[i];
+        if (check_free_name(s, &cand, &b->name, MODEL_OUTPUT, err))
+            goto fail;
+        /* the expression against the model so far (earlier outputs of
+         * the statement included; itself not: a redeclared output reads
+         * its old value, as a redeclared let would) */
+        lower_t *lw = ctx_lowered(s, err);
+        if (!lw)
+            goto fail;
+        /* the equations borrow the system's arrays, which may move */
+        ctx_free_derived(s);
+        int rc = lower_extend(lw, &cand, err);
+        if (rc > 0) {
+            lower_t *fresh = lower_model(&cand, s->src, err);
+            if (!fresh)
+                goto fail;
+            lower_free(s->lw);
+            s->lw = lw = fresh;
+            rc = 0;
+        }
+        s->lw_generation = CTX_STALE;
+        if (rc < 0)
+            goto fail;
+        value_t v;
+        if (lower_expr(lw, b->value, LOWER_QUERY, &v, err) != 0)
+            goto fail;
+        if (v.dim != 0) {
+            diag_error(err, b->value->span,
+                       "an output is a scalar (C and D have one row per "
+                       "output), but this is a %u-vector; declare one "
+                       "output per component, as `output %s1 = (...)[1]`",
+                       v.dim, b->name.name);
+            goto fail;
+        }
+        if (lower_needs_lambda(lw, &v)) {
+            diag_error(err, b->value->span,
+                       "an output is an expression of the state and the "
+                       "inputs; a multiplier (lambda, reaction) is not one "
+                       "that every method gives");
+            goto fail;
+        }
+        model_output_t o = {b->name.name, b->name.span, b->value};
+        size_t idx;
+        if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_OUTPUT)
+            model_set_output(&cand, idx, o);
+        else
+            model_push_output(&cand, o);
+    }
+    return commit(s, st, &cand, true, true, err);
 fail:
     model_free(&cand);
     return -1;
@@ -929,11 +1040,11 @@ static int initial_run(ctx_t *s, const ast_stmt_t *st, lower_t *lw,
                               "acceleration follows from the equations");
         } else {
             model_kind_t k = model_lookup(m, name, NULL, NULL);
-            if (k == MODEL_PARAM)
+            if (k == MODEL_PARAM || k == MODEL_INPUT)
                 return diag_error(err, b->name.span,
-                                  "'%s' is a parameter: change it with `set "
+                                  "'%s' is %s: change it with `set "
                                   "%s = ...`",
-                                  name, name);
+                                  name, model_kind_name(k), name);
             const char **cands = xcalloc(n + nz + 1, sizeof *cands);
             for (size_t j = 0; j < n + nz; j++)
                 cands[j] = j < n ? sys->qname[j] : sys->zname[j - n];
@@ -1043,15 +1154,17 @@ int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     return 0;
 }
 
-/* After `set` of parameter P (LANGUAGE.md §6): when the constraints use
+/* After `set` of parameter or input P (LANGUAGE.md §6): when the constraints use
  * it and the state now violates them by more than 1e-9 (relative), or by
  * more than the drift the last simulate left it with, a warning names
  * them, and the next simulate will refuse the state (state_drift 0). */
 /* After `set` changed the parameters marked in CHANGED (indices of
- * lower_system(lw)->p): warns once when the constraints use one of them
- * and the state no longer fits them (LANGUAGE.md §6). */
+ * lower_system(lw)->p) and the inputs marked in IN_CHANGED (of ->in):
+ * warns once when the constraints use one of them and the state no
+ * longer fits them (LANGUAGE.md §6). */
 static void set_check_constraints(ctx_t *s, lower_t *lw,
-                                  const ast_stmt_t *st, const bool *changed)
+                                  const ast_stmt_t *st, const bool *changed,
+                                  const bool *in_changed)
 {
     const nh_system_t *sys = lower_system(lw);
     expr_graph_t *g = lower_graph(lw);
@@ -1061,6 +1174,9 @@ static void set_check_constraints(ctx_t *s, lower_t *lw,
     for (size_t j = 0; j < sys->np; j++)
         if (changed[j])
             found = mask[sys->p[j]] = true;
+    for (size_t j = 0; j < sys->ni; j++)
+        if (in_changed[j])
+            found = mask[sys->in[j]] = true;
     bool used = false;
     for (size_t a = 0; found && a < sys->r && !used; a++)
         used = expr_depends_any(g, sys->C[a], mask);
@@ -1174,11 +1290,17 @@ static int set_one(ctx_t *s, lower_t *lw, const ast_binding_t *b,
     }
     size_t idx;
     model_kind_t k = model_lookup(&s->model, name, &idx, NULL);
-    if (k == MODEL_PARAM) {
+    if (k == MODEL_PARAM || k == MODEL_INPUT) {
         /* no new derivation needed; through the model, whose arrays are
          * shared with its clones (model.h) */
-        model_set_param_value(&s->model, idx, x);
-        *param = (long)idx;
+        if (k == MODEL_PARAM) {
+            model_set_param_value(&s->model, idx, x);
+            *param = (long)idx;
+        } else {
+            /* an input: numbered after the model's parameters */
+            model_set_input_value(&s->model, idx, x);
+            *param = (long)(s->model.params.n + idx);
+        }
         return 0;
     }
     if (k == MODEL_NONE) {
@@ -1188,15 +1310,15 @@ static int set_one(ctx_t *s, lower_t *lw, const ast_binding_t *b,
                               "unknown name '%s'; did you mean '%s'?", name,
                               best);
         return diag_error(err, b->name.span,
-                          "unknown name '%s': set changes a parameter, rtol, "
-                          "atol, step, integrator, max_steps, threads or "
-                          "compile",
+                          "unknown name '%s': set changes a parameter, an "
+                          "input, rtol, atol, step, integrator, max_steps, "
+                          "threads or compile",
                           name);
     }
     return diag_error(err, b->name.span,
-                      "set changes a parameter, rtol, atol, step, "
-                      "integrator, max_steps, threads or compile; '%s' is "
-                      "%s%s",
+                      "set changes a parameter, an input, rtol, atol, "
+                      "step, integrator, max_steps, threads or compile; "
+                      "'%s' is %s%s",
                       name, model_kind_name(k),
                       k == MODEL_COORD ? " (use initial)" : "");
 }
@@ -1226,11 +1348,14 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     lower_t *lw = NULL;
     if (need_lw && !(lw = ctx_lowered(s, err)))
         return -1;
-    size_t np = s->model.params.n;
-    double *old = xcalloc(np ? np : 1, sizeof *old);
-    bool *changed = xcalloc(np ? np : 1, sizeof *changed);
+    /* the parameters, then the inputs (set_one numbers them so) */
+    size_t np = s->model.params.n, ni = s->model.inputs.n;
+    double *old = xcalloc(np + ni + 1, sizeof *old);
+    bool *changed = xcalloc(np + ni + 1, sizeof *changed);
     for (size_t j = 0; j < np; j++)
         old[j] = s->model.params.v[j].value;
+    for (size_t j = 0; j < ni; j++)
+        old[np + j] = s->model.inputs.v[j].value;
     set_settings_t saved;
     settings_save(s, &saved);
     const ast_binding_t *compile = NULL;
@@ -1246,6 +1371,9 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         for (size_t j = 0; j < np; j++)
             if (changed[j])
                 model_set_param_value(&s->model, j, old[j]);
+        for (size_t j = 0; j < ni; j++)
+            if (changed[np + j])
+                model_set_input_value(&s->model, j, old[np + j]);
         settings_restore(s, &saved);
     } else {
         if (compile)
@@ -1254,14 +1382,22 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             /* the lowering numbers the parameters as the model does */
             const nh_system_t *sys = lower_system(lw);
             bool *mark = xcalloc(sys->np ? sys->np : 1, sizeof *mark);
+            bool *imark = xcalloc(sys->ni ? sys->ni : 1, sizeof *imark);
             for (size_t j = 0; j < sys->np; j++) {
                 size_t k;
                 mark[j] = model_lookup(&s->model, sys->pname[j], &k, NULL) ==
                               MODEL_PARAM &&
                           changed[k];
             }
-            set_check_constraints(s, lw, st, mark);
+            for (size_t j = 0; j < sys->ni; j++) {
+                size_t k;
+                imark[j] = model_lookup(&s->model, sys->iname[j], &k, NULL) ==
+                               MODEL_INPUT &&
+                           changed[np + k];
+            }
+            set_check_constraints(s, lw, st, mark, imark);
             free(mark);
+            free(imark);
         }
     }
     free(old);

@@ -59,10 +59,13 @@ int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     const ast_ident_t *format = &st->u.export_.format;
     const char *path = st->u.export_.path;
     src_span_t pspan = st->u.export_.span;
+    if (strcmp(format->name, "python") == 0)
+        return export_python(s, st, err);
     if (strcmp(format->name, "c") != 0)
         return diag_error(err, format->span,
                           "unknown export format '%s': `export c "
-                          "\"file.c\"` writes the equations as C",
+                          "\"file.c\"` writes the equations as C, `export "
+                          "python \"file.py\"` as a Python module",
                           format->name);
     char name[80];
     if (!export_name(path, name, sizeof name))

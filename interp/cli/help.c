@@ -371,6 +371,12 @@ static const help_entry_t entries[] = {
      "  Prints `dependent: ...`, `variables: ...`, then A row by row.\n"
      "  VARS (phi, delta, phi', delta') keeps those rows and columns, with a\n"
      "  warning when a variable left out feeds them.\n"
+     "  With inputs (help input): a line `inputs: ...` and B, a row per\n"
+     "  variable and a column per input; with outputs (help output): a\n"
+     "  line `outputs: ...`, then C (a row per output, a column per\n"
+     "  variable) and D (a row per output, a column per input).  All on the\n"
+     "  constraint manifold: an input moves the dependent variables through\n"
+     "  the constraints, as the state does.\n"
      "  Example: initial phi' = 0, delta' = 0, thR' = -v/rR; linearize phi,\n"
      "           delta, phi', delta'\n"},
     {"eigen",
@@ -469,20 +475,37 @@ static const help_entry_t entries[] = {
      "  Example: lyapunov to 100 step 0.5 phi, delta, phi', delta'\n"},
     {"input",
      "input NAME [= VALUE], ...\n"
-     "  Named inputs: they enter the model like parameters (0 unless set)\n"
-     "  and are what linearize differentiates by for B.  LANGUAGE.md §7.2.1.\n"},
+     "  Declares inputs: signals that enter the model as parameters do\n"
+     "  (their value, 0 unless given, is changed with `set`), in forces,\n"
+     "  torques, the potential, constraints' right sides and kinematic\n"
+     "  equations; linearize differentiates by them for B.  An input in a\n"
+     "  kinetic energy (or in a position, mass, inertia or frame that makes\n"
+     "  one) is an error: the equations take its rate as 0.  In generated\n"
+     "  code the inputs come after the parameters in p.\n"
+     "  Example: input Tphi, Tdelta; torque fork = Tdelta*H.z\n"},
     {"output",
      "output NAME = EXPR, ...\n"
-     "  Named outputs of the state (and inputs), for linearize's C and D,\n"
-     "  transfer and bode.  LANGUAGE.md §7.2.1.\n"},
+     "  Names scalar expressions of the state and the inputs (accelerations\n"
+     "  too; not multipliers) for C and D of linearize and for transfer and\n"
+     "  bode; print, table and show read them by name.  Declaring one keeps\n"
+     "  the recorded samples.  Example: output roll = phi, yaw_rate = psi'\n"},
     {"transfer",
      "transfer OUT from IN at s = VALUE [> \"file\"]\n"
      "  The transfer function G(s) = C (sI - A)^-1 B + D from input IN to\n"
-     "  output OUT at the complex s (`i` the imaginary unit).\n"},
+     "  output OUT of the motion linearized at the current state (every\n"
+     "  independent variable: G does not depend on which make the state),\n"
+     "  printed as `G = a + b*i`.  VALUE is complex: i is the imaginary\n"
+     "  unit there (+ - * / ^ and exp, sqrt, sin, cos).  s at a pole (an\n"
+     "  eigenvalue of A) is an error.\n"
+     "  Example: transfer roll from Tdelta at s = 2*i\n"},
     {"bode",
      "bode OUT from IN from W1 to W2 [> \"file.png\" | \"file.svg\" | \"file.csv\"]\n"
-     "  Magnitude (dB) and phase of transfer OUT from IN over the angular\n"
-     "  frequencies W1 to W2 (log scale).\n"},
+     "  The Bode plot of transfer's G(i w) for w from W1 to W2 (rad/s,\n"
+     "  0 < W1 < W2, 100 points a decade): the magnitude in dB and the\n"
+     "  phase in degrees (unwrapped), one above the other on a log scale,\n"
+     "  drawn by gnuplot as plot draws; a .csv file gets the numbers\n"
+     "  (w, magnitude, phase).  Inline in a notebook.\n"
+     "  Example: bode roll from Tdelta from 0.1 to 100 > \"bode.png\"\n"},
     {"draw",
      "draw disk CENTRE, NORMAL, RADIUS     a rim (seen as an ellipse)\n"
      "draw sphere CENTRE, RADIUS [mark M]  a ball; M a direction fixed in\n"
@@ -592,8 +615,8 @@ static const help_entry_t entries[] = {
      "  (G; g and H) are invertible; their factors cancel there.\n"},
     {"set",
      "set NAME = VALUE, ...\n"
-     "  Changes parameters, or simulation defaults: rtol, atol, step,\n"
-     "  integrator, max_steps (the most integrator steps one simulate may\n"
+     "  Changes parameters or inputs, or simulation defaults: rtol, atol,\n"
+     "  step, integrator, max_steps (the most integrator steps one simulate may\n"
      "  take, 1000000 unless set).  Several at once take effect from left\n"
      "  to right (a value may use one set before it), all or none: when\n"
      "  one fails, nothing changes.  Example: set m = 2, M = 3*m\n"
@@ -628,7 +651,20 @@ static const help_entry_t entries[] = {
      "  the constraint residuals, the multipliers where the method has\n"
      "  them, and the dense solve, written into the file.  Same numbers\n"
      "  as nh, bit for bit when compiled without FP contraction (-std=c99).\n"
-     "  Needs `equations NAME` first.  Example: export c \"sphere.c\"\n"},
+     "  The inputs (help input) come after the parameters in p\n"
+     "  (sphere_ninput, sphere_input_names).\n"
+     "  Needs `equations NAME` first.  Example: export c \"sphere.c\"\n"
+     "export python \"FILE.py\"\n"
+     "  A Python module that needs only NumPy and a C compiler: it carries\n"
+     "  the C above, built once on first import into a cache folder under\n"
+     "  the hash of its text (~/.cache/nh/python), and loaded with ctypes\n"
+     "  (without a compiler, an ImportError that says so).  For \"bike.py\":\n"
+     "    bike.rhs(t, y, p=None)       dy/dt, as solve_ivp calls it\n"
+     "    bike.jacobian(t, y, p=None)  d(dy/dt)/dy, exact\n"
+     "    bike.monitors(t, y, p=None)  constraint residuals, energy\n"
+     "  and state_names, param_names, param_defaults, input_names,\n"
+     "  input_defaults.  p: the parameters then the inputs (None: the\n"
+     "  values when exported).  Example: export python \"bike.py\"\n"},
     {"quit", "quit\n  Ends the session (also exit, or Ctrl-D in the REPL).\n"},
     {"exit", "exit\n  Ends the session (also quit, or Ctrl-D in the REPL).\n"},
     {"lagrange",

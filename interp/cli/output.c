@@ -419,6 +419,16 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
             fprintf(o, " = %s", num(m->params.v[i].value, buf, sizeof buf));
         }
     }
+    if (m->inputs.n) { /* §7.2.1, with their values as parameters */
+        report_start_row(&rep);
+        fputs(latex ? "&\\text{inputs:}\\ " : "inputs:", o);
+        for (size_t i = 0; i < m->inputs.n; i++) {
+            fputs(i ? (latex ? ",\\ " : ",") : "", o);
+            fputs(latex ? "" : " ", o);
+            put_name(s, m->inputs.v[i].name, latex);
+            fprintf(o, " = %s", num(m->inputs.v[i].value, buf, sizeof buf));
+        }
+    }
     /* Frames, bodies and gravity as declared (LANGUAGE.md §4.1); in LaTeX
      * as comments, since they are statements, not formulas. */
     const char *lead = latex ? "% " : "";
@@ -494,6 +504,18 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
                 put_label(s, expr_var_name(g, sys->qd[i]), latex);
                 put_simplified(s, sp, sys->psi[i], latex);
             }
+    for (size_t i = 0; i < m->outputs.n; i++) {
+        value_t v;
+        diag_t tmp = {0};
+        if (lower_expr(lw, m->outputs.v[i].value, LOWER_QUERY, &v, &tmp) != 0
+            || v.dim != 0)
+            continue; /* (checked when declared: not expected) */
+        report_start_row(&rep);
+        if (!latex)
+            fputs("output ", o);
+        put_label(s, m->outputs.v[i].name, latex);
+        put_simplified(s, sp, v.c[0], latex);
+    }
     int method = m->method >= 0 ? m->method : (int)eom_default_method(sys);
     report_start_row(&rep);
     if (latex) {

@@ -25,6 +25,8 @@
 #include "interp/analysis/steady.h"
 #include "interp/base/outfile.h"
 #include "interp/base/util.h"
+#include "interp/analysis/transfer.h"
+#include "interp/cli/stability.h"
 #include "interp/cli/stmts.h"
 #include "interp/cli/work.h"
 #include "interp/run/plot.h"
@@ -39,27 +41,16 @@ static const char *stab_num(double x, char *buf, size_t size)
     return expr_format_number(x == 0 ? 0.0 : x, buf, size);
 }
 
-/* The linearization at the current state, restricted to VARS. */
-typedef struct stab {
-    const nh_system_t *sys;
-    size_t nfull, m;     /* all independent variables, those kept */
-    const uint32_t *all; /* lin_vars */
-    size_t *keep;        /* m indices into all */
-    double *A;           /* m×m, the kept rows and columns */
-    double scale;        /* the largest |entry| of the whole A */
-    bool *feeds;         /* nfull: left out, and feeds a kept one */
-    size_t nfeeds;
-    double *rate;        /* nfull: the independent variables' rates */
-    bool *drifts;        /* nfull: moves, and the motion depends on it */
-    size_t ndrifts;
-    bool time_dependent; /* lin_time_dependent */
-    const uint32_t *dep;
-    size_t ndep;
-} stab_t;
-
-static void stab_free(stab_t *r)
+void stability_free(stab_t *r)
 {
     free(r->keep);
+    free(r->Bf);
+    free(r->Cf);
+    free(r->Df);
+    free(r->B);
+    free(r->C);
+    free(r->D);
+    free(r->Af);
     free(r->A);
     free(r->feeds);
     free(r->rate);
@@ -169,12 +160,29 @@ static void stab_dep_text(const stab_t *r, expr_graph_t *g, strbuf_t *b)
         strbuf_addf(b, "none");
 }
 
-/* The linearization of the chosen equations at the current state,
- * restricted to VARS (NITEMS of them; all when none), for the statement
- * ST. */
-static int stab_compute(ctx_t *s, const ast_stmt_t *st,
-                        ast_expr_t *const *items, size_t nitems, stab_t *r,
+/* The outputs of the model as nodes (§7.2.1), into H (nout entries);
+ * an output that no longer lowers to a scalar (a let it reads was
+ * declared again) is an error at its declaration. */
+static int stab_outputs(ctx_t *s, lower_t *lw, const expr_t **h,
                         diag_t *err)
+{
+    const model_t *m = &s->model;
+    for (size_t k = 0; k < m->outputs.n; k++) {
+        value_t v;
+        if (lower_expr(lw, m->outputs.v[k].value, LOWER_QUERY, &v, err) != 0)
+            return -1;
+        if (v.dim != 0)
+            return diag_error(err, m->outputs.v[k].value->span,
+                              "output %s is no longer a scalar",
+                              m->outputs.v[k].name);
+        h[k] = v.c[0];
+    }
+    return 0;
+}
+
+int stability_compute(ctx_t *s, const ast_stmt_t *st,
+                      ast_expr_t *const *items, size_t nitems, bool io,
+                      stab_t *r, diag_t *err)
 {
     memset(r, 0, sizeof *r);
     lower_t *lw = ctx_lowered(s, err);
@@ -208,17 +216,41 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st,
     int rc = lin_choose(l, vars, gq, uq, gv, uv, err);
     free(flags);
     double *full = NULL;
+    r->io = io;
+    r->ni = io ? sys->ni : 0;
+    r->nout = io ? m->outputs.n : 0;
+    const expr_t **h = xcalloc(r->nout + 1, sizeof *h);
+    if (rc == 0 && io && stab_outputs(s, lw, h, err) != 0) {
+        free(h);
+        free(vars);
+        return -1;
+    }
     if (rc == 0) {
         r->nfull = lin_size(l);
         r->all = lin_vars(l);
         r->ndep = lin_dependent(l, &r->dep);
         full = xcalloc(r->nfull * r->nfull + 1, sizeof *full);
-        rc = lin_matrix(l, vars, full, err);
+        if (io) {
+            size_t N = r->nfull;
+            r->Bf = xcalloc(N * r->ni + 1, sizeof *r->Bf);
+            r->Cf = xcalloc(r->nout * N + 1, sizeof *r->Cf);
+            r->Df = xcalloc(r->nout * r->ni + 1, sizeof *r->Df);
+            const char **hn = xcalloc(r->nout + 1, sizeof *hn);
+            for (size_t k = 0; k < r->nout; k++)
+                hn[k] = m->outputs.v[k].name;
+            rc = lin_io(l, vars, h, hn, r->nout, full, r->Bf, r->Cf, r->Df,
+                        err);
+            free(hn);
+        } else {
+            rc = lin_matrix(l, vars, full, err);
+        }
     }
+    free(h);
     if (rc != 0) {
         stab_at(s, st, vars, err);
         free(vars);
         free(full);
+        stability_free(r);
         return -1;
     }
     size_t N = r->nfull;
@@ -293,12 +325,31 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st,
                     r->nfeeds++;
                     break;
                 }
+        if (io) {
+            /* B's kept rows, C's kept columns (§7.2.1: restricted by
+             * VARS like A) */
+            size_t ni = r->ni, no = r->nout, M = r->m;
+            r->B = xcalloc(M * ni + 1, sizeof *r->B);
+            r->C = xcalloc(no * M + 1, sizeof *r->C);
+            r->D = xcalloc(no * ni + 1, sizeof *r->D);
+            for (size_t a = 0; a < M; a++)
+                for (size_t u = 0; u < ni; u++)
+                    r->B[a * ni + u] = r->Bf[r->keep[a] * ni + u];
+            for (size_t o = 0; o < no; o++) {
+                for (size_t a = 0; a < M; a++)
+                    r->C[o * M + a] = r->Cf[o * N + r->keep[a]];
+                for (size_t u = 0; u < ni; u++)
+                    r->D[o * ni + u] = r->Df[o * ni + u];
+            }
+            r->Af = full;
+            full = NULL;
+        }
     }
     free(kept);
     free(full);
     free(vars);
     if (rc != 0)
-        stab_free(r);
+        stability_free(r);
     return rc;
 }
 
@@ -322,7 +373,7 @@ static void stab_warn(ctx_t *s, const ast_stmt_t *st, const char *fmt, ...)
 /* The warnings of the state: A holds at this instant only when the
  * equations depend on t or when the state is neither an equilibrium nor
  * a steady motion; then its eigenvalues need not decide stability. */
-static void stab_warn_state(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
+void stability_warn_state(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
 {
     expr_graph_t *g = r->sys->g;
     if (r->time_dependent)
@@ -350,7 +401,7 @@ static void stab_warn_state(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
 }
 
 /* The warning of §7.2: left-out variables feed the kept ones. */
-static void stab_warn_feeds(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
+void stability_warn_feeds(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
 {
     if (!r->nfeeds)
         return;
@@ -369,11 +420,37 @@ static void stab_warn_feeds(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
     strbuf_free(&b);
 }
 
+/* Rows of the ROWS×COLS matrix X, one per line, `[a, b, …]`. */
+static void stab_print_rows(ctx_t *s, const double *x, size_t rows,
+                            size_t cols)
+{
+    char num[40];
+    for (size_t a = 0; a < rows; a++) {
+        fputc('[', s->out);
+        for (size_t c = 0; c < cols; c++)
+            fprintf(s->out, "%s%s", c ? ", " : "",
+                    stab_num(x[a * cols + c], num, sizeof num));
+        fputs("]\n", s->out);
+    }
+}
+
+/* The names of a list line: "inputs: Tphi, Tdelta". */
+static void stab_print_names(ctx_t *s, const char *what,
+                             const char *const *names, size_t n)
+{
+    fprintf(s->out, "%s:", what);
+    for (size_t k = 0; k < n; k++)
+        fprintf(s->out, "%s %s", k ? "," : "", names[k]);
+    fputc('\n', s->out);
+}
+
 int stability_linearize(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     stab_t r;
-    if (stab_compute(s, st, st->u.output.items, st->u.output.n, &r, err) !=
-        0)
+    const model_t *m = &s->model;
+    bool io = m->inputs.n > 0 || m->outputs.n > 0;
+    if (stability_compute(s, st, st->u.output.items, st->u.output.n, io, &r,
+                          err) != 0)
         return -1;
     expr_graph_t *g = r.sys->g;
     strbuf_t b;
@@ -385,25 +462,35 @@ int stability_linearize(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         fprintf(s->out, "%s %s", a ? "," : "",
                 expr_var_name(g, r.all[r.keep[a]]));
     fputs(r.m ? "\n" : " none\n", s->out);
-    char num[40];
-    for (size_t a = 0; a < r.m; a++) {
-        fputc('[', s->out);
-        for (size_t c = 0; c < r.m; c++)
-            fprintf(s->out, "%s%s", c ? ", " : "",
-                    stab_num(r.A[a * r.m + c], num, sizeof num));
-        fputs("]\n", s->out);
+    stab_print_rows(s, r.A, r.m, r.m);
+    /* §7.2.1: B (a row per variable, a column per input), then C (a row
+     * per output, a column per variable) and D (a row per output, a
+     * column per input; none without inputs) */
+    if (r.ni) {
+        stab_print_names(s, "inputs", r.sys->iname, r.ni);
+        stab_print_rows(s, r.B, r.m, r.ni);
     }
-    stab_warn_state(s, st, &r);
-    stab_warn_feeds(s, st, &r);
-    stab_free(&r);
+    if (r.nout) {
+        const char **names = xcalloc(r.nout, sizeof *names);
+        for (size_t k = 0; k < r.nout; k++)
+            names[k] = m->outputs.v[k].name;
+        stab_print_names(s, "outputs", names, r.nout);
+        free(names);
+        stab_print_rows(s, r.C, r.nout, r.m);
+        if (r.ni)
+            stab_print_rows(s, r.D, r.nout, r.ni);
+    }
+    stability_warn_state(s, st, &r);
+    stability_warn_feeds(s, st, &r);
+    stability_free(&r);
     return 0;
 }
 
 int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     stab_t r;
-    if (stab_compute(s, st, st->u.output.items, st->u.output.n, &r, err) !=
-        0)
+    if (stability_compute(s, st, st->u.output.items, st->u.output.n, false,
+                          &r, err) != 0)
         return -1;
     size_t m = r.m;
     double *re = xcalloc(2 * m + 1, sizeof *re), *im = re + m;
@@ -439,8 +526,8 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 rc = ctx_row_add(s, title, true, im[k], st->span, err);
         }
         if (rc == 0) { /* muted after the sweep's first value */
-            stab_warn_state(s, st, &r);
-            stab_warn_feeds(s, st, &r);
+            stability_warn_state(s, st, &r);
+            stability_warn_feeds(s, st, &r);
         }
     } else if (rc == 0 && m == 0) {
         fprintf(s->out, "no eigenvalues: the constraints leave no "
@@ -479,12 +566,12 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             break;
         }
         strbuf_free(&b);
-        stab_warn_state(s, st, &r);
-        stab_warn_feeds(s, st, &r);
+        stability_warn_state(s, st, &r);
+        stability_warn_feeds(s, st, &r);
     }
     free(re);
     free(one);
-    stab_free(&r);
+    stability_free(&r);
     return rc;
 }
 
@@ -1125,13 +1212,13 @@ int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           names);
     }
     stab_t r;
-    if (stab_compute(s, st, st->u.lyapunov.vars, st->u.lyapunov.nvars, &r,
-                     err) != 0) {
+    if (stability_compute(s, st, st->u.lyapunov.vars, st->u.lyapunov.nvars,
+                          false, &r, err) != 0) {
         free(vars);
         return -1;
     }
     if (r.m == 0) {
-        stab_free(&r);
+        stability_free(&r);
         free(vars);
         return diag_error(err, st->span,
                           "no exponents: the constraints leave no "
@@ -1152,7 +1239,7 @@ int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
          * blame (LANGUAGE.md §4); else the statement */
         if (err->set && err->span.file == SRC_NO_FILE)
             err->span = st->span;
-        stab_free(&r);
+        stability_free(&r);
         free(ex);
         free(vars);
         return -1;
@@ -1202,7 +1289,7 @@ int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                   r.nfeeds > 1 ? "feed" : "feeds");
         strbuf_free(&b);
     }
-    stab_free(&r);
+    stability_free(&r);
     free(ex);
     return 0;
 }

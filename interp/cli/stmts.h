@@ -27,6 +27,8 @@ int decl_equations(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int decl_input(ctx_t *s, const ast_stmt_t *st, diag_t *err);  /* §7.2.1 */
+int decl_output(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
 /* Output statements (output.c). */
 int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err);
@@ -53,11 +55,17 @@ int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int family_steady(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int family_plot_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+/* Transfer functions (control.c, LANGUAGE.md §7.2.1). */
+int control_transfer(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int control_bode(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* draw and animate (draw.c, LANGUAGE.md §7.5). */
 int draw_declare(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int draw_animate(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* export c "file.c" (export.c). */
 int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+/* export python "file.py" (export_py.c, LANGUAGE.md §8.2), which
+ * export_stmt hands it. */
+int export_python(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
 /* help (help.c), and its texts: the text of TOPIC (NULL: the overview),
  * or NULL when there is none; the topics, NULL-terminated, one per entry

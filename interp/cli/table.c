@@ -46,6 +46,10 @@ static const stmt_fn stmt_table[] = {
     [STMT_STEADY] = family_steady,
     [STMT_FOLLOW] = family_follow,
     [STMT_PLOT_FOLLOW] = family_plot_follow,
+    [STMT_INPUT] = decl_input,
+    [STMT_OUTPUT] = decl_output,
+    [STMT_TRANSFER] = control_transfer,
+    [STMT_BODE] = control_bode,
     [STMT_DRAW] = draw_declare,
     [STMT_ANIMATE] = draw_animate,
     /* load, import, quit, exit: the session's own (session.c) */

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "interp/base/util.h"
+#include "interp/eom/cgen_jac.h"
 #include "interp/eom/common.h"
 #include "interp/eom/linalg.h"
 #include "interp/expr/tape.h"
@@ -1166,6 +1167,8 @@ static int cgen_check_inputs(cgen_t *c, diag_t *err)
         known[e->state[k]] = true;
     for (size_t p = 0; p < sys->np; p++)
         known[sys->p[p]] = true;
+    for (size_t u = 0; u < sys->ni; u++)
+        known[sys->in[u]] = true;
     known[sys->t] = true;
     bool ok = !e->fast || cgen_reads_known(e->fast, known);
     bool *full = xcalloc(e->nvars, sizeof *full);
@@ -1223,6 +1226,18 @@ static void cgen_names(strbuf_t *b, const char *name, const char *what,
     strbuf_add(b, count ? ",\n    0\n};\n" : "0};\n");
 }
 
+/* "v[P] = p[K];" for the parameters, then the inputs after them
+ * (LANGUAGE.md §7.2.1: p holds NAME_nparam + NAME_ninput values). */
+static void cgen_load_params(const nh_system_t *sys, strbuf_t *b)
+{
+    for (size_t k = 0; k < sys->np; k++)
+        strbuf_addf(b, "    v[%u] = p[%zu];\n", sys->p[k], k);
+    for (size_t k = 0; k < sys->ni; k++)
+        strbuf_addf(b, "    v[%u] = p[%zu];\n", sys->in[k], sys->np + k);
+    if (sys->np + sys->ni == 0)
+        strbuf_add(b, "    (void)p;\n");
+}
+
 /* nh_load: the state, the parameters and t into the value vector. */
 static void cgen_load(cgen_t *c)
 {
@@ -1235,10 +1250,7 @@ static void cgen_load(cgen_t *c)
                   "const double *p)\n{\n");
     for (size_t k = 0; k < e->nstate; k++)
         strbuf_addf(b, "    v[%u] = y[%zu];\n", e->state[k], k);
-    for (size_t k = 0; k < sys->np; k++)
-        strbuf_addf(b, "    v[%u] = p[%zu];\n", sys->p[k], k);
-    if (sys->np == 0)
-        strbuf_add(b, "    (void)p;\n");
+    cgen_load_params(sys, b);
     strbuf_addf(b, "    v[%u] = t;\n}\n\n", sys->t);
 }
 
@@ -1322,10 +1334,7 @@ static void cgen_api(cgen_t *c)
                 "        return 2;\n"
                 "    }\n",
                 name, nv, e->nstate, e->nstate);
-    for (size_t k = 0; k < sys->np; k++)
-        strbuf_addf(b, "    v[%u] = p[%zu];\n", sys->p[k], k);
-    if (sys->np == 0)
-        strbuf_add(b, "    (void)p;\n");
+    cgen_load_params(sys, b);
     strbuf_add(b, "    return nh_rates(t, y, v, dydt);\n}\n\n");
     strbuf_addf(b,
                 "void %s_rhs(double t, const double *y, const double *p, double "
@@ -1404,8 +1413,10 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 " *\n"
                 " * The state y: %s_state_names (%s_nstate values).  The "
                 "parameters p:\n"
-                " * %s_param_names, in that order (%s_param_defaults).  t is "
-                "time.\n"
+                " * %s_param_names, in that order (%s_param_defaults), then "
+                "the inputs\n"
+                " * (%s_input_names, %s_ninput of them, LANGUAGE.md §7.2.1).  "
+                "t is time.\n"
                 " *\n"
                 " *   void %s_rhs(double t, const double *y, const double *p, "
                 "double *dydt);\n"
@@ -1434,7 +1445,7 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 "state determines.\n",
                 name, e->name, c->opt->version ? " " : "",
                 c->opt->version ? c->opt->version : "", name, name, name, name,
-                name, name, name, name, name, name, name);
+                name, name, name, name, name, name, name, name, name);
     if (mult)
         strbuf_addf(b,
                     " *   int %s_multipliers(double t, const double *y, const "
@@ -1474,6 +1485,7 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 rtol);
     strbuf_addf(b, "const int %s_nstate = %zu;\n", name, e->nstate);
     strbuf_addf(b, "const int %s_nparam = %zu;\n", name, sys->np);
+    strbuf_addf(b, "const int %s_ninput = %zu;\n", name, sys->ni);
     strbuf_addf(b, "const int %s_nconstraint = %zu;\n", name, sys->r);
     strbuf_addf(b, "const int %s_nvalues = %u;\n", name, e->nvars);
     strbuf_addf(b, "const char *const %s_method = \"%s\";\n", name, e->name);
@@ -1490,6 +1502,15 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
         strbuf_addf(b, "%s%s", k ? ", " : "", lit);
     }
     strbuf_add(b, sys->np ? "};\n" : "0.0}; /* no parameters */\n");
+    cgen_names(b, name, "input_names", sys->iname, sys->ni);
+    strbuf_addf(b, "const double %s_input_defaults[] = {", name);
+    for (size_t k = 0; k < sys->ni; k++) {
+        char lit[48];
+        tape_c_literal(c->opt->inputs ? c->opt->inputs[k] : 0.0, lit,
+                       sizeof lit);
+        strbuf_addf(b, "%s%s", k ? ", " : "", lit);
+    }
+    strbuf_add(b, sys->ni ? "};\n" : "0.0}; /* no inputs */\n");
     cgen_names(b, name, "constraint_names", sys->cname, sys->r);
     for (uint32_t k = 0; k < e->nvars; k++)
         names[k] = expr_var_name(g, k);
@@ -1576,7 +1597,10 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
                  (e->fast && !opt->numeric_only ? 2 * tape_length(e->fast)
                                                  : 0) +
                  (pre ? tape_length(e->pre) : 0) +
-                 (vel ? tape_length(vel) : 0) + tape_length(c.mon);
+                 (vel ? tape_length(vel) : 0) + tape_length(c.mon) +
+                 (opt->jacobian ? tape_length(e->tape) +
+                                      (e->pre ? tape_length(e->pre) : 0)
+                                : 0);
     if (!cgen_fits(len, opt, err)) {
         cgen_free(&c);
         return NULL;
@@ -1594,6 +1618,10 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
         cgen_tape(&c, vel, "nh_tape_vel", NULL);
     cgen_tape(&c, c.res, "nh_tape_res", NULL);
     cgen_tape(&c, c.mon, "nh_tape_mon", NULL);
+    /* `export python`'s Jacobian (cgen_jac.h) calls the tapes'
+     * derivatives: in the same file there */
+    if (opt->jacobian)
+        cgen_tangents(&c);
     if (fast)
         cgen_fast(&c);
     switch (e->method) {
@@ -1631,6 +1659,8 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
     strbuf_add(&out, c.tapes.data);
     strbuf_add(&out, c.code.data);
     strbuf_add(&out, c.api.data);
+    if (opt->jacobian)
+        cgen_jacobian(e, opt->name, &out);
     cgen_free(&c);
     return strbuf_take(&out);
 }

@@ -10,11 +10,14 @@
  * gives nh's numbers bit for bit (doc/language.md states the ulps).
  *
  * The file defines, for NAME:
- *   const int NAME_nstate, NAME_nparam, NAME_nconstraint, NAME_nvalues;
+ *   const int NAME_nstate, NAME_nparam, NAME_ninput, NAME_nconstraint,
+ *             NAME_nvalues;
  *   const char *const NAME_method;
  *   const char *const NAME_state_names[], NAME_param_names[],
- *                     NAME_constraint_names[], NAME_value_names[];
- *   const double NAME_param_defaults[];
+ *                     NAME_input_names[], NAME_constraint_names[],
+ *                     NAME_value_names[];
+ *   const double NAME_param_defaults[], NAME_input_defaults[];
+ * (p holds the parameters, then the inputs: LANGUAGE.md §7.2.1)
  *   void NAME_rhs(double t, const double *y, const double *p, double *dydt);
  *   int  NAME_rhs_status(double t, const double *y, const double *p,
  *                        double *dydt);
@@ -73,6 +76,11 @@ typedef struct cgen_options {
     const double *params; /* the parameters' default values (the model's
                              np of them), or NULL: written as 0 (the
                              compiled code takes p from its caller) */
+    const double *inputs; /* the inputs' values (ni), or NULL: 0 */
+    bool jacobian;        /* with the tapes' derivatives (as
+                             cgen_tangent_text writes them) and
+                             NAME_jacobian (cgen_jac.h): the exact
+                             Jacobian of NAME_rhs (`export python`) */
     const char *version;  /* nh's version, for the head comment; NULL: none */
     size_t max_ops;       /* 0: CGEN_MAX_INSTRUCTIONS (tests set less) */
     size_t max_stack;     /* 0: CGEN_MAX_STACK */

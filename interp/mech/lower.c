@@ -54,11 +54,12 @@ struct lower {
     nh_system_t sys;
 
     /* variable numbers, by role */
-    uint32_t *q, *qd, *qdd, *z, *zd, *p, *lam;
+    uint32_t *q, *qd, *qdd, *z, *zd, *p, *in, *lam;
     uint32_t t;
     const expr_t **dvar;   /* time derivative of each variable */
     bool *second;          /* q'', z', lambda: not in model expressions */
     bool *velocity;        /* q', z: what makes a constraint non-holonomic */
+    bool *input;           /* the inputs (§7.2.1): not in a kinetic energy */
 
     memo_t kinetic, potential, lagrangian;
     /* The kinetic energy not declared by `kinetic` — the particles' and
@@ -137,7 +138,7 @@ struct lower {
     size_t call_table_size;
 
     /* arrays the nh_system_t points into */
-    const char **qname, **zname, **pname, **cname;
+    const char **qname, **zname, **pname, **iname, **cname;
     const expr_t **Q, **C, **Cv, **psi;
     src_span_t *cspan, *psi_span;
     long *cleft;
@@ -153,7 +154,7 @@ struct lower {
      * (q, qd, qdd, qname), speeds (z, zd, zname), parameters (p, pname,
      * param_read), lets (let_read, let memos), multipliers (lam),
      * variables (dvar, second, velocity, not_const). */
-    size_t cap_q, cap_z, cap_p, cap_let, cap_lam, cap_var;
+    size_t cap_q, cap_z, cap_p, cap_in, cap_let, cap_lam, cap_var;
     bool *not_const; /* variables a LOWER_CONST value may not read */
 };
 
@@ -269,7 +270,7 @@ const char *const *lower_known_names(lower_t *lw)
     const model_t *m = &lw->model;
     size_t n = 2 + m->params.n + m->coords.n + m->speeds.n + m->lets.n +
                m->particles.n + m->constraints.n + m->frames.n +
-               m->bodies.n + 3 +
+               m->bodies.n + m->inputs.n + m->outputs.n + 3 +
                sizeof builtin_functions / sizeof *builtin_functions;
     free(lw->known);
     lw->known = xcalloc(n + 1, sizeof *lw->known);
@@ -287,6 +288,8 @@ const char *const *lower_known_names(lower_t *lw)
     ADD_NAMES(constraints)
     ADD_NAMES(frames)
     ADD_NAMES(bodies)
+    ADD_NAMES(inputs)
+    ADD_NAMES(outputs)
 #undef ADD_NAMES
     if (m->kinetic.name)
         lw->known[k++] = m->kinetic.name;
@@ -1017,6 +1020,9 @@ static long diff_variable(const lower_t *lw, const value_t *v)
     for (size_t i = 0; i < s->np; i++)
         if (var == lw->p[i])
             return var;
+    for (size_t i = 0; i < s->ni; i++)
+        if (var == lw->in[i])
+            return var;
     return var == lw->t ? (long)var : -1;
 }
 
@@ -1302,6 +1308,35 @@ static int lower_name(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
             lw->param_read[idx] = true;
         *out = scalar(expr_var(g, lw->p[idx]));
         return 0;
+    case MODEL_INPUT:
+        *out = scalar(expr_var(g, lw->in[idx]));
+        return 0;
+    case MODEL_OUTPUT: {
+        /* An output names an expression of the state for C and D
+         * (§7.2.1), and for print and table; it is no part of the
+         * model, which it would make depend on itself. */
+        if (cx->mode != LOWER_QUERY)
+            return diag_error(err, e->span,
+                              "'%s' is an output, which only print, table, "
+                              "show and linearize read; write its "
+                              "expression here, or a let",
+                              name);
+        for (unsigned k = 0; k < cx->nexpanding; k++)
+            if (strcmp(cx->expanding[k], name) == 0)
+                return diag_error(err, e->span,
+                                  "'%s' is defined in terms of itself", name);
+        if (cx->nexpanding >= LOWER_MAX_DEPTH)
+            return diag_error(err, e->span,
+                              "names nested too deeply (more than %d "
+                              "levels)",
+                              LOWER_MAX_DEPTH);
+        ctx_t inner = *cx;
+        inner.frame = NULL;
+        inner.depth = cx->depth + 1;
+        inner.expanding[inner.nexpanding++] = name;
+        return lower_rec(lw, &inner, lw->model.outputs.v[idx].value, out,
+                         err);
+    }
     case MODEL_COORD:
         *out = scalar(expr_var(g, lw->q[idx]));
         return 0;
@@ -1652,7 +1687,8 @@ size_t lower_dropped_reactions(const lower_t *lw, const uint32_t **vars,
  * number and place agree; lower_extend() declares a new parameter,
  * coordinate, speed or multiplier after all the others, with the place
  * a fresh lowering would give it, so the nodes are the same either way. */
-enum { ROLE_COORD, ROLE_SPEED, ROLE_PARAM, ROLE_TIME, ROLE_LAMBDA };
+enum { ROLE_COORD, ROLE_SPEED, ROLE_PARAM, ROLE_INPUT, ROLE_TIME,
+       ROLE_LAMBDA };
 
 /* Variable PRE NAME POST (x'' is "", "x", "''"; lambda(c) is "lambda(",
  * "c", ")") with ROLE and POS in its role. */
@@ -1671,11 +1707,14 @@ static uint32_t declare(lower_t *lw, const char *pre, const char *name,
         lw->second = xrealloc(lw->second, cap * sizeof *lw->second);
         lw->velocity = xrealloc(lw->velocity, cap * sizeof *lw->velocity);
         lw->not_const = xrealloc(lw->not_const, cap * sizeof *lw->not_const);
+        lw->input = xrealloc(lw->input, cap * sizeof *lw->input);
         lw->cap_var = cap;
     }
     lw->dvar[v] = NULL;
     lw->second[v] = lw->velocity[v] = false;
-    lw->not_const[v] = role != ROLE_PARAM;
+    /* an input is a constant as a parameter is: its derivative is 0 */
+    lw->not_const[v] = role != ROLE_PARAM && role != ROLE_INPUT;
+    lw->input[v] = role == ROLE_INPUT;
     return v;
 }
 
@@ -1753,6 +1792,19 @@ static void declare_param(lower_t *lw, size_t i)
     lw->param_read[i] = false;
 }
 
+/* Input I (LANGUAGE.md §7.2.1): a parameter by role, declared after
+ * them (inputs come after the parameters in generated code, §8.1). */
+static void declare_input(lower_t *lw, size_t i)
+{
+    void **arr[] = {(void **)&lw->in, (void **)&lw->iname, NULL};
+    const size_t elt[] = {sizeof *lw->in, sizeof *lw->iname};
+    grow_role(&lw->cap_in, i + 1, arr, elt);
+    const char *nm = lw->model.inputs.v[i].name;
+    lw->iname[i] = nm;
+    lw->in[i] = declare(lw, "", nm, "", ROLE_INPUT, i);
+    expr_var_set_rank(lw->g, lw->in[i], NH_RANK_PARAM);
+}
+
 /* The multiplier of the constraints' row A, named in lw->cname:
  * lambda(NAME), or lambda(NAME[k]) for a component of a vector
  * constraint.  Declared once the rows are known (the components that
@@ -1828,6 +1880,8 @@ static void declare_variables(lower_t *lw)
         declare_speed(lw, i);
     for (size_t i = 0; i < m->params.n; i++)
         declare_param(lw, i);
+    for (size_t i = 0; i < m->inputs.n; i++)
+        declare_input(lw, i);
     lw->t = declare(lw, "", "t", "", ROLE_TIME, 0);
     expr_var_set_rank(lw->g, lw->t, NH_RANK_TIME);
     lw->dvar[lw->t] = expr_num(lw->g, 1);
@@ -1949,6 +2003,138 @@ static int lower_body(lower_t *lw, size_t i, diag_t *err)
     return 0;
 }
 
+/* ---- inputs and the kinetic energy (LANGUAGE.md §7.2.1) ---------------
+ *
+ * An input enters as a parameter does: its time derivative is 0.  In a
+ * kinetic energy that is wrong — d/dt ∂T/∂q' of a T that holds an input
+ * needs the input's rate, which a signal has and nh would drop — so an
+ * input in a kinetic energy (a `kinetic`, a particle's or body's energy,
+ * the velocity terms of a `lagrangian`) is an error, at the input's name
+ * where it can be found. */
+
+/* The place of the first input that AST E reads, directly or through
+ * lets and the frames it names (DEPTH bounds the search); false when
+ * none is found. */
+static bool input_in_ast(const lower_t *lw, const ast_expr_t *e,
+                         unsigned depth, src_span_t *at);
+
+static bool input_in_frame(const lower_t *lw, const char *frame,
+                           unsigned depth, src_span_t *at)
+{
+    const model_t *m = &lw->model;
+    for (unsigned k = 0; frame && k < LOWER_MAX_DEPTH; k++) {
+        long i = model_find(m, MODEL_FRAME, frame);
+        if (i < 0)
+            return false;
+        const model_frame_t *f = &m->frames.v[i];
+        if ((f->angle && input_in_ast(lw, f->angle, depth, at)) ||
+            (f->axis && input_in_ast(lw, f->axis, depth, at)))
+            return true;
+        frame = f->parent;
+    }
+    return false;
+}
+
+static bool input_in_ast(const lower_t *lw, const ast_expr_t *e,
+                         unsigned depth, src_span_t *at)
+{
+    if (!e || depth > LOWER_MAX_DEPTH)
+        return false;
+    const model_t *m = &lw->model;
+    size_t idx;
+    switch (e->kind) {
+    case AST_NAME:
+        switch (model_lookup(m, e->name, &idx, NULL)) {
+        case MODEL_INPUT:
+            *at = e->span;
+            return true;
+        case MODEL_LET:
+            return input_in_ast(lw, m->lets.v[idx].stmt->u.let.body,
+                                depth + 1, at);
+        case MODEL_PARTICLE:
+            return input_in_ast(lw, m->particles.v[idx].position, depth + 1,
+                                at);
+        default:
+            return false;
+        }
+    case AST_MEMBER:
+        return input_in_frame(lw, e->name, depth + 1, at);
+    case AST_CALL: {
+        for (size_t k = 0; k < e->nargs; k++)
+            if (input_in_ast(lw, e->args[k], depth + 1, at))
+                return true;
+        if (model_lookup(m, e->name, &idx, NULL) == MODEL_LET)
+            return input_in_ast(lw, m->lets.v[idx].stmt->u.let.body,
+                                depth + 1, at);
+        /* omega(A), on(A, v), velocity(P, B): the frames named */
+        for (size_t k = 0; k < e->nargs; k++)
+            if (e->args[k]->kind == AST_NAME) {
+                long b = model_find(m, MODEL_BODY, e->args[k]->name);
+                const char *fr = b >= 0 ? m->bodies.v[b].frame
+                                        : e->args[k]->name;
+                if (input_in_frame(lw, fr, depth + 1, at))
+                    return true;
+            }
+        return false;
+    }
+    case AST_VECTOR:
+        for (size_t k = 0; k < e->nargs; k++)
+            if (input_in_ast(lw, e->args[k], depth + 1, at))
+                return true;
+        return false;
+    default:
+        return input_in_ast(lw, e->a, depth + 1, at) ||
+               input_in_ast(lw, e->b, depth + 1, at);
+    }
+}
+
+/* The error for an input in the kinetic energy WHAT ("the kinetic
+ * energy T", "the kinetic energy of body B"), at the input found in the
+ * ASTs E[0..NE) (or the frame FRAME), else at DECL. */
+static int input_in_kinetic(const lower_t *lw, const char *what,
+                            const ast_expr_t *const *e, size_t ne,
+                            const char *frame, src_span_t decl, diag_t *err)
+{
+    src_span_t at = decl;
+    bool found = false;
+    for (size_t k = 0; k < ne && !found; k++)
+        found = input_in_ast(lw, e[k], 0, &at);
+    if (!found && frame)
+        found = input_in_frame(lw, frame, 0, &at);
+    char name[128] = "an input";
+    size_t len = 0;
+    const char *text = found ? source_text(lw->src, at.file, &len) : NULL;
+    if (text && at.end <= len && at.end - at.begin < sizeof name - 3)
+        snprintf(name, sizeof name, "'%.*s'", (int)(at.end - at.begin),
+                 text + at.begin);
+    return diag_error(err, at,
+                      "%s is an input, which cannot enter %s: the equations "
+                      "take an input's time derivative as 0, which "
+                      "d/dt dT/dq' would need; make it a parameter, or let "
+                      "the input act through a force, a torque or the "
+                      "potential",
+                      name, what);
+}
+
+/* Whether the ASTs E[0..NE) or the frame FRAME read an input: a
+ * position, a mass or a frame that moves with an input gives T a term in
+ * the input's rate, which nh would drop (it is no longer in T at all). */
+static bool inputs_in(const lower_t *lw, const ast_expr_t *const *e,
+                      size_t ne, const char *frame)
+{
+    src_span_t at;
+    for (size_t k = 0; k < ne; k++)
+        if (input_in_ast(lw, e[k], 0, &at))
+            return true;
+    return frame && input_in_frame(lw, frame, 0, &at);
+}
+
+/* Whether E depends on an input. */
+static bool reads_input(const lower_t *lw, const expr_t *e)
+{
+    return lw->sys.ni > 0 && expr_depends_any(lw->g, e, lw->input);
+}
+
 /* Particles P0..P1-1 of the model (into PARTS) and bodies B0..B1-1: their
  * kinetic energies into lw->particle_T and lw->body_T (lower_sums adds
  * them up).  Meanwhile Tp_state is 1: one of them that reads the kinetic
@@ -1961,10 +2147,30 @@ static int lower_masses(lower_t *lw, size_t p0, size_t p1, size_t b0,
         return 0;
     lw->Tp_state = 1;
     int rc = 0;
-    for (size_t i = p0; i < p1 && !rc; i++)
+    const model_t *m = &lw->model;
+    char what[160];
+    for (size_t i = p0; i < p1 && !rc; i++) {
         rc = lower_particle(lw, i, &parts[i], &lw->particle_T[i], err);
-    for (size_t i = b0; i < b1 && !rc; i++)
+        const model_particle_t *pt = &m->particles.v[i];
+        const ast_expr_t *e[2] = {pt->mass, pt->position};
+        if (!rc && lw->sys.ni && (reads_input(lw, lw->particle_T[i]) ||
+                                  inputs_in(lw, e, 2, NULL))) {
+            snprintf(what, sizeof what, "the kinetic energy of particle %s",
+                     pt->name);
+            rc = input_in_kinetic(lw, what, e, 2, NULL, pt->span, err);
+        }
+    }
+    for (size_t i = b0; i < b1 && !rc; i++) {
         rc = lower_body(lw, i, err);
+        const model_body_t *b = &m->bodies.v[i];
+        const ast_expr_t *e[3] = {b->mass, b->position, b->inertia};
+        if (!rc && lw->sys.ni && (reads_input(lw, lw->body_T[i]) ||
+                                  inputs_in(lw, e, 3, b->frame))) {
+            snprintf(what, sizeof what, "the kinetic energy of body %s",
+                     b->name);
+            rc = input_in_kinetic(lw, what, e, 3, b->frame, b->decl, err);
+        }
+    }
     if (rc) {
         lw->Tp_state = state;
         return -1;
@@ -2119,12 +2325,30 @@ static int lower_energies(lower_t *lw, diag_t *err)
     if (m->kinetic.name &&
         energy_value(lw, &cx, MODEL_KINETIC, m->kinetic.span, &v, err))
         return -1;
+    if (m->kinetic.name && lw->sys.ni &&
+        (reads_input(lw, v.c[0]) || inputs_in(lw, &m->kinetic.value, 1, NULL))) {
+        char what[160];
+        snprintf(what, sizeof what, "the kinetic energy %s", m->kinetic.name);
+        return input_in_kinetic(lw, what, &m->kinetic.value, 1, NULL,
+                                m->kinetic.value->span, err);
+    }
     if (m->potential.name &&
         energy_value(lw, &cx, MODEL_POTENTIAL, m->potential.span, &v, err))
         return -1;
     if (m->lagrangian.name &&
         energy_value(lw, &cx, MODEL_LAGRANGIAN, m->lagrangian.span, &v, err))
         return -1;
+    /* a Lagrangian's velocity terms are its kinetic energy */
+    for (size_t i = 0; m->lagrangian.name && lw->sys.ni && i < lw->sys.n;
+         i++)
+        if (reads_input(lw, expr_diff(lw->g, v.c[0], lw->qd[i]))) {
+            char what[160];
+            snprintf(what, sizeof what,
+                     "the velocity terms of the Lagrangian %s",
+                     m->lagrangian.name);
+            return input_in_kinetic(lw, what, &m->lagrangian.value, 1, NULL,
+                                    m->lagrangian.value->span, err);
+        }
     lw->sums_stale = lw->energies_stale = true; /* lower_system sums them */
     return 0;
 }
@@ -2502,6 +2726,9 @@ static void publish_vars(lower_t *lw)
     s->np = m->params.n;
     s->pname = lw->pname;
     s->p = lw->p;
+    s->ni = m->inputs.n;
+    s->iname = lw->iname;
+    s->in = lw->in;
     s->t = lw->t;
 }
 
@@ -2956,9 +3183,13 @@ static bool extends_model(const lower_t *lw, const model_t *m)
     SAME_PREFIX(constraints, a->name == b->name && a->lhs == b->lhs &&
                                  a->rhs == b->rhs);
     SAME_PREFIX(kinematics, a->coord == b->coord && a->rhs == b->rhs);
+    /* Input values may differ, as parameters' may; an output is lowered
+     * where it is used, so a new one needs nothing here. */
+    SAME_PREFIX(inputs, a->name == b->name);
+    SAME_PREFIX(outputs, a->name == b->name && a->value == b->value);
 #undef SAME_PREFIX
     bool vars = m->params.n > old->params.n || m->coords.n > old->coords.n ||
-                m->speeds.n > old->speeds.n;
+                m->speeds.n > old->speeds.n || m->inputs.n > old->inputs.n;
     bool lets = m->lets.n > old->lets.n,
          constraints = m->constraints.n > old->constraints.n,
          masses = m->particles.n > old->particles.n ||
@@ -3057,7 +3288,8 @@ static void adopt_model(lower_t *lw, const model_t *m)
 static void extend_variables(lower_t *lw, const model_t *m)
 {
     const model_t *o = &lw->model;
-    size_t n0 = o->coords.n, ns0 = o->speeds.n, np0 = o->params.n;
+    size_t n0 = o->coords.n, ns0 = o->speeds.n, np0 = o->params.n,
+           ni0 = o->inputs.n;
     size_t n = m->coords.n;
     adopt_model(lw, m);
     for (size_t i = n0; i < n; i++)
@@ -3066,6 +3298,8 @@ static void extend_variables(lower_t *lw, const model_t *m)
         declare_speed(lw, i);
     for (size_t i = np0; i < m->params.n; i++)
         declare_param(lw, i);
+    for (size_t i = ni0; i < m->inputs.n; i++)
+        declare_input(lw, i);
     if (n > n0) {
         /* Q_i of a new coordinate is 0: no force names it yet, and none
          * acts on a particle or a body (extends_model). */
@@ -3092,7 +3326,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         return 1;
     const model_t *o = &lw->model;
     if (m->params.n > o->params.n || m->coords.n > o->coords.n ||
-        m->speeds.n > o->speeds.n) {
+        m->speeds.n > o->speeds.n || m->inputs.n > o->inputs.n) {
         extend_variables(lw, m);
         return 0;
     }
@@ -3237,6 +3471,9 @@ void lower_free(lower_t *lw)
     free(lw->qname);
     free(lw->zname);
     free(lw->pname);
+    free(lw->in);
+    free(lw->iname);
+    free(lw->input);
     free(lw->cname);
     free(lw->dvar);
     free(lw->second);
@@ -3517,6 +3754,14 @@ void lower_fill_vars(const lower_t *lw, const model_t *m, double *vars)
                 vars[lw->p[i]] = m->params.v[j].value;
                 break;
             }
+    }
+    for (size_t i = 0; i < lw->sys.ni; i++) {
+        long j = i < m->inputs.n &&
+                         strcmp(m->inputs.v[i].name, lw->iname[i]) == 0
+                     ? (long)i
+                     : model_find(m, MODEL_INPUT, lw->iname[i]);
+        if (j >= 0)
+            vars[lw->in[i]] = m->inputs.v[j].value;
     }
     for (size_t i = 0; i < lw->sys.n && i < m->q.n; i++) {
         vars[lw->q[i]] = m->q.v[i];

@@ -169,6 +169,9 @@ static const char *name_at(const model_t *m, model_kind_t kind, size_t i)
         return i < m->constraints.n ? m->constraints.v[i].name : NULL;
     case MODEL_FRAME: return i < m->frames.n ? m->frames.v[i].name : NULL;
     case MODEL_BODY: return i < m->bodies.n ? m->bodies.v[i].name : NULL;
+    case MODEL_INPUT: return i < m->inputs.n ? m->inputs.v[i].name : NULL;
+    case MODEL_OUTPUT:
+        return i < m->outputs.n ? m->outputs.v[i].name : NULL;
     default: return NULL;
     }
 }
@@ -198,10 +201,11 @@ static void index_rebuild(model_t *m)
     static const model_kind_t kinds[] = {MODEL_PARAM, MODEL_COORD,
                                          MODEL_SPEED, MODEL_LET,
                                          MODEL_PARTICLE, MODEL_CONSTRAINT,
-                                         MODEL_FRAME, MODEL_BODY};
+                                         MODEL_FRAME, MODEL_BODY,
+                                         MODEL_INPUT, MODEL_OUTPUT};
     size_t count = m->params.n + m->coords.n + m->speeds.n + m->lets.n +
                    m->particles.n + m->constraints.n + m->frames.n +
-                   m->bodies.n;
+                   m->bodies.n + m->inputs.n + m->outputs.n;
     size_t cap = 16;
     while (cap < 4 * count)
         cap *= 2;
@@ -276,6 +280,8 @@ void model_free(model_t *m)
     FREE_ARRAY(m->kinematics);
     FREE_ARRAY(m->frames);
     FREE_ARRAY(m->bodies);
+    FREE_ARRAY(m->inputs);
+    FREE_ARRAY(m->outputs);
     FREE_ARRAY(m->draws);
     FREE_ARRAY(m->q);
     FREE_ARRAY(m->qd);
@@ -305,6 +311,8 @@ static void clone(model_t *dst, const model_t *src, int state)
     SHARE_ARRAY(dst->kinematics, src->kinematics);
     SHARE_ARRAY(dst->frames, src->frames);
     SHARE_ARRAY(dst->bodies, src->bodies);
+    SHARE_ARRAY(dst->inputs, src->inputs);
+    SHARE_ARRAY(dst->outputs, src->outputs);
     SHARE_ARRAY(dst->draws, src->draws);
 #define STATE_ARRAY(a)                                                  \
     do {                                                                \
@@ -386,6 +394,17 @@ void model_push_body(model_t *m, model_body_t b)
     index_add(m, MODEL_BODY, m->bodies.n - 1);
 }
 
+void model_push_input(model_t *m, model_param_t p)
+{
+    PUSH(m->inputs, p);
+    index_add(m, MODEL_INPUT, m->inputs.n - 1);
+}
+
+void model_push_output(model_t *m, model_output_t o)
+{
+    PUSH(m->outputs, o);
+    index_add(m, MODEL_OUTPUT, m->outputs.n - 1);
+}
 void model_push_draw(model_t *m, model_draw_t d) { PUSH(m->draws, d); }
 
 /* A new coordinate or speed starts at rest at 0, in the state and in the
@@ -422,6 +441,18 @@ void model_set_param_value(model_t *m, size_t i, double value)
     model_param_t p = m->params.v[i];
     p.value = value;
     SET(m->params, i, p);
+}
+
+void model_set_input_value(model_t *m, size_t i, double value)
+{
+    model_param_t p = m->inputs.v[i];
+    p.value = value;
+    SET(m->inputs, i, p);
+}
+
+void model_set_output(model_t *m, size_t i, model_output_t o)
+{
+    SET(m->outputs, i, o);
 }
 
 void model_set_let(model_t *m, size_t i, model_let_t l) { SET(m->lets, i, l); }
@@ -519,6 +550,8 @@ void model_mark_files(const model_t *m, bool *used, size_t n)
     MARK_ARRAY(m->kinematics, span);
     MARK_ARRAY(m->frames, decl);
     MARK_ARRAY(m->bodies, decl);
+    MARK_ARRAY(m->inputs, span);
+    MARK_ARRAY(m->outputs, span);
     MARK_ARRAY(m->draws, span);
     mark(used, n, m->gravity_span);
     mark(used, n, m->method_span);
@@ -550,6 +583,8 @@ model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,
         case MODEL_CONSTRAINT: *where = m->constraints.v[i].span; break;
         case MODEL_FRAME: *where = m->frames.v[i].span; break;
         case MODEL_BODY: *where = m->bodies.v[i].span; break;
+        case MODEL_INPUT: *where = m->inputs.v[i].span; break;
+        case MODEL_OUTPUT: *where = m->outputs.v[i].span; break;
         default: break;
         }
         return k;
@@ -606,6 +641,8 @@ const char *model_kind_name(model_kind_t k)
     case MODEL_BUILTIN: return "a built-in name";
     case MODEL_FRAME: return "a frame";
     case MODEL_BODY: return "a body";
+    case MODEL_INPUT: return "an input";
+    case MODEL_OUTPUT: return "an output";
     }
     return "?";
 }

@@ -59,6 +59,8 @@ typedef enum model_kind {
     MODEL_BUILTIN, /* t, pi */
     MODEL_FRAME,
     MODEL_BODY,
+    MODEL_INPUT,  /* v3: a signal entering like a parameter (§7.2.1) */
+    MODEL_OUTPUT, /* v3: a named expression of the state (§7.2.1) */
 } model_kind_t;
 
 typedef struct model_param {
@@ -66,6 +68,14 @@ typedef struct model_param {
     src_span_t span;
     double value;
 } model_param_t;
+
+/* `output NAME = EXPR` (LANGUAGE.md §7.2.1): what C and D of
+ * `linearize` and `transfer` differentiate; a name in queries too. */
+typedef struct model_output {
+    const char *name;
+    src_span_t span;          /* the name */
+    const ast_expr_t *value;
+} model_output_t;
 
 typedef struct model_name {
     const char *name;
@@ -185,6 +195,10 @@ typedef struct model {
     MODEL_ARRAY(model_kinematic_t) kinematics;
     MODEL_ARRAY(model_frame_t) frames;
     MODEL_ARRAY(model_body_t) bodies;
+    /* Inputs (their values, 0 unless given or set) and outputs, §7.2.1:
+     * an input is a parameter that linearize differentiates by for B. */
+    MODEL_ARRAY(model_param_t) inputs;
+    MODEL_ARRAY(model_output_t) outputs;
     MODEL_ARRAY(model_draw_t) draws; /* in the order declared */
     const ast_expr_t *gravity; /* NULL: none */
     src_span_t gravity_span;   /* the statement */
@@ -255,7 +269,8 @@ void model_mark_files(const model_t *m, bool *used, size_t n);
 model_kind_t model_lookup(const model_t *m, const char *name, size_t *index,
                           src_span_t *where);
 /* The index of NAME among the declarations of KIND (MODEL_PARAM …
- * MODEL_CONSTRAINT, not the energies), or -1.  O(1). */
+ * MODEL_CONSTRAINT, MODEL_FRAME, MODEL_BODY, MODEL_INPUT, MODEL_OUTPUT;
+ * not the energies), or -1.  O(1). */
 long model_find(const model_t *m, model_kind_t kind, const char *name);
 const char *model_kind_name(model_kind_t k); /* "a parameter", ... */
 
@@ -283,6 +298,8 @@ void model_push_constraint(model_t *m, model_constraint_t c);
 void model_push_kinematic(model_t *m, model_kinematic_t k);
 void model_push_frame(model_t *m, model_frame_t f);
 void model_push_body(model_t *m, model_body_t b);
+void model_push_input(model_t *m, model_param_t p);
+void model_push_output(model_t *m, model_output_t o);
 void model_push_draw(model_t *m, model_draw_t d);
 
 /* Replacing entry I (same name: a redeclaration keeps its place). */
@@ -294,6 +311,8 @@ void model_set_constraint(model_t *m, size_t i, model_constraint_t c);
 void model_set_kinematic(model_t *m, size_t i, model_kinematic_t k);
 void model_set_frame(model_t *m, size_t i, model_frame_t f);
 void model_set_body(model_t *m, size_t i, model_body_t b);
+void model_set_input_value(model_t *m, size_t i, double value);
+void model_set_output(model_t *m, size_t i, model_output_t o);
 void model_set_draw(model_t *m, size_t i, model_draw_t d);
 
 #endif

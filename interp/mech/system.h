@@ -82,6 +82,13 @@ typedef struct nh_system {
     const char *const *pname;
     const uint32_t *p;
 
+    /* Inputs (LANGUAGE.md §7.2.1): variables that enter as parameters
+     * do (a derivative of 0), what `linearize` differentiates by for B;
+     * never in the kinetic energy (the lowering refuses it). */
+    size_t ni;
+    const char *const *iname;
+    const uint32_t *in;
+
     uint32_t t;                /* the variable of time */
 
     /* The Lagrangian L(q, q', t) = T - V, and its parts when the model

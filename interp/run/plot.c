@@ -217,7 +217,8 @@ static void plot_term_size(FILE *out, int *cols, int *rows)
     }
 }
 
-static int plot_write_script(const plot_columns_t *d, plot_kind_t kind, const plot_tmp_t *t,
+static int plot_write_script(const plot_columns_t *d, const plot_style_t *y,
+                             plot_kind_t kind, const plot_tmp_t *t,
                              FILE *out, diag_t *err)
 {
     FILE *f = fopen(t->script, "w");
@@ -258,26 +259,42 @@ static int plot_write_script(const plot_columns_t *d, plot_kind_t kind, const pl
     fputs("set xlabel ", f);
     plot_gp_string(f, d->titles[0]);
     fputc('\n', f);
-    if (d->ncols == 2) {
-        fputs("set ylabel ", f);
-        plot_gp_string(f, d->titles[1]);
+    if (y && y->logx)
+        fputs("set logscale x\n", f);
+    fputs("set grid\n", f);
+    if (y && y->panels) {
+        /* one panel per curve, one above the other, sharing x */
+        fprintf(f, "set multiplot layout %zu,1\n", d->ncols - 1);
+        for (size_t c = 1; c < d->ncols; c++) {
+            fputs("set ylabel ", f);
+            plot_gp_string(f, d->titles[c]);
+            fputs("\nplot ", f);
+            plot_gp_string(f, t->data);
+            fprintf(f, " using 1:%zu with lines notitle\n", c + 1);
+        }
+        fputs("unset multiplot\n", f);
+    } else {
+        if (d->ncols == 2) {
+            fputs("set ylabel ", f);
+            plot_gp_string(f, d->titles[1]);
+            fputc('\n', f);
+        }
+        fputs("plot ", f);
+        for (size_t c = 1; c < d->ncols; c++) {
+            if (c > 1)
+                fputs(", \\\n     ", f);
+            plot_gp_string(f, t->data);
+            if (d->points)
+                fprintf(f, " using 1:%zu with points pointtype 7 pointsize "
+                           "%s title ", c + 1, kind == PLOT_DUMB ? "1" : "0.35");
+            else
+                fprintf(f, " using 1:%zu with lines%s title ", c + 1,
+                        d->dashed && d->dashed[c] ? " dashtype 2" : "");
+            plot_gp_string(f, d->titles[c]);
+        }
         fputc('\n', f);
     }
-    fputs("set grid\n", f);
-    fputs("plot ", f);
-    for (size_t c = 1; c < d->ncols; c++) {
-        if (c > 1)
-            fputs(", \\\n     ", f);
-        plot_gp_string(f, t->data);
-        if (d->points)
-            fprintf(f, " using 1:%zu with points pointtype 7 pointsize "
-                       "%s title ", c + 1, kind == PLOT_DUMB ? "1" : "0.35");
-        else
-            fprintf(f, " using 1:%zu with lines%s title ", c + 1,
-                    d->dashed && d->dashed[c] ? " dashtype 2" : "");
-        plot_gp_string(f, d->titles[c]);
-    }
-    fputs("\nset output\n", f);
+    fputs("set output\n", f);
     int bad = ferror(f);
     if (fclose(f) != 0)
         bad = 1;
@@ -423,10 +440,12 @@ static int plot_run_gnuplot(const plot_tmp_t *t, diag_t *err)
     return 0;
 }
 
-/* Draws DATA as KIND: the dumb terminal's text to OUT, an image moved to
- * FILE, or (FILE NULL) an SVG image copied to OUT. */
-static int plot_run(const plot_columns_t *data, plot_kind_t kind,
-                    const char *file, FILE *out, diag_t *err)
+/* Draws DATA as KIND in STYLE (NULL: plot's): the dumb terminal's text
+ * to OUT, an image moved to FILE, or (FILE NULL) an SVG image copied to
+ * OUT. */
+static int plot_run(const plot_columns_t *data, const plot_style_t *style,
+                    plot_kind_t kind, const char *file, FILE *out,
+                    diag_t *err)
 {
     if (data->ncols < 2)
         return diag_error(err, SRC_SPAN_NONE, "nothing to plot");
@@ -449,7 +468,7 @@ static int plot_run(const plot_columns_t *data, plot_kind_t kind,
     }
     int rc = plot_write_data(data, t.data, err);
     if (rc == 0)
-        rc = plot_write_script(data, kind, &t, out, err);
+        rc = plot_write_script(data, style, kind, &t, out, err);
     if (rc == 0) {
         if (out)
             fflush(out);
@@ -473,12 +492,22 @@ int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
     plot_kind_t kind = PLOT_DUMB;
     if (plot_kind_of(file, &kind, err) != 0)
         return -1;
-    return plot_run(data, kind, file, out, err);
+    return plot_run(data, NULL, kind, file, out, err);
+}
+
+int plot_draw_styled(const plot_columns_t *data, const plot_style_t *style,
+                     const char *file, FILE *out, diag_t *err)
+{
+    plot_kind_t kind = PLOT_DUMB;
+    if (plot_kind_of(file, &kind, err) != 0)
+        return -1;
+    return plot_run(data, style, kind, file, out, err);
 }
 
 /* The bytes of an image drawn as KIND into memory: *BUF (malloc'ed),
  * *LEN. */
-static int plot_to_memory(const plot_columns_t *data, plot_kind_t kind,
+static int plot_to_memory(const plot_columns_t *data,
+                          const plot_style_t *style, plot_kind_t kind,
                           char **buf, size_t *len, diag_t *err)
 {
     *buf = NULL;
@@ -486,7 +515,7 @@ static int plot_to_memory(const plot_columns_t *data, plot_kind_t kind,
     FILE *m = open_memstream(buf, len);
     if (!m)
         abort();
-    int rc = plot_run(data, kind, NULL, m, err);
+    int rc = plot_run(data, style, kind, NULL, m, err);
     if (fclose(m) != 0)
         abort();
     if (rc != 0) {
@@ -519,14 +548,15 @@ static char *plot_base64(const unsigned char *s, size_t n)
 
 /* The image of DATA drawn as KIND, in base64, into *B64 (NULL: not
  * wanted). */
-static int plot_base64_image(const plot_columns_t *data, plot_kind_t kind,
+static int plot_base64_image(const plot_columns_t *data,
+                             const plot_style_t *style, plot_kind_t kind,
                              char **b64, diag_t *err)
 {
     if (!b64)
         return 0;
     char *img;
     size_t len;
-    if (plot_to_memory(data, kind, &img, &len, err) != 0)
+    if (plot_to_memory(data, style, kind, &img, &len, err) != 0)
         return -1;
     *b64 = plot_base64((const unsigned char *)img, len);
     free(img);
@@ -536,13 +566,20 @@ static int plot_base64_image(const plot_columns_t *data, plot_kind_t kind,
 int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
                   char **pdf, diag_t *err)
 {
+    return plot_draw_svg_styled(data, NULL, out, png, pdf, err);
+}
+
+int plot_draw_svg_styled(const plot_columns_t *data,
+                         const plot_style_t *style, FILE *out, char **png,
+                         char **pdf, diag_t *err)
+{
     char *svg;
     size_t len;
     if (png)
         *png = NULL;
     if (pdf)
         *pdf = NULL;
-    if (plot_to_memory(data, PLOT_SVG, &svg, &len, err) != 0)
+    if (plot_to_memory(data, style, PLOT_SVG, &svg, &len, err) != 0)
         return -1;
     /* the SVG element alone: an XML declaration before it is no part of
      * the markup a page embeds (nbconvert's HTML cleaner refuses it) */
@@ -554,9 +591,9 @@ int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
     fwrite(at, 1, len - (size_t)(at - svg), out);
     fflush(out);
     free(svg);
-    if (plot_base64_image(data, PLOT_PNG, png, err) != 0)
+    if (plot_base64_image(data, style, PLOT_PNG, png, err) != 0)
         return -1;
-    if (plot_base64_image(data, PLOT_PDF, pdf, err) != 0) {
+    if (plot_base64_image(data, style, PLOT_PDF, pdf, err) != 0) {
         if (png) {
             free(*png);
             *png = NULL;

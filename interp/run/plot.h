@@ -39,6 +39,14 @@ typedef struct plot_columns {
                                    order of time but not neighbours */
 } plot_columns_t;
 
+/* How plot_draw_styled and plot_draw_svg_styled draw (`bode`,
+ * LANGUAGE.md §7.2.1). */
+typedef struct plot_style {
+    bool logx;   /* x on a logarithmic scale */
+    bool panels; /* each curve in a panel of its own, one above the other,
+                    its title the y label (magnitude, then phase) */
+} plot_style_t;
+
 /* `table`: a CSV header of the titles (quoted as RFC 4180 when they hold
  * a comma, a quote or a line break), then one row per sample, numbers in
  * the shortest form that reads back to the same double (nan, inf, -inf
@@ -69,6 +77,13 @@ int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
  * with *err set as plot_draw. */
 int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
                   char **pdf, diag_t *err);
+
+/* plot_draw and plot_draw_svg drawn in STYLE (`bode`). */
+int plot_draw_styled(const plot_columns_t *data, const plot_style_t *style,
+                     const char *file, FILE *out, diag_t *err);
+int plot_draw_svg_styled(const plot_columns_t *data,
+                         const plot_style_t *style, FILE *out, char **png,
+                         char **pdf, diag_t *err);
 
 /* The name of the gnuplot program run by plot_draw (a test can point
  * PATH elsewhere to simulate its absence). */
