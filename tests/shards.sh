@@ -75,6 +75,55 @@ NH_THREADS=4 "$NH" -q fails.nh > f4.csv 2> f4.err; s4=$?
 cmp -s f1.csv f4.csv || bad "a failing sweep wrote other rows on 4 workers"
 cmp -s f1.err f4.err || bad "a failing sweep said otherwise on 4 workers: $(cat f4.err)"
 [ "$(wc -l < f1.csv)" -eq 14 ] || bad "a failing sweep kept $(wc -l < f1.csv) lines, expected 14"
+# compare … samples N draws its random states on workers: each draw
+# from its own seed, counted in order, so the same largest difference
+# and, where most draws are singular (sqrt of a negative number), the
+# same count of usable ones as one worker
+cat > compare.nh <<'NH'
+coord x, y
+speed u, w
+kinematic x' = u
+kinematic y' = u + w
+kinetic T = (x'^2 + y'^2)/2 + x*y*x'*y'/5
+potential V = sqrt(x - OFF)*y^2
+initial x = 0.1, y = 0.2
+compare lagrange maggi samples 300
+NH
+for off in 0.85 1.02; do
+    sed "s/OFF/$off/" compare.nh > c.nh
+    NH_THREADS=1 "$NH" -q c.nh > c1.out 2>&1
+    grep -q 'max |diff| = \|only [0-9]* of 300 random states' c1.out ||
+        bad "compare: $(cat c1.out)"
+    for n in 2 3 7; do
+        NH_THREADS=$n "$NH" -q c.nh > c$n.out 2>&1
+        cmp -s c1.out c$n.out || bad "compare on $n workers: $(cat c$n.out)"
+    done
+done
+grep -q 'only [0-9]* of 300 random states' c1.out ||
+    bad "compare: no draws failed ($(cat c1.out))"
+
+# a map of Lyapunov exponents over a grid: lyapunov's columns in a
+# sweep, the same bytes on workers, and the row of a point the numbers
+# of the statement run alone there
+cat > lyap.nh <<'NH'
+param k = 1, a = 0.1
+coord x, y
+kinetic T = (x'^2 + y'^2)/2
+potential V = k*(x^2 + y^2)/2 + x^2*y - y^3/3
+sweep k from 1 to 2 step 0.5, a from 0.1 to 0.2 step 0.1: initial x = a, y = 0.2, x' = 0.3, y' = 0.1; lyapunov to 20
+NH
+NH_THREADS=1 "$NH" -q lyap.nh > y1.csv 2>&1 || bad "lyapunov sweep: $(cat y1.csv)"
+NH_THREADS=3 "$NH" -q lyap.nh > y3.csv 2>&1
+cmp -s y1.csv y3.csv || bad "lyapunov sweep on 3 workers: $(cat y3.csv)"
+[ "$(head -n 1 y1.csv)" = "k,a,lyap1,lyap2,lyap3,lyap4,sum,divergence" ] ||
+    bad "lyapunov sweep header: $(head -n 1 y1.csv)"
+sed -n '/^sweep/d;p' lyap.nh > alone.nh
+printf 'set k = 1.5, a = 0.2\ninitial x = 0.2, y = 0.2, x'"'"' = 0.3, y'"'"' = 0.1\nlyapunov to 20\n' >> alone.nh
+"$NH" -q alone.nh > alone.out 2>&1 || bad "lyapunov alone: $(cat alone.out)"
+want=$(sed -n 's/^lyap[0-9] = //p' alone.out | paste -sd, -)
+got=$(grep '^1.5,0.2,' y1.csv | cut -d, -f3-6)
+[ -n "$want" ] && [ "$got" = "$want" ] || bad "lyapunov sweep row $got, alone $want"
+
 # a follow's statements at its points run on workers too (the family
 # itself is traced in order): the same rows, and the same first failure
 cat > follow.nh <<'NH'

@@ -15,6 +15,7 @@
 #include "interp/analysis/react.h"
 #include "interp/analysis/steady.h"
 #include "interp/cli/stmts.h"
+#include "interp/cli/work.h"
 #include "interp/base/util.h"
 #include "interp/eom/kinematics.h"
 #include "interp/eom/velocity.h"
@@ -1011,6 +1012,154 @@ static bool compare_keep_drawing(long done, long tries, long samples)
     return tries - done < 100 || 20 * done >= tries;
 }
 
+/* The random draws of `compare … samples N`: draw K is made from its own
+ * seed (compare_seed), so that it is the same whether it runs here or on
+ * a worker process, and the draws are taken in the order of K whatever
+ * the number of workers (LANGUAGE.md §1.2: `set threads`): the result is
+ * the same, bit for bit (tests/test_work.c). */
+typedef struct compare_draws {
+    ctx_t *s;
+    lower_t *lw;
+    eom_t *ea, *eb;
+    const double *base;        /* the current state's variables */
+    double *vars, *va, *vb;    /* scratch: a draw, each method's values */
+    bool *given;               /* scratch: velocities given (n) */
+    bool speeds;               /* a method on speeds: speeds drawn */
+    sim_projector_t *proj;     /* onto the holonomic constraints, or NULL */
+    eom_velsolver_t *vel;      /* the dependent velocities */
+} compare_draws_t;
+
+/* Draw K's generator state: splitmix64 of K after a fixed seed, never 0
+ * (xorshift's fixed point). */
+static uint64_t compare_seed(uint64_t k)
+{
+    uint64_t z = 0x9E3779B97F4A7C15ULL * (k + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return z ? z : 1;
+}
+
+/* Draw K: true with *WORST the largest relative difference of the two
+ * methods' accelerations there, false when the draw is not usable (not
+ * consistent with the constraints, or singular for either method). */
+static bool compare_draw(compare_draws_t *d, uint64_t k, double *worst)
+{
+    const nh_system_t *sys = lower_system(d->lw);
+    size_t nb1 = expr_graph_nvars(lower_graph(d->lw));
+    nb1 = nb1 ? nb1 : 1;
+    uint64_t seed = compare_seed(k);
+    double *vars = d->vars;
+    memcpy(vars, d->base, nb1 * sizeof *vars);
+    for (size_t i = 0; i < sys->n; i++) {
+        vars[sys->q[i]] = d->base[sys->q[i]] + 2 * rnd(&seed) - 1;
+        vars[sys->qd[i]] = 2 * rnd(&seed) - 1;
+        d->given[i] = false;
+    }
+    for (size_t i = 0; i < sys->m; i++)
+        vars[sys->z[i]] = 2 * rnd(&seed) - 1;
+    diag_t tmp = {0};
+    if (d->proj && sim_projector_run(d->proj, vars, &tmp))
+        return false;
+    if (d->speeds && sys->psi) {
+        /* Draw the speeds and take the velocities from psi; those
+         * without a kinematic equation from the constraints. */
+        for (size_t i = 0; i < sys->n; i++) {
+            if (!sys->psi[i])
+                continue;
+            vars[sys->qd[i]] =
+                expr_eval(lower_graph(d->lw), sys->psi[i], vars);
+            d->given[i] = true;
+        }
+    }
+    if (eom_velsolver_run(d->vel, vars, d->given, &tmp))
+        return false;
+    memcpy(d->va, vars, nb1 * sizeof *vars);
+    memcpy(d->vb, vars, nb1 * sizeof *vars);
+    if (eom_accel(d->ea, d->va, &tmp) || eom_accel(d->eb, d->vb, &tmp))
+        return false;
+    double w = 0;
+    for (size_t i = 0; i < sys->n; i++)
+        w = fmax(w, rel_diff(d->va[sys->qdd[i]], d->vb[sys->qdd[i]]));
+    *worst = w;
+    return true;
+}
+
+/* A worker's draw (work.h): a byte, 1 when usable, then its worst
+ * difference. */
+static int compare_work_draw(void *arg, size_t k, strbuf_t *out,
+                             diag_t *err)
+{
+    (void)err;
+    double w = 0;
+    char ok = compare_draw(arg, k, &w) ? 1 : 0;
+    strbuf_addn(out, &ok, 1);
+    strbuf_addn(out, (const char *)&w, sizeof w);
+    return 0;
+}
+
+/* Takes the draws 0, 1, … in order until SAMPLES are usable or
+ * compare_keep_drawing says stop, here or — under `set threads = N`, N
+ * > 1 — on N workers a batch at a time (the draws of a batch past the
+ * stop are not counted: the same draws are counted as in a serial run).
+ * *DONE, *TRIES and *WORST as the loop leaves them.  Returns 0, or -1
+ * with *err set when the workers could not run. */
+static int compare_run_draws(compare_draws_t *d, long samples, long *done,
+                             long *tries, double *worst,
+                             const ast_stmt_t *st, diag_t *err)
+{
+    ctx_t *s = d->s;
+    long max_tries = 20 * samples + 100;
+    while (*done < samples && compare_keep_drawing(*done, *tries, samples) &&
+           !nh_stop_due(&s->stop)) {
+        if (s->threads <= 1 || samples - *done < 2) {
+            double w;
+            if (compare_draw(d, (uint64_t)(*tries)++, &w)) {
+                *worst = fmax(*worst, w);
+                ++*done;
+            }
+            continue;
+        }
+        /* a batch: the draws still wanted, at least two per worker */
+        long batch = samples - *done;
+        if (batch < 2 * (long)s->threads)
+            batch = 2 * (long)s->threads;
+        if (batch > max_tries - *tries)
+            batch = max_tries - *tries;
+        work_result_t res;
+        if (work_run((size_t)*tries, (size_t)(*tries + batch), s->threads,
+                     compare_work_draw, d, &s->stop, &res, err) != 0) {
+            if (err->span.file == SRC_NO_FILE)
+                err->span = st->span;
+            return -1;
+        }
+        for (size_t k = (size_t)*tries; k < res.first_fail; k++) {
+            if (!(*done < samples &&
+                  compare_keep_drawing(*done, *tries, samples)))
+                break;
+            const strbuf_t *b = &res.out[k];
+            if (b->len != 1 + sizeof(double)) {
+                work_result_free(&res);
+                return diag_error(err, st->span,
+                                  "a worker process gave a draw of the "
+                                  "wrong length");
+            }
+            ++*tries;
+            double w;
+            memcpy(&w, b->data + 1, sizeof w);
+            if (b->data[0]) {
+                *worst = fmax(*worst, w);
+                ++*done;
+            }
+        }
+        bool short_batch = res.first_fail < res.n;
+        work_result_free(&res);
+        if (short_batch) /* stopped (Ctrl-C, the time limit) */
+            break;
+    }
+    return 0;
+}
+
 int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     int ma = ctx_lookup_method(&st->u.compare.a, err);
@@ -1089,54 +1238,29 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         for (size_t i = 0; i < sys->n && holonomic; i++)
             holonomic = !expr_depends(lower_graph(lw), sys->C[a], sys->qd[i]);
     }
-    uint64_t seed = 0x9E3779B97F4A7C15ULL;
+    compare_draws_t d = {
+        .s = s,
+        .lw = lw,
+        .ea = ea,
+        .eb = eb,
+        .base = base,
+        .vars = vars,
+        .va = va,
+        .vb = vb,
+        .given = given,
+        .speeds = ma == EOM_MAGGI || ma == EOM_GIBBS_APPELL ||
+                  mb == EOM_MAGGI || mb == EOM_GIBBS_APPELL,
+        /* derived and compiled once for all the draws (fuzz finding 015) */
+        .proj = holonomic ? sim_projector_new(sys) : NULL,
+        .vel = eom_velsolver_new(sys),
+    };
     double worst = 0;
     long done_n = 0, tries = 0;
-    bool speeds = ma == EOM_MAGGI || ma == EOM_GIBBS_APPELL ||
-                  mb == EOM_MAGGI || mb == EOM_GIBBS_APPELL;
-    /* Derived and compiled once for all the draws (fuzz finding 015). */
-    sim_projector_t *proj = holonomic ? sim_projector_new(sys) : NULL;
-    eom_velsolver_t *vel = eom_velsolver_new(sys);
-    while (done_n < samples && compare_keep_drawing(done_n, tries, samples)) {
-        if (nh_stop_due(&s->stop))
-            break;
-        tries++;
-        memcpy(vars, base, nb1 * sizeof *vars);
-        for (size_t i = 0; i < sys->n; i++) {
-            vars[sys->q[i]] = base[sys->q[i]] + 2 * rnd(&seed) - 1;
-            vars[sys->qd[i]] = 2 * rnd(&seed) - 1;
-            given[i] = false;
-        }
-        for (size_t i = 0; i < sys->m; i++)
-            vars[sys->z[i]] = 2 * rnd(&seed) - 1;
-        diag_t tmp = {0};
-        if (proj && sim_projector_run(proj, vars, &tmp))
-            continue;
-        if (speeds && sys->psi) {
-            /* Draw the speeds and take the velocities from psi; those
-             * without a kinematic equation from the constraints. */
-            for (size_t i = 0; i < sys->n; i++) {
-                if (!sys->psi[i])
-                    continue;
-                vars[sys->qd[i]] =
-                    expr_eval(lower_graph(lw), sys->psi[i], vars);
-                given[i] = true;
-            }
-            if (eom_velsolver_run(vel, vars, given, &tmp))
-                continue;
-        } else if (eom_velsolver_run(vel, vars, given, &tmp)) {
-            continue;
-        }
-        memcpy(va, vars, nb1 * sizeof *va);
-        memcpy(vb, vars, nb1 * sizeof *vb);
-        if (eom_accel(ea, va, &tmp) || eom_accel(eb, vb, &tmp))
-            continue;
-        for (size_t i = 0; i < sys->n; i++)
-            worst = fmax(worst, rel_diff(va[sys->qdd[i]], vb[sys->qdd[i]]));
-        done_n++;
-    }
-    sim_projector_free(proj);
-    eom_velsolver_free(vel);
+    rc = compare_run_draws(&d, samples, &done_n, &tries, &worst, st, err);
+    sim_projector_free(d.proj);
+    eom_velsolver_free(d.vel);
+    if (rc != 0)
+        goto done;
     if (done_n < samples && nh_stop_due(&s->stop)) {
         rc = diag_error(err, st->span, "%s after %ld of %ld random states",
                         nh_stop_reason(&s->stop), done_n, samples);

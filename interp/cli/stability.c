@@ -6,7 +6,7 @@
  * linearize and eigen read the current state and the chosen equations
  * (interp/analysis/linearize.h does the mathematics); sweep runs a few
  * statements once per value of a parameter and collects what print,
- * eigen and accel give into one table (context.h: ctx_rows_t), then puts
+ * eigen, accel and lyapunov give into one table (context.h: ctx_rows_t), then puts
  * the parameter, the state, the remembered `initial`, the samples and
  * the settings back as they were.
  *
@@ -578,7 +578,7 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 /* ---- sweep --------------------------------------------------------------- */
 
 /* What a sweep may run, and the function that runs it (§7.2: initial
- * re-solves the state for each value; print, eigen and accel write the
+ * re-solves the state for each value; print, eigen, accel and lyapunov write the
  * rows).  Declarations would change the model at every value, and the
  * statements that print tables, plots or reports of their own have no
  * place in a row. */
@@ -597,13 +597,15 @@ static stmt_fn stab_inner(const ctx_t *s, ast_stmt_kind_t kind)
     case STMT_PRINT: return output_print;
     case STMT_EIGEN: return stability_eigen;
     case STMT_ACCEL: return output_accel;
+    case STMT_LYAPUNOV: return stability_lyapunov;
     default: return NULL;
     }
 }
 
 static bool stab_writes_row(ast_stmt_kind_t kind)
 {
-    return kind == STMT_PRINT || kind == STMT_EIGEN || kind == STMT_ACCEL;
+    return kind == STMT_PRINT || kind == STMT_EIGEN || kind == STMT_ACCEL ||
+           kind == STMT_LYAPUNOV;
 }
 
 /* The statements of sweep ST checked before anything runs. */
@@ -632,7 +634,7 @@ static int stab_check_body(const ctx_t *s, const ast_stmt_t *st,
             return diag_error(err, in->span,
                               "%s has no place inside a sweep, which runs "
                               "initial, reset, simulate, set, steady, "
-                              "print, eigen and accel",
+                              "print, eigen, accel and lyapunov",
                               ast_stmt_keyword(in->kind));
         if (in->to_file.name)
             return diag_error(err, in->to_file.span,
@@ -652,7 +654,8 @@ static int stab_check_body(const ctx_t *s, const ast_stmt_t *st,
     if (!rows)
         return diag_error(err, st->u.sweep.head,
                           "the statements write no row: a sweep gives the "
-                          "values of print, eigen and accel, one row per "
+                          "values of print, eigen, accel and lyapunov, one "
+                          "row per "
                           "value of %s",
                           name);
     return 0;
@@ -1229,7 +1232,7 @@ int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                         .atol = s->atol, .integrator = s->integrator,
                         .keep = st->u.lyapunov.nvars ? r.keep : NULL,
                         .nkeep = r.m,
-                        .progress = s->quiet ? NULL : stderr,
+                        .progress = s->quiet || s->row ? NULL : stderr,
                         .stop = &s->stop, .max_steps = s->max_steps};
     double *ex = xcalloc(r.m + 1, sizeof *ex);
     lyap_summary_t sum;
@@ -1248,15 +1251,31 @@ int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
     free(vars);
     double big = 0.0;
-    for (size_t j = 0; j < r.m; j++) {
+    for (size_t j = 0; j < r.m; j++)
+        big = fmax(big, fabs(ex[j]));
+    if (s->row) {
+        /* a sweep's columns: lyap1 … lyapM, their sum, the mean
+         * divergence (a map of exponents over a grid, on its workers) */
+        for (size_t j = 0; j < r.m && rc == 0; j++) {
+            char title[48];
+            snprintf(title, sizeof title, "lyap%zu", j + 1);
+            rc = ctx_row_add(s, title, false, ex[j], st->span, err);
+        }
+        if (rc == 0)
+            rc = ctx_row_add(s, "sum", false, sum.sum, st->span, err);
+        if (rc == 0)
+            rc = ctx_row_add(s, "divergence", false, sum.divergence,
+                             st->span, err);
+    }
+    for (size_t j = 0; j < r.m && !s->row; j++) {
         fprintf(s->out, "lyap%zu = %s\n", j + 1,
                 stab_num(ex[j], num, sizeof num));
-        big = fmax(big, fabs(ex[j]));
     }
-    fprintf(s->out, "sum = %s, mean divergence = %s\n",
-            stab_num(sum.sum, num, sizeof num),
-            stab_num(sum.divergence, n2, sizeof n2));
-    if (!s->quiet) {
+    if (!s->row)
+        fprintf(s->out, "sum = %s, mean divergence = %s\n",
+                stab_num(sum.sum, num, sizeof num),
+                stab_num(sum.divergence, n2, sizeof n2));
+    if (!s->quiet && !s->row) {
         fprintf(s->out, "to t = %s: %zu steps, %zu orthonormalisations",
                 stab_num(T, num, sizeof num), sum.steps,
                 sum.orthonormalisations);
@@ -1266,14 +1285,14 @@ int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         fputc('\n', s->out);
     }
     double tol = fmax(STAB_SUM_RTOL * s->rtol, 1e-11) * fmax(1.0, big);
-    if (!(fabs(sum.sum - sum.divergence) <= tol))
+    if (rc == 0 && !(fabs(sum.sum - sum.divergence) <= tol))
         stab_warn(s, st,
                   "the sum of the exponents and the mean divergence differ "
                   "by %s, more than the tolerances allow: the integration "
                   "is not accurate enough (a smaller rtol, or a smaller "
                   "step between orthonormalisations)",
                   stab_num(fabs(sum.sum - sum.divergence), num, sizeof num));
-    if (r.nfeeds) {
+    if (rc == 0 && r.nfeeds) {
         expr_graph_t *g = r.sys->g;
         strbuf_t b;
         strbuf_init(&b);
@@ -1291,5 +1310,5 @@ int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     stability_free(&r);
     free(ex);
-    return 0;
+    return rc;
 }
