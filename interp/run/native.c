@@ -738,8 +738,15 @@ static int native_jobs_wait(native_job_t *jobs, size_t n,
             } else
                 running++;
         }
-        if (running == 0)
-            return 0;
+        if (running == 0) {
+            /* Ctrl-C at a terminal reaches the compilers too: one that
+             * it ended is stopped, not failed (and tried again) */
+            bool killed = false;
+            for (size_t i = 0; i < n; i++)
+                killed |= jobs[i].started && WIFSIGNALED(jobs[i].status);
+            if (!killed || !(native_signal || nh_stop_due(stop)))
+                return 0;
+        }
         if (native_signal || nh_stop_due(stop)) {
             native_jobs_kill(jobs, n);
             /* a caught signal ends nh once the temporaries are gone
