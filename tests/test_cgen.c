@@ -15,8 +15,11 @@
  * its source, folders it must refuse, compilers that fail, and a session
  * whose compile fails going on with the tapes.
  */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,8 +27,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -590,6 +596,33 @@ static void cache_file(const char *suffix, char *path, size_t size)
     assert_int_equal(found, 1);
 }
 
+/* dl_iterate_phdr: whether an object whose name ends in "/" + DATA's
+ * base name is loaded, and its name into the buffer after it. */
+static int loaded_as(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    char *want = data;
+    const char *base = strrchr(want, '/');
+    size_t ln = strlen(info->dlpi_name), lb = strlen(base);
+    if (ln >= lb && strcmp(info->dlpi_name + ln - lb, base) == 0) {
+        snprintf(want + strlen(want) + 1, 512, "%s", info->dlpi_name);
+        return 1;
+    }
+    return 0;
+}
+
+/* The name under which the object at PATH (a path in the cache) was
+ * loaded, into NAME: through the cache folder's descriptor
+ * (/proc/self/fd/N/HASH.so), not through the path, whose folders could
+ * change after they were checked (issue 31). */
+static void loaded_name(const char *path, char *name, size_t size)
+{
+    char buf[NATIVE_PATH + 520];
+    snprintf(buf, NATIVE_PATH, "%s", path);
+    assert_int_equal(dl_iterate_phdr(loaded_as, buf), 1);
+    snprintf(name, size, "%s", buf + strlen(buf) + 1);
+}
+
 /* nh's accel on the tapes and on the attached code agree. */
 static void check_attached(eom_t *e, session_t *s)
 {
@@ -622,6 +655,10 @@ static void test_cache_cold_warm_tampered(void **state)
     check_attached(e, s);
     assert_int_equal(native_attach(e, "test", NULL, &info, &err), 0);
     assert_true(info.cached);
+    char name[600];
+    loaded_name(info.path, name, sizeof name);
+    assert_memory_equal(name, "/proc/self/fd/", 14);
+    assert_string_equal(strrchr(name, '/'), strrchr(info.path, '/'));
     check_attached(e, s);
     /* the folder is private */
     char dir[128];
@@ -784,6 +821,34 @@ static void test_compilers_that_fail(void **state)
     /* "the compiled equations 'HASH.so' have no nh_model_values" */
     assert_non_null(strstr(err.msg, "the compiled equations '"));
     assert_non_null(strstr(err.msg, ".so' have no nh_model_values"));
+    /* one that says it succeeded and writes nothing (issue 31: reported
+     * as "cannot write to the compile cache") */
+    static const char *const silent[] = {"true", "cc -fsyntax-only"};
+    for (int k = 0; k < 2; k++) {
+        setenv("CC", silent[k], 1);
+        diag_clear(&err);
+        assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), -1);
+        char want[256];
+        snprintf(want, sizeof want, "the C compiler '%s' succeeded but wrote no shared object (is it a C compiler that links with -shared?)", k ? "cc" : "true");
+        assert_string_equal(err.msg, want);
+    }
+    /* the compiler runs in the cache folder on relative names */
+    fake_cc("echo \"x.c:1:1: error: in $(pwd): -o $out\"; exit 1", cc,
+            sizeof cc);
+    diag_clear(&err);
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), -1);
+    char want[512];
+    snprintf(want, sizeof want, "failed on the generated code: x.c:1:1: error: in %s/nh: -o tmp-", cache);
+    assert_non_null(strstr(err.msg, want));
+    /* ... so a compiler given by a relative path is found from nh's */
+    char *cwd = getcwd(NULL, 0);
+    assert_int_equal(chdir(cache), 0);
+    setenv("CC", "./fakecc", 1);
+    diag_clear(&err);
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, "the C compiler './fakecc' failed on the generated code: x.c:1:1: error: in "));
+    assert_int_equal(chdir(cwd), 0);
+    free(cwd);
     /* a stop request while it runs */
     fake_cc("sleep 5", cc, sizeof cc);
     nh_stop_t stop = {0, nh_clock() - 1.0};
@@ -838,6 +903,24 @@ static void cc_failing_derivatives(void)
           "  if [ \"$a\" = -O1 ]; then\n"
           "    echo 'x.c:1:1: error: no derivatives today'; exit 1\n"
           "  fi\n"
+          "done\n"
+          "exec cc \"$@\"\n",
+          f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+    setenv("CC", path, 1);
+}
+
+/* A compiler that says it succeeded on the derivatives (their -O1) and
+ * writes nothing, and runs cc on the equations. */
+static void cc_silent_derivatives(char *path, size_t size)
+{
+    snprintf(path, size, "%s/fakecc", cache);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\n"
+          "for a in \"$@\"; do\n"
+          "  [ \"$a\" = -O1 ] && exit 0\n"
           "done\n"
           "exec cc \"$@\"\n",
           f);
@@ -901,6 +984,24 @@ static void test_tangents_apart(void **state)
     session_free(s);
     remove_cache();
 
+    /* a compiler that writes no object for the derivatives: an error that
+     * says so (issue 31), the equations attached and kept */
+    fresh_cache();
+    s = sphere_session("voronec", &e);
+    cc_silent_derivatives(cc, sizeof cc);
+    diag_clear(&err);
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), 0);
+    assert_int_equal(native_attach_tangents(e, NULL, NULL, NULL, &err), -1);
+    char want[512];
+    snprintf(want, sizeof want, "the C compiler '%s' succeeded but wrote no shared object (is it a C compiler that links with -shared?)", cc);
+    assert_string_equal(err.msg, want);
+    assert_true(eom_has_native(e));
+    assert_false(eom_tangents_native(e));
+    assert_int_equal(cache_count(), 2); /* the equations' HASH.c, .so */
+    unsetenv("CC");
+    session_free(s);
+    remove_cache();
+
     /* a session whose derivatives do not compile, first needed by
      * simulate with an implicit integrator, then by linearize; and one
      * whose first statement needs both */
@@ -941,6 +1042,197 @@ static void test_tangents_apart(void **state)
         unsetenv("CC");
         remove_cache();
     }
+}
+
+/* The folders above the cache are checked on the way down (issue 31: a
+ * parent that another user may write let the cache be swapped between
+ * the check and the use): one that every user may write is refused
+ * unless it is sticky, as /tmp is; one its group may write is accepted
+ * (a umask of 002 makes every folder so); a link on the way is the
+ * user's to make, and the folder it leads to is the one checked. */
+static void test_cache_checks_the_path(void **state)
+{
+    (void)state;
+    fresh_cache();
+    char open_dir[160], base[200], buf[NATIVE_PATH], want[1024];
+    snprintf(open_dir, sizeof open_dir, "%s/open", cache);
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    snprintf(base, sizeof base, "%s/base", open_dir);
+    setenv("XDG_CACHE_HOME", base, 1);
+    diag_t err = {0};
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+    snprintf(want, sizeof want, "the compile cache '%s/nh' is refused: the folder '%s' above it: every user may write to it (every folder above the cache must be root's or yours, and not writable by every user unless it is sticky as /tmp is)", base, open_dir);
+    assert_string_equal(err.msg, want);
+    /* reached through a link of the user's own: the target is checked */
+    char link[200];
+    snprintf(link, sizeof link, "%s/link", cache);
+    assert_int_equal(symlink(base, link), 0);
+    setenv("XDG_CACHE_HOME", link, 1);
+    diag_clear(&err);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+    snprintf(want, sizeof want, "the compile cache '%s/nh' is refused: the folder '%s' above it: every user may write to it", link, open_dir);
+    assert_non_null(strstr(err.msg, want));
+    /* and so is everything under it: no attach, no compile */
+    eom_t *e;
+    session_t *s = sphere_session("voronec", &e);
+    diag_clear(&err);
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), -1);
+    assert_non_null(strstr(err.msg, want));
+    assert_int_equal(native_attach_tangents(e, NULL, NULL, NULL, &err), -1);
+    assert_false(eom_has_native(e));
+    session_free(s);
+    /* sticky: others cannot rename what is not theirs */
+    assert_int_equal(chmod(open_dir, 01777), 0);
+    diag_clear(&err);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), 0);
+    assert_int_equal(chmod(open_dir, 0775), 0);
+    diag_clear(&err);
+    assert_int_equal(native_cache_dir(buf, sizeof buf, &err), 0);
+    /* another user's folder above (only root can make one) */
+    if (geteuid() == 0) {
+        assert_int_equal(chmod(open_dir, 0755), 0);
+        assert_int_equal(chown(open_dir, 65534, 65534), 0);
+        diag_clear(&err);
+        assert_int_equal(native_cache_dir(buf, sizeof buf, &err), -1);
+        snprintf(want, sizeof want, "the folder '%s' above it: it belongs to another user", open_dir);
+        assert_non_null(strstr(err.msg, want));
+    }
+    remove_cache();
+}
+
+/* The pids in FILE, once it holds N lines (the compilers that started),
+ * into PIDS. */
+static void wait_for_pids(const char *file, int n, long *pids)
+{
+    for (int i = 0; i < 1000; i++) {
+        FILE *f = fopen(file, "r");
+        int got = 0;
+        while (f && got < n && fscanf(f, "%ld", &pids[got]) == 1)
+            got++;
+        if (f)
+            fclose(f);
+        if (got == n)
+            return;
+        struct timespec nap = {0, 10000000}; /* 10 ms */
+        nanosleep(&nap, NULL);
+    }
+    fail_msg("the compilers did not start");
+}
+
+static volatile sig_atomic_t interrupts;
+static nh_stop_t *interrupt_stop;
+
+/* A handler of nh's own, as the REPL's: it raises the stop. */
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupts++;
+    interrupt_stop->raised = 1;
+}
+
+/* SIGTERM, SIGHUP, or SIGINT outside the REPL while the two compilers
+ * (equations and derivatives) run: both are killed, the temporaries are
+ * removed, and then nh ends by the signal as it would have (issue 31:
+ * tmp-*.c, .log and .so stayed for good and cc went on).  A SIGINT that
+ * a handler of nh's own takes (the REPL's Ctrl-C) stops the compile
+ * with an error and nh goes on; an ignored SIGHUP (nohup) does not stop
+ * it.  Temporaries that an nh killed by SIGKILL left are swept on the
+ * next use of the cache, when they are older than ten minutes (a
+ * younger one may be another nh's). */
+static void test_compile_killed(void **state)
+{
+    (void)state;
+    fresh_cache();
+    eom_t *e;
+    session_t *s = sphere_session("voronec", &e);
+    char cc[160], pidfile[160];
+    snprintf(pidfile, sizeof pidfile, "%s/ccpid", cache);
+    /* a compiler that waits, or with "$GO" runs cc */
+    snprintf(cc, sizeof cc, "%s/fakecc", cache);
+    FILE *f = fopen(cc, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\necho $$ >> %s\n"
+               "[ -n \"$GO\" ] && sleep 0.5 && exec cc \"$@\"\n"
+               "exec sleep 30\n",
+            pidfile);
+    fclose(f);
+    assert_int_equal(chmod(cc, 0755), 0);
+    setenv("CC", cc, 1);
+    static const int sigs[] = {SIGTERM, SIGHUP, SIGINT, SIGINT, SIGINT,
+                               SIGHUP};
+    for (int k = 0; k < 6; k++) {
+        int sig = sigs[k];
+        /* k = 4: Ctrl-C at a terminal, to the compilers as well */
+        bool handled = k == 3 || k == 4, group = k == 4, ignored = k == 5;
+        if (ignored)
+            setenv("GO", "1", 1);
+        unlink(pidfile);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            if (group)
+                setpgid(0, 0);
+            nh_stop_t stop = {0};
+            if (handled) {
+                interrupt_stop = &stop;
+                signal(SIGINT, on_interrupt);
+            }
+            if (ignored)
+                signal(SIGHUP, SIG_IGN);
+            diag_t err = {0};
+            int rc = native_attach_tangents(e, NULL, &stop, NULL, &err);
+            if (handled)
+                _exit(rc == -1 && interrupts == 1 &&
+                              strcmp(err.msg, "interrupted (while "
+                                              "compiling)") == 0
+                          ? 7
+                          : 8);
+            if (ignored)
+                _exit(rc == 0 && eom_tangents_native(e) ? 9 : 10);
+            _exit(3);
+        }
+        long pids[2];
+        wait_for_pids(pidfile, 2, pids);
+        assert_int_equal(kill(group ? -pid : pid, sig), 0);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (handled || ignored) {
+            assert_true(WIFEXITED(status));
+            assert_int_equal(WEXITSTATUS(status), handled ? 7 : 9);
+        } else {
+            assert_true(WIFSIGNALED(status));
+            assert_int_equal(WTERMSIG(status), sig);
+        }
+        for (int i = 0; i < 2; i++) /* gone, and reaped */
+            assert_int_equal(kill((pid_t)pids[i], 0), -1);
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "ls %s/nh | grep -q tmp-", cache);
+        assert_int_not_equal(system(cmd), 0);
+        assert_int_equal(cache_count(), ignored ? 4 : 0);
+    }
+    unsetenv("GO");
+    /* stale temporaries: the old removed, the young kept, as is what is
+     * not a temporary */
+    unsetenv("CC");
+    char old[200], young[200], other[200];
+    snprintf(old, sizeof old, "%s/nh/tmp-old123.c", cache);
+    snprintf(young, sizeof young, "%s/nh/tmp-new123.log", cache);
+    snprintf(other, sizeof other, "%s/nh/notes.txt", cache);
+    fclose(fopen(old, "w"));
+    fclose(fopen(young, "w"));
+    fclose(fopen(other, "w"));
+    struct timespec times[2] = {{time(NULL) - 1200, 0},
+                                {time(NULL) - 1200, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, old, times, 0), 0);
+    assert_int_equal(utimensat(AT_FDCWD, other, times, 0), 0);
+    diag_t err = {0};
+    assert_int_equal(native_attach(e, NULL, NULL, NULL, &err), 0);
+    assert_int_equal(access(old, F_OK), -1);
+    assert_int_equal(access(young, F_OK), 0);
+    assert_int_equal(access(other, F_OK), 0);
+    session_free(s);
+    remove_cache();
 }
 
 /* `set compile = on` in a session: the same output as the tapes
@@ -1062,6 +1354,8 @@ int main(void)
         cmocka_unit_test(test_cache_refuses_folders),
         cmocka_unit_test(test_compilers_that_fail),
         cmocka_unit_test(test_tangents_apart),
+        cmocka_unit_test(test_cache_checks_the_path),
+        cmocka_unit_test(test_compile_killed),
         cmocka_unit_test(test_session_compile),
     };
     int rc = CGEN_EXAMPLES_PART ? cmocka_run_group_tests(examples, NULL, NULL)

@@ -6,22 +6,36 @@
  * runs in its own process, so nothing may reach dlopen that nh did not
  * compile from the text it generated.  The folder is the user's alone
  * (created 0700; refused when another user owns it or others may write
- * it, since they could then place a HASH.so there), a cached HASH.so is
- * used only when HASH.c beside it holds the very text just generated
- * (compared byte for byte, not only by hash), and files are opened
- * without following symbolic links.  The compiler writes into temporary
- * names made by mkstemps in that folder, renamed when it succeeds.
+ * it, since they could then place a HASH.so there), and so is the way to
+ * it: every folder above it is root's or the user's, and one that every
+ * user may write is sticky (else another user could swap the cache for a
+ * folder of their own between a check and a use; issue 31).  The folder
+ * is opened once, component by component without following a link, and
+ * everything after is relative to that descriptor: the files are opened
+ * with openat (no links) and checked on their descriptors, a HASH.so is
+ * loaded through its own descriptor (/proc/self/fd), and the compilers
+ * run in the folder (fchdir) on relative names.  A cached HASH.so is used
+ * only when HASH.c beside it holds the very text just generated
+ * (compared byte for byte, not only by hash).  The compilers write into
+ * temporary names made exclusively in that folder, renamed when they
+ * succeed; a SIGINT, SIGTERM or SIGHUP meanwhile ends them and removes
+ * the temporaries before nh takes the signal, and those a killed nh left
+ * are removed when NATIVE_STALE_SECONDS old.
  *
  * Must not: print; run a shell; leave temporary files behind.
  */
+#define _GNU_SOURCE /* posix_spawn_file_actions_addfchdir_np */
 #include "interp/run/native.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,32 +134,108 @@ bool native_compiler(char *buf, size_t size)
 
 /* ---- the cache folder ------------------------------------------------------ */
 
-/* Whether the file or folder at PATH (not followed when a link) is the
- * user's own, of type S_IFMT bits TYPE, and writable by no one else;
- * else *WHY says what is wrong. */
-static bool native_private(const char *path, mode_t type, const char **why)
+/* Whether ST (of a file or folder in the cache) is the user's own, of
+ * type S_IFMT bits TYPE, and writable by no one else; else *WHY says
+ * what is wrong. */
+static bool native_private_stat(const struct stat *st, mode_t type,
+                                const char **why)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0) {
-        *why = strerror(errno);
-        return false;
-    }
-    if ((st.st_mode & S_IFMT) != type) {
+    if ((st->st_mode & S_IFMT) != type) {
         *why = type == S_IFDIR ? "it is not a folder" : "it is not a file";
         return false;
     }
-    if (st.st_uid != geteuid()) {
+    if (st->st_uid != geteuid()) {
         *why = "it belongs to another user";
         return false;
     }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
         *why = "others may write to it";
         return false;
     }
     return true;
 }
 
-int native_cache_dir(char *buf, size_t size, diag_t *err)
+/* Whether NAME in the folder DIR (not followed when a link) is private
+ * (native_private_stat). */
+static bool native_private(int dir, const char *name, mode_t type,
+                           const char **why)
+{
+    struct stat st;
+    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        *why = strerror(errno);
+        return false;
+    }
+    return native_private_stat(&st, type, why);
+}
+
+/* Opens the folder PATH (absolute, its links resolved) component by
+ * component from the root, none of them followed as a link, and checks
+ * each on the way: owned by root or the user, and if every user may
+ * write to it, sticky (as /tmp is: then they cannot rename what is not
+ * theirs).  A folder above the cache that another user could change
+ * would let that user swap the cache for a folder of their own between
+ * the check and the use (issue 31).  A folder that its group may write
+ * is accepted: with a umask of 002 (a group of one's own, as Debian
+ * gives every user) every folder one makes is.  Returns the folder's
+ * descriptor, or -1 with *WHY (and the folder at fault in BAD). */
+static int native_walk(const char *path, char *bad, size_t size,
+                       const char **why)
+{
+    int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        *why = strerror(errno);
+        snprintf(bad, size, "/");
+        return -1;
+    }
+    const char *p = path;
+    size_t at = 0; /* PATH[0..at) is the folder FD */
+    for (;;) {
+        struct stat st;
+        snprintf(bad, size, "%.*s", (int)(at ? at : 1), at ? path : "/");
+        if (fstat(fd, &st) != 0) {
+            *why = strerror(errno);
+            break;
+        }
+        if (st.st_uid != 0 && st.st_uid != geteuid()) {
+            *why = "it belongs to another user";
+            break;
+        }
+        if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+            *why = "every user may write to it";
+            break;
+        }
+        while (*p == '/')
+            p++;
+        if (!*p)
+            return fd;
+        size_t len = strcspn(p, "/");
+        char comp[NAME_MAX + 1];
+        if (len > NAME_MAX) {
+            *why = strerror(ENAMETOOLONG);
+            break;
+        }
+        memcpy(comp, p, len);
+        comp[len] = '\0';
+        int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                        O_CLOEXEC);
+        if (next < 0) {
+            *why = errno == ELOOP || errno == ENOTDIR ? "it is not a folder"
+                                                      : strerror(errno);
+            snprintf(bad, size, "%.*s", (int)((size_t)(p - path) + len),
+                     path);
+            break;
+        }
+        close(fd);
+        fd = next;
+        p += len;
+        at = (size_t)(p - path);
+    }
+    close(fd);
+    return -1;
+}
+
+/* native_cache_dir, keeping the folder open: its descriptor, or -1. */
+static int native_cache_open(char *buf, size_t size, diag_t *err)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = NULL;
     if (!xdg || xdg[0] != '/') { /* the XDG spec: ignore a relative one */
@@ -176,30 +266,103 @@ int native_cache_dir(char *buf, size_t size, diag_t *err)
         return diag_error(err, SRC_SPAN_NONE,
                           "cannot create the compile cache '%s': %s", buf,
                           strerror(errno));
-    const char *why;
-    if (!native_private(buf, S_IFDIR, &why))
+    /* The base's own links are the user's to make (a home that is a
+     * link): resolved, and the folders on the way checked; the cache
+     * itself is not followed. */
+    buf[w - 3] = '\0';
+    char *real = realpath(buf, NULL);
+    int e = errno;
+    buf[w - 3] = '/';
+    if (!real)
         return diag_error(err, SRC_SPAN_NONE,
-                          "the compile cache '%s' is refused: %s (it must "
-                          "be a folder of your own that only you may "
-                          "write)",
-                          buf, why);
+                          "cannot create the compile cache '%s': %s", buf,
+                          strerror(e));
+    char bad[NATIVE_PATH];
+    const char *why;
+    int base = native_walk(real, bad, sizeof bad, &why);
+    free(real);
+    if (base < 0)
+        return diag_error(err, SRC_SPAN_NONE,
+                          "the compile cache '%s' is refused: the folder "
+                          "'%s' above it: %s (every folder above the cache "
+                          "must be root's or yours, and not writable by "
+                          "every user unless it is sticky as /tmp is)",
+                          buf, bad, why);
+    int fd = openat(base, "nh", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                    O_CLOEXEC);
+    e = errno;
+    close(base);
+    struct stat st;
+    if (fd < 0)
+        why = e == ELOOP || e == ENOTDIR ? "it is not a folder" : strerror(e);
+    else if (fstat(fd, &st) != 0)
+        why = strerror(errno);
+    else if (native_private_stat(&st, S_IFDIR, &why))
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    return diag_error(err, SRC_SPAN_NONE,
+                      "the compile cache '%s' is refused: %s (it must "
+                      "be a folder of your own that only you may "
+                      "write)",
+                      buf, why);
+}
+
+int native_cache_dir(char *buf, size_t size, diag_t *err)
+{
+    int fd = native_cache_open(buf, size, err);
+    if (fd < 0)
+        return -1;
+    close(fd);
     return 0;
+}
+
+/* Temporaries left by an nh that died while it compiled (killed
+ * outright, or the machine stopped) are removed when they are older than
+ * this (doc/limits.md): a younger one may be another nh's compile in
+ * progress, and a compile takes seconds (the 64-trailer's derivatives
+ * 6 s at -O1), never ten minutes. */
+#define NATIVE_STALE_SECONDS 600
+
+/* Removes the cache DIR's stale temporaries: tmp-*, the user's own
+ * regular files last changed more than NATIVE_STALE_SECONDS ago. */
+static void native_sweep(int dir)
+{
+    int fd = dup(dir);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    time_t now = time(NULL);
+    for (struct dirent *de; (de = readdir(d));) {
+        if (strncmp(de->d_name, "tmp-", 4) != 0)
+            continue;
+        struct stat st;
+        if (fstatat(dir, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+            now - st.st_mtime > NATIVE_STALE_SECONDS)
+            unlinkat(dir, de->d_name, 0);
+    }
+    closedir(d);
 }
 
 /* ---- the cache's files ------------------------------------------------------ */
 
-/* Whether the file at PATH is private (native_private) and holds exactly
- * TEXT[0..len). */
-static bool native_same_text(const char *path, const char *text, size_t len)
+/* Whether NAME in the folder DIR is private (native_private_stat) and
+ * holds exactly TEXT[0..len): checked on the descriptor read, not on a
+ * name that could change in between. */
+static bool native_same_text(int dir, const char *name, const char *text,
+                             size_t len)
 {
-    const char *why;
-    if (!native_private(path, S_IFREG, &why))
-        return false;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return false;
     struct stat st;
-    bool same = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+    const char *why;
+    bool same = fstat(fd, &st) == 0 &&
+                native_private_stat(&st, S_IFREG, &why) &&
                 (size_t)st.st_size == len;
     char chunk[65536];
     size_t at = 0;
@@ -236,16 +399,54 @@ static int native_write(int fd, const char *text, size_t len)
     return close(fd);
 }
 
-/* The first message of the compiler's output in LOG: the first line
- * that says "error", else the first line, without the folder of the
- * temporary file. */
-static void native_first_message(const char *log, const char *dir,
-                                 char *msg, size_t size)
+/* A new file "tmp-XXXXXXXX" + SUFFIX in the folder DIR, made exclusively
+ * (O_EXCL: not through a link, not one that exists): its descriptor, its
+ * name into NAME.  With FRESH the stem is drawn anew (into STEM) until
+ * the name is free; without, STEM is taken as given.  -1 on failure. */
+static int native_temp(int dir, char *stem, size_t size, const char *suffix,
+                       bool fresh, char *name, size_t nsize)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    for (int tries = 0; tries < 100; tries++) {
+        if (fresh) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^
+                         (uint64_t)tries * 0x9E3779B97F4A7C15ULL;
+            char r[9];
+            for (int i = 0; i < 8; i++) { /* Knuth's MMIX LCG */
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                r[i] = digits[(x >> 33) % (sizeof digits - 1)];
+            }
+            r[8] = '\0';
+            snprintf(stem, size, "tmp-%s", r);
+        }
+        snprintf(name, nsize, "%s%s", stem, suffix);
+        int fd = openat(dir, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+                                       O_CLOEXEC,
+                        0600);
+        if (fd >= 0 || errno != EEXIST || !fresh)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* The first message of the compiler's output, read from the file LOG:
+ * the first line that says "error", else the first line.  The compiler
+ * ran in the cache folder on relative names, so the message names the
+ * temporary file without a folder. */
+static void native_first_message(int log, char *msg, size_t size)
 {
     msg[0] = '\0';
-    FILE *f = fopen(log, "r");
-    if (!f)
+    int fd = dup(log);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
+    rewind(f);
     char line[512], first[512] = "";
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
@@ -259,24 +460,120 @@ static void native_first_message(const char *log, const char *dir,
         }
     }
     fclose(f);
-    const char *m = first;
-    size_t dl = strlen(dir);
-    if (strncmp(m, dir, dl) == 0 && m[dl] == '/')
-        m += dl + 1;
-    snprintf(msg, size, "%s", m);
+    snprintf(msg, size, "%s", first);
+}
+
+/* dlopen of NAME in the cache folder DIR (PATH is its path): the file
+ * is checked private on its own descriptor, and loaded by the name
+ * /proc/self/fd/DIR/NAME, reached from the folder's descriptor, not from
+ * PATH (whose folders could have changed since they were checked); by
+ * PATH where /proc is not mounted.  Not /proc/self/fd/N of the file's
+ * own descriptor: glibc takes an object already loaded under the same
+ * name without opening the file, and N is reused as soon as the
+ * descriptor is closed, so the derivatives' file was given the
+ * equations' object (and any later object an earlier one); a name that
+ * ends in HASH.so names the same text wherever it is.  NULL when it is
+ * not private or does not load (*MSG then says why, or is NULL). */
+static void *native_open(int dir, const char *name, const char *path,
+                         const char **msg)
+{
+    *msg = NULL;
+    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    const char *why = NULL;
+    void *h = NULL;
+    if (fstat(fd, &st) != 0) {
+        *msg = strerror(errno);
+    } else if (!native_private_stat(&st, S_IFREG, &why)) {
+        *msg = why;
+    } else {
+        char via[128];
+        snprintf(via, sizeof via, "/proc/self/fd/%d", dir);
+        bool proc = access(via, X_OK) == 0;
+        size_t l = strlen(via);
+        snprintf(via + l, sizeof via - l, "/%s", name);
+        h = dlopen(proc ? via : path, RTLD_NOW | RTLD_LOCAL);
+        l = strlen(via);
+        if (!h && (*msg = dlerror()) && proc && strncmp(*msg, via, l) == 0 &&
+            (*msg)[l] == ':' && (*msg)[l + 1] == ' ')
+            *msg += l + 2; /* "via: file too short": the name is ours */
+    }
+    close(fd);
+    return h;
+}
+
+/* ---- signals while compiling ----------------------------------------------- */
+
+/* SIGINT, SIGTERM and SIGHUP while the compilers run (issue 31: a
+ * SIGTERM left tmp-*.c, .log and .so in the cache for good and cc
+ * running).  Those whose disposition is the default, which would end nh
+ * at once, are caught: the compilers are killed, the temporaries
+ * removed, and then the signal is raised again with the default back, so
+ * nh ends by it as it would have.  A handler of nh's own is left as it
+ * is (the REPL's and the notebook's Ctrl-C raise the session's stop,
+ * which the wait looks at: the statement fails with "interrupted (while
+ * compiling)" and the session goes on), and so is an ignored signal
+ * (nohup's SIGHUP must not stop a compile).  A signal handler can only
+ * set a flag: the one state of this file that is global. */
+static volatile sig_atomic_t native_signal;
+static const int native_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define NATIVE_NSIGNALS 3
+
+/* The dispositions native_catch replaced. */
+typedef struct native_caught {
+    struct sigaction old[NATIVE_NSIGNALS];
+    bool caught[NATIVE_NSIGNALS];
+} native_caught_t;
+
+static void native_on_signal(int sig)
+{
+    native_signal = sig;
+}
+
+static void native_catch(native_caught_t *c)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = native_on_signal;
+    sigemptyset(&sa.sa_mask);
+    native_signal = 0;
+    for (int i = 0; i < NATIVE_NSIGNALS; i++) {
+        c->caught[i] = sigaction(native_signals[i], NULL, &c->old[i]) == 0 &&
+                       !(c->old[i].sa_flags & SA_SIGINFO) &&
+                       c->old[i].sa_handler == SIG_DFL;
+        if (c->caught[i])
+            sigaction(native_signals[i], &sa, NULL);
+    }
+}
+
+/* Puts the dispositions back and delivers a signal that came meanwhile
+ * (which ends nh). */
+static void native_release_signals(const native_caught_t *c)
+{
+    for (int i = 0; i < NATIVE_NSIGNALS; i++)
+        if (c->caught[i])
+            sigaction(native_signals[i], &c->old[i], NULL);
+    int sig = native_signal;
+    native_signal = 0;
+    if (sig)
+        raise(sig);
 }
 
 /* ---- compiling --------------------------------------------------------------- */
 
 /* A text on its way to being loaded: the cached text, its files in the
  * cache, and the compiler's process while it compiles under temporary
- * names beside them. */
+ * names beside them.  Names are relative to the cache folder. */
 typedef struct native_job {
     char *text;   /* the generated text and the build comment */
     size_t len;
     const char *const *opt; /* its optimization flags */
-    char c[NATIVE_PATH], so[NATIVE_PATH]; /* HASH.c, HASH.so */
-    char tmp_c[NATIVE_PATH], tmp_so[NATIVE_PATH], tmp_log[NATIVE_PATH];
+    char c[72], so[72];     /* HASH.c, HASH.so */
+    char path[NATIVE_PATH]; /* HASH.so's path, for messages */
+    char tmp_c[48], tmp_so[48], tmp_log[48];
+    int log;      /* the compiler's output, once started; -1 if none */
     pid_t pid;    /* the compiler, while it runs; 0 when it is not */
     int status;   /* its wait status, once it ended */
     bool started; /* the temporary files exist */
@@ -286,12 +583,14 @@ typedef struct native_job {
 
 /* Makes JOB's cached text of GEN (freed here) with the optimization
  * flags OPT (NULL-terminated), and loads its object from the cache folder
- * DIR when that holds it. */
+ * DIR (its path DIRNAME) when that holds it. */
 static void native_job_prepare(native_job_t *job, char *gen,
-                               const char *const *opt, const char *dir)
+                               const char *const *opt, int dir,
+                               const char *dirname)
 {
     memset(job, 0, sizeof *job);
     job->opt = opt;
+    job->log = -1;
     /* the cached text: the generated one and how it is built, so that
      * another compiler or level does not take this one's object */
     strbuf_t key;
@@ -314,35 +613,43 @@ static void native_job_prepare(native_job_t *job, char *gen,
     job->text = strbuf_take(&key);
     char hex[65];
     sha256_hex(job->text, job->len, hex);
-    snprintf(job->c, sizeof job->c, "%s/%s.c", dir, hex);
-    snprintf(job->so, sizeof job->so, "%s/%s.so", dir, hex);
+    snprintf(job->c, sizeof job->c, "%s.c", hex);
+    snprintf(job->so, sizeof job->so, "%s.so", hex);
+    snprintf(job->path, sizeof job->path, "%s/%s", dirname, job->so);
     const char *why;
-    job->cached = native_same_text(job->c, job->text, job->len) &&
-                  native_private(job->so, S_IFREG, &why);
-    if (job->cached && !(job->h = dlopen(job->so, RTLD_NOW | RTLD_LOCAL)))
+    job->cached = native_same_text(dir, job->c, job->text, job->len) &&
+                  native_private(dir, job->so, S_IFREG, &why);
+    if (job->cached && !(job->h = native_open(dir, job->so, job->path, &why)))
         job->cached = false; /* damaged: compiled again */
 }
 
-/* Writes JOB's text under temporary names in DIR and starts the
- * compiler on it. */
-static int native_job_start(native_job_t *job, const char *dir, diag_t *err)
+/* Writes JOB's text under temporary names in the cache folder DIR (its
+ * path DIRNAME) and starts the compiler on it there. */
+static int native_job_start(native_job_t *job, int dir, const char *dirname,
+                            diag_t *err)
 {
-    snprintf(job->tmp_c, sizeof job->tmp_c, "%s/tmp-XXXXXX.c", dir);
-    int fd = mkstemps(job->tmp_c, 2);
+    char stem[32];
+    int fd = native_temp(dir, stem, sizeof stem, ".c", true, job->tmp_c,
+                         sizeof job->tmp_c);
     if (fd < 0)
         return diag_error(err, SRC_SPAN_NONE,
-                          "cannot write to the compile cache '%s': %s", dir,
-                          strerror(errno));
+                          "cannot write to the compile cache '%s': %s",
+                          dirname, strerror(errno));
     job->started = true;
-    size_t stem = strlen(job->tmp_c) - 2;
-    snprintf(job->tmp_so, sizeof job->tmp_so, "%.*s.so", (int)stem,
-             job->tmp_c);
-    snprintf(job->tmp_log, sizeof job->tmp_log, "%.*s.log", (int)stem,
-             job->tmp_c);
+    snprintf(job->tmp_so, sizeof job->tmp_so, "%s.so", stem);
+    job->log = native_temp(dir, stem, sizeof stem, ".log", false,
+                           job->tmp_log, sizeof job->tmp_log);
+    int e = errno;
+    if (job->log < 0) {
+        close(fd);
+        return diag_error(err, SRC_SPAN_NONE,
+                          "cannot write to the compile cache '%s': %s",
+                          dirname, strerror(e));
+    }
     if (native_write(fd, job->text, job->len) != 0)
         return diag_error(err, SRC_SPAN_NONE,
-                          "cannot write to the compile cache '%s': %s", dir,
-                          strerror(errno));
+                          "cannot write to the compile cache '%s': %s",
+                          dirname, strerror(errno));
     char *store, *cc[32];
     size_t ncc = native_cc_words(cc, 32, &store);
     size_t nflags = sizeof native_flags / sizeof *native_flags;
@@ -360,15 +667,29 @@ static int native_job_start(native_job_t *job, const char *dir, diag_t *err)
     argv[k++] = job->tmp_c;
     argv[k++] = "-lm";
     argv[k] = NULL;
+    /* The program native_compiler found, run in the cache folder: a
+     * relative path (CC=./cc, "." on the PATH) is made absolute first,
+     * as it names a file from nh's folder. */
+    char prog[4096], cwd[4096];
+    bool found = native_find(cc[0], prog, sizeof prog);
+    if (found && prog[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        size_t l = strlen(cwd);
+        if (l + 1 + strlen(prog) < sizeof cwd) {
+            snprintf(cwd + l, sizeof cwd - l, "/%s", prog);
+            snprintf(prog, sizeof prog, "%s", cwd);
+        }
+    }
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0)
-        abort();
+        nh_out_of_memory();
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, job->tmp_log,
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    int rc = posix_spawnp(&job->pid, cc[0], &fa, NULL, (char *const *)argv,
-                          environ);
+    posix_spawn_file_actions_adddup2(&fa, job->log, 1);
+    posix_spawn_file_actions_adddup2(&fa, job->log, 2);
+    posix_spawn_file_actions_addfchdir_np(&fa, dir);
+    int rc = found ? posix_spawn(&job->pid, prog, &fa, NULL,
+                                 (char *const *)argv, environ)
+                   : posix_spawnp(&job->pid, cc[0], &fa, NULL,
+                                  (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     free(argv);
     if (rc != 0) {
@@ -394,8 +715,8 @@ static void native_jobs_kill(native_job_t *jobs, size_t n)
 }
 
 /* Waits for the compilers of the N jobs, side by side (two texts are
- * compiled on two cores at once); when STOP is due, they are killed and
- * the call fails. */
+ * compiled on two cores at once); when STOP is due or a signal came
+ * (native_catch), they are killed and the call fails. */
 static int native_jobs_wait(native_job_t *jobs, size_t n,
                             const nh_stop_t *stop, diag_t *err)
 {
@@ -417,26 +738,42 @@ static int native_jobs_wait(native_job_t *jobs, size_t n,
             } else
                 running++;
         }
-        if (running == 0)
-            return 0;
-        if (nh_stop_due(stop)) {
+        if (running == 0) {
+            /* Ctrl-C at a terminal reaches the compilers too: one that
+             * it ended is stopped, not failed (and tried again) */
+            bool killed = false;
+            for (size_t i = 0; i < n; i++)
+                killed |= jobs[i].started && WIFSIGNALED(jobs[i].status);
+            if (!killed || !(native_signal || nh_stop_due(stop)))
+                return 0;
+        }
+        if (native_signal || nh_stop_due(stop)) {
             native_jobs_kill(jobs, n);
+            /* a caught signal ends nh once the temporaries are gone
+             * (native_release_signals) */
             return diag_error(err, SRC_SPAN_NONE, "%s (while compiling)",
-                              nh_stop_reason(stop));
+                              native_signal ? "interrupted"
+                                            : nh_stop_reason(stop));
         }
         struct timespec nap = {0, 2000000}; /* 2 ms */
         nanosleep(&nap, NULL);
     }
 }
 
-/* A job whose compiler ended: its object renamed into the cache and
- * loaded, or the compiler's first message as the error. */
-static int native_job_finish(native_job_t *job, const char *dir, diag_t *err)
+/* A job whose compiler ended: its object renamed into the cache folder
+ * DIR (its path DIRNAME) and loaded, or the compiler's first message as
+ * the error. */
+static int native_job_finish(native_job_t *job, int dir, const char *dirname,
+                             diag_t *err)
 {
     int status = job->status;
+    char *store, *cc[1];
+    native_cc_words(cc, 1, &store);
+    int rc = 0;
+    struct stat st;
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-        char msg[600], *store, *cc[1];
-        native_first_message(job->tmp_log, dir, msg, sizeof msg);
+        char msg[600];
+        native_first_message(job->log, msg, sizeof msg);
         if (!msg[0]) {
             if (WIFSIGNALED(status))
                 snprintf(msg, sizeof msg, "killed by signal %d",
@@ -445,71 +782,86 @@ static int native_job_finish(native_job_t *job, const char *dir, diag_t *err)
                 snprintf(msg, sizeof msg, "exit status %d",
                          WEXITSTATUS(status));
         }
-        native_cc_words(cc, 1, &store);
-        diag_error(err, SRC_SPAN_NONE,
-                   "the C compiler '%s' failed on the generated code: %s",
-                   cc[0], msg);
-        free(store);
-        return -1;
+        rc = diag_error(err, SRC_SPAN_NONE,
+                        "the C compiler '%s' failed on the generated code: "
+                        "%s",
+                        cc[0], msg);
+    } else if (fstatat(dir, job->tmp_so, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+               !S_ISREG(st.st_mode) || st.st_size == 0) {
+        /* a compiler that says it succeeded must have written the object
+         * (CC=true and cc -fsyntax-only write nothing: issue 31, reported
+         * as "cannot write to the compile cache") */
+        rc = diag_error(err, SRC_SPAN_NONE,
+                        "the C compiler '%s' succeeded but wrote no shared "
+                        "object (is it a C compiler that links with "
+                        "-shared?)",
+                        cc[0]);
     }
+    free(store);
+    if (rc != 0)
+        return rc;
     /* the object first: a HASH.c without its HASH.so is compiled again */
-    if (rename(job->tmp_so, job->so) != 0 || rename(job->tmp_c, job->c) != 0)
+    if (renameat(dir, job->tmp_so, dir, job->so) != 0 ||
+        renameat(dir, job->tmp_c, dir, job->c) != 0)
         return diag_error(err, SRC_SPAN_NONE,
-                          "cannot write to the compile cache '%s': %s", dir,
-                          strerror(errno));
-    if (!(job->h = dlopen(job->so, RTLD_NOW | RTLD_LOCAL))) {
-        const char *msg = dlerror();
+                          "cannot write to the compile cache '%s': %s",
+                          dirname, strerror(errno));
+    const char *msg;
+    if (!(job->h = native_open(dir, job->so, job->path, &msg)))
         return diag_error(err, SRC_SPAN_NONE,
                           "cannot load the compiled equations '%s': %s",
-                          job->so, msg ? msg : "unknown error");
-    }
+                          job->path, msg ? msg : "unknown error");
     return 0;
 }
 
-/* Removes what JOB leaves behind: its temporary files, and when it
- * failed (FAILED) its files in the cache, since what does not load is
- * not kept. */
-static void native_job_clean(native_job_t *job, bool failed)
+/* Removes what JOB leaves behind in the cache folder DIR: its temporary
+ * files, and when it failed (FAILED) its files in the cache, since what
+ * does not load is not kept. */
+static void native_job_clean(native_job_t *job, int dir, bool failed)
 {
     if (job->started) {
-        unlink(job->tmp_log);
-        unlink(job->tmp_c);
-        unlink(job->tmp_so);
+        if (job->log >= 0)
+            close(job->log);
+        job->log = -1;
+        unlinkat(dir, job->tmp_log, 0);
+        unlinkat(dir, job->tmp_c, 0);
+        unlinkat(dir, job->tmp_so, 0);
     }
     if (failed) {
         if (job->h)
             dlclose(job->h);
         job->h = NULL;
-        unlink(job->c);
-        unlink(job->so);
+        unlinkat(dir, job->c, 0);
+        unlinkat(dir, job->so, 0);
     }
     free(job->text);
     job->text = NULL;
 }
 
 /* Loads the N texts GEN (freed here; NULL entries are skipped) with the
- * flags OPT[i], compiling those the cache does not hold side by side:
- * JOBS[i].h and .cached.  Returns 0, or -1 with *err set by the first text (in
- * their order) that failed; the others are loaded all the same. */
+ * flags OPT[i] from the cache folder DIR (its path DIRNAME), compiling
+ * those it does not hold side by side: JOBS[i].h and .cached.  Returns
+ * 0, or -1 with *err set by the first text (in their order) that failed;
+ * the others are loaded all the same. */
 static int native_load(char **gen, const char *const (*opt)[3], size_t n,
-                       native_job_t *jobs, const nh_stop_t *stop, diag_t *err)
+                       native_job_t *jobs, int dir, const char *dirname,
+                       const nh_stop_t *stop, diag_t *err)
 {
-    char dir[4096];
-    if (native_cache_dir(dir, sizeof dir, err) != 0) {
-        for (size_t i = 0; i < n; i++)
-            free(gen[i]);
-        return -1;
-    }
+    native_sweep(dir);
     diag_t *why = xcalloc(n, sizeof *why);
     bool *failed = xcalloc(n, sizeof *failed);
     for (size_t i = 0; i < n; i++) {
         memset(&jobs[i], 0, sizeof jobs[i]);
+        jobs[i].log = -1;
         if (gen[i])
-            native_job_prepare(&jobs[i], gen[i], opt[i], dir);
+            native_job_prepare(&jobs[i], gen[i], opt[i], dir, dirname);
     }
+    /* from the first temporary file to the last removed */
+    native_caught_t caught;
+    native_catch(&caught);
     for (size_t i = 0; i < n; i++)
         if (jobs[i].text && !jobs[i].h)
-            failed[i] = native_job_start(&jobs[i], dir, &why[i]) != 0;
+            failed[i] = native_job_start(&jobs[i], dir, dirname, &why[i]) != 0;
     diag_t stopped = {0};
     bool all = native_jobs_wait(jobs, n, stop, &stopped) != 0;
     for (size_t i = 0; i < n; i++) {
@@ -519,17 +871,19 @@ static int native_load(char **gen, const char *const (*opt)[3], size_t n,
             failed[i] = true;
             why[i] = stopped;
         } else {
-            failed[i] = native_job_finish(&jobs[i], dir, &why[i]) != 0;
+            failed[i] = native_job_finish(&jobs[i], dir, dirname, &why[i]) !=
+                        0;
         }
     }
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        native_job_clean(&jobs[i], failed[i]);
+        native_job_clean(&jobs[i], dir, failed[i]);
         if (failed[i] && rc == 0) {
             *err = why[i];
             rc = -1;
         }
     }
+    native_release_signals(&caught);
     free(why);
     free(failed);
     return rc;
@@ -598,8 +952,15 @@ static int native_attach_what(eom_t *e, const char *version, bool equations,
         free(gen[0]);
         return -1;
     }
-    native_job_t *jobs = xcalloc(2, sizeof *jobs); /* 43 KiB of paths */
-    int rc = native_load(gen, native_opt, 2, jobs, stop, err);
+    char dirname[4096];
+    int dir = native_cache_open(dirname, sizeof dirname, err);
+    if (dir < 0) {
+        free(gen[0]);
+        free(gen[1]);
+        return -1;
+    }
+    native_job_t *jobs = xcalloc(2, sizeof *jobs); /* 9 KiB of paths */
+    int rc = native_load(gen, native_opt, 2, jobs, dir, dirname, stop, err);
     static const char *const lacks[2] = {NATIVE_NAME "_values",
                                          NATIVE_NAME "_tangent_main"};
     for (int i = 0; i < 2; i++) {
@@ -616,20 +977,21 @@ static int native_attach_what(eom_t *e, const char *version, bool equations,
         }
         if (!ok) {
             dlclose(jobs[i].h);
-            unlink(jobs[i].c);
-            unlink(jobs[i].so);
+            unlinkat(dir, jobs[i].c, 0);
+            unlinkat(dir, jobs[i].so, 0);
             if (rc == 0)
                 rc = diag_error(err, SRC_SPAN_NONE,
                                 "the compiled equations '%s' have no %s",
-                                jobs[i].so, lacks[i]);
+                                jobs[i].path, lacks[i]);
             continue;
         }
         bool *cached = i == 0 ? &info->cached : &info->tangents_cached;
         char *path = i == 0 ? info->path : info->tangents_path;
         *cached = jobs[i].cached;
-        snprintf(path, NATIVE_PATH, "%s", jobs[i].so);
+        snprintf(path, NATIVE_PATH, "%s", jobs[i].path);
     }
     free(jobs);
+    close(dir);
     info->seconds = nh_clock() - t0;
     return rc;
 }

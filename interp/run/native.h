@@ -10,13 +10,27 @@
  *
  * The cache: $XDG_CACHE_HOME/nh, else $HOME/.cache/nh, created with mode
  * 0700 and refused when it is not a folder of the user's own that no one
- * else may write.  A text is kept as HASH.c beside HASH.so, HASH the
- * SHA-256 of the text; before a HASH.so is loaded, HASH.c must hold
- * exactly the text nh just generated (so the cache never runs code that
- * it did not write for this model), and both must be the user's own
+ * else may write, or a folder above it is another user's (not root's) or
+ * may be written by every user without being sticky (issue 31).  It is
+ * opened once (down from /, no link followed below the base's resolved
+ * path) and everything in it is reached from that descriptor: the
+ * compilers run in it on relative names, an object is loaded as
+ * /proc/self/fd/N/HASH.so.  A text is kept as HASH.c beside HASH.so,
+ * HASH the SHA-256 of the text; before a HASH.so is loaded, HASH.c must
+ * hold exactly the text nh just generated (so the cache never runs code
+ * that it did not write for this model), and both must be the user's own
  * files that no one else may write.  A compile writes to temporary names
- * in the folder and renames them into place, so a reader never sees half
- * a file and parallel sessions do not disturb each other.
+ * (tmp-*) in the folder and renames them into place, so a reader never
+ * sees half a file and parallel sessions do not disturb each other.
+ *
+ * Signals while compiling: SIGINT, SIGTERM and SIGHUP that would end nh
+ * (their default disposition) are caught while the compilers run; they
+ * are killed, the temporaries removed, and the signal raised again, so
+ * nh ends by it.  A handler of nh's own (the REPL's Ctrl-C, the
+ * notebook's interrupt) is left alone: it raises the STOP given to
+ * native_attach, which ends the compile with an error.  An ignored
+ * signal stays ignored.  Temporaries that an nh killed outright left are
+ * removed when the cache is next used, once ten minutes old.
  *
  * The compiler: $CC (split at blanks: CC="ccache gcc" works; no shell),
  * else `cc` on the PATH; run with -std=c99 -O2 -fno-tree-slp-vectorize
@@ -24,8 +38,10 @@
  * keeps the bits of nh's own arithmetic (cgen.h).
  *
  * Ownership: the loaded object belongs to the eom_t it is attached to
- * (dlclose'd when that is freed or its native code replaced).
- * Must not: print; run a shell.
+ * (dlclose'd when that is freed or its native code replaced).  The
+ * signal handlers are installed only for the length of a compile and
+ * restored after it.
+ * Must not: print; run a shell; leave temporary files behind.
  */
 #ifndef NH_NATIVE_H
 #define NH_NATIVE_H
@@ -61,17 +77,20 @@ typedef struct native_info {
 bool native_compiler(char *buf, size_t size);
 
 /* The cache folder into BUF, created if missing.  Returns 0, or -1 with
- * *err set (span NONE) when there is no home to put it in, or the folder
- * is not the user's own or others may write it. */
+ * *err set (span NONE) when there is no home to put it in, the folder is
+ * not the user's own or others may write it, or a folder above it is
+ * another user's or may be written by every user and is not sticky. */
 int native_cache_dir(char *buf, size_t size, diag_t *err);
 
 /* Compiles E's equations (or finds them in the cache) and attaches them
  * to E.  Returns 0 (INFO, which may be NULL, says how); 1 when there is
  * no compiler (E is left on its tapes); -1 with *err set (span NONE) when
  * the text cannot be made (the model is too large), the cache folder is
- * refused, or the compiler fails (its first message).  STOP (may be
- * NULL) is looked at while the compiler runs: the compile is killed and
- * the call fails when it is due. */
+ * refused, or the compiler fails (its first message; one that exits with
+ * success and writes no object is named as such).  STOP (may be NULL) is
+ * looked at while the compiler runs: the compile is killed and the call
+ * fails when it is due; so it is on SIGINT, SIGTERM or SIGHUP, which then
+ * ends nh (above). */
 int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
                   native_info_t *info, diag_t *err);
 
