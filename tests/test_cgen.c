@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -503,6 +504,93 @@ static void check_native(session_t *s, eom_t *e, const char *what)
     free(y);
     free(d1);
     free(d2);
+}
+
+/* The identifiers TEXT defines at file scope (a line that begins with a
+ * letter: the name before its first '(', '[', '=' or ';'), into NAMES
+ * (at most MAX); their number. */
+static size_t file_scope_names(const char *text, char names[][64],
+                               size_t max)
+{
+    size_t n = 0;
+    for (const char *l = text; *l && n < max; l = strchr(l, '\n') + 1) {
+        const char *end = strpbrk(l, "([=;\n");
+        if (((*l >= 'a' && *l <= 'z') || (*l >= 'A' && *l <= 'Z')) && end &&
+            *end != '\n') {
+            const char *e = end;
+            while (e > l && e[-1] == ' ')
+                e--;
+            const char *b = e;
+            while (b > l && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+                b--;
+            if (e > b && (size_t)(e - b) < 64) {
+                memcpy(names[n], b, (size_t)(e - b));
+                names[n++][e - b] = '\0';
+            }
+        }
+        if (!strchr(l, '\n'))
+            break;
+    }
+    return n;
+}
+
+/* No file name collides with the file's own helpers (issue 31: `export c
+ * "nh.c"` defined nh_values twice, "nh_fast.c" nh_fast_rhs).  A public
+ * name is NAME_SUFFIX; a helper is static, and would collide with the
+ * file whose NAME is the helper less "_SUFFIX": so no helper may end in
+ * "_" and a public suffix.  Checked on the sphere under every method
+ * (each writes its own helpers: the fast path's, the solves', the
+ * tangents'), and the two names of the issue compile. */
+static void test_names_cannot_collide(void **state)
+{
+    (void)state;
+    static char names[4096][64];
+    for (size_t m = 1; m < sizeof methods / sizeof *methods; m++) {
+        eom_t *e;
+        session_t *s = sphere_session(methods[m], &e);
+        diag_t err = {0};
+        cgen_options_t opt = {.name = "m"};
+        char *text = cgen_text(e, &opt, &err);
+        assert_non_null(text);
+        size_t n = file_scope_names(text, names, 4096);
+        size_t npublic = 0, nhelper = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (strncmp(names[i], "m_", 2) != 0)
+                continue;
+            npublic++;
+            const char *suffix = names[i] + 1; /* "_values" */
+            for (size_t j = 0; j < n; j++) {
+                size_t lj = strlen(names[j]), ls = strlen(suffix);
+                if (strncmp(names[j], "m_", 2) == 0 || lj <= ls)
+                    continue;
+                if (strcmp(names[j] + lj - ls, suffix) == 0)
+                    fail_msg("%s: the helper %s would collide with the "
+                             "file named %.*s.c",
+                             methods[m], names[j], (int)(lj - ls), names[j]);
+            }
+        }
+        for (size_t j = 0; j < n; j++)
+            nhelper += strncmp(names[j], "nh_", 3) == 0;
+        assert_true(npublic >= 15);
+        assert_true(nhelper >= 5);
+        free(text);
+        if (strcmp(methods[m], "maggi") == 0 ||
+            strcmp(methods[m], "multipliers") == 0) {
+            static const char *const bad[] = {"nh", "nh_fast", "nh_tape",
+                                              "nh_tan"};
+            for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+                opt.name = bad[k];
+                text = cgen_text(e, &opt, &err);
+                void *h = cc_load(text, CC_LOAD_STRICT);
+                if (!h)
+                    fail_msg("%s, %s.c: the C does not compile", methods[m],
+                             bad[k]);
+                cc_unload(h);
+                free(text);
+            }
+        }
+        session_free(s);
+    }
 }
 
 /* Every method on the sphere (all apply), with and without the fast
@@ -1350,6 +1438,7 @@ int main(void)
     const struct CMUnitTest others[] = {
         cmocka_unit_test(test_sphere_every_method),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_names_cannot_collide),
         cmocka_unit_test(test_cache_cold_warm_tampered),
         cmocka_unit_test(test_cache_refuses_folders),
         cmocka_unit_test(test_compilers_that_fail),

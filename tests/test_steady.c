@@ -155,7 +155,8 @@ static int manifold_rates(const nh_system_t *sys, eom_t *e, lin_t *l,
     size_t n = sys->n;
     const uint32_t *dep;
     size_t nd = lin_dependent(l, &dep);
-    bool gq[n + 1], gv[n + 1];
+    bool *gq = calloc(2 * n + 2, sizeof *gq), *gv = gq + n + 1;
+    assert_non_null(gq);
     for (size_t i = 0; i < n; i++) {
         gq[i] = gv[i] = true;
         for (size_t k = 0; k < nd; k++) {
