@@ -84,6 +84,13 @@ struct lin {
      * NDIR of them. */
     bool *cyclic;
     size_t *dir, ndir;
+    /* The rows of l->dvars that lin_seeds or eom_tangent can write: the
+     * variables of q, q', q'', z, z' and the multipliers (NROWS of them);
+     * lin_seeds clears these alone while the seeds keep SEED_K
+     * directions (the rest of dvars stays zero), and all of dvars when
+     * that changes. */
+    uint32_t *rows;
+    size_t nrows, seed_k;
 };
 
 lin_t *lin_new(const nh_system_t *sys, eom_t *e)
@@ -138,6 +145,19 @@ lin_t *lin_new(const nh_system_t *sys, eom_t *e)
     free(read);
     tape_free(tp);
     free(outs);
+    l->rows = xcalloc(3 * n + 2 * sys->m + sys->r + 1, sizeof *l->rows);
+    for (size_t i = 0; i < n; i++) {
+        l->rows[l->nrows++] = sys->q[i];
+        l->rows[l->nrows++] = sys->qd[i];
+        l->rows[l->nrows++] = sys->qdd[i];
+    }
+    for (size_t a = 0; a < sys->m; a++) {
+        l->rows[l->nrows++] = sys->z[a];
+        l->rows[l->nrows++] = sys->zd[a];
+    }
+    for (size_t a = 0; a < sys->r; a++)
+        l->rows[l->nrows++] = sys->lam[a];
+    l->seed_k = SIZE_MAX;
     return l;
 }
 
@@ -172,6 +192,7 @@ void lin_free(lin_t *l)
     free(l->Bat);
     free(l->cyclic);
     free(l->dir);
+    free(l->rows);
     lin_free_buffers(l);
     free(l);
 }
@@ -236,6 +257,7 @@ int lin_choose(lin_t *l, const double *vars, const bool *given_q,
     l->lw = xcalloc(2 * big, sizeof *l->lw);
     l->perm = xcalloc(big, sizeof *l->perm);
     eom_tangent_reserve(l->e, K);
+    l->seed_k = SIZE_MAX;
     l->chosen = true;
     return 0;
 }
@@ -296,7 +318,13 @@ static int lin_seeds(lin_t *l, const double *J, const double *Cq,
     size_t nq = l->dep.nq, nvd = l->dep.nv;
     /* Seeds: one direction per independent variable. */
     double *dvars = l->dvars;
-    memset(dvars, 0, l->nv * (K ? K : 1) * sizeof *dvars);
+    if (l->seed_k != K) {
+        memset(dvars, 0, l->nv * (K ? K : 1) * sizeof *dvars);
+        l->seed_k = K;
+    } else {
+        for (size_t i = 0; i < l->nrows; i++)
+            memset(dvars + (size_t)l->rows[i] * K, 0, K * sizeof *dvars);
+    }
     for (size_t j = 0; j < K; j++)
         dvars[(size_t)l->ind[l->dir[j]] * K + j] = 1.0;
     int rc = 0;
@@ -306,17 +334,23 @@ static int lin_seeds(lin_t *l, const double *J, const double *Cq,
          * columns of the identity, so J_x e_x is J's column. */
         double *Jd = l->Jd, *rq = l->rq;
         /* (each row scaled by its size: the pivots then say how well
-         * the block is determined, lin_chart_quality) */
+         * the block is determined, lin_chart_quality; the K directions
+         * innermost, each sum in the order of its terms) */
         for (size_t a1 = 0; a1 < nq; a1++) {
             double sc = 1.0 / lin_row_scale(J, a1, n);
             for (size_t b1 = 0; b1 < nq; b1++)
                 Jd[a1 * nq + b1] = sc * J[a1 * n + l->dq[b1]];
-            for (size_t j = 0; j < K; j++) {
-                double s = 0.0;
-                for (size_t i = 0; i < n; i++)
-                    s += J[a1 * n + i] * dvars[(size_t)sys->q[i] * K + j];
-                rq[a1 * K + j] = -sc * s;
+            double *restrict s = rq + a1 * K;
+            for (size_t j = 0; j < K; j++)
+                s[j] = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                double f = J[a1 * n + i];
+                const double *d = dvars + (size_t)sys->q[i] * K;
+                for (size_t j = 0; j < K; j++)
+                    s[j] += f * d[j];
             }
+            for (size_t j = 0; j < K; j++)
+                s[j] = -sc * s[j];
         }
         if (nq != nh || lin_solve(l, Jd, nq, rq, K) != 0)
             rc = diag_error(err, SRC_SPAN_NONE,
@@ -334,15 +368,18 @@ static int lin_seeds(lin_t *l, const double *J, const double *Cq,
                 double sc = 1.0 / lin_row_scale(B, a1, n);
                 for (size_t c = 0; c < nvd; c++)
                     Bd[a1 * nvd + c] = sc * B[a1 * n + l->dv[c]];
-                for (size_t j = 0; j < K; j++) {
-                    double s = 0.0;
-                    for (size_t i = 0; i < n; i++)
-                        s += Cq[a1 * n + i] *
-                                 dvars[(size_t)sys->q[i] * K + j] +
-                             B[a1 * n + i] *
-                                 dvars[(size_t)sys->qd[i] * K + j];
-                    rv[a1 * K + j] = -sc * s;
+                double *restrict s = rv + a1 * K;
+                for (size_t j = 0; j < K; j++)
+                    s[j] = 0.0;
+                for (size_t i = 0; i < n; i++) {
+                    double fq = Cq[a1 * n + i], fv = B[a1 * n + i];
+                    const double *dq = dvars + (size_t)sys->q[i] * K;
+                    const double *dv = dvars + (size_t)sys->qd[i] * K;
+                    for (size_t j = 0; j < K; j++)
+                        s[j] += fq * dq[j] + fv * dv[j];
                 }
+                for (size_t j = 0; j < K; j++)
+                    s[j] = -sc * s[j];
             }
             if (nvd != r || lin_solve(l, Bd, nvd, rv, K) != 0)
                 rc = diag_error(err, SRC_SPAN_NONE,

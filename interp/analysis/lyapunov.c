@@ -160,16 +160,25 @@ static int lyap_f(double t, const double Y[], double dY[], void *params)
         memcpy(c->fail_y, Y, ns * sizeof *Y);
         return GSL_EBADFUNC;
     }
+    /* dΔ = A Δ, row by row, the columns of Δ innermost; a zero entry of
+     * A (the columns of the coordinates nothing reads are zero) adds
+     * nothing: each sum starts at +0 and takes its other terms in
+     * order, so it is the same number as the sum over every term */
     const double *M = Y + ns;
     double *dM = dY + ns, tr = 0.0;
     for (size_t i = 0; i < k; i++) {
         const double *row = c->A + c->keep[i] * N;
+        double *restrict d = dM + i * k;
         tr += row[c->keep[i]];
-        for (size_t j = 0; j < k; j++) {
-            double s = 0.0;
-            for (size_t m = 0; m < k; m++)
-                s += row[c->keep[m]] * M[m * k + j];
-            dM[i * k + j] = s;
+        for (size_t j = 0; j < k; j++)
+            d[j] = 0.0;
+        for (size_t m = 0; m < k; m++) {
+            double a = row[c->keep[m]];
+            if (a == 0)
+                continue;
+            const double *mm = M + m * k;
+            for (size_t j = 0; j < k; j++)
+                d[j] += a * mm[j];
         }
     }
     dY[ns + k * k] = tr;

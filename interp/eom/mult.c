@@ -350,21 +350,37 @@ static int mult_tangent(eom_t *e, double *vars, double *dvars, size_t k,
         vars[sys->lam[a]] = u[n + a];
     if (e->method == EOM_LAGRANGE)
         eom_clear_lambda(e, vars);
-    for (size_t j = 0; j < k; j++) {
-        for (size_t i = 0; i < n; i++) {
-            double s = dh[i * k + j];
-            for (size_t l = 0; l < n; l++)
-                s += dM[eom_upper_index(n, i, l) * k + j] * u[l];
-            for (size_t a = 0; a < r; a++)
-                s -= dB[(a * n + i) * k + j] * u[n + a];
-            rhs[i * k + j] = -s;
+    /* Row by row, the K directions innermost (each sum in the order of
+     * its terms as written: the same bits as direction by direction). */
+    for (size_t i = 0; i < n; i++) {
+        double *restrict s = rhs + i * k;
+        memcpy(s, dh + i * k, k * sizeof *s);
+        for (size_t l = 0; l < n; l++) {
+            const double *d = dM + eom_upper_index(n, i, l) * k;
+            double f = u[l];
+            for (size_t j = 0; j < k; j++)
+                s[j] += d[j] * f;
         }
         for (size_t a = 0; a < r; a++) {
-            double s = dc[a * k + j];
-            for (size_t i = 0; i < n; i++)
-                s += dB[(a * n + i) * k + j] * u[i];
-            rhs[(n + a) * k + j] = -s;
+            const double *d = dB + (a * n + i) * k;
+            double f = u[n + a];
+            for (size_t j = 0; j < k; j++)
+                s[j] -= d[j] * f;
         }
+        for (size_t j = 0; j < k; j++)
+            s[j] = -s[j];
+    }
+    for (size_t a = 0; a < r; a++) {
+        double *restrict s = rhs + (n + a) * k;
+        memcpy(s, dc + a * k, k * sizeof *s);
+        for (size_t i = 0; i < n; i++) {
+            const double *d = dB + (a * n + i) * k;
+            double f = u[i];
+            for (size_t j = 0; j < k; j++)
+                s[j] += d[j] * f;
+        }
+        for (size_t j = 0; j < k; j++)
+            s[j] = -s[j];
     }
     linalg_lu_solve_many(K, N, e->t_perm, rhs, k, w);
     for (size_t i = 0; i < n; i++)
