@@ -32,6 +32,7 @@
 #include "interp/cli/session.h"
 #include "interp/eom/cgen.h"
 #include "interp/eom/common.h" /* the numeric path alone: e->full_compute */
+#include "interp/eom/velocity.h"
 #include "interp/run/native.h"
 #include "tests/cc_load.h"
 
@@ -134,6 +135,63 @@ static void check_tangents(void *h, eom_t *e, const double *va,
     free(dv);
 }
 
+/* NAME_constraint_jacobians and NAME_constraint_tangent against the
+ * velsolver's tapes (eom_velsolver_jacobian_tapes) at the value vector
+ * VA, the latter in three random directions: bit for bit. */
+static void check_constraints(void *h, const nh_system_t *sys,
+                              const double *va, const char *what, int pt)
+{
+    enum { K = 3 };
+    void (*jac)(const double *, double *);
+    void (*tan)(const double *, const double *, long, double *, double *,
+                double *, double *);
+    *(void **)&jac = cc_sym(h, "m_constraint_jacobians");
+    *(void **)&tan = cc_sym(h, "m_constraint_tangent");
+    const int *work = cc_sym(h, "m_constraint_tangent_work");
+    assert_true((jac != NULL) == (sys->r > 0));
+    assert_true((tan != NULL) == (sys->r > 0));
+    assert_true((work != NULL) == (sys->r > 0));
+    if (sys->r == 0)
+        return;
+    eom_velsolver_t *vs = eom_velsolver_new(sys);
+    const tape_t *tapes[2];
+    eom_velsolver_jacobian_tapes(vs, &tapes[0], &tapes[1]);
+    size_t nv = expr_graph_nvars(sys->g);
+    size_t n0 = tape_nout(tapes[0]), n1 = tape_nout(tapes[1]);
+    size_t w0 = tape_work_size(tapes[0]), w1 = tape_work_size(tapes[1]);
+    double *o1 = calloc(n0 + n1 + 1, sizeof *o1);
+    double *o2 = calloc(n0 + n1 + 1, sizeof *o2);
+    double *d1 = calloc(n1 * K + 1, sizeof *d1);
+    double *d2 = calloc(n1 * K + 1, sizeof *d2);
+    double *w = calloc(w0 + w1 + 1, sizeof *w);
+    double *dw = calloc(w1 * K + 1, sizeof *dw);
+    double *V = calloc((size_t)*work + 1, sizeof *V);
+    double *dv = calloc(nv * K + 1, sizeof *dv);
+    for (size_t i = 0; i < nv * K; i++)
+        dv[i] = uniform(-1, 1);
+    tape_eval(tapes[0], va, o1, w);
+    jac(va, o2);
+    tape_eval_tangent(tapes[1], va, dv, K, o1 + n0, d1, w, dw);
+    tan(va, dv, K, o2 + n0, d2, V, dw);
+    for (size_t i = 0; i < n0 + n1; i++)
+        if (!same_bits(o1[i], o2[i]))
+            fail_msg("%s, state %d: constraint Jacobians, output %zu %.17g "
+                     "by nh, %.17g by C", what, pt, i, o1[i], o2[i]);
+    for (size_t i = 0; i < n1 * K; i++)
+        if (!same_bits(d1[i], d2[i]))
+            fail_msg("%s, state %d: constraint tangent %zu %.17g by nh, "
+                     "%.17g by C", what, pt, i, d1[i], d2[i]);
+    free(o1);
+    free(o2);
+    free(d1);
+    free(d2);
+    free(w);
+    free(dw);
+    free(V);
+    free(dv);
+    eom_velsolver_free(vs);
+}
+
 /* Compares the compiled text of E with the tapes at random states;
  * NUMERIC: both without the fast path (which small systems take first,
  * so that at regular states the numeric path would go unchecked). */
@@ -232,8 +290,10 @@ static void check_method(session_t *s, eom_t *e, const char *what,
             free(mw);
             /* the derivatives of the main and first tapes in three
              * random directions: as the tapes give them, bit for bit */
-            if (pt % 8 == 3)
+            if (pt % 8 == 3) {
                 check_tangents(h, e, va, what, pt);
+                check_constraints(h, sys, va, what, pt);
+            }
             ok++;
         } else {
             failed++;
@@ -763,6 +823,9 @@ static void test_session_compile(void **state)
                         (compiled == 1));
             /* linearize and eigen differentiate the compiled tapes */
             assert_true(eom_tangents_native(session_ctx(s)->eom) ==
+                        (compiled == 1));
+            /* and lyapunov the compiled constraint Jacobians */
+            assert_true((session_ctx(s)->eom->native_jac != NULL) ==
                         (compiled == 1));
             session_free(s);
             fclose(out);

@@ -760,6 +760,149 @@ static void test_c_text(void **state)
     assert_string_equal(buf, "(-HUGE_VAL)");
 }
 
+/* tape_write_c_tangent: the derivatives' C text of random tapes over
+ * every op (guards among them), compiled three ways — GCC's vectors of
+ * two directions (SSE2), of four (-mavx2, where this machine has AVX2,
+ * as nh's compile cache builds it), and one direction at a time
+ * (NH_NO_VECTORS, as another compiler builds it), each with -std=c99
+ * -Wall -Wextra -pedantic (no warning) — gives tape_eval_tangent's bits
+ * in 1 to 5 directions (so that a last group has fewer directions than
+ * lanes) at random and special points, with seeds that are often 0 or
+ * −0 (the rule d = f·da gives +0 where da is 0, whatever f is); the last
+ * tapes long enough to be written in pieces. */
+typedef void (*tape_tan_fn)(int which, const double *v, const double *dv,
+                            long k, double *o, double *dout, double *w,
+                            double *dw);
+
+static double random_seed(void)
+{
+    switch (rng() % 8) {
+    case 0:
+        return 0.0;
+    case 1:
+        return -0.0;
+    case 2:
+        return random_value();
+    default:
+        return uniform(-2, 2);
+    }
+}
+
+static void test_c_tangent_text(void **state)
+{
+    (void)state;
+    rng_state = 2236067977;
+    enum { DAGS = 24, POOL = 80, BIG = 1300, NOUT = 12, KMAX = 5 };
+    expr_graph_t *graphs[DAGS];
+    tape_t *tapes[DAGS];
+    strbuf_t text, body;
+    strbuf_init(&text);
+    strbuf_init(&body);
+    strbuf_add(&text, "#include <math.h>\n");
+    unsigned helpers = 0;
+    for (int d = 0; d < DAGS; d++) {
+        const expr_t *v[NV], *outs[NOUT];
+        expr_graph_t *g = graphs[d] = new_graph(v);
+        size_t size = d < DAGS - 1 ? POOL : BIG;
+        const expr_t **pool = malloc(size * sizeof *pool);
+        random_pool(g, v, pool, size, size == BIG);
+        size_t k = 0;
+        for (int i = 0; i < 7; i++)
+            outs[k++] = pool[size - 1 - i];
+        /* a guard: a·b/a is b where a ≠ 0 */
+        const expr_t *a = pool[rng() % size], *b = pool[rng() % size];
+        outs[k++] = expr_div(g, expr_mul(g, a, b), a);
+        outs[k++] = pool[rng() % size];
+        outs[k++] = v[rng() % NV];
+        outs[k++] = expr_num(g, -1.25);
+        outs[k++] = expr_num(g, 0.0);
+        free(pool);
+        tapes[d] = tape_compile(g, outs, NOUT, NV);
+        if (size == BIG)
+            assert_true(tape_length(tapes[d]) > 800); /* in pieces */
+        char name[32];
+        snprintf(name, sizeof name, "tan%d", d);
+        tape_write_c_tangent(tapes[d], &body, name, &helpers);
+    }
+    tape_write_c_helpers(&text, helpers);
+    strbuf_add(&text, body.data);
+    strbuf_add(&text,
+               "void tan_c(int which, const double *v, const double *dv, "
+               "long k,\n"
+               "           double *o, double *dout, double *w, double *dw);\n"
+               "void tan_c(int which, const double *v, const double *dv, "
+               "long k,\n"
+               "           double *o, double *dout, double *w, double *dw)\n"
+               "{\n    switch (which) {\n");
+    for (int d = 0; d < DAGS; d++)
+        strbuf_addf(&text,
+                    "    case %d: tan%d(v, dv, k, o, dout, w, dw); break;\n", d,
+                    d);
+    strbuf_add(&text, "    }\n}\n");
+    const char *builds[3] = {CC_LOAD_STRICT, CC_LOAD_STRICT " -DNH_NO_VECTORS",
+                             NULL};
+#if defined(__GNUC__) && defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        builds[2] = CC_LOAD_STRICT " -mavx2";
+#endif
+    size_t compared = 0;
+    for (int bi = 0; bi < 3 && builds[bi]; bi++) {
+        void *h = cc_load(text.data, builds[bi]);
+        assert_non_null(h);
+        tape_tan_fn fn;
+        *(void **)&fn = cc_sym(h, "tan_c");
+        assert_non_null(fn);
+        for (int d = 0; d < DAGS; d++) {
+            const tape_t *t = tapes[d];
+            size_t ws = tape_work_size(t) + 1;
+            double *work = calloc(ws, sizeof *work);
+            double *dwork = calloc(ws * KMAX, sizeof *dwork);
+            double *V = calloc(tape_c_tangent_values(t) + 1, sizeof *V);
+            double *dw = calloc(ws * KMAX, sizeof *dw);
+            for (int p = 0; p < 30; p++) {
+                long k = 1 + p % KMAX;
+                double vals[NV], seed[NV * KMAX];
+                double want[NOUT], dwant[NOUT * KMAX];
+                double got[NOUT], dgot[NOUT * KMAX];
+                for (int i = 0; i < NV; i++)
+                    vals[i] = rng() % 3 ? uniform(-2, 2) : random_value();
+                for (int i = 0; i < NV * k; i++)
+                    seed[i] = random_seed();
+                tape_eval_tangent(t, vals, seed, (size_t)k, want, dwant, work,
+                                  dwork);
+                fn(d, vals, seed, k, got, dgot, V, dw);
+                for (int o = 0; o < NOUT * (1 + k); o++) {
+                    double w = o < NOUT ? want[o] : dwant[o - NOUT];
+                    double c = o < NOUT ? got[o] : dgot[o - NOUT];
+                    if (memcmp(&w, &c, sizeof c) != 0 &&
+                        !(isnan(w) && isnan(c))) {
+                        print_error("build '%s', tape %d, %ld directions, "
+                                    "%s %d: C %.17g, tape %.17g\n",
+                                    builds[bi], d, k,
+                                    o < NOUT ? "output" : "derivative",
+                                    o < NOUT ? o : o - NOUT, c, w);
+                        fail();
+                    }
+                    compared++;
+                }
+            }
+            free(work);
+            free(dwork);
+            free(V);
+            free(dw);
+        }
+        cc_unload(h);
+    }
+    for (int d = 0; d < DAGS; d++) {
+        tape_free(tapes[d]);
+        expr_graph_free(graphs[d]);
+    }
+    strbuf_free(&text);
+    strbuf_free(&body);
+    assert_true(compared > 20000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -775,6 +918,7 @@ int main(void)
         cmocka_unit_test(test_tangent_vs_diff),
         cmocka_unit_test(test_tangent_kinks),
         cmocka_unit_test(test_c_text),
+        cmocka_unit_test(test_c_tangent_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,7 @@
 #include "interp/base/util.h"
 #include "interp/eom/common.h"
 #include "interp/eom/linalg.h"
+#include "interp/eom/velocity.h"
 #include "interp/expr/tape.h"
 
 /* ---- the dense algebra, as C text ---------------------------------------- */
@@ -276,6 +277,7 @@ typedef struct cgen {
     strbuf_t code;        /* the compute step */
     strbuf_t api;         /* the public functions */
     unsigned tape_helpers; /* tape_write_c's helpers */
+    eom_velsolver_t *vs;   /* the constraints' Jacobians' tapes */
     unsigned helpers;      /* H_* bits */
     size_t stack;          /* doubles kept on the stack, at most */
     bool fast_rhs;         /* nh_fast_rhs was written */
@@ -370,6 +372,35 @@ static void cgen_tangents(cgen_t *c)
                     name, which[q], tape_c_tangent_values(t[q]), name, which[q],
                     fn);
     }
+}
+
+/* The constraints' Jacobians as eom_velsolver_jacobians takes them (J and
+ * B by a tape, Cq by the derivatives of Ceff along the coordinates it
+ * reads), for lyapunov, which takes them at every evaluation of the
+ * motion, once compiled: NAME_constraint_jacobians and
+ * NAME_constraint_tangent, with the size of the latter's value array,
+ * NAME_constraint_tangent_work.  The tapes are the velsolver's own
+ * (eom_velsolver_jacobian_tapes), so the numbers are its, bit for bit. */
+static void cgen_constraints(cgen_t *c, const tape_t *tjac,
+                             const tape_t *tceff)
+{
+    const char *name = c->opt->name;
+    cgen_tape(c, tjac, "nh_tape_jac", NULL);
+    tape_write_c_tangent(tceff, &c->tapes, "nh_tan_ceff", &c->tape_helpers);
+    strbuf_add(&c->tapes, "\n");
+    strbuf_addf(&c->api,
+                "void %s_constraint_jacobians(const double *v, double *o)\n"
+                "{\n"
+                "    nh_tape_jac(v, o);\n"
+                "}\n\n"
+                "const int %s_constraint_tangent_work = %zu;\n\n"
+                "void %s_constraint_tangent(const double *v, const double *dv, "
+                "long k,\n"
+                "        double *o, double *dout, double *w, double *dw)\n"
+                "{\n"
+                "    nh_tan_ceff(v, dv, k, o, dout, w, dw);\n"
+                "}\n\n",
+                name, name, tape_c_tangent_values(tceff), name);
 }
 
 /* ---- the fast path: common.c eom_fast_compute --------------------------- */
@@ -1459,7 +1490,12 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 "_pre where the\n"
                 " *       method has a first tape: the derivatives of nh's "
                 "tapes in k\n"
-                " *       directions, for nh's linearize (its own use).\n"
+                " *       directions, for nh's linearize (its own use); "
+                "with constraints,\n"
+                " *       %s_constraint_jacobians(v, o) and "
+                "%s_constraint_tangent(...),\n"
+                " *       their Jacobians as nh's lyapunov takes them (its "
+                "own use).\n"
                 " *\n"
                 " * Compiled without floating-point contraction (-std=c99 with "
                 "GCC, or\n"
@@ -1468,7 +1504,8 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 " * bit.\n"
                 " */\n"
                 "#include <math.h>\n\n",
-                name, name, mult ? ", multipliers" : "", name, name);
+                name, name, mult ? ", multipliers" : "", name, name, name,
+                name);
     char rtol[48];
     tape_c_literal(LINALG_RTOL, rtol, sizeof rtol);
     strbuf_addf(b,
@@ -1521,6 +1558,7 @@ static void cgen_free(cgen_t *c)
     strbuf_free(&c->api);
     tape_free(c->vel);
     tape_free(c->res);
+    eom_velsolver_free(c->vs);
 }
 
 char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
@@ -1559,7 +1597,14 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
         c.vel = tape_compile(sys->g, e->vdep, e->k, e->nvars);
     const tape_t *vel = c.vel ? c.vel : e->pre;
     bool pre = e->method == EOM_MAGGI;
+    /* the constraints' Jacobians (cgen_constraints) */
+    const tape_t *tjac = NULL, *tceff = NULL;
+    if (sys->r > 0) {
+        c.vs = eom_velsolver_new(sys);
+        eom_velsolver_jacobian_tapes(c.vs, &tjac, &tceff);
+    }
     size_t len = tape_length(e->tape) + tape_length(c.res) +
+                 (tjac ? tape_length(tjac) + tape_length(tceff) : 0) +
                  (e->fast && !opt->numeric_only ? 2 * tape_length(e->fast)
                                                  : 0) +
                  (pre ? tape_length(e->pre) : 0) +
@@ -1589,6 +1634,8 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
     cgen_tape(&c, c.res, "nh_tape_res", NULL);
     cgen_tape(&c, c.mon, "nh_tape_mon", NULL);
     cgen_tangents(&c);
+    if (tjac)
+        cgen_constraints(&c, tjac, tceff);
     if (fast)
         cgen_fast(&c);
     switch (e->method) {

@@ -1091,6 +1091,7 @@ void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
     if (!values) {
         e->native_mon = NULL;
         eom_set_native_tangents(e, NULL, 0, NULL, 0);
+        eom_set_native_constraints(e, NULL, NULL, 0);
     }
     e->native_handle = handle;
     e->native_release = release;
@@ -1118,6 +1119,15 @@ void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
 bool eom_tangents_native(const eom_t *e)
 {
     return e->native_tan != NULL;
+}
+
+void eom_set_native_constraints(eom_t *e, eom_native_values_fn jacobians,
+                                eom_native_tangent_fn ceff,
+                                size_t ceff_values)
+{
+    e->native_jac = jacobians && ceff ? jacobians : NULL;
+    e->native_ceff = jacobians && ceff ? ceff : NULL;
+    e->ceff_values = jacobians && ceff ? ceff_values : 0;
 }
 
 eom_native_rhs_fn eom_native_rhs(const eom_t *e)

@@ -129,6 +129,11 @@ struct eom {
     eom_native_monitors_fn native_mon;
     eom_native_tangent_fn native_tan, native_tan_pre;
     double *t_nval, *t_pnval; /* their value arrays */
+    /* compiled constraint Jacobians (eom_set_native_constraints): the
+     * velsolver's buffers hold their values */
+    eom_native_values_fn native_jac;
+    eom_native_tangent_fn native_ceff;
+    size_t ceff_values;
     /* Native code (eom_set_native): called before compute. */
     eom_native_fn native;
     eom_native_rhs_fn native_rhs;

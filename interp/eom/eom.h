@@ -153,6 +153,17 @@ void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
                              size_t pre_values);
 bool eom_tangents_native(const eom_t *e);
 
+/* Compiled constraint Jacobians: the C text of the tapes of
+ * eom_velsolver_jacobian_tapes (cgen.c, NAME_constraint_jacobians and
+ * NAME_constraint_tangent, with the size of the latter's value array),
+ * which eom_velsolver_jacobians runs instead of them (lyapunov takes
+ * them at every evaluation of the motion): the same numbers.  Cleared
+ * with the other native functions. */
+typedef void (*eom_native_values_fn)(const double *v, double *o);
+void eom_set_native_constraints(eom_t *e, eom_native_values_fn jacobians,
+                                eom_native_tangent_fn ceff,
+                                size_t ceff_values);
+
 /* The compiled right-hand side, or NULL: for a caller that calls it
  * first itself (simulate's callback, once per evaluation) and eom_rhs
  * only when it fails, as eom_rhs would. */

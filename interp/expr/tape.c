@@ -1880,16 +1880,16 @@ void tape_write_c_frame(const tape_t *t, strbuf_t *b, const tape_c_frame_t *f,
  * derivative rule needs for every direction (two more per instruction:
  * f of the rule d = f·da, a product, ...).  The derivative pass runs the
  * rules of tape_tangent_ins on NH_LANES directions at once, as GCC's
- * vectors (two doubles: SSE2, which every x86-64 has; one direction at a
- * time with another compiler), on the tape's slots (a slot reused by the
- * instruction that reads it last is read before it is written), the
- * slots of the directions in hand at the end of V: each lane does
+ * vectors (tape_c_vector_text: four doubles with AVX2, two with SSE2,
+ * one direction at a time elsewhere), on the tape's slots (a slot reused
+ * by the instruction that reads it last is read before it is written),
+ * the slots of the directions in hand at the end of V; each lane does
  * exactly the scalar operations, so the numbers are the tapes' bit for
- * bit (the rule d = f·da where da ≠ 0, else +0, by a mask).  On the
- * bicycle's multipliers (1260 instructions, 6 directions) the pass took
- * 6.3 µs direction by direction and 4.3 µs two at a time; four at a time
- * (two SSE2 registers a value) took 8.2 µs, the values no longer fitting
- * in registers.  Both passes are straight-line code, which compilers
+ * bit.  On the bicycle's multipliers (1260 instructions, 6 directions)
+ * the tangent took 6.3 µs direction by direction, 4.3 µs two at a time
+ * (SSE2) and 3.0 µs four at a time (AVX2); four at a time in SSE2 (two
+ * registers a value) took 8.2 µs, the values no longer fitting in
+ * registers.  Both passes are straight-line code, which compilers
  * handle fast: a loop per instruction, or entries at slot·k + j, made GCC
  * take 14 s and 4.7 s on the bicycle. */
 typedef struct tape_c_tan {
@@ -2247,6 +2247,90 @@ size_t tape_c_tangent_values(const tape_t *t)
     return t->nconst + t->nin + 4 * t->len + TAPE_C_MAX_LANES * t->work;
 }
 
+/* The prelude of the derivatives' C text (TAPE_C_VECTOR_BIT): NH_LANES
+ * directions at once as GCC's vectors — four where the compiler targets
+ * AVX2 (nh's compile cache asks for it on a machine that has it,
+ * native.c), else two (SSE2, on every x86-64) — or one direction with
+ * another compiler, on another processor, or with NH_NO_VECTORS defined
+ * (test_tape's third build).  Each lane is the scalar arithmetic, bit for
+ * bit.  NH_NZ(a, x) is x where a is not 0, else +0, by the compare and
+ * the and of the SSE2 or AVX intrinsics: written with GCC's own vector
+ * compare and mask, GCC 12 turned it into a select that it then failed
+ * to compile (an internal compiler error in gimple_expand_vec_cond_expr
+ * on some of test_tape's random tapes); nh_dpow, the rule of a^b, lane
+ * by lane, out of line for the same reason.  nh_vload and nh_vstore move
+ * the N < NH_LANES directions of a last group alone. */
+static const char tape_c_vector_text[] =
+    "/* The derivatives of NH_LANES directions at once: GCC's vectors (each "
+    "lane\n"
+    " * the scalar arithmetic, bit for bit), or one direction (another "
+    "compiler,\n"
+    " * or NH_NO_VECTORS defined).  NH_NZ(a, x) is x where a is not 0, else "
+    "+0;\n"
+    " * nh_dpow the rule of a^b. */\n"
+    "#if defined(__GNUC__) && !defined(NH_NO_VECTORS) && defined(__AVX2__)\n"
+    "#include <immintrin.h>\n"
+    "#define NH_LANES 4\n"
+    "typedef double nh_vd __attribute__((vector_size(32), aligned(8)));\n"
+    "#define NH_VZERO ((nh_vd){0.0, 0.0, 0.0, 0.0})\n"
+    "#define NH_VNAN ((nh_vd){NAN, NAN, NAN, NAN})\n"
+    "#define NH_NZ(a, x) ((nh_vd)_mm256_and_pd(_mm256_cmp_pd((__m256d)(a), \\\n"
+    "    _mm256_setzero_pd(), _CMP_NEQ_UQ), (__m256d)(x)))\n"
+    "#elif defined(__GNUC__) && !defined(NH_NO_VECTORS) && defined(__SSE2__)\n"
+    "#include <emmintrin.h>\n"
+    "#define NH_LANES 2\n"
+    "typedef double nh_vd __attribute__((vector_size(16), aligned(8)));\n"
+    "#define NH_VZERO ((nh_vd){0.0, 0.0})\n"
+    "#define NH_VNAN ((nh_vd){NAN, NAN})\n"
+    "#define NH_NZ(a, x) ((nh_vd)_mm_and_pd(_mm_cmpneq_pd((__m128d)(a), \\\n"
+    "    _mm_setzero_pd()), (__m128d)(x)))\n"
+    "#endif\n"
+    "#if defined(NH_LANES)\n"
+    "__attribute__((unused))\n"
+    "static nh_vd nh_vload(const double *p, long n)\n"
+    "{\n"
+    "    nh_vd r = NH_VZERO;\n"
+    "    long l;\n"
+    "    if (n >= NH_LANES)\n"
+    "        __builtin_memcpy(&r, p, sizeof r);\n"
+    "    else\n"
+    "        for (l = 0; l < n; l++)\n"
+    "            r[l] = p[l];\n"
+    "    return r;\n"
+    "}\n"
+    "__attribute__((unused))\n"
+    "static void nh_vstore(double *p, nh_vd v, long n)\n"
+    "{\n"
+    "    long l;\n"
+    "    if (n >= NH_LANES)\n"
+    "        __builtin_memcpy(p, &v, sizeof v);\n"
+    "    else\n"
+    "        for (l = 0; l < n; l++)\n"
+    "            p[l] = v[l];\n"
+    "}\n"
+    "__attribute__((unused, noinline))\n"
+    "static nh_vd nh_dpow(nh_vd a, nh_vd b, double f, double g)\n"
+    "{\n"
+    "    nh_vd r;\n"
+    "    int l;\n"
+    "    for (l = 0; l < NH_LANES; l++)\n"
+    "        r[l] = b[l] != 0 ? (a[l] != 0 ? 0 + f * a[l] : 0) + g * b[l]\n"
+    "                         : (a[l] != 0 ? 0 + f * a[l] : 0);\n"
+    "    return r;\n"
+    "}\n"
+    "#else\n"
+    "#define NH_LANES 1\n"
+    "typedef double nh_vd;\n"
+    "#define NH_VZERO 0.0\n"
+    "#define NH_VNAN NAN\n"
+    "#define NH_NZ(a, x) ((a) == 0 ? 0 : (x))\n"
+    "#define nh_vload(p, n) (*(p))\n"
+    "#define nh_vstore(p, v, n) (*(p) = (v))\n"
+    "#define nh_dpow(a, b, f, g) \\\n"
+    "    ((b) != 0 ? ((a) != 0 ? 0 + (f) * (a) : 0) + (g) * (b) \\\n"
+    "              : ((a) != 0 ? 0 + (f) * (a) : 0))\n"
+    "#endif\n\n";
+
 void tape_write_c_helpers(strbuf_t *b, unsigned helpers)
 {
     if (helpers & TAPE_C_PIECES_BIT)
@@ -2259,64 +2343,7 @@ void tape_write_c_helpers(strbuf_t *b, unsigned helpers)
                       "#define NH_NOINLINE\n"
                       "#endif\n\n");
     if (helpers & TAPE_C_VECTOR_BIT)
-        strbuf_add(b,
-            "/* The derivatives of NH_LANES directions at once: GCC's "
-            "vectors (each lane\n"
-            " * the scalar arithmetic, bit for bit), or one direction. "
-            "NH_NZ(a, x) is x\n"
-            " * where a is not 0, else +0; nh_dpow the rule of a^b. */\n"
-            "#if defined(__GNUC__)\n"
-            "#define NH_LANES 2\n"
-            "typedef double nh_vd __attribute__((vector_size(16), "
-            "aligned(8)));\n"
-            "typedef long long nh_vl __attribute__((vector_size(16), "
-            "aligned(8)));\n"
-            "#define NH_VZERO ((nh_vd){0.0, 0.0})\n"
-            "#define NH_VNAN ((nh_vd){NAN, NAN})\n"
-            "#define NH_NZ(a, x) ((nh_vd)((nh_vl)(x) & ~(nh_vl)((a) == "
-            "0)))\n"
-            "__attribute__((unused))\n"
-            "static nh_vd nh_vload(const double *p, long n)\n"
-            "{\n"
-            "    nh_vd r = NH_VZERO;\n"
-            "    if (n >= NH_LANES)\n"
-            "        __builtin_memcpy(&r, p, sizeof r);\n"
-            "    else\n"
-            "        r[0] = p[0];\n"
-            "    return r;\n"
-            "}\n"
-            "__attribute__((unused))\n"
-            "static void nh_vstore(double *p, nh_vd v, long n)\n"
-            "{\n"
-            "    if (n >= NH_LANES)\n"
-            "        __builtin_memcpy(p, &v, sizeof v);\n"
-            "    else\n"
-            "        p[0] = v[0];\n"
-            "}\n"
-            "__attribute__((unused))\n"
-            "static nh_vd nh_dpow(nh_vd a, nh_vd b, double f, double g)\n"
-            "{\n"
-            "    nh_vd r;\n"
-            "    int l;\n"
-            "    for (l = 0; l < NH_LANES; l++)\n"
-            "        r[l] = b[l] != 0 ? (a[l] != 0 ? 0 + f * a[l] : 0) + "
-            "g * b[l]\n"
-            "                         : (a[l] != 0 ? 0 + f * a[l] : 0);\n"
-            "    return r;\n"
-            "}\n"
-            "#else\n"
-            "#define NH_LANES 1\n"
-            "typedef double nh_vd;\n"
-            "#define NH_VZERO 0.0\n"
-            "#define NH_VNAN NAN\n"
-            "#define NH_NZ(a, x) ((a) == 0 ? 0 : (x))\n"
-            "#define nh_vload(p, n) (*(p))\n"
-            "#define nh_vstore(p, v, n) (*(p) = (v))\n"
-            "#define nh_dpow(a, b, f, g) ((b) != 0 ? ((a) != 0 ? 0 + (f) * "
-            "(a) : 0) + (g) * (b) \\\n"
-            "                                   : ((a) != 0 ? 0 + (f) * (a) "
-            ": 0))\n"
-            "#endif\n\n");
+        strbuf_add(b, tape_c_vector_text);
     /* with the helpers they call, which come earlier in the list */
     for (size_t h = TAPE_NHELPERS; h-- > 0;)
         if (helpers & (1u << h))
