@@ -2253,12 +2253,15 @@ size_t tape_c_tangent_values(const tape_t *t)
  * native.c), else two (SSE2, on every x86-64) — or one direction with
  * another compiler, on another processor, or with NH_NO_VECTORS defined
  * (test_tape's third build).  Each lane is the scalar arithmetic, bit for
- * bit.  NH_NZ(a, x) is x where a is not 0, else +0, by the compare and
- * the and of the SSE2 or AVX intrinsics: written with GCC's own vector
- * compare and mask, GCC 12 turned it into a select that it then failed
- * to compile (an internal compiler error in gimple_expand_vec_cond_expr
- * on some of test_tape's random tapes); nh_dpow, the rule of a^b, lane
- * by lane, out of line for the same reason.  nh_vload and nh_vstore move
+ * bit.  NH_NZ(a, x) is x where a is not 0, else +0: the compare of
+ * SSE2 or AVX (unordered or not equal, 4: a NaN is not 0), as the
+ * compilers' builtin that their own <emmintrin.h> and <immintrin.h> call
+ * (so the file still includes <math.h> alone, §8.1), and an and.  Written
+ * with GCC's vector compare (a == 0), GCC 12 made the mask a select that
+ * it then failed to compile (an internal compiler error in
+ * gimple_expand_vec_cond_expr on some of test_tape's random tapes);
+ * nh_dpow, the rule of a^b, lane by lane, is out of line for the same
+ * reason.  nh_vload and nh_vstore move
  * the N < NH_LANES directions of a last group alone. */
 static const char tape_c_vector_text[] =
     "/* The derivatives of NH_LANES directions at once: GCC's vectors (each "
@@ -2269,21 +2272,21 @@ static const char tape_c_vector_text[] =
     "+0;\n"
     " * nh_dpow the rule of a^b. */\n"
     "#if defined(__GNUC__) && !defined(NH_NO_VECTORS) && defined(__AVX2__)\n"
-    "#include <immintrin.h>\n"
     "#define NH_LANES 4\n"
     "typedef double nh_vd __attribute__((vector_size(32), aligned(8)));\n"
+    "typedef long long nh_vl __attribute__((vector_size(32), aligned(8)));\n"
     "#define NH_VZERO ((nh_vd){0.0, 0.0, 0.0, 0.0})\n"
     "#define NH_VNAN ((nh_vd){NAN, NAN, NAN, NAN})\n"
-    "#define NH_NZ(a, x) ((nh_vd)_mm256_and_pd(_mm256_cmp_pd((__m256d)(a), \\\n"
-    "    _mm256_setzero_pd(), _CMP_NEQ_UQ), (__m256d)(x)))\n"
+    "#define NH_NZ(a, x) \\\n"
+    "    ((nh_vd)((nh_vl)__builtin_ia32_cmppd256((a), NH_VZERO, 4) & (nh_vl)(x)))\n"
     "#elif defined(__GNUC__) && !defined(NH_NO_VECTORS) && defined(__SSE2__)\n"
-    "#include <emmintrin.h>\n"
     "#define NH_LANES 2\n"
     "typedef double nh_vd __attribute__((vector_size(16), aligned(8)));\n"
+    "typedef long long nh_vl __attribute__((vector_size(16), aligned(8)));\n"
     "#define NH_VZERO ((nh_vd){0.0, 0.0})\n"
     "#define NH_VNAN ((nh_vd){NAN, NAN})\n"
-    "#define NH_NZ(a, x) ((nh_vd)_mm_and_pd(_mm_cmpneq_pd((__m128d)(a), \\\n"
-    "    _mm_setzero_pd()), (__m128d)(x)))\n"
+    "#define NH_NZ(a, x) \\\n"
+    "    ((nh_vd)((nh_vl)__builtin_ia32_cmpneqpd((a), NH_VZERO) & (nh_vl)(x)))\n"
     "#endif\n"
     "#if defined(NH_LANES)\n"
     "__attribute__((unused))\n"
