@@ -1603,17 +1603,23 @@ static double timed_run(prepared_t *p, double t_end, double step,
     return best;
 }
 
-/* Seconds of TEXT run in P's session from its `initial` (best of 3). */
+/* CPU seconds of TEXT run in P's session from its `initial` (best of
+ * 3).  CPU time, not the wall clock: on the shared development machine
+ * (2 cores, a load of 10) the wall clock of `lyapunov to 100` was 2–4
+ * times its CPU time and that of `simulate to 100` (16 ms, within a
+ * time slice) 1.5–6 times, so that the same build gave ratios from 25
+ * to 132; in CPU time 36.3, 36.6, 37.2 (one thread: the process's CPU
+ * time is the statement's). */
 static double timed_statement(prepared_t *p, const char *text)
 {
     char *full = concat3("reset\n", text, "\n");
     double best = INFINITY;
     for (int k = 0; k < (quick ? 1 : 3); k++) {
-        double t0 = now();
+        double t0 = cpu_now();
         if (session_run_text(p->s, "<bench>", full, strlen(full), false) !=
             RUN_OK)
             fprintf(stderr, "bench: '%s' failed\n", text);
-        best = fmin(best, now() - t0);
+        best = fmin(best, cpu_now() - t0);
     }
     free(full);
     return best;
