@@ -17,8 +17,14 @@
  *             (run/native.c: the generated C compiled by cc, loaded),
  *             against the same references; the time to the first
  *             compiled run (generate, compile, load, one rhs) with an
- *             empty compile cache and with a warm one, on the sphere,
- *             the N-trailer and the bicycle (examples/bicycle.nh).
+ *             empty compile cache and with a warm one, and to the first
+ *             compiled derivatives (the equations and the derivatives
+ *             compiled side by side, one eom_tangent: a first
+ *             `linearize`), on the sphere, the 16- and 64-trailers and
+ *             the bicycle (examples/bicycle_model.nh); cold against a
+ *             compile of bench/ref_sphere.c in the same run (targets: the
+ *             bicycle under 1 s, the 64-trailer under 15 s), warm
+ *             against cold.
  *   bicycle   the benchmark bicycle (examples/bicycle_model.nh) by
  *             multipliers, second_kind and maggi: text -> tapes (SymPy's
  *             KanesMethod derivation beside it), one right-hand side on
@@ -39,7 +45,11 @@
  *             (bench/sympy_bicycle.py), with a time limit.  The implicit
  *             integrators on a stiff model (a pendulum on a stiff spring):
  *             steps and time with the exact Jacobian against central
- *             differences (sim_options_t.jacobian_differences).
+ *             differences (sim_options_t.jacobian_differences).  Steady
+ *             motions: `steady` of a bicycle turn (target: under 5 ms)
+ *             against one linearize, and a `follow` of its family of at
+ *             least 200 points with `eigen` at each (target: under 1 s)
+ *             against the same follow without eigen.
  *   motion    the bicycle's events (`until`, `sample at`: the work they
  *             add, in steps) and `lyapunov to 100` against `simulate to
  *             100`, on the tapes and compiled (issue 26).
@@ -58,18 +68,20 @@
  * It reads the prepared equations of a session (context.h,
  * common.h): a white-box tool of the build tree, not a module.
  *
- * Usage: bench [-q] [-S | -D | -R | -B | -P | -M] [-s SRCDIR] [MODELS_DIR]
- * (-P: the v3 rows alone: shards under GNU parallel, integrator dla; -S:
- * the scaling table alone; -D: the declaration rows alone; -R: the
- * sphere's right-hand sides and runs alone, on the tapes and compiled;
- * -B: the bicycle's rows alone, with SymPy's unless -q; -M: the events'
- * and lyapunov's rows alone), where
+ * Usage: bench [-q] [-S | -D | -R | -B | -C | -P | -M | -T] [-s SRCDIR]
+ * [MODELS_DIR] (-P: the v3 rows alone: shards under GNU parallel,
+ * integrator dla; -S: the scaling table alone; -D: the declaration rows
+ * alone; -R: the sphere's right-hand sides and runs alone, on the tapes
+ * and compiled; -B: the bicycle's rows alone, with SymPy's unless -q; -C:
+ * the compile times alone; -M: the events' and lyapunov's rows alone; -T:
+ * the stability rows alone, steady and follow included), where
  * MODELS_DIR holds
  * ntrailer-N.nh (N = 1, 2, 4, ..., 64; no scaling table without it),
  * SRCDIR is where bench/sympy_sphere.py is (default .), and -q shortens
  * the runs (a smoke test).
  * Exit status 0 when every target passes, 1 otherwise.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -157,6 +169,8 @@ static bool only_scaling; /* -S: the N-trailer table alone */
 static bool only_declarations; /* -D: the declaration rows alone */
 static bool only_sphere; /* -R: the sphere's rhs and simulate rows alone */
 static bool only_bicycle; /* -B: the bicycle's rows alone */
+static bool only_compile; /* -C: the compile-time rows alone */
+static bool only_stability; /* -T: the stability rows alone */
 static bool only_scale; /* -P: the v3 rows alone (shards, dla) */
 static bool only_motion;  /* -M: the events' and lyapunov's rows alone */
 
@@ -362,7 +376,9 @@ static int cache_count;
 static void cache_fresh(void)
 {
     char dir[128];
-    snprintf(dir, sizeof dir, "%s/%d", cache_root, cache_count++);
+    /* the process in the name: each section runs in a child (section()) */
+    snprintf(dir, sizeof dir, "%s/%ld-%d", cache_root, (long)getpid(),
+             cache_count++);
     mkdir(dir, 0700);
     setenv("XDG_CACHE_HOME", dir, 1);
 }
@@ -379,49 +395,139 @@ static bool compile_prepared(prepared_t *p, native_info_t *info)
 }
 
 /* Seconds to the first compiled rhs of MODEL + STATE with METHOD: prepare
- * (not timed), generate, compile or find in the cache, load, one rhs. */
+ * (not timed), generate, compile or find in the cache, load, one rhs;
+ * with TANGENTS the first compiled derivatives instead (the equations
+ * and the derivatives, compiled side by side, and one eom_tangent in
+ * the state's directions: a first `linearize`). */
+static double children_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+/* ... *CPU: the compilers' CPU seconds (what the compile takes on idle
+ * cores, one each). */
 static double first_compiled_run(const char *model, const char *state,
-                                 const char *method, FILE *sink,
-                                 bool *cached)
+                                 const char *method, bool tangents,
+                                 FILE *sink, bool *cached, double *cpu)
 {
     prepared_t p = prepare(model, state, method, sink);
     native_info_t info;
-    double t0 = now();
-    bool ok = compile_prepared(&p, &info);
-    size_t ns = eom_state_size(p.e);
+    size_t ns = eom_state_size(p.e), nv = expr_graph_nvars(p.sys->g);
     double *y = calloc(ns, sizeof *y), *dy = calloc(ns, sizeof *dy);
+    double *dv = calloc(nv * ns + 1, sizeof *dv);
     const uint32_t *sv = eom_state_vars(p.e);
-    for (size_t i = 0; i < ns; i++)
+    for (size_t i = 0; i < ns; i++) {
         y[i] = p.vars[sv[i]];
+        dv[(size_t)sv[i] * ns + i] = 1;
+    }
     diag_t err = {0};
-    eom_rhs(p.e, 0.0, y, dy, p.vars, &err);
+    double c0 = children_cpu(), t0 = now();
+    bool ok;
+    if (tangents) {
+        int rc = native_attach_tangents(p.e, "bench", NULL, &info, &err);
+        if (rc != 0)
+            fprintf(stderr, "bench: %s\n", rc > 0 ? "no C compiler" : err.msg);
+        ok = rc == 0 && eom_tangents_native(p.e) &&
+             eom_tangent(p.e, p.vars, dv, ns, &err) == 0;
+    } else {
+        ok = compile_prepared(&p, &info);
+        eom_rhs(p.e, 0.0, y, dy, p.vars, &err);
+    }
     double dt = now() - t0;
-    *cached = info.cached;
+    *cpu = children_cpu() - c0;
+    *cached = tangents ? info.cached && info.tangents_cached : info.cached;
     free(y);
     free(dy);
+    free(dv);
     prepared_free(&p);
     return ok ? dt : -1;
 }
 
-/* The time-to-first-run rows of one model: cold and warm. */
+/* The reference of the compile-time rows, measured in the same run: the
+ * median of three compiles of the hand-written sphere (bench/ref_sphere.c,
+ * 150 lines of C) by the compile cache's compiler with its flags, which
+ * is what a compiler run costs on this machine at this moment; *CPU its
+ * CPU seconds. */
+static double reference_compile(const char *srcdir, double *cpu)
+{
+    char cc[4096];
+    *cpu = -1;
+    if (!native_compiler(cc, sizeof cc))
+        return -1;
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -std=c99 -O2 -fno-tree-slp-vectorize -ffp-contract=off "
+             "-fPIC -shared -I'%s' -o %s/ref.so '%s/bench/ref_sphere.c' -lm",
+             cc, srcdir, cache_root, srcdir);
+    double t[3], c[3];
+    for (int k = 0; k < 3; k++) {
+        double c0 = children_cpu(), t0 = now();
+        if (system(cmd) != 0)
+            return -1;
+        t[k] = now() - t0;
+        c[k] = children_cpu() - c0;
+    }
+    *cpu = c[0] + c[1] + c[2] - fmin(c[0], fmin(c[1], c[2])) -
+           fmax(c[0], fmax(c[1], c[2]));
+    double lo = fmin(t[0], fmin(t[1], t[2]));
+    double hi = fmax(t[0], fmax(t[1], t[2]));
+    return t[0] + t[1] + t[2] - lo - hi;
+}
+
+/* The time-to-first-run rows of one model: cold against the reference
+ * compile (measured just before), warm against cold, and the first
+ * compiled derivatives (equations and derivatives side by side, cold)
+ * against the reference; LIMIT (seconds, 0: none) for the cold rows'
+ * wall-clock time, which a busy machine stretches: the compilers' CPU
+ * seconds beside them say what idle cores would take. */
 static void first_run_rows(const char *what, const char *model,
                            const char *state, const char *method, FILE *sink,
-                           const char *target, double limit)
+                           const char *target, double limit,
+                           const char *srcdir)
 {
     char b1[32], b2[32], label[96];
     bool cached;
+    double ref_cpu, cpu, lin_cpu, unused;
+    double ref = reference_compile(srcdir, &ref_cpu);
     cache_fresh();
-    double cold = first_compiled_run(model, state, method, sink, &cached);
+    double cold = first_compiled_run(model, state, method, false, sink,
+                                     &cached, &cpu);
     bool cold_ok = cold >= 0 && !cached;
-    double warm = first_compiled_run(model, state, method, sink, &cached);
+    double warm = first_compiled_run(model, state, method, false, sink,
+                                     &cached, &unused);
     bool warm_ok = warm >= 0 && cached;
+    /* with the derivatives, from an empty cache */
+    cache_fresh();
+    double lin = first_compiled_run(model, state, method, true, sink,
+                                    &cached, &lin_cpu);
+    bool lin_ok = lin >= 0 && !cached;
     snprintf(label, sizeof label, "first compiled run, %s (cold)", what);
-    row(label, cold_ok ? fmt_time(cold, b1, sizeof b1) : "failed", "-", -1,
-        target, cold_ok && (limit <= 0 || cold < limit));
+    row(label, cold_ok ? fmt_time(cold, b1, sizeof b1) : "failed",
+        ref > 0 ? fmt_time(ref, b2, sizeof b2) : "-",
+        cold_ok && ref > 0 ? cold / ref : -1, target,
+        cold_ok && (limit <= 0 || cold < limit));
+    snprintf(label, sizeof label, "  compiler CPU");
+    row(label, cold_ok ? fmt_time(cpu, b1, sizeof b1) : "-",
+        ref_cpu > 0 ? fmt_time(ref_cpu, b2, sizeof b2) : "-",
+        cold_ok && ref_cpu > 0 ? cpu / ref_cpu : -1, "(report)", true);
     snprintf(label, sizeof label, "first compiled run, %s (warm)", what);
-    row(label, warm_ok ? fmt_time(warm, b2, sizeof b2) : "failed", "-", -1,
-        "(cache hit)", warm_ok);
+    row(label, warm_ok ? fmt_time(warm, b1, sizeof b1) : "failed",
+        cold_ok ? fmt_time(cold, b2, sizeof b2) : "-",
+        warm_ok && cold_ok ? warm / cold : -1, "(cache hit)", warm_ok);
+    snprintf(label, sizeof label, "first compiled linearize, %s", what);
+    row(label, lin_ok ? fmt_time(lin, b1, sizeof b1) : "failed",
+        ref > 0 ? fmt_time(ref, b2, sizeof b2) : "-",
+        lin_ok && ref > 0 ? lin / ref : -1, target,
+        lin_ok && (limit <= 0 || lin < limit));
+    snprintf(label, sizeof label, "  compiler CPU (two side by side)");
+    row(label, lin_ok ? fmt_time(lin_cpu, b1, sizeof b1) : "-",
+        ref_cpu > 0 ? fmt_time(ref_cpu, b2, sizeof b2) : "-",
+        lin_ok && ref_cpu > 0 ? lin_cpu / ref_cpu : -1, "(report)", true);
 }
+
 
 /* ---- simulate ---------------------------------------------------------------- */
 
@@ -606,6 +712,31 @@ static void stability_rows(const char *srcdir, FILE *sink)
              tr / t);
     row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
         t / tr, "<= 0.556", t / tr <= 1 / 1.8);
+
+    /* steady motions (LANGUAGE.md §7.3): a steady turn solved from
+     * guesses, against one linearize (a Newton step costs about one) */
+    stmt_ctx_t st = {s, "steady phi = 0.1, delta ~ 0.05, thR' ~ -20\n"};
+    measure(stmt_work, &st, stmt_work, &lin, &t, &tr);
+    row("steady bicycle turn (lean 0.1, 2 unknowns)",
+        fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2), t / tr,
+        "< 5 ms", t < 5e-3);
+    /* a follow of the handlebar-forward family with eigen at each point,
+     * against the same follow without it; its points counted once */
+    static const char fol[] =
+        "follow phi from 0.01 to 0.4 step 0.002: steady delta ~ 0.003, "
+        "thR' ~ -20%s\n";
+    char ftext[256], ftext0[256];
+    snprintf(ftext, sizeof ftext, fol, "; eigen phi, delta, phi', delta', "
+                                       "thR'");
+    snprintf(ftext0, sizeof ftext0, fol, "");
+    stmt_ctx_t fo = {s, ftext}, fo0 = {s, ftext0};
+    stmt_work(&fo, 1);
+    size_t npoints = session_ctx(s)->family.rows.nrows;
+    measure(stmt_work, &fo, stmt_work, &fo0, &t, &tr);
+    snprintf(what, sizeof what, "follow bicycle family, %zu points + eigen",
+             npoints);
+    row(what, fmt_time(t, b1, sizeof b1), fmt_time(tr, b2, sizeof b2),
+        t / tr, "< 1 s", t < 1.0 && npoints >= 200);
     session_free(s);
 
     /* SymPy's own linearization of the same bicycle */
@@ -1025,11 +1156,28 @@ static void engine_rows(void)
 static double loglog_slope(const double *x, const double *y, size_t n);
 
 /* A script of N declarations of one KIND, one per line: `param pI = I`,
- * `let lI = a*x + I` (after `coord x` and `param a = 1`), `coord qI`. */
+ * `let lI = a*x + I` (after `coord x` and `param a = 1`), `coord qI`;
+ * or N bodies, each on its own frame of one chain (issue 31: `frame FI
+ * from FI-1 about x by q` and `about y by r` in turn, then `body BI mass
+ * 1 at FI.x frame FI inertia [1, 2, 3]`). */
 static char *declarations_text(const char *kind, size_t n)
 {
-    size_t cap = 64 + 32 * n, len = 0;
+    size_t cap = 64 + 128 * n, len = 0;
     char *s = malloc(cap);
+    if (strcmp(kind, "body") == 0) {
+        len += (size_t)snprintf(s, cap, "coord q, r\nframe N\n"
+                                        "frame F0 from N about z by q\n");
+        for (size_t i = 1; i < n; i++)
+            len += (size_t)snprintf(s + len, cap - len,
+                                    "frame F%zu from F%zu about %s\n", i,
+                                    i - 1, i % 2 ? "y by r" : "x by q");
+        for (size_t i = 0; i < n; i++)
+            len += (size_t)snprintf(s + len, cap - len,
+                                    "body B%zu mass 1 at F%zu.x frame F%zu "
+                                    "inertia [1, 2, 3]\n",
+                                    i, i, i);
+        return s;
+    }
     if (strcmp(kind, "let") == 0)
         len += (size_t)snprintf(s, cap, "coord x\nparam a = 1\n");
     for (size_t i = 0; i < n; i++)
@@ -1121,13 +1269,22 @@ static double parse_time(const char *text, int reps)
  * N = top/8 … top, one statement each; the time for the largest N against
  * parsing the same text, and the growth exponent over the four.  Targets:
  * 10^5 parameters or lets in under 2 s, coordinates up to their limit
- * (SESSION_MAX_COORDS), and growth N^k with k <= 1.15. */
+ * (SESSION_MAX_COORDS), and growth N^k with k <= 1.15; bodies on a chain
+ * of frames (500 … 4000, issue 31: 1000 took 2.3 s, 4000 51 s, k = 2.2)
+ * in under 2 s and k <= 1.5: the graph they make grows as N exactly
+ * (test_bodies counts it) and their instructions as N^1.03 (callgrind,
+ * the order of the terms being O(log N) a node), but a graph of 10^6
+ * nodes outgrows the caches, and the CPU time grew as N^1.22–1.36. */
 static void declaration_rows(FILE *sink)
 {
     static const struct {
-        const char *kind;
+        const char *kind, *plural;
         size_t top;
-    } kinds[] = {{"param", 100000}, {"let", 100000}, {"coord", 1000}};
+        double k, seconds;
+    } kinds[] = {{"param", "params", 100000, 1.15, 2.0},
+                 {"let", "lets", 100000, 1.15, 2.0},
+                 {"coord", "coords", 1000, 1.15, 2.0},
+                 {"body", "bodies", 4000, 1.5, 2.0}};
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
         size_t top = quick ? kinds[k].top / 10 : kinds[k].top;
         int reps = quick ? 1 : 3;
@@ -1144,11 +1301,14 @@ static void declaration_rows(FILE *sink)
         }
         double kexp = loglog_slope(x, y, 4);
         char what[80], b1[32], b2[32];
-        snprintf(what, sizeof what, "declare %zu %ss (growth N^%.2f)", top,
-                 kinds[k].kind, kexp);
+        char target[32];
+        snprintf(what, sizeof what, "declare %zu %s (growth N^%.2f)", top,
+                 kinds[k].plural, kexp);
+        snprintf(target, sizeof target, "<%.0fs, k<=%.2f", kinds[k].seconds,
+                 kinds[k].k);
         row(what, fmt_time(y[3], b1, sizeof b1),
-            fmt_time(tparse, b2, sizeof b2), y[3] / tparse,
-            "<2s, k<=1.15", y[3] < 2.0 && kexp <= 1.15);
+            fmt_time(tparse, b2, sizeof b2), y[3] / tparse, target,
+            y[3] < kinds[k].seconds && kexp <= kinds[k].k);
     }
 }
 
@@ -1692,6 +1852,222 @@ static void motion_rows(const char *srcdir, FILE *sink)
 
 /* ---- main -------------------------------------------------------------------- */
 
+/* ---- the sections of the table -------------------------------------------- */
+
+/* What the sections of a whole run share. */
+typedef struct bench_args {
+    const char *srcdir, *dir;
+    FILE *sink;
+    bool have_sympy;
+    double sy_derive, sy_rhs;
+} bench_args_t;
+
+/* The models directory of the scaling sections (they get the family). */
+static const char *scaling_dir;
+
+/* Runs FN(ARG), a part of the table, in a child process: when it cannot
+ * finish — a model that does not run (the exit(2)s above), a crash — its
+ * rows so far stay, a FAIL row says which part stopped and how, and the
+ * rest of the table still comes (issue 24: a failure is a FAIL row and a
+ * non-zero status, never a silent end).  Its failed targets count. */
+static void section(const char *name, void (*fn)(void *), void *arg)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) { /* no child: run it here */
+        fn(arg);
+        return;
+    }
+    if (pid == 0) {
+        failures = 0;
+        fn(arg);
+        fflush(stdout);
+        _exit(failures ? 1 : 0);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 1) { /* its FAIL rows say */
+        failures++;
+        return;
+    }
+    char what[96], why[64];
+    snprintf(what, sizeof what, "%s: did not finish", name);
+    if (WIFSIGNALED(st))
+        snprintf(why, sizeof why, "signal %d", WTERMSIG(st));
+    else
+        snprintf(why, sizeof why, "exit %d", WIFEXITED(st) ? WEXITSTATUS(st)
+                                                          : -1);
+    row(what, why, "-", -1, "finishes", false);
+}
+
+static void derive_section(void *p)
+{
+    bench_args_t *a = p;
+    char b1[32], b2[32];
+    static const char *dmeth[] = {"voronec", "naive", "multipliers",
+                                  "second_kind", "maggi", "gibbs_appell"};
+    for (size_t k = 0; k < sizeof dmeth / sizeof *dmeth; k++) {
+        char eq[64];
+        snprintf(eq, sizeof eq, "equations %s\n", dmeth[k]);
+        char *text = concat3(sphere_model, "", eq);
+        derive_ctx_t dc = {text, a->sink};
+        double t, unused;
+        measure(derive_work, &dc, NULL, NULL, &t, &unused);
+        char what[64];
+        snprintf(what, sizeof what, "derive %s", dmeth[k]);
+        double ratio = a->have_sympy ? t / a->sy_derive : -1;
+        row(what, fmt_time(t, b1, sizeof b1),
+            a->have_sympy ? fmt_time(a->sy_derive, b2, sizeof b2) : "-", ratio,
+            a->have_sympy ? "<1ms, <0.01" : "< 1 ms",
+            t < 1e-3 && (!a->have_sympy || ratio < 0.01));
+        free(text);
+    }
+    rhs_rows(a->sink, false);
+    if (a->have_sympy)
+        row("rhs multipliers, SymPy lambdified",
+            fmt_time(a->sy_rhs, b1, sizeof b1), "-", -1, "(peer)", true);
+}
+
+/* compiled right-hand sides (set compile = on) */
+static void compiled_section(void *p)
+{
+    bench_args_t *a = p;
+    cache_fresh();
+    rhs_rows(a->sink, true);
+}
+
+/* simulate to 100 */
+static void simulate_section(void *p)
+{
+    bench_args_t *a = p;
+    sim_rows(a->sink, false);
+    sim_rows(a->sink, true);
+}
+
+/* time to the first compiled run */
+/* The compile-time rows (set compile = on, LANGUAGE.md §8.1): the
+ * sphere, the 16- and 64-trailers (N-trailer files in DIR, when given)
+ * and the bicycle (examples/bicycle_model.nh). */
+static void compile_rows(const char *dir, const char *srcdir, FILE *sink)
+{
+    first_run_rows("sphere voronec", sphere_model, sphere_state, "voronec",
+                   sink, "(report)", 0, srcdir);
+    if (dir) {
+        for (int n = 16; n <= 64; n *= 4) {
+            char path[512], what[64];
+            snprintf(path, sizeof path, "%s/ntrailer-%d.nh", dir, n);
+            char *file = read_file(path);
+            if (!file)
+                continue;
+            snprintf(what, sizeof what, "%d-trailer multipliers", n);
+            first_run_rows(what, file, "", "multipliers", sink,
+                           n == 64 ? "< 15 s" : "(report)", n == 64 ? 15 : 0,
+                           srcdir);
+            free(file);
+        }
+    }
+    /* The benchmark bicycle (Meijaard et al.): its model file, read here
+     * (examples/bicycle.nh loads it by a path relative to itself, which
+     * the bench's text does not have), at the example's state. */
+    char *model = bicycle_text(srcdir);
+    if (model) {
+        first_run_rows("bicycle multipliers", model, bicycle_state,
+                       "multipliers", sink, "< 1 s", 1, srcdir);
+        free(model);
+    } else {
+        row("first compiled run, bicycle: no examples/bicycle_model.nh", "-",
+            "-", -1, "(report)", false);
+    }
+}
+
+static void first_run_section(void *p)
+{
+    bench_args_t *a = p;
+    compile_rows(a->dir, a->srcdir, a->sink);
+}
+
+static void show_section(void *p)
+{
+    bench_args_t *a = p;
+    show_rows(a->srcdir, a->sink);
+}
+
+/* memory: steps per unit of time from a short run, then 1e5 and 1e6 */
+static void memory_section(void *p)
+{
+    (void)p;
+    size_t steps;
+    long r0 = child_rss(100, 1, &steps);
+    double rate = steps > 0 ? (double)steps / 100 : 17.35;
+    size_t s1 = 0, s2 = 0;
+    double T1 = 1e5 / rate, T2 = 1e6 / rate;
+    long r1 = child_rss(T1, T1 / 100, &s1);
+    long r2 = child_rss(T2, T2 / 1000, &s2);
+    char v[32], rf[32], what[80];
+    snprintf(what, sizeof what, "max RSS, %zu vs %zu steps", s2, s1);
+    snprintf(v, sizeof v, "%ld KiB", r2);
+    snprintf(rf, sizeof rf, "%ld KiB", r1);
+    row(what, v, rf, r1 > 0 ? (double)r2 / (double)r1 : -1, "<= 1.10",
+        r0 > 0 && r1 > 0 && r2 > 0 && (double)r2 <= 1.10 * (double)r1);
+}
+
+static void engine_section(void *p)
+{
+    (void)p;
+    engine_rows();
+}
+
+static void stability_section(void *p)
+{
+    bench_args_t *a = p;
+    stability_rows(a->srcdir, a->sink);
+}
+
+/* shards under GNU parallel (issue 30) */
+static void shard_section(void *p)
+{
+    bench_args_t *a = p;
+    shard_rows(a->srcdir);
+}
+
+/* the structure-preserving integrator (issue 27) */
+static void dla_section(void *p)
+{
+    bench_args_t *a = p;
+    dla_rows(a->sink);
+}
+
+/* events and Lyapunov exponents (issue 26) */
+static void motion_section(void *p)
+{
+    bench_args_t *a = p;
+    motion_rows(a->srcdir, a->sink);
+}
+
+static void bicycle_section(void *p)
+{
+    bench_args_t *a = p;
+    bicycle_rows(a->srcdir, a->have_sympy, a->sink);
+}
+
+static void declaration_section(void *p)
+{
+    bench_args_t *a = p;
+    declaration_rows(a->sink);
+}
+
+static void scaling_section(void *p)
+{
+    FILE *sink = fopen("/dev/null", "w");
+    scaling(scaling_dir, sink, p);
+    if (sink)
+        fclose(sink);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *srcdir = ".";
@@ -1707,6 +2083,10 @@ int main(int argc, char **argv)
             only_sphere = true;
         else if (strcmp(argv[i], "-B") == 0)
             only_bicycle = true;
+        else if (strcmp(argv[i], "-C") == 0)
+            only_compile = true;
+        else if (strcmp(argv[i], "-T") == 0)
+            only_stability = true;
         else if (strcmp(argv[i], "-P") == 0)
             only_scale = true;
         else if (strcmp(argv[i], "-M") == 0)
@@ -1743,7 +2123,13 @@ int main(int argc, char **argv)
         fclose(sink);
         return failures ? 1 : 0;
     }
-    if (only_sphere || only_bicycle) {
+    if (only_stability) {
+        row_head();
+        stability_rows(srcdir, sink);
+        fclose(sink);
+        return failures ? 1 : 0;
+    }
+    if (only_sphere || only_bicycle || only_compile) {
         row_head();
         snprintf(cache_root, sizeof cache_root, "/tmp/nh-bench-XXXXXX");
         if (!mkdtemp(cache_root)) {
@@ -1757,6 +2143,8 @@ int main(int argc, char **argv)
             sim_rows(sink, false);
             sim_rows(sink, true);
         }
+        if (only_compile)
+            compile_rows(dir, srcdir, sink);
         if (only_bicycle) /* with SymPy's rows unless -q */
             bicycle_rows(srcdir, true, sink);
         char cmd[128];
@@ -1766,130 +2154,42 @@ int main(int argc, char **argv)
         fclose(sink);
         return failures ? 1 : 0;
     }
-    char b1[32], b2[32];
     printf("nh benchmark: the rolling sphere (LANGUAGE.md §11), "
            "medians of alternating batches\n\n");
     row_head();
-
-    /* derivation */
-    double sy_derive = -1, sy_rhs = -1;
-    bool have_sympy = sympy_peer(srcdir, &sy_derive, &sy_rhs);
-    static const char *dmeth[] = {"voronec", "naive", "multipliers",
-                                  "second_kind", "maggi", "gibbs_appell"};
-    for (size_t k = 0; k < sizeof dmeth / sizeof *dmeth; k++) {
-        char eq[64];
-        snprintf(eq, sizeof eq, "equations %s\n", dmeth[k]);
-        char *text = concat3(sphere_model, "", eq);
-        derive_ctx_t dc = {text, sink};
-        double t, unused;
-        measure(derive_work, &dc, NULL, NULL, &t, &unused);
-        char what[64];
-        snprintf(what, sizeof what, "derive %s", dmeth[k]);
-        double ratio = have_sympy ? t / sy_derive : -1;
-        row(what, fmt_time(t, b1, sizeof b1),
-            have_sympy ? fmt_time(sy_derive, b2, sizeof b2) : "-", ratio,
-            have_sympy ? "<1ms, <0.01" : "< 1 ms",
-            t < 1e-3 && (!have_sympy || ratio < 0.01));
-        free(text);
-    }
-
-    rhs_rows(sink, false);
-    if (have_sympy) {
-        row("rhs multipliers, SymPy lambdified", fmt_time(sy_rhs, b1, sizeof b1),
-            "-", -1, "(peer)", true);
-    }
-
-    /* compiled right-hand sides (set compile = on) */
+    bench_args_t a = {srcdir, dir, sink, false, -1, -1};
+    scaling_dir = dir;
+    a.have_sympy = sympy_peer(srcdir, &a.sy_derive, &a.sy_rhs);
     snprintf(cache_root, sizeof cache_root, "/tmp/nh-bench-XXXXXX");
     if (!mkdtemp(cache_root)) {
         fprintf(stderr, "bench: no temporary folder\n");
         return 2;
     }
-    cache_fresh();
-    rhs_rows(sink, true);
-
-    /* simulate to 100 */
-    sim_rows(sink, false);
-    sim_rows(sink, true);
-
-    /* time to the first compiled run */
-    first_run_rows("sphere voronec", sphere_model, sphere_state, "voronec",
-                   sink, "(report)", 0);
-    if (dir) {
-        for (int n = 16; n <= 64; n *= 4) {
-            char path[512], what[64];
-            snprintf(path, sizeof path, "%s/ntrailer-%d.nh", dir, n);
-            char *file = read_file(path);
-            if (!file)
-                continue;
-            snprintf(what, sizeof what, "%d-trailer multipliers", n);
-            first_run_rows(what, file, "", "multipliers", sink, "(report)", 0);
-            free(file);
-        }
-    }
-    {
-        /* The benchmark bicycle (Meijaard et al.) comes with the bodies
-         * issue as examples/bicycle.nh: its rows run once it is there. */
-        char path[512];
-        snprintf(path, sizeof path, "%s/examples/bicycle.nh", srcdir);
-        char *file = read_file(path);
-        if (file) {
-            first_run_rows("bicycle", file, "", "multipliers", sink,
-                           "(report)", 0);
-            free(file);
-        } else {
-            row("first compiled run, bicycle", "-", "-", -1,
-                "(no example)", true);
-        }
-    }
+    section("derive and rhs", derive_section, &a);
+    section("compiled rhs", compiled_section, &a);
+    section("simulate", simulate_section, &a);
+    section("first compiled run", first_run_section, &a);
     {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf %s", cache_root);
         if (system(cmd) != 0)
             fprintf(stderr, "bench: could not remove %s\n", cache_root);
     }
-
-    show_rows(srcdir, sink);
-
-    /* memory: steps per unit of time from a short run, then 1e5 and 1e6 */
-    if (!quick) {
-        size_t steps;
-        long r0 = child_rss(100, 1, &steps);
-        double rate = steps > 0 ? (double)steps / 100 : 17.35;
-        size_t s1 = 0, s2 = 0;
-        double T1 = 1e5 / rate, T2 = 1e6 / rate;
-        long r1 = child_rss(T1, T1 / 100, &s1);
-        long r2 = child_rss(T2, T2 / 1000, &s2);
-        char v[32], rf[32], what[80];
-        snprintf(what, sizeof what, "max RSS, %zu vs %zu steps", s2, s1);
-        snprintf(v, sizeof v, "%ld KiB", r2);
-        snprintf(rf, sizeof rf, "%ld KiB", r1);
-        row(what, v, rf, r1 > 0 ? (double)r2 / (double)r1 : -1, "<= 1.10",
-            r0 > 0 && r1 > 0 && r2 > 0 && (double)r2 <= 1.10 * (double)r1);
-    }
-
-    /* the engine */
-    engine_rows();
-
-    /* linear stability (issue 15) */
-    stability_rows(srcdir, sink);
-    /* shards under GNU parallel (issue 30) */
-    shard_rows(srcdir);
-    /* the structure-preserving integrator (issue 27) */
-    dla_rows(sink);
-
-    /* events and Lyapunov exponents (issue 26) */
-    motion_rows(srcdir, sink);
-
-    /* the benchmark bicycle */
-    bicycle_rows(srcdir, have_sympy, sink);
-    /* declarations */
-    declaration_rows(sink);
-
+    section("show", show_section, &a);
+    if (!quick)
+        section("memory", memory_section, &a);
+    section("engine", engine_section, &a);
+    section("stability", stability_section, &a); /* issue 15 */
+    section("shards", shard_section, &a);        /* issue 30 */
+    section("dla", dla_section, &a);             /* issue 27 */
+    section("motion", motion_section, &a);       /* issue 26 */
+    section("bicycle", bicycle_section, &a);
+    section("declarations", declaration_section, &a);
     if (dir) {
-        scaling(dir, sink, &ntrailer);
-        scaling(dir, sink, &nbodies);
-        scaling(dir, sink, &nchain);
+        section("scaling, N-trailer", scaling_section, (void *)&ntrailer);
+        section("scaling, N-trailer of bodies", scaling_section,
+                (void *)&nbodies);
+        section("scaling, N-chain", scaling_section, (void *)&nchain);
     }
     printf("\n%s\n", failures ? "some targets FAILED" : "all targets pass");
     fclose(sink);

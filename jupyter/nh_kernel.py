@@ -9,7 +9,11 @@ and what nh answers becomes Jupyter messages --
 
   text     a ``stream`` on stdout        stderr  a ``stream`` on stderr
   latex    ``display_data`` with text/latex (``$\\displaystyle ...$``)
-  svg      ``display_data`` with image/svg+xml
+  svg      ``display_data`` with image/svg+xml, image/png and
+           application/pdf (nh's other renderings) and text/html (an
+           <img> of the SVG)
+  html     ``display_data`` with text/html (``animate``: a self-contained
+           <div> with its SVG and script)
   error    an ``error`` (the traceback is nh's message, line and caret)
 
 ``complete_request`` and ``is_complete_request`` are nh's ``complete`` and
@@ -26,6 +30,7 @@ whole request lines.
 """
 
 import argparse
+import base64
 import json
 import os
 import signal
@@ -125,6 +130,24 @@ class NhKernel(Kernel):
         self.send_response(self.iopub_socket, "display_data",
                            {"data": data, "metadata": {}})
 
+    @staticmethod
+    def _figure(svg, png, pdf):
+        """A plot's representations: the SVG element; the same drawing as
+        PNG (what shows no SVG, an untrusted notebook's viewer, takes it)
+        and as PDF (nbconvert's PDF takes it, and needs no Inkscape to
+        convert the SVG); and as HTML an <img> of the SVG, which
+        nbconvert's HTML export passes on as it is (its cleaner empties
+        an inline SVG's drawing)."""
+        data = {"image/svg+xml": svg, "text/plain": "<plot>"}
+        if png:
+            data["image/png"] = png
+        if pdf:
+            data["application/pdf"] = pdf
+        b64 = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+        data["text/html"] = ('<img alt="plot" src="data:image/svg+xml;'
+                             'base64,%s">' % b64)
+        return data
+
     def _error_content(self, message, text):
         return {
             "ename": "error",
@@ -154,7 +177,11 @@ class NhKernel(Kernel):
                 self._display({"text/latex": msg["mathjax"],
                                "text/plain": text})
             elif kind == "svg":
-                self._display({"image/svg+xml": text})
+                self._display(self._figure(text, msg.get("png"),
+                                           msg.get("pdf")))
+            elif kind == "html":
+                self._display({"text/html": text,
+                               "text/plain": "<nh animation>"})
 
         def on_sigint(signum, frame):
             if self._nh is not None:

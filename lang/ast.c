@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -35,7 +36,7 @@ static void *ast_xmalloc(size_t n)
 {
     void *p = malloc(n);
     if (!p)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return p;
 }
 
@@ -62,7 +63,7 @@ void ast_arena_free(ast_arena_t *arena)
 static ast_chunk_t *ast_chunk_new(size_t size)
 {
     if (size > SIZE_MAX - sizeof(ast_chunk_t))
-        abort();
+        nh_out_of_memory();
     ast_chunk_t *c = ast_xmalloc(sizeof(ast_chunk_t) + size);
     c->size = size;
     c->used = 0;
@@ -75,7 +76,7 @@ void *ast_alloc(ast_arena_t *arena, size_t size)
     if (size == 0)
         size = 1;
     if (size > SIZE_MAX - AST_ALIGN)
-        abort();
+        nh_out_of_memory();
     size_t need = (size + AST_ALIGN - 1) & ~(AST_ALIGN - 1);
     ast_chunk_t *c = arena->head;
     if (!c || c->size - c->used < need) {
@@ -106,7 +107,7 @@ void *ast_alloc(ast_arena_t *arena, size_t size)
 char *ast_strndup(ast_arena_t *arena, const char *s, size_t n)
 {
     if (n == SIZE_MAX)
-        abort();
+        nh_out_of_memory();
     char *p = ast_alloc(arena, n + 1);
     if (n)
         memcpy(p, s, n);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
+
 /* ---- lists ------------------------------------------------------------ */
 
 ast_list_t *ast_list_new(ast_arena_t *arena)
@@ -27,7 +29,7 @@ ast_list_t *ast_list_push(ast_arena_t *arena, ast_list_t *list, void *item)
     if (list->n == list->cap) {
         size_t cap = list->cap ? 2 * list->cap : 4;
         if (cap > SIZE_MAX / sizeof(void *))
-            abort();
+            nh_out_of_memory();
         void **items = ast_alloc(arena, cap * sizeof(void *));
         if (list->n)
             memcpy(items, list->items, list->n * sizeof(void *));

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "lang/parse_impl.h"
 #include "lang/parser.h"
 #include "lang/lexer.h"
@@ -49,7 +50,7 @@ parse_status_t parse_program(const source_set_t *set, uint32_t file,
 
     yyscan_t scanner;
     if (nhyylex_init_extra(&ctx, &scanner) != 0)
-        abort(); /* only fails for lack of memory */
+        nh_out_of_memory();
     YY_BUFFER_STATE buf = nhyy_scan_bytes(text, (int)len, scanner);
     int rc = nhyyparse(scanner, &ctx);
     nhyy_delete_buffer(buf, scanner);

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "interp/base/util.h"
+
 typedef struct source_file {
     char *name; /* NULL: a released slot, on the free list */
     char *text; /* LEN bytes and a NUL */
@@ -39,7 +41,7 @@ static void *src_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return p;
 }
 
@@ -47,7 +49,7 @@ static void *src_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
     if (!q)
-        abort();
+        nh_out_of_memory();
     return q;
 }
 
@@ -284,6 +286,39 @@ src_span_t src_span_join(src_span_t a, src_span_t b)
     return r;
 }
 
+/* Whether the UTF-8 sequence of N bytes at P is a C1 control character
+ * (U+0080..U+009F), which a terminal may obey as ESC [ and the like. */
+static bool src_c1(const unsigned char *p, size_t n)
+{
+    return n == 2 && p[0] == 0xC2 && p[1] <= 0x9F;
+}
+
+/* S with what a terminal would obey rather than show — control bytes
+ * (ESC, BEL, ...; not the tab), C1 controls, bytes outside a UTF-8
+ * sequence — each made '?', in place (issue 31: `load` of a name with
+ * ESC ] 0 ; TITLE BEL set the terminal's title through the message). */
+static void src_sanitize(char *s)
+{
+    unsigned char *r = (unsigned char *)s, *w = r;
+    size_t avail = strlen(s);
+    while (avail > 0) {
+        size_t n = src_utf8_len(r, avail);
+        if (n > 1 && !src_c1(r, n)) {
+            memmove(w, r, n);
+            w += n;
+        } else {
+            unsigned c = *r;
+            *w++ = (n == 1 && (c == '\t' || (c >= 0x20 && c < 0x7F)))
+                       ? (unsigned char)c
+                       : '?';
+        }
+        n = n ? n : 1;
+        r += n;
+        avail -= n;
+    }
+    *w = '\0';
+}
+
 int diag_verror(diag_t *d, src_span_t span, const char *fmt, va_list ap)
 {
     if (!d || d->set)
@@ -291,6 +326,9 @@ int diag_verror(diag_t *d, src_span_t span, const char *fmt, va_list ap)
     d->set = true;
     d->span = span;
     vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    /* a message quotes names, files and text from the input: it reaches a
+     * terminal or a notebook as the echoed line does, made harmless */
+    src_sanitize(d->msg);
     return -1;
 }
 
@@ -323,7 +361,7 @@ static void src_print_line_open(FILE *out, const source_file_t *f,
     size_t i = begin;
     while (i < end) {
         size_t n = src_utf8_len(t + i, f->len - i);
-        if (n > 1 && i + n <= end) {
+        if (n > 1 && i + n <= end && !src_c1(t + i, n)) {
             fwrite(t + i, 1, n, out);
             i += n;
             continue;
@@ -345,6 +383,10 @@ static void diag_print_kind(FILE *out, const source_set_t *set,
         fprintf(out, "nh: %s: %s\n", kind, d->msg);
         return;
     }
+    /* the file's name as the message is: it comes from the input too */
+    char name[DIAG_MSG_MAX];
+    snprintf(name, sizeof name, "%s", f->name);
+    src_sanitize(name);
     uint32_t begin = d->span.begin, end = d->span.end;
     if (begin > f->len)
         begin = (uint32_t)f->len;
@@ -354,7 +396,7 @@ static void diag_print_kind(FILE *out, const source_set_t *set,
         end = (uint32_t)f->len;
     unsigned line, col;
     source_line_col(set, d->span.file, begin, &line, &col);
-    fprintf(out, "%s:%u:%u: %s: %s\n", f->name, line, col, kind, d->msg);
+    fprintf(out, "%s:%u:%u: %s: %s\n", name, line, col, kind, d->msg);
 
     size_t li = src_line_index(f, begin);
     size_t lb = f->line_starts[li];

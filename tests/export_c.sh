@@ -88,6 +88,30 @@ else
     [ "$(wc -l < "$tmp/user.out")" = 8 ] || fail "the state has not 8 values"
 fi
 
+# Through a symbolic link: the file it names gets the C, the link stays
+# (it was replaced by the file, issue 31).
+echo old > "$tmp/real.c"
+ln -s real.c "$tmp/link.c"
+(cd "$src/examples" && "$NH" -q rolling_sphere.nh -e "equations voronec" \
+    -e "export c \"$tmp/link.c\"") > /dev/null 2>&1 ||
+    fail "export c through a link"
+[ -L "$tmp/link.c" ] || fail "export c replaced the link"
+grep -q "void link_rhs(" "$tmp/real.c" || fail "the linked file has not the C"
+# Not a regular file: a FIFO, a link to a device.  Refused with an error,
+# left as they were (the FIFO was replaced by the file, and as root
+# /dev/stdout's node was).  Both live in the scratch folder, so an nh
+# without the check replaces them there and nothing else.
+mkfifo "$tmp/fifo.c"
+ln -s /dev/null "$tmp/dev.c"
+for f in fifo.c dev.c; do
+    out=$(cd "$src/examples" && timeout 60 "$NH" -q rolling_sphere.nh \
+        -e "equations voronec" -e "export c \"$tmp/$f\"" 2>&1)
+    echo "$out" | grep -q "^<-e>:1:10: error: cannot write '$tmp/$f': it is not a regular file (a device, a FIFO or a socket)\$" ||
+        fail "export c to $f: $out"
+done
+[ -p "$tmp/fifo.c" ] || fail "export c replaced the FIFO"
+[ -L "$tmp/dev.c" ] || fail "export c replaced the link to a device"
+
 # No compiler: a note, and the tapes.
 mkdir "$tmp/empty"
 out=$(cd "$src/examples" && env -u CC PATH="$tmp/empty" "$NH" rolling_sphere.nh \

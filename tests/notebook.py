@@ -9,7 +9,8 @@
    README gives.
 2. jupyter_client drives the kernel: an interrupt stops a long simulate
    with nh's error and the session goes on; completion and
-   is_complete come from nh; a restart starts a fresh session.
+   is_complete come from nh; a restart starts a fresh session; animate
+   plays in the cell (text/html).
 """
 
 import json
@@ -209,10 +210,12 @@ try:
     check(outs == [("stream", {"name": "stdout", "text": "t = 0\nx = 1\n"})],
           "after the interrupt the state is the initial one: %r" % outs)
 
-    # Completion (cursor in characters: θ is one) and is_complete.
-    rep = reply_to(kc, kc.complete("print θ + kin", 13))
-    check(rep["matches"] == ["kinematic", "kinematics", "kinetic"]
-          and rep["cursor_start"] == 10 and rep["cursor_end"] == 13,
+    # Completion by context (cursor in characters: θ is one; the
+    # statement after the `;` decides: a method after `equations`) and
+    # is_complete.
+    rep = reply_to(kc, kc.complete("print θ; equations mu", 21))
+    check(rep["matches"] == ["multipliers"]
+          and rep["cursor_start"] == 19 and rep["cursor_end"] == 21,
           "completion: %r" % rep)
     for code, status in (("print (1 +", "incomplete"),
                          ("print 1", "complete"),
@@ -227,6 +230,21 @@ try:
     check(rep["status"] == "error"
           and rep["evalue"].startswith("unknown name 'x'"),
           "after a restart the session is fresh: %r" % rep.get("evalue"))
+
+    # animate without a file plays in the cell: text/html, one <div> with
+    # its SVG and script, and nothing written (LANGUAGE.md §7.5).
+    outs, rep = run_cell(kc, "coord x; kinetic T = x'^2/2; initial x' = 1\n"
+                             "draw point [x, 0, 0] trail\n"
+                             "simulate to 1 step 0.1\nanimate")
+    shown = [c for k, c in outs if k == "display_data"]
+    check(rep["status"] == "ok" and len(shown) == 1
+          and shown[0]["data"].get("text/html", "").startswith(
+              '<div class="nh-animation" id="nh-animation-1-')
+          and "<svg" in shown[0]["data"]["text/html"]
+          and "<script>" in shown[0]["data"]["text/html"],
+          "animate shows text/html in the cell: %r" % (outs,))
+    check(not os.path.exists(os.path.join(TMP, "animation.html")),
+          "animate in a notebook writes no animation.html")
 finally:
     kc.stop_channels()
     km.shutdown_kernel(now=True)

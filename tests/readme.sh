@@ -10,18 +10,43 @@
 # any with nh run on an empty PATH, which is always tried — everything but
 # the plot must still be as shown, and the plot must fail with the error
 # that says how to install gnuplot, and write nothing.
+#
+# doc/walkthrough.nh is the same transcript as a script, each statement
+# followed by `# expect:` lines, so that `nh --check doc/walkthrough.nh`
+# runs the walk-through and checks it (the README says so): it must be
+# what the README gives (`tests/readme.sh --write` writes it), and pass
+# `nh --check` where gnuplot is installed.
 set -u
-: "${NH:?NH must name the nh binary}"
 readme="${srcdir:-.}/README.md"
+walkthrough="${srcdir:-.}/doc/walkthrough.nh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# Commands and expected output, in the order they appear in nh> blocks.
-awk -v cmds="$tmp/cmds" -v want="$tmp/want" '
+# Commands and expected output, in the order they appear in nh> blocks;
+# and the same as a script with `# expect:` lines.
+awk -v cmds="$tmp/cmds" -v want="$tmp/want" -v script="$tmp/walkthrough.nh" '
+    BEGIN {
+        print "# The README'"'"'s walk-through of the rolling sphere, as a script: each" > script
+        print "# statement is followed by what nh prints, so that" > script
+        print "#   nh --check doc/walkthrough.nh" > script
+        print "# runs it and checks it.  Written from README.md by" > script
+        print "# `tests/readme.sh --write`; `make check` keeps the two the same.  It" > script
+        print "# writes sphere.csv, sphere.png and sphere.c beside itself." > script
+    }
     /^```/ { if (inblock) inblock = 0; else { inblock = 1; isnh = 0 } ; next }
-    inblock && /^nh> / { isnh = 1; sub(/^nh> /, ""); print > cmds; next }
-    inblock && isnh { print > want }
+    inblock && /^nh> / { isnh = 1; sub(/^nh> /, ""); print > cmds; print > script; next }
+    inblock && isnh { print > want; print ($0 == "" ? "# expect:" : "# expect: " $0) > script }
 ' "$readme"
 [ -s "$tmp/cmds" ] || { echo "FAIL: no nh> lines in README.md"; exit 1; }
+if [ "${1:-}" = --write ]; then
+    cp "$tmp/walkthrough.nh" "$walkthrough"
+    exit $?
+fi
+: "${NH:?NH must name the nh binary}"
+if ! cmp -s "$tmp/walkthrough.nh" "$walkthrough"; then
+    echo "FAIL: doc/walkthrough.nh is not README.md's walk-through (tests/readme.sh --write rewrites it):"
+    diff -u "$walkthrough" "$tmp/walkthrough.nh"
+    exit 1
+fi
 mkdir "$tmp/run" "$tmp/empty"
 
 # walk PATH-FOR-NH: runs the walk-through in a fresh folder, with nh
@@ -61,6 +86,15 @@ if command -v gnuplot >/dev/null 2>&1; then
         echo "FAIL: the walk-through did not write sphere.png"; exit 1;
     }
     echo "README walk-through: $(wc -l < "$tmp/cmds") statements, output identical"
+    # nh --check on the script, in a folder of its own (it writes there)
+    mkdir "$tmp/check" && cp "$walkthrough" "$tmp/check/"
+    if ! "$NH" --check "$tmp/check/walkthrough.nh" > "$tmp/check.out" 2>&1; then
+        echo "FAIL: nh --check doc/walkthrough.nh fails:"; cat "$tmp/check.out"; exit 1
+    fi
+    [ -s "$tmp/check/sphere.png" ] || {
+        echo "FAIL: nh --check doc/walkthrough.nh did not write sphere.png"; exit 1;
+    }
+    echo "nh --check doc/walkthrough.nh: $(cat "$tmp/check.out")"
 else
     echo "README walk-through with gnuplot: not tried, gnuplot is not installed"
 fi

@@ -75,4 +75,21 @@ NH_THREADS=4 "$NH" -q fails.nh > f4.csv 2> f4.err; s4=$?
 cmp -s f1.csv f4.csv || bad "a failing sweep wrote other rows on 4 workers"
 cmp -s f1.err f4.err || bad "a failing sweep said otherwise on 4 workers: $(cat f4.err)"
 [ "$(wc -l < f1.csv)" -eq 14 ] || bad "a failing sweep kept $(wc -l < f1.csv) lines, expected 14"
+# a follow's statements at its points run on workers too (the family
+# itself is traced in order): the same rows, and the same first failure
+cat > follow.nh <<'NH'
+param m = 1, l = 1, g = 9.81
+coord th, ph
+kinetic T = m*l^2/2*(th'^2 + sin(th)^2*ph'^2)
+potential V = -m*g*l*cos(th)
+steady th = 0.5, ph' ~ 4
+follow th from 0.5 to 1.4 step 0.05: steady ph' ~ 4; eigen; print ph'^2*cos(th)
+follow th from 0.5 to 1.4 step 0.05: steady ph' ~ 4; eigen; print sqrt(1 - th)
+NH
+NH_THREADS=1 "$NH" -q follow.nh > g1.csv 2> g1.err; s1=$?
+NH_THREADS=3 "$NH" -q follow.nh > g3.csv 2> g3.err; s3=$?
+[ $s1 -eq 1 ] && [ $s3 -eq 1 ] || bad "exit status $s1 and $s3 for the follows"
+cmp -s g1.csv g3.csv || bad "a follow wrote other rows on 3 workers"
+cmp -s g1.err g3.err || bad "a follow failed otherwise on 3 workers: $(cat g3.err)"
+grep -q 'error: at th = 1.01' g1.err || bad "the failing follow: $(cat g1.err)"
 exit $fail

@@ -388,6 +388,55 @@ static void test_frame_chain_limit(void **state)
     free(text);
 }
 
+/* The size of the graph (nodes plus edges) after declaring N bodies, each
+ * on its own frame of one chain (frames turned about x and y in turn,
+ * each body at its frame's x axis), one statement each; and after the
+ * equations (accel) when ACCEL. */
+static size_t chain_work(int n, bool accel)
+{
+    FILE *out = fopen("/dev/null", "w");
+    session_t *s = session_new(true, out, out);
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_add(&b, "coord q, r\nframe N\nframe F0 from N about z by q\n");
+    for (int i = 1; i < n; i++)
+        strbuf_addf(&b, "frame F%d from F%d about %s\n", i, i - 1,
+                    i % 2 ? "y by r" : "x by q");
+    for (int i = 0; i < n; i++)
+        strbuf_addf(&b, "body B%d mass 1 at F%d.x frame F%d inertia [1, 2, 3]\n",
+                    i, i, i);
+    if (accel)
+        strbuf_add(&b, "accel\n");
+    assert_int_equal(session_run_text(s, "<chain>", b.data, b.len, false),
+                     RUN_OK);
+    diag_t err = {0};
+    lower_t *lw = ctx_lowered(session_ctx(s), &err);
+    expr_graph_t *g = lower_graph(lw);
+    size_t size = expr_graph_count(g) + expr_graph_edges(g);
+    strbuf_free(&b);
+    session_free(s);
+    fclose(out);
+    return size;
+}
+
+/* Bodies on a chain of frames cost work in proportion to their number
+ * (issue 31: each body primed its whole chain again, the composed
+ * angular velocities and the sum of the energies grew by a term a body,
+ * so that 4000 bodies took 51 s): the graph, which is what the work
+ * makes, doubles when the bodies do, declared and derived (it grew
+ * 3.4-fold a doubling).  Counted, not timed. */
+static void test_chain_work_linear(void **state)
+{
+    (void)state;
+    for (int accel = 0; accel < 2; accel++) {
+        size_t a = chain_work(200, accel), b = chain_work(400, accel);
+        print_message("bodies on a chain%s: 200: %zu, 400: %zu (%.2f)\n",
+                      accel ? ", with the equations" : "", a, b,
+                      (double)b / (double)a);
+        assert_true((double)b < 2.1 * (double)a);
+    }
+}
+
 /* ---- M, p and h of bodies -------------------------------------------------- */
 
 /* The derivation of p, M, h0 and h through the bodies (their centres as
@@ -504,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_extension_is_full_lowering),
         cmocka_unit_test(test_interleaved_is_full_lowering),
         cmocka_unit_test(test_frame_chain_limit),
+        cmocka_unit_test(test_chain_work_linear),
         cmocka_unit_test(test_body_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

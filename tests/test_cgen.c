@@ -8,7 +8,9 @@
  * compared with eom_accel, eom_rhs and the constraints evaluated by the
  * tree, bit for bit, at random states (which include singular and
  * non-finite ones: the statuses must agree with nh's errors; a state
- * that is not finite is the user's entry's status 2).  Then the
+ * that is not finite is the user's entry's status 2), and the
+ * derivatives' text (cgen_tangent_text, a file of its own) with
+ * tape_eval_tangent.  Then the
  * cache: a cold and a warm attach, a tampered source, an object without
  * its source, folders it must refuse, compilers that fail, and a session
  * whose compile fails going on with the tapes.
@@ -192,6 +194,20 @@ static void check_constraints(void *h, const nh_system_t *sys,
     eom_velsolver_free(vs);
 }
 
+/* Whether TEXT was seen by an earlier call (then it is not kept; else
+ * it is, and owned here). */
+static bool tangent_text_seen(const char *text)
+{
+    static char **seen;
+    static size_t n;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(seen[i], text) == 0)
+            return true;
+    seen = realloc(seen, (n + 1) * sizeof *seen);
+    seen[n++] = strdup(text);
+    return false;
+}
+
 /* Compares the compiled text of E with the tapes at random states;
  * NUMERIC: both without the fast path (which small systems take first,
  * so that at regular states the numeric path would go unchecked). */
@@ -218,9 +234,31 @@ static void check_method(session_t *s, eom_t *e, const char *what,
     char *text = cgen_text(e, &opt, &err);
     if (!text)
         fail_msg("%s: %s", what, err.msg);
-    void *h = cc_load(text, CC_LOAD_STRICT);
+    /* the derivatives: a file of their own, compiled beside the
+     * equations at -O1 as the compile cache does (the same tapes with
+     * and without the fast path, so checked once; the same text of
+     * another example, once) */
+    char *ttext = NULL;
+    void *h, *ht = NULL;
+    if (!numeric) {
+        ttext = cgen_tangent_text(e, &opt, &err);
+        if (!ttext)
+            fail_msg("%s: %s", what, err.msg);
+        if (tangent_text_seen(ttext)) {
+            free(ttext);
+            ttext = NULL;
+        }
+    }
+    if (ttext) {
+        cc_load_pair(text, CC_LOAD_STRICT, &h, ttext, CC_LOAD_STRICT_O1, &ht);
+        if (!ht)
+            fail_msg("%s: the derivatives' C does not compile cleanly", what);
+    } else {
+        h = cc_load(text, CC_LOAD_STRICT);
+    }
     if (!h)
         fail_msg("%s: the generated C does not compile cleanly", what);
+    assert_null(cc_sym(h, "m_tangent_main"));
     values_fn values;
     rhs_fn rhs, mult;
     res_fn res;
@@ -290,9 +328,9 @@ static void check_method(session_t *s, eom_t *e, const char *what,
             free(mw);
             /* the derivatives of the main and first tapes in three
              * random directions: as the tapes give them, bit for bit */
-            if (pt % 8 == 3) {
-                check_tangents(h, e, va, what, pt);
-                check_constraints(h, sys, va, what, pt);
+            if (ht && pt % 8 == 3) {
+                check_tangents(ht, e, va, what, pt);
+                check_constraints(ht, sys, va, what, pt);
             }
             ok++;
         } else {
@@ -363,26 +401,46 @@ static void check_method(session_t *s, eom_t *e, const char *what,
     free(params);
     cc_unload(h);
     free(text);
+    if (ht)
+        cc_unload(ht);
+    free(ttext);
     e->compute = compute;
     e->fast_dydt = fast_dydt;
 }
 
-/* Every example, every method that applies. */
-static void test_examples_bit_for_bit(void **state)
+/* The examples are checked in CGEN_EXAMPLES_PARTS programs built from
+ * this file, side by side under make -j (they take most of its time:
+ * every example and method compiled twice): test_cgen_exK checks the
+ * examples whose place in name order is K - 1 modulo the parts, and
+ * test_cgen, built without CGEN_EXAMPLES_PART, everything else. */
+#define CGEN_EXAMPLES_PARTS 4
+#ifndef CGEN_EXAMPLES_PART
+#define CGEN_EXAMPLES_PART 0 /* test_cgen: everything but the examples */
+#endif
+
+static int nh_file(const struct dirent *de)
 {
-    (void)state;
+    size_t len = strlen(de->d_name);
+    return len >= 4 && strcmp(de->d_name + len - 3, ".nh") == 0;
+}
+
+/* Every example of part PART (0 ... CGEN_EXAMPLES_PARTS - 1), every
+ * method that applies. */
+static void check_examples(int part)
+{
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/examples", srcdir());
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    struct dirent *de;
-    int pairs = 0;
-    while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len < 4 || strcmp(de->d_name + len - 3, ".nh") != 0)
+    struct dirent **list;
+    int n = scandir(dir, &list, nh_file, alphasort);
+    assert_true(n >= 15);
+    int pairs = 0, mine = 0;
+    for (int i = 0; i < n; i++) {
+        const char *name = list[i]->d_name;
+        if (i % CGEN_EXAMPLES_PARTS != part)
             continue;
+        mine++;
         char path[2048];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
         session_t *s = session_new(true, sink, sink);
         if (session_run_file(s, path) != RUN_OK)
             fail_msg("%s does not run", path);
@@ -390,15 +448,24 @@ static void test_examples_bit_for_bit(void **state)
             eom_t *e = equations(s, methods[m]);
             if (!e)
                 continue;
-            char what[256];
-            snprintf(what, sizeof what, "%s, %s", de->d_name, methods[m]);
+            char what[512];
+            snprintf(what, sizeof what, "%s, %s", name, methods[m]);
             check_method(s, e, what, false);
             pairs++;
         }
         session_free(s);
     }
-    closedir(d);
-    assert_true(pairs >= 20);
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+    /* every example has a method that applies */
+    assert_true(mine >= 3 && pairs >= mine);
+}
+
+static void test_examples_bit_for_bit(void **state)
+{
+    (void)state;
+    check_examples(CGEN_EXAMPLES_PART - 1);
 }
 
 /* A session on the rolling sphere with METHOD. */
@@ -786,6 +853,139 @@ static void test_compilers_that_fail(void **state)
     remove_cache();
 }
 
+/* The number of files in the cache folder. */
+static int cache_count(void)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/nh", cache);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A compiler that fails on the derivatives (their -O1) and runs cc on
+ * the equations. */
+static void cc_failing_derivatives(void)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/fakecc", cache);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\n"
+          "for a in \"$@\"; do\n"
+          "  if [ \"$a\" = -O1 ]; then\n"
+          "    echo 'x.c:1:1: error: no derivatives today'; exit 1\n"
+          "  fi\n"
+          "done\n"
+          "exec cc \"$@\"\n",
+          f);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+    setenv("CC", path, 1);
+}
+
+/* The derivatives are a file of their own: compiled beside the equations
+ * when both are needed at once, found in the cache apart from them, and
+ * a compile of them that fails is an error at the statement that needed
+ * them, after which that statement runs on the tapes while the compiled
+ * equations stay. */
+static void test_tangents_apart(void **state)
+{
+    (void)state;
+    fresh_cache();
+    eom_t *e;
+    session_t *s = sphere_session("maggi", &e);
+    native_info_t info;
+    diag_t err = {0};
+    /* both at once: two texts, two objects */
+    assert_int_equal(native_attach_tangents(e, "test", NULL, &info, &err), 0);
+    assert_true(eom_has_native(e));
+    assert_true(eom_tangents_native(e));
+    assert_false(info.cached);
+    assert_false(info.tangents_cached);
+    assert_string_not_equal(info.path, info.tangents_path);
+    assert_int_equal(cache_count(), 4);
+    /* the equations alone clear the derivatives; they come back from
+     * the cache */
+    eom_set_native(e, NULL, NULL, NULL, NULL);
+    assert_int_equal(native_attach(e, "test", NULL, &info, &err), 0);
+    assert_true(info.cached);
+    assert_true(eom_has_native(e));
+    assert_false(eom_tangents_native(e));
+    assert_int_equal(native_attach_tangents(e, "test", NULL, &info, &err), 0);
+    assert_true(info.tangents_cached);
+    assert_string_equal(info.path, ""); /* the equations were there */
+    assert_true(eom_tangents_native(e));
+    session_free(s);
+    remove_cache();
+
+    /* a stop request while both compile: both killed, nothing attached,
+     * nothing left behind */
+    fresh_cache();
+    s = sphere_session("voronec", &e);
+    char cc[160];
+    fake_cc("sleep 5", cc, sizeof cc);
+    nh_stop_t stop = {0, nh_clock() - 1.0};
+    double t0 = nh_clock();
+    diag_clear(&err);
+    assert_int_equal(native_attach_tangents(e, NULL, &stop, NULL, &err), -1);
+    assert_true(nh_clock() - t0 < 4);
+    assert_string_equal(err.msg, "stopped: the statement ran past its time "
+                                 "limit (while compiling)");
+    assert_false(eom_has_native(e));
+    assert_false(eom_tangents_native(e));
+    assert_int_equal(cache_count(), 0);
+    unsetenv("CC");
+    session_free(s);
+    remove_cache();
+
+    /* a session whose derivatives do not compile, first needed by
+     * simulate with an implicit integrator, then by linearize; and one
+     * whose first statement needs both */
+    static const char *const first[] = {
+        "simulate to 1\nsimulate to 2 integrator msbdf\n",
+        "linearize\n",
+    };
+    for (int k = 0; k < 2; k++) {
+        fresh_cache();
+        cc_failing_derivatives();
+        char *errs;
+        size_t len;
+        FILE *ferr = open_memstream(&errs, &len);
+        s = session_new(true, sink, ferr);
+        assert_int_equal(session_run_text(s, "<t>", sphere, strlen(sphere),
+                                          false),
+                         RUN_OK);
+        const char *set = "equations maggi\nset compile = on\n";
+        assert_int_equal(session_run_text(s, "<t>", set, strlen(set), false),
+                         RUN_OK);
+        assert_int_equal(session_run_text(s, "<t>", first[k],
+                                          strlen(first[k]), false),
+                         RUN_ERROR);
+        eom_t *em = session_ctx(s)->eom;
+        assert_true(eom_has_native(em));
+        assert_false(eom_tangents_native(em));
+        const char *again = "linearize\nsimulate to 3 integrator msbdf\n";
+        assert_int_equal(session_run_text(s, "<t>", again, strlen(again),
+                                          false),
+                         RUN_OK);
+        assert_true(eom_has_native(em));
+        assert_false(eom_tangents_native(em));
+        session_free(s);
+        fclose(ferr);
+        assert_non_null(strstr(errs, "failed on the generated code: x.c:1:1: "
+                                     "error: no derivatives today"));
+        free(errs);
+        unsetenv("CC");
+        remove_cache();
+    }
+}
+
 /* `set compile = on` in a session: the same output as the tapes
  * (linearize and eigen on the compiled derivatives among it), the
  * summaries included (max |C| and the energy drift to 17 digits: the
@@ -821,12 +1021,14 @@ static void test_session_compile(void **state)
                              RUN_OK);
             assert_true(eom_has_native(session_ctx(s)->eom) ==
                         (compiled == 1));
-            /* linearize and eigen differentiate the compiled tapes */
+            /* linearize and eigen differentiate the compiled tapes;
+             * simulate (rk8pd) alone does not compile the derivatives */
             assert_true(eom_tangents_native(session_ctx(s)->eom) ==
-                        (compiled == 1));
-            /* and lyapunov the compiled constraint Jacobians */
+                        (compiled == 1 && m == 1));
+            /* and with them the constraints' Jacobians, which lyapunov
+             * takes at every evaluation */
             assert_true((session_ctx(s)->eom->native_jac != NULL) ==
-                        (compiled == 1));
+                        (compiled == 1 && m == 1));
             session_free(s);
             fclose(out);
         }
@@ -897,16 +1099,20 @@ static void test_session_compile(void **state)
 int main(void)
 {
     sink = fopen("/dev/null", "w");
-    const struct CMUnitTest tests[] = {
+    const struct CMUnitTest examples[] = {
         cmocka_unit_test(test_examples_bit_for_bit),
+    };
+    const struct CMUnitTest others[] = {
         cmocka_unit_test(test_sphere_every_method),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_cache_cold_warm_tampered),
         cmocka_unit_test(test_cache_refuses_folders),
         cmocka_unit_test(test_compilers_that_fail),
+        cmocka_unit_test(test_tangents_apart),
         cmocka_unit_test(test_session_compile),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = CGEN_EXAMPLES_PART ? cmocka_run_group_tests(examples, NULL, NULL)
+                                : cmocka_run_group_tests(others, NULL, NULL);
     fclose(sink);
     return rc;
 }

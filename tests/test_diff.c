@@ -716,6 +716,56 @@ static void test_deep_and_shared(void **state)
     expr_graph_free(g);
 }
 
+/* Very deep: e = x*sin(e) 200 000 times, 400 000 nodes deep (a chain of
+ * 30 000 frames made expressions 145 000 deep, issue 31).  Derivative,
+ * substitution, degree, evaluation and compilation visit the graph by
+ * explicit stacks: by recursion this overflowed an 8 MiB stack.  The
+ * values are those of the recurrences in C. */
+static void test_very_deep(void **state)
+{
+    (void)state;
+    expr_graph_t *g = expr_graph_new();
+    uint32_t x = expr_var_declare(g, "x"), y = expr_var_declare(g, "y");
+    enum { LEVELS = 200000 };
+    const expr_t *vx = expr_var(g, x), *e = vx;
+    for (int i = 0; i < LEVELS; i++)
+        e = expr_mul(g, vx, expr_call(g, EXPR_SIN, e, NULL));
+    const expr_t *d = expr_diff(g, e, x);
+    /* per level: sin, the product; cos, two products and a sum */
+    assert_true(expr_graph_count(g) <= 8 * (size_t)LEVELS + 16);
+    double vars[2] = {0.9, 0.5};
+    double v = 0.9, dv = 1.0;
+    for (int i = 0; i < LEVELS; i++) {
+        dv = sin(v) + 0.9 * cos(v) * dv; /* (x sin e)' = sin e + x cos e e' */
+        v = 0.9 * sin(v);
+    }
+    assert_true(fabs(expr_eval(g, e, vars) - v) <= 1e-12 * fabs(v));
+    assert_true(fabs(expr_eval(g, d, vars) - dv) <= 1e-9 * fabs(dv));
+    /* x -> y: the same chain in y */
+    const expr_t **repl = calloc(2, sizeof *repl);
+    repl[x] = expr_var(g, y);
+    const expr_t *s = expr_subst(g, e, repl);
+    vars[1] = 0.9;
+    assert_true(expr_eval(g, s, vars) == expr_eval(g, e, vars));
+    free(repl);
+    /* not a polynomial in x, of degree 0 in y */
+    bool mask[2] = {true, false};
+    assert_int_equal(expr_degree(g, e, mask), -1);
+    mask[0] = false;
+    mask[1] = true;
+    assert_int_equal(expr_degree(g, e, mask), 0);
+    const expr_t *outs[2] = {e, d};
+    tape_t *t = tape_compile(g, outs, 2, 2);
+    double out[2];
+    double *work = malloc(tape_work_size(t) * sizeof *work);
+    tape_eval(t, vars, out, work);
+    assert_true(fabs(out[0] - v) <= 1e-12 * fabs(v));
+    assert_true(fabs(out[1] - dv) <= 1e-9 * fabs(dv));
+    free(work);
+    tape_free(t);
+    expr_graph_free(g);
+}
+
 static void test_degree(void **state)
 {
     fixture_t *f = *state;
@@ -764,6 +814,7 @@ int main(void)
         cmocka_unit_test(test_depends_many_vars), T_(test_degree),
         cmocka_unit_test(test_depends_aliasing),
         cmocka_unit_test(test_deep_and_shared),
+        cmocka_unit_test(test_very_deep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1449,7 +1449,10 @@ static void test_describe(void **state)
         assert_non_null(t);
         assert_non_null(l);
         assert_non_null(strstr(t, eom_method_name((eom_method_t)m)));
-        assert_non_null(strstr(l, "&="));
+        /* rows of an align* (aligned at "&=", or each on the whole line,
+         * "&L = R", when they do not fit aligned) */
+        assert_non_null(strstr(l, "\\begin{align*}"));
+        assert_true(strstr(l, "&=") || strstr(l, "\n&"));
         if (m == EOM_NAIVE)
             assert_non_null(strstr(t, "NOT valid in general"));
         if (m == EOM_MULTIPLIERS) {
@@ -1617,10 +1620,41 @@ static void test_linalg(void **state)
     assert_int_equal(linalg_lu(z, 2, perm, LINALG_RTOL), -1);
 }
 
+/* The forward time derivative and the expansion of a graph 400 000 nodes
+ * deep (e = x*sin(e), 200 000 times: a chain of frames makes such depths,
+ * issue 31) visit it by explicit stacks; by recursion they overflowed an
+ * 8 MiB stack.  The values are the recurrences' in C. */
+static void test_deep_graph(void **state)
+{
+    (void)state;
+    expr_graph_t *g = expr_graph_new();
+    uint32_t x = expr_var_declare(g, "x"), xd = expr_var_declare(g, "x'");
+    enum { LEVELS = 200000 };
+    const expr_t *vx = expr_var(g, x), *e = vx;
+    for (int i = 0; i < LEVELS; i++)
+        e = expr_mul(g, vx, expr_call(g, EXPR_SIN, e, NULL));
+    const expr_t *dv[2] = {expr_var(g, xd), NULL};
+    const expr_t *dt;
+    eom_dt_forward(g, &e, 1, dv, &dt);
+    const expr_t *ex = e;
+    eom_expand(g, &ex, 1);
+    double vars[2] = {0.9, -1.5};
+    double v = 0.9, dvx = 1.0;
+    for (int i = 0; i < LEVELS; i++) {
+        dvx = sin(v) + 0.9 * cos(v) * dvx;
+        v = 0.9 * sin(v);
+    }
+    assert_true(fabs(expr_eval(g, dt, vars) - -1.5 * dvx) <=
+                1e-9 * fabs(dvx));
+    assert_true(fabs(expr_eval(g, ex, vars) - v) <= 1e-12 * fabs(v));
+    expr_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_method_table),
+        cmocka_unit_test(test_deep_graph),
         cmocka_unit_test(test_linalg),
         cmocka_unit_test(test_ldlt),
         cmocka_unit_test(test_indefinite_mass),

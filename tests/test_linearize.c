@@ -34,6 +34,7 @@
 #include "interp/analysis/linearize.h"
 #include "interp/cli/context.h"
 #include "interp/cli/session.h"
+#include "interp/eom/common.h"
 #include "interp/eom/velocity.h"
 
 static double uniform(uint64_t *s, double lo, double hi)
@@ -257,7 +258,9 @@ static double manifold_error(const nh_system_t *sys, eom_t *e,
     size_t nv = expr_graph_nvars(sys->g), n = sys->n;
     lin_t *l = lin_new(sys, e);
     eom_velsolver_t *vs = eom_velsolver_new(sys);
-    bool gq[n + 1], uq[n + 1], gv[n + 1], uv[n + 1];
+    bool *flags = calloc(4 * (n + 1), sizeof *flags);
+    bool *gq = flags, *uq = flags + (n + 1), *gv = flags + 2 * (n + 1),
+         *uv = flags + 3 * (n + 1);
     for (size_t i = 0; i < n; i++) {
         gq[i] = model->q0_how.v[i] == MODEL_INIT_GIVEN;
         uq[i] = model->q0_how.v[i] == MODEL_INIT_GUESS;
@@ -296,6 +299,7 @@ done:
     free(F);
     free(x);
     free(vars);
+    free(flags);
     eom_velsolver_free(vs);
     lin_free(l);
     return worst;
@@ -384,10 +388,96 @@ static void test_every_example(void **state)
     assert_true(ode_checked >= 3 * nn);
 }
 
+/* Directions taken in blocks (eom_tangent, when the tapes' derivatives
+ * in all of them would pass EOM_TANGENT_BUDGET: a linearization of 1000
+ * particles took 8 GB, issue 31) give the numbers of one pass, bit for
+ * bit: on every example and method, the ODE Jacobian's ns + 1 directions
+ * at once, and in blocks of 1, 2 and 3 (the blocks after the first reuse
+ * the values and the factorization of the first). */
+static void test_blocks_equal_one_pass(void **state)
+{
+    (void)state;
+    const char *dir = getenv("NH_SRCDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/examples", dir ? dir : ".");
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    size_t compared = 0;
+    uint64_t seed = 7;
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t len = strlen(de->d_name);
+        if (len <= 3 || strcmp(de->d_name + len - 3, ".nh") != 0)
+            continue;
+        char file[4352];
+        snprintf(file, sizeof file, "%s/%s", path, de->d_name);
+        example_t x;
+        if (!example_open(&x, file))
+            fail_msg("%s does not run", de->d_name);
+        ctx_t *c = session_ctx(x.s);
+        diag_t err = {0};
+        lower_t *lw = ctx_lowered(c, &err);
+        const nh_system_t *sys = lower_system(lw);
+        size_t nv = expr_graph_nvars(sys->g);
+        for (int m = 0; m < EOM_METHOD_COUNT; m++) {
+            eom_t *e[4];
+            diag_t perr = {0};
+            for (int b = 0; b < 4; b++) {
+                e[b] = eom_prepare(sys, (eom_method_t)m, SRC_SPAN_NONE, &perr);
+                if (e[b])
+                    e[b]->t_max_block = (size_t)b; /* 0: one pass */
+            }
+            if (!e[0]) {
+                for (int b = 1; b < 4; b++)
+                    eom_free(e[b]);
+                continue;
+            }
+            size_t ns = eom_state_size(e[0]), K = ns + 1;
+            const uint32_t *sv = eom_state_vars(e[0]);
+            double *base = malloc((nv + 1) * sizeof *base);
+            double *res[4];
+            int rc[4];
+            lower_fill_vars(lw, &c->model, base);
+            for (size_t i = 0; i < ns; i++)
+                base[sv[i]] += uniform(&seed, -0.1, 0.1);
+            for (int b = 0; b < 4; b++) {
+                double *vars = malloc((nv + 1) * sizeof *vars);
+                memcpy(vars, base, nv * sizeof *vars);
+                res[b] = calloc(nv * K, sizeof *res[b]);
+                for (size_t i = 0; i < ns; i++)
+                    res[b][(size_t)sv[i] * K + i] = 1;
+                res[b][(size_t)sys->t * K + ns] = 1;
+                diag_t terr = {0};
+                rc[b] = eom_tangent(e[b], vars, res[b], K, &terr);
+                free(vars);
+            }
+            for (int b = 1; b < 4; b++) {
+                assert_int_equal(rc[b], rc[0]);
+                for (size_t i = 0; i < nv * K && rc[0] == 0; i++)
+                    if (memcmp(&res[b][i], &res[0][i], sizeof(double)) != 0)
+                        fail_msg("%s, %s, blocks of %d: %s in direction %zu: "
+                                 "%.17g, one pass %.17g",
+                                 de->d_name, eom_method_name((eom_method_t)m),
+                                 b, expr_var_name(sys->g, (uint32_t)(i / K)),
+                                 i % K, res[b][i], res[0][i]);
+            }
+            compared += rc[0] == 0;
+            for (int b = 0; b < 4; b++) {
+                free(res[b]);
+                eom_free(e[b]);
+            }
+            free(base);
+        }
+        example_close(&x);
+    }
+    closedir(d);
+    assert_true(compared >= 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_example),
+        cmocka_unit_test(test_blocks_equal_one_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,56 @@ static void test_special_targets(void **state)
     assert_int_equal(entries(), 3); /* sub, real.txt, link.txt */
 }
 
+/* A FIFO that no process reads is refused at once, not waited on (issue
+ * 31: `print 1 > "fifo"` hung); with a reader it is written directly.
+ * outfile_open_regular takes a regular file (through a link) or a new
+ * one, and refuses a device and a FIFO. */
+static void test_fifo_and_regular(void **state)
+{
+    (void)state;
+    outfile_t o;
+    assert_int_equal(mkfifo("f", 0600), 0);
+    assert_int_equal(outfile_open(&o, "f"), OUTFILE_NO_READER);
+    assert_null(o.f);
+    assert_string_equal(outfile_strerror(OUTFILE_NO_READER),
+                        "it is a FIFO that no process reads (nh does not "
+                        "wait for one)");
+    int rd = open("f", O_RDONLY | O_NONBLOCK);
+    assert_true(rd >= 0);
+    assert_int_equal(outfile_open(&o, "f"), 0);
+    assert_null(o.tmp);
+    fputs("x\n", o.f);
+    assert_int_equal(outfile_commit(&o), 0);
+    char buf[8] = {0};
+    assert_int_equal(read(rd, buf, sizeof buf), 2);
+    assert_string_equal(buf, "x\n");
+    close(rd);
+
+    assert_int_equal(outfile_open_regular(&o, "f"), OUTFILE_NOT_REGULAR);
+    assert_int_equal(outfile_open_regular(&o, "/dev/null"),
+                     OUTFILE_NOT_REGULAR);
+    assert_null(o.f);
+    assert_string_equal(outfile_strerror(OUTFILE_NOT_REGULAR),
+                        "it is not a regular file (a device, a FIFO or a "
+                        "socket)");
+    assert_int_equal(symlink("/dev/null", "null"), 0);
+    assert_int_equal(outfile_open_regular(&o, "null"), OUTFILE_NOT_REGULAR);
+    /* a link to a file: the file is replaced, the link stays */
+    put("real.c", "old\n");
+    assert_int_equal(symlink("real.c", "link.c"), 0);
+    assert_int_equal(outfile_open_regular(&o, "link.c"), 0);
+    fputs("new\n", o.f);
+    assert_int_equal(outfile_commit(&o), 0);
+    struct stat sb;
+    assert_int_equal(lstat("link.c", &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    assert_string_equal(get("real.c"), "new\n");
+    assert_int_equal(outfile_open_regular(&o, "new.c"), 0);
+    assert_int_equal(outfile_commit(&o), 0);
+    assert_string_equal(get("new.c"), "");
+    assert_int_equal(entries(), 5); /* f, null, real.c, link.c, new.c */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +258,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_write_keeps_the_file,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_special_targets, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_fifo_and_regular, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -262,7 +262,7 @@ static size_t svg_count(const plot_columns_t *data, const char *needle)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     diag_t err = {0};
-    if (plot_draw_svg(data, f, &err) != 0)
+    if (plot_draw_svg(data, f, NULL, NULL, &err) != 0)
         fail_msg("%s", err.msg);
     fclose(f);
     size_t k = 0;
@@ -270,6 +270,39 @@ static size_t svg_count(const plot_columns_t *data, const char *needle)
         k++;
     free(buf);
     return k;
+}
+
+/* A notebook's plot (LANGUAGE.md §1.1): the <svg> element itself, with no
+ * XML declaration before it (nbconvert's HTML cleaner refuses one), and
+ * the same drawing as a PNG image and a PDF document in base64: their
+ * first bytes decode to PNG's signature, \x89 P N G \r \n \x1a \n, and
+ * to "%PDF-". */
+static void test_plot_notebook(void **state)
+{
+    fixture_t *f = *state;
+    if (!have_gnuplot())
+        return; /* test_plot_without_gnuplot covers that path */
+    char *buf = NULL, *png = NULL, *pdf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    diag_t err = {0};
+    assert_int_equal(plot_draw_svg(&f->data, m, &png, &pdf, &err), 0);
+    fclose(m);
+    assert_true(strncmp(buf, "<svg", 4) == 0);
+    assert_null(strstr(buf, "<?xml"));
+    assert_non_null(strstr(buf, "</svg>"));
+    assert_non_null(png);
+    /* "iVBORw0KGgo" is base64 of the signature */
+    assert_true(strncmp(png, "iVBORw0KGgo", 11) == 0);
+    assert_true(strlen(png) > 1000);
+    assert_int_equal(strlen(png) % 4, 0);
+    /* and a PDF: "JVBERi0" is base64 of "%PDF-" */
+    assert_non_null(pdf);
+    assert_true(strncmp(pdf, "JVBERi0", 7) == 0);
+    free(buf);
+    free(png);
+    free(pdf);
+    assert_int_equal(dir_entries(f->tmp), 0);
 }
 
 /* `plot sweep` draws the imaginary parts dashed: a column marked dashed
@@ -433,6 +466,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_plot_png_svg, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_terminal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_dashed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plot_notebook, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_points, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plot_hostile_names, setup,
                                         teardown),

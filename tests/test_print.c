@@ -446,7 +446,9 @@ static void test_fractions_and_order(void **state)
     e = expr_mul(g, expr_mul(g, thdd, m), expr_mul(g, F1(EXPR_COS, th), xd));
     expect_text(g, e, "m*cos(theta)*x'*theta''");
     expect_text(g, expr_div(g, thdd, expr_mul(g, xd, m)), "theta''/(m*x')");
-    expect_latex(g, e, "m \\cos{\\theta} \\dot{x} \\ddot{\\theta}");
+    /* a thin space after a function written as an operator: \cos{\theta}
+     * \dot{x} would read cos(theta x') (LANGUAGE.md §7.1, issue 29) */
+    expect_latex(g, e, "m \\cos{\\theta}\\, \\dot{x} \\ddot{\\theta}");
     expr_graph_free(g);
 }
 

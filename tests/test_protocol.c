@@ -31,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "interp/base/util.h"
 #include "interp/cli/json.h"
 #include "interp/cli/protocol.h"
 
@@ -322,6 +323,51 @@ static void test_execute_error(void **state)
     expect_execute(c, "error");
 }
 
+/* A statement's file that is the channel itself (/dev/stdout and its
+ * other names, the replies; /dev/stdin, the requests) is refused with
+ * an error, and the session stays in step: the next cell's output is its
+ * own (issue 31: the text went into the replies, and every later cell
+ * showed the one before's output). */
+static void test_output_file_is_the_channel(void **state)
+{
+    child_t *c = *state;
+    NEED_NH(c);
+    static const char *const stmts[] = {
+        "print 1 > \\\"/dev/stdout\\\"", "print 1 > \\\"/dev/fd/1\\\"",
+        "print 1 > \\\"/proc/self/fd/1\\\"", "help > \\\"/dev/stdout\\\"",
+        "table t > \\\"/dev/stdout\\\"", "print 1 > \\\"/dev/stdin\\\"",
+        "sweep k from 1 to 2 step 1 > \\\"/dev/stdout\\\": print k"};
+    say(c, "{\"request\":\"execute\",\"code\":\"param k = 1\\ncoord x\\n"
+           "kinetic T = x'^2/2\\nsimulate to 0.1 step 0.1\"}");
+    free(output(c, "text")); /* simulate's summary */
+    expect_execute(c, "ok");
+    for (size_t i = 0; i < sizeof stmts / sizeof *stmts; i++) {
+        char req[256];
+        snprintf(req, sizeof req,
+                 "{\"request\":\"execute\",\"code\":\"%s\"}", stmts[i]);
+        say(c, req);
+        json_t *v = hear(c, 30);
+        assert_non_null(v);
+        assert_string_equal(str(v, "output"), "error");
+        const char *m = str(v, "message");
+        if (i == 0)
+            assert_string_equal(m, "cannot write '/dev/stdout': it is the notebook's own channel (nh --protocol's standard output); write to a file instead");
+        if (!strstr(m, "it is the notebook's own channel (nh --protocol's "
+                       "standard ") ||
+            !strstr(m, "); write to a file instead"))
+            fail_msg("%s: %s", stmts[i], m);
+        assert_non_null(
+            strstr(m, i == 5 ? "standard input" : "standard output"));
+        json_free(v);
+        expect_execute(c, "error");
+        say(c, "{\"request\":\"execute\",\"code\":\"print 2\"}");
+        char *t = output(c, "text");
+        assert_string_equal(t, "2 = 2\n");
+        free(t);
+        expect_execute(c, "ok");
+    }
+}
+
 /* A syntax error runs nothing of the cell; an unfinished statement is
  * an error at the end of the cell, as at the end of a script. */
 static void test_execute_syntax(void **state)
@@ -503,8 +549,9 @@ static void test_complete(void **state)
     NEED_NH(c);
     say(c, "{\"request\":\"execute\",\"code\":\"coord kappa, kx\"}");
     expect_execute(c, "ok");
-    /* The word before the cursor: keywords, method names and the model's
-     * names, sorted, each once. */
+    /* The word before the cursor, completed with what may stand there
+     * (in an expression: the model's names, not keywords), sorted, each
+     * once. */
     say(c, "{\"request\":\"complete\",\"id\":3,\"code\":\"print k + 1\","
            "\"cursor\":7}");
     json_t *v = reply(c, "complete");
@@ -514,10 +561,9 @@ static void test_complete(void **state)
     const json_t *m = json_get(v, "matches");
     assert_non_null(m);
     assert_int_equal(m->kind, JSON_ARRAY);
-    const char *want[] = {"kane",       "kappa",   "kinematic",
-                          "kinematics", "kinetic", "kx"};
-    assert_int_equal(m->len, 6);
-    for (size_t i = 0; i < 6; i++)
+    const char *want[] = {"kappa", "kx"};
+    assert_int_equal(m->len, 2);
+    for (size_t i = 0; i < 2; i++)
         assert_string_equal(m->items[i].str, want[i]);
     json_free(v);
     /* The cursor defaults to the end; after a break character the word
@@ -537,6 +583,104 @@ static void test_complete(void **state)
     expect_refused(c, "\"cursor\" must be");
     say(c, "{\"request\":\"complete\",\"code\":\"ab\",\"cursor\":0.5}");
     expect_refused(c, "\"cursor\" must be");
+}
+
+/* The matches of a complete request for CODE (cursor at its end), as one
+ * string, separated by spaces. */
+static char *matches_of(child_t *c, const char *code)
+{
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_add(&b, "{\"request\":\"complete\",\"code\":");
+    json_put_string(&b, code, strlen(code));
+    strbuf_add(&b, "}");
+    say(c, b.data);
+    strbuf_free(&b);
+    json_t *v = reply(c, "complete");
+    const json_t *m = json_get(v, "matches");
+    assert_non_null(m);
+    strbuf_init(&b);
+    strbuf_add(&b, "");
+    for (size_t i = 0; i < m->len; i++)
+        strbuf_addf(&b, "%s%s", i ? " " : "", m->items[i].str);
+    json_free(v);
+    return strbuf_take(&b);
+}
+
+/* Completion by context (issue 24, item 10; doc/language.md, "Tab
+ * completion"): what may stand where the cursor is, from the statement
+ * typed before it — the same logic as the REPL's (complete.c). */
+static void test_complete_by_context(void **state)
+{
+    child_t *c = *state;
+    NEED_NH(c);
+    say(c, "{\"request\":\"execute\",\"code\":\"param m = 1, r = 0.5\\n"
+           "coord x, y, theta, phi\\nspeed u1\\nframe N\\n"
+           "frame W from N about z by phi\\n"
+           "body wheel mass m at [x, y, r] frame W inertia [1, 1, 2]\\n"
+           "particle P mass m at [x, y]\\n"
+           "constraint roll: x' = r*theta'\"}");
+    expect_execute(c, "ok");
+    static const char *const cases[][2] = {
+        /* after `equations` and `compare`: the methods */
+        {"equations ", "first_kind gibbs_appell kane lagrange maggi "
+                       "multipliers naive second_kind voronec"},
+        {"equations mu", "multipliers"},
+        {"compare voronec n", "naive"},
+        {"compare voronec naive s", "samples"},
+        /* worksheets, integrators, settings */
+        {"worksheet pre", "preliminary"},
+        {"worksheet latex s", "second second_reduced"},
+        {"set integrator = rk", "rk1imp rk2 rk2imp rk4 rk4imp rk8pd rkck "
+                                "rkf45"},
+        {"simulate to 1 integrator ms", "msadams msbdf"},
+        {"set r", "r rtol"},
+        {"set m = 2, m", "m max_steps"},
+        {"set compile = o", "off on"},
+        /* show's subjects and the names of expressions; help's topics */
+        {"show ka", "kane"},
+        {"show latex ma", "mass max"},
+        {"help vel", "velocity"},
+        {"help std", "stdlib"},
+        /* frames and bodies where they go */
+        {"frame A from ", "N W"},
+        {"frame A from W about ", "x y z"},
+        {"body B mass 1 at [0, 0, 0] frame ", "N W"},
+        {"torque ", "wheel"},
+        {"force ", "P phi theta wheel x y"},
+        {"print omega(", "N W"},
+        {"print velocity([x, y, 0], w", "wheel"},
+        {"print lambda(", "roll"},
+        {"print reaction(", "phi theta x y"},
+        /* coordinates and speeds where a variable goes */
+        {"initial ", "phi t theta u1 x y"},
+        {"initial x = 1, th", "theta"},
+        {"eigen phi, ", "phi theta u1 x y"},
+        {"sweep ", "m r"},
+        {"kinematic ", "phi theta x y"},
+        /* a statement begins: the statements' keywords */
+        {"sim", "simulate"},
+        {"print x; equ", "equations"},
+        {"sweep m from 0 to 1 step 0.5: set integrator = rk8", "rk8pd"},
+        /* an expression: names, not keywords; a new name: nothing */
+        {"print th", "theta"},
+        {"print W.", "W.x W.y W.z"},
+        {"coord a, ", ""},
+        {"param a = 1, ", ""},
+        {"import \"eu", "euler"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *got = matches_of(c, cases[i][0]);
+        if (strcmp(got, cases[i][1]) != 0)
+            fail_msg("complete \"%s\": got \"%s\", want \"%s\"",
+                     cases[i][0], got, cases[i][1]);
+        free(got);
+    }
+    /* `equations ` offers no model name and no other keyword */
+    char *got = matches_of(c, "equations ");
+    assert_null(strstr(got, "theta"));
+    assert_null(strstr(got, "print"));
+    free(got);
 }
 
 /* Complete, incomplete, invalid; asking runs nothing. */
@@ -844,6 +988,16 @@ static void test_mathjax(void **state)
     mathjax_is("\\begin{pmatrix}a\\end{pmatrix}",
                "$\\displaystyle \\begin{pmatrix}a\\end{pmatrix}$");
     mathjax_is("", "$\\displaystyle \n$");
+    /* A long output (LANGUAGE.md §7.1: named subexpressions, a
+     * worksheet): the group that lets pdflatex break pages goes, each
+     * align* is a display of its own, without its comments (MathJax
+     * reads a $$ display as one line: a comment would hide the rest). */
+    mathjax_is("{\\allowdisplaybreaks\n\\begin{align*}\n% h\n"
+               "&\\text{where}\\quad k_{1} = x\n\\end{align*}\n"
+               "\\begin{align*}\n&y = k_{1}\n\\end{align*}\n}\n",
+               "$$\\begin{aligned}\n&\\text{where}\\quad k_{1} = x\n"
+               "\\end{aligned}$$\n$$\\begin{aligned}\n&y = k_{1}\n"
+               "\\end{aligned}$$");
 }
 
 int main(void)
@@ -853,12 +1007,14 @@ int main(void)
         T(test_info),
         T(test_execute_text),
         T(test_execute_error),
+        T(test_output_file_is_the_channel),
         T(test_execute_syntax),
         T(test_execute_error_in_loaded_file),
         T(test_execute_latex_stderr),
         T(test_execute_svg),
         T(test_execute_events),
         T(test_complete),
+        T(test_complete_by_context),
         T(test_is_complete),
         T(test_malformed),
         T(test_oversized),

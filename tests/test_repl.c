@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
@@ -124,8 +126,10 @@ static int stop(void **state)
     term_t *t = *state;
     if (!t)
         return 0;
-    kill(t->pid, SIGKILL);
-    waitpid(t->pid, NULL, 0);
+    if (t->pid > 0) {
+        kill(t->pid, SIGKILL);
+        waitpid(t->pid, NULL, 0);
+    }
     close(t->fd);
     char hist[96];
     snprintf(hist, sizeof hist, "%s/.nh_history", t->home);
@@ -179,6 +183,131 @@ static void test_ctrl_c_stops_simulate(void **state)
                     "max |diff| = ", 10));
 }
 
+/* LANGUAGE.md §6, issue 24 item 6: a simulate stopped by Ctrl-C leaves
+ * the state at the last recorded sample, and its message says that state,
+ * time and values, as `print` then shows them; the oscillator x'' =
+ * -10^6 x from x = 1 is there at x = cos(1000 t).  (The message named
+ * the time the integration had reached, and the state there.) */
+static void test_ctrl_c_state_is_last_sample(void **state)
+{
+    term_t *t = *state;
+    NEED_NH(t);
+    assert_true(expect(t, "nh> ", 5));
+    assert_true(say(t, "coord x; kinetic T = x'^2/2; potential V = 5e5*x^2\r",
+                    "nh> ", 5));
+    assert_true(say(t, "initial x = 1; set max_steps = 1e9\r", "nh> ", 5));
+    assert_true(say(t, "simulate to 1e5 step 1\r", "simulate to 1e5 step 1",
+                    5));
+    usleep(500000);
+    assert_true(say(t, "\x03", "error: interrupted at t = ", 20));
+    assert_true(expect(t, "; the state is left at the last sample, at t = ",
+                       5));
+    assert_true(expect(t, "\n", 5));
+    /* "T; state: x = X, x' = V" up to the end of the line */
+    const char *m = strstr(t->out, "the state is left at the last sample, at t = ");
+    m += strlen("the state is left at the last sample, at t = ");
+    char tt[64], x[64], v[64];
+    assert_int_equal(sscanf(m, "%63[^;]; state: x = %63[^,], x' = %63[^\r\n]",
+                            tt, x, v),
+                     3);
+    assert_true(expect(t, "nh> ", 5));
+    char want[256];
+    snprintf(want, sizeof want, "\nt = %s\r", tt);
+    assert_true(say(t, "print t, x, x'\r", want, 5));
+    snprintf(want, sizeof want, "\nx = %s\r", x);
+    assert_true(expect(t, want, 5));
+    snprintf(want, sizeof want, "\nx' = %s\r", v);
+    assert_true(expect(t, want, 5));
+    double T = strtod(tt, NULL), X = strtod(x, NULL), V = strtod(v, NULL);
+    assert_true(T >= 1 && T == floor(T)); /* a sample, past the first */
+    assert_true(fabs(X - cos(1000 * T)) < 1e-4);
+    assert_true(fabs(V + 1000 * sin(1000 * T)) < 1e-1);
+}
+
+/* The bicycle's `show kinematics` takes a second or more and does not
+ * look for Ctrl-C: types it after loading the model (with a statement
+ * after it on the line), and gives it 0.3 s to begin (parsing the line
+ * takes microseconds). */
+static bool start_long_statement(term_t *t)
+{
+    const char *src = getenv("NH_SRCDIR");
+    char load[PATH_MAX + 32];
+    snprintf(load, sizeof load, "load \"%s/examples/bicycle_model.nh\"\r",
+             src);
+    if (!(expect(t, "nh> ", 5) && say(t, load, "nh> ", 30) &&
+          say(t, "show kinematics; print 2+2\r", "print 2+2", 10)))
+        return false;
+    usleep(300000);
+    return true;
+}
+
+/* Issue 24 item 7: a second Ctrl-C during a statement that does not look
+ * keeps the session (it ended nh with status 130, losing the history):
+ * it says so, the statement runs to its end, the next one on the line
+ * does not run, and the session goes on; the history holds the lines. */
+static void test_second_ctrl_c_keeps_session(void **state)
+{
+    term_t *t = *state;
+    NEED_NH(t);
+    if (!getenv("NH_SRCDIR"))
+        skip();
+    assert_true(start_long_statement(t));
+    type(t, "\x03");
+    usleep(50000);
+    assert_true(say(t, "\x03", "the session is kept", 10));
+    assert_true(expect(t, "kinematic equations", 30));
+    assert_true(expect(t, "error: interrupted before this statement, which "
+                          "did not run",
+                       30));
+    assert_true(expect(t, "nh> ", 5));
+    assert_null(strstr(t->out, "2+2 = 4"));
+    assert_true(say(t, "print 3+3\r", "3+3 = 6", 5));
+    assert_true(say(t, "quit\r", "quit", 5));
+    int status;
+    assert_int_equal(waitpid(t->pid, &status, 0), t->pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    t->pid = -1;
+    char hist[96], text[4096] = "";
+    snprintf(hist, sizeof hist, "%s/.nh_history", t->home);
+    FILE *f = fopen(hist, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(text, "show kinematics; print 2+2\n"));
+    assert_non_null(strstr(text, "print 3+3\n"));
+}
+
+/* A third Ctrl-C ends nh, saying so, with the history saved: the line
+ * running included. */
+static void test_third_ctrl_c_ends_saving_history(void **state)
+{
+    term_t *t = *state;
+    NEED_NH(t);
+    if (!getenv("NH_SRCDIR"))
+        skip();
+    assert_true(start_long_statement(t));
+    type(t, "\x03");
+    usleep(50000);
+    assert_true(say(t, "\x03", "the session is kept", 10));
+    assert_true(say(t, "\x03", "ended by Ctrl-C while a statement ran; the "
+                                "history is saved",
+                    10));
+    int status;
+    assert_int_equal(waitpid(t->pid, &status, 0), t->pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 130);
+    t->pid = -1;
+    char hist[96], text[4096] = "";
+    snprintf(hist, sizeof hist, "%s/.nh_history", t->home);
+    FILE *f = fopen(hist, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(text, "bicycle_model.nh\"\n"));
+    assert_non_null(strstr(text, "show kinematics; print 2+2\n"));
+}
+
 /* LANGUAGE.md §9: LINE counts the lines typed since the session began
  * (empty ones and those of a statement spanning lines too), so the place
  * a message names can be found again. */
@@ -216,6 +345,42 @@ static void test_empty_line_ends_open_statement(void **state)
     assert_true(say(t, "print 3\r", "3 = 3", 5));
 }
 
+/* Tab completes by context (issue 24, item 10; complete.c): a worksheet
+ * after `worksheet`, an integrator after `set integrator =`, the methods
+ * alone after `equations` (Tab twice lists them, and no keyword or model
+ * name among them), a body in velocity(P, …) — also on the second line of
+ * a statement, whose first line gives the context. */
+static void test_tab_completes_by_context(void **state)
+{
+    term_t *t = *state;
+    NEED_NH(t);
+    assert_true(expect(t, "nh> ", 5));
+    assert_true(say(t, "coord x, theta; frame N\r", "nh> ", 5));
+    assert_true(say(t, "body wheel mass 1 at [x, 0, 0] frame N inertia "
+                       "[1, 1, 1]\r",
+                    "nh> ", 5));
+    assert_true(say(t, "worksheet pre\t", "worksheet preliminary", 5));
+    assert_true(say(t, "\x03", "nh> ", 5));
+    assert_true(say(t, "set integrator = rk8\t", "set integrator = rk8pd", 5));
+    assert_true(say(t, "\r", "nh> ", 5));
+    assert_true(say(t, "equations \t\t", "gibbs_appell", 5));
+    assert_true(expect(t, "nh> equations ", 5));
+    /* the listing: between "gibbs_appell" and the prompt drawn again */
+    const char *list = strstr(t->out, "gibbs_appell");
+    const char *end = strstr(list, "nh> equations ");
+    assert_non_null(list);
+    assert_non_null(end);
+    char listing[4096];
+    snprintf(listing, sizeof listing, "%.*s", (int)(end - list), list);
+    assert_non_null(strstr(listing, "voronec"));
+    assert_null(strstr(listing, "theta"));
+    assert_null(strstr(listing, "kinetic"));
+    assert_true(say(t, "\x03", "nh> ", 5));
+    assert_true(say(t, "print velocity([x, 0, 0],\r", "...> ", 5));
+    assert_true(say(t, "whe\t", "wheel", 5));
+    assert_true(say(t, ")\r", "wheel ) = [0, 0, 0]", 5));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -225,6 +390,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_places_count_lines_typed, start,
                                         stop),
         cmocka_unit_test_setup_teardown(test_empty_line_ends_open_statement,
+                                        start, stop),
+        cmocka_unit_test_setup_teardown(test_tab_completes_by_context, start,
+                                        stop),
+        cmocka_unit_test_setup_teardown(test_ctrl_c_state_is_last_sample,
+                                        start, stop),
+        cmocka_unit_test_setup_teardown(test_second_ctrl_c_keeps_session,
+                                        start, stop),
+        cmocka_unit_test_setup_teardown(test_third_ctrl_c_ends_saving_history,
                                         start, stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

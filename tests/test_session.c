@@ -17,7 +17,13 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
+
+#include "interp/base/util.h"
 #include "interp/eom/eom.h"
+#include "interp/mech/lower.h"
+#include "interp/cli/complete.h"
+#include "interp/cli/context.h"
 #include "interp/cli/session.h"
 #include "interp/cli/stmts.h"
 #include "lang/keywords.h"
@@ -224,9 +230,14 @@ static void test_time_limit_stops_long_work(void **state)
     session_set_time_limit(f->s, 1e-9);
     assert_int_equal(run(f, "simulate to 1e6 step 1e3\n"), RUN_ERROR);
     const char *e = err_since(f, mark);
+    /* stopped at its first step: the state is left at the only sample */
     assert_non_null(strstr(e, "error: stopped: the statement ran past its "
                               "time limit at t = "));
-    assert_non_null(strstr(e, "state: x = "));
+    static const char left[] = " at t = 0; the state is left at the last "
+                               "sample, at t = 0; state: x = 1, x' = 0\n";
+    /* (the message, for tests/error_coverage.sh, on one line:
+     *   at t = 0; the state is left at the last sample, at t = 0; ...) */
+    assert_non_null(strstr(e, left));
 
     mark = f->err_len;
     assert_int_equal(run(f, "compare lagrange multipliers samples 1000\n"),
@@ -299,8 +310,19 @@ static bool has_completion(const char *const *c, const char *word)
     return false;
 }
 
-/* Completion knows the statements of frames and bodies, the functions,
- * the model's frames and bodies, and each frame's unit vectors. */
+/* The completions of TEXT's last word (after the last character that
+ * ends words), in the context of what comes before it. */
+static const char *const *completions_at_end(fixture_t *f, const char *text)
+{
+    size_t end = strlen(text), start = end;
+    while (start > 0 && !strchr(COMPLETE_WORD_BREAKS, text[start - 1]))
+        start--;
+    return session_completions(f->s, text, start, end);
+}
+
+/* Completion knows the statements of frames and bodies, the words of
+ * theirs, the functions, the model's frames and bodies, and each frame's
+ * unit vectors, each where it goes. */
 static void test_completions(void **state)
 {
     fixture_t *f = *state;
@@ -308,21 +330,160 @@ static void test_completions(void **state)
                             "by th\nbody rod mass 1 at Arm.x frame Arm "
                             "inertia [1, 1, 1]\n"),
                      RUN_OK);
-    const char *const *c = session_completions(f->s);
-    static const char *const want[] = {
-        "frame", "body",  "gravity", "torque", "from",  "about", "by",
-        "inertia", "omega", "on",    "velocity", "Arm", "rod",   "Arm.x",
-        "Arm.y", "Arm.z", "N.x",     "th",     "until", "rising",
-        "falling", "sample", "lyapunov", NULL};
-    for (size_t i = 0; want[i]; i++)
-        if (!has_completion(c, want[i]))
-            fail_msg("'%s' is not among the completions", want[i]);
+    static const struct {
+        const char *text;
+        const char *want[8];
+    } cases[] = {
+        {"", {"frame", "body", "gravity", "torque", NULL}},
+        {"frame F ", {"from", NULL}},
+        {"frame F from N ", {"about", NULL}},
+        {"frame F from N about x ", {"by", NULL}},
+        {"body b mass 1 at [0, 0, 0] frame Arm ", {"inertia", NULL}},
+        {"print ", {"omega", "on", "velocity", "Arm.x", "Arm.y", "Arm.z",
+                    "N.x", "th"}},
+        {"print omega(", {"Arm", "N", NULL}},
+        {"print velocity(Arm.x, ", {"rod", NULL}},
+        /* v3: simulate's events and integrators, lyapunov, draw, plot */
+        {"simulate to 1 ", {"until", "sample", "step", "th", NULL}},
+        {"simulate to 1 sample ", {"at", NULL}},
+        {"simulate to 1 until th = 0 ", {"rising", "falling", NULL}},
+        {"simulate to 1 integrator ", {"dla", "rk8pd", NULL}},
+        {"simulate to 1 integrator dla ", {"h", NULL}},
+        {"set integrator = ", {"dla", "msbdf", NULL}},
+        {"lyapunov ", {"to", NULL}},
+        {"lyapunov to 10 ", {"step", "th", NULL}},
+        {"draw ", {"disk", "sphere", "line", "point", NULL}},
+        {"plot ", {"sweep", "follow", NULL}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const char *const *c = completions_at_end(f, cases[k].text);
+        for (size_t i = 0; i < 8 && cases[k].want[i]; i++)
+            if (!has_completion(c, cases[k].want[i]))
+                fail_msg("'%s' is not among the completions of \"%s\"",
+                         cases[k].want[i], cases[k].text);
+    }
+    /* the words of the statement, not others, and names only in
+     * expressions */
+    const char *const *c = completions_at_end(f, "frame F from N ");
+    assert_false(has_completion(c, "th"));
+    assert_false(has_completion(c, "by"));
+    c = completions_at_end(f, "print ");
+    assert_false(has_completion(c, "frame"));
+    assert_false(has_completion(c, "rod")); /* a body is not a value */
     /* a frame declared later is there at the next call */
     assert_int_equal(run(f, "frame Fork from Arm about [0, 1, 1] by 2*th\n"),
                      RUN_OK);
-    c = session_completions(f->s);
+    c = completions_at_end(f, "print 2*");
     assert_true(has_completion(c, "Fork.z"));
     assert_true(has_completion(c, "Arm.y"));
+    c = completions_at_end(f, "print F");
+    assert_true(has_completion(c, "Fork.x"));
+    assert_false(has_completion(c, "frame")); /* only those beginning F */
+}
+
+/* `set` with several bindings (issue 24, item 12), through the C API
+ * until the grammar gives them: BINDINGS ("a = 1, b = 2") parsed as one
+ * `set` each, their bindings put into one `set` statement, run on the
+ * session's context.  Returns decl_set's status; a message goes to MSG. */
+static int run_set(fixture_t *f, const char *bindings, char *msg, size_t size)
+{
+    char text[512];
+    size_t len = 0;
+    for (const char *b = bindings; *b;) {
+        const char *comma = strstr(b, ", ");
+        size_t n = comma ? (size_t)(comma - b) : strlen(b);
+        len += (size_t)snprintf(text + len, sizeof text - len, "set %.*s\n",
+                                (int)n, b);
+        b += n + (comma ? 2 : 0);
+    }
+    source_set_t *set = source_set_new();
+    uint32_t file = source_add(set, "<set>", text, strlen(text));
+    ast_arena_t *arena = ast_arena_new();
+    ast_program_t prog;
+    diag_t err = {0};
+    assert_int_equal(parse_program(set, file, arena, &prog, &err), PARSE_OK);
+    ast_binding_t *items = calloc(prog.n, sizeof *items);
+    for (size_t i = 0; i < prog.n; i++) {
+        assert_int_equal(prog.stmts[i]->kind, STMT_SET);
+        items[i] = prog.stmts[i]->u.bindings.items[0];
+    }
+    ast_stmt_t st = *prog.stmts[0];
+    st.u.bindings.items = items;
+    st.u.bindings.n = prog.n;
+    int rc = decl_set(session_ctx(f->s), &st, &err);
+    snprintf(msg, size, "%s", err.set ? err.msg : "");
+    free(items);
+    ast_arena_free(arena);
+    source_set_free(set);
+    return rc;
+}
+
+/* The value of EXPR printed by the session (`print EXPR`). */
+static double value_of(fixture_t *f, const char *expr)
+{
+    fflush(f->fout);
+    size_t mark = f->out_len;
+    char text[256];
+    snprintf(text, sizeof text, "print %s\n", expr);
+    assert_int_equal(run(f, text), RUN_OK);
+    fflush(f->fout);
+    const char *eq = strstr(f->out + mark, " = ");
+    assert_non_null(eq);
+    return strtod(eq + 3, NULL);
+}
+
+/* `set a = 1, b = 2, ...`: the bindings take effect from left to right (a
+ * value sees the parameters set before it), and the statement is one
+ * change: when a binding fails, the parameters and settings set before it
+ * in the statement are put back. */
+static void test_set_several(void **state)
+{
+    fixture_t *f = *state;
+    assert_int_equal(run(f, model), RUN_OK);
+    ctx_t *c = session_ctx(f->s);
+    char msg[DIAG_MSG_MAX];
+    assert_int_equal(run_set(f, "m = 2, k = 3*m", msg, sizeof msg), 0);
+    assert_true(value_of(f, "m") == 2.0);
+    assert_true(value_of(f, "k") == 6.0);
+    /* m x'' = -k x: the equations see the new values at once */
+    assert_true(fabs(value_of(f, "x'' + 6*x/2")) < 1e-15);
+    assert_true(fabs(value_of(f, "x'' + 4*x/1")) > 0.1);
+
+    double rtol = c->rtol;
+    size_t max_steps = c->max_steps;
+    char integrator[sizeof c->integrator];
+    memcpy(integrator, c->integrator, sizeof integrator);
+    /* fails at the third binding: m and rtol go back */
+    assert_int_equal(run_set(f, "m = 5, rtol = 1e-6, k = bogus", msg,
+                             sizeof msg),
+                     -1);
+    assert_non_null(strstr(msg, "unknown name 'bogus'"));
+    assert_true(value_of(f, "m") == 2.0);
+    assert_true(value_of(f, "k") == 6.0);
+    assert_true(c->rtol == rtol);
+    /* a setting that fails after the integrator was set */
+    assert_int_equal(run_set(f, "integrator = rk4, max_steps = 0.5, m = 7",
+                             msg, sizeof msg),
+                     -1);
+    assert_string_equal(msg, "max_steps must be a whole number from 1 to 1e15");
+    assert_string_equal(c->integrator, integrator);
+    assert_int_equal(c->max_steps, max_steps);
+    assert_true(value_of(f, "m") == 2.0);
+    /* compile is applied only when all succeeded */
+    assert_int_equal(run_set(f, "compile = on, m = 1/0", msg, sizeof msg), -1);
+    assert_false(c->compile);
+    assert_int_equal(run_set(f, "m = 3, m = 4", msg, sizeof msg), -1);
+    assert_string_equal(msg, "'m' is set twice in one statement");
+    assert_true(value_of(f, "m") == 2.0);
+    /* all succeed: every one applied */
+    assert_int_equal(run_set(f, "integrator = rk4, max_steps = 50, "
+                                "atol = 1e-9, k = m + 1",
+                             msg, sizeof msg),
+                     0);
+    assert_string_equal(c->integrator, "rk4");
+    assert_int_equal(c->max_steps, 50);
+    assert_true(c->atol == 1e-9);
+    assert_true(value_of(f, "k") == 3.0);
 }
 
 /* LANGUAGE.md §6: a simulate that fails keeps its samples and leaves the
@@ -436,9 +597,71 @@ static void test_help_covers_every_statement(void **state)
             fail_msg("no help for the method '%s'", eom_method_names[i]);
         assert_non_null(strstr(t, eom_method_names[i]));
     }
-    for (size_t i = 0; help_topics[i]; i++)
+    size_t ntopics = 0;
+    for (size_t i = 0; help_topics[i]; i++, ntopics++)
         assert_non_null(help_text(help_topics[i]));
+    /* every entry is listed (suggestions and completion read the list) */
+    assert_int_equal(ntopics, help_entry_count());
     assert_null(help_text("no_such_topic"));
+}
+
+/* Every built-in function (LANGUAGE.md §3.4), every module of the
+ * standard library (the .nh files of stdlib/) and every function a module declares
+ * has a help entry; a module's entry names its functions (issue 24, item
+ * 11: `help velocity`, `help contact`, `help stdlib` were unknown). */
+static void test_help_covers_functions_and_stdlib(void **state)
+{
+    (void)state;
+    const char *const *builtins = lower_builtin_functions();
+    for (size_t i = 0; builtins[i]; i++) {
+        const char *t = help_text(builtins[i]);
+        if (!t)
+            fail_msg("no help for the built-in function '%s'", builtins[i]);
+        if (!strstr(t, builtins[i]))
+            fail_msg("help %s does not name it", builtins[i]);
+        if (!strstr(help_text("functions"), builtins[i]))
+            fail_msg("help functions does not list '%s'", builtins[i]);
+    }
+    assert_non_null(help_text("stdlib"));
+    DIR *d = opendir(NH_STDLIB_SRC);
+    assert_non_null(d);
+    size_t modules = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 4 || strcmp(de->d_name + len - 3, ".nh") != 0)
+            continue;
+        char module[256];
+        snprintf(module, sizeof module, "%.*s", (int)(len - 3), de->d_name);
+        const char *t = help_text(module);
+        if (!t)
+            fail_msg("no help for the stdlib module '%s'", module);
+        if (!strstr(help_text("stdlib"), module))
+            fail_msg("help stdlib does not list '%s'", module);
+        modules++;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", NH_STDLIB_SRC, de->d_name);
+        FILE *fp = fopen(path, "r");
+        assert_non_null(fp);
+        char line[4096];
+        size_t functions = 0;
+        while (fgets(line, sizeof line, fp)) {
+            char name[128];
+            if (sscanf(line, "let %127[A-Za-z0-9_](", name) != 1 ||
+                !strchr(line, '('))
+                continue;
+            functions++;
+            if (!help_text(name))
+                fail_msg("no help for '%s' of stdlib/%s", name, de->d_name);
+            if (!strstr(t, name))
+                fail_msg("help %s does not name its function '%s'", module,
+                         name);
+        }
+        fclose(fp);
+        assert_true(functions > 0);
+    }
+    closedir(d);
+    assert_true(modules >= 3); /* contact, euler, rigid */
 }
 
 /* The reader on the stream "<repl>" with the REPL's rules: feeds LINE. */
@@ -685,6 +908,127 @@ static void test_write_error_is_an_error(void **state)
     free(err);
 }
 
+/* `show` refuses an expression nested deeper than 10 000 levels, which
+ * the simplifier and the printers would recurse through (issue 31: a
+ * chain of 150 000 lets, each the sine of the one before, overflowed the
+ * stack): a let chain 10 001 deep, and the kinematic equation of a
+ * coordinate read from the last of a chain of 8000 frames.  A value is
+ * still printed. */
+static void test_show_too_deep(void **state)
+{
+    fixture_t *f = *state;
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_add(&b, "coord q, x\nlet a0 = q\n");
+    for (int i = 1; i <= 10001; i++)
+        strbuf_addf(&b, "let a%d = sin(a%d)\n", i, i - 1);
+    assert_int_equal(run(f, b.data), RUN_OK);
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    assert_int_equal(run(f, "show a10001\n"), RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark),
+                           "error: this expression is nested too deeply to "
+                           "show (more than 10000 levels); print its value "
+                           "instead"));
+    fflush(f->fout);
+    size_t omark = f->out_len;
+    assert_int_equal(run(f, "show a9000 - a9000\nprint a10001\n"), RUN_OK);
+    fflush(f->fout);
+    assert_string_equal(f->out + omark, "0\na10001 = 0\n");
+
+    strbuf_free(&b);
+    strbuf_add(&b, "frame N\nframe F0 from N about z by q\n");
+    for (int i = 1; i < 8000; i++)
+        strbuf_addf(&b, "frame F%d from F%d about x by q\n", i, i - 1);
+    strbuf_add(&b, "speed u\nkinematic q' = u\nkinematic x' = u*F7999.y[3]\n");
+    assert_int_equal(run(f, b.data), RUN_OK);
+    fflush(f->ferr);
+    mark = f->err_len;
+    assert_int_equal(run(f, "show kinematics\n"), RUN_ERROR);
+    const char *deep =
+        "error: x' is nested too deeply to show (more than 10000 levels)";
+    assert_non_null(strstr(err_since(f, mark), deep));
+    strbuf_free(&b);
+}
+
+/* diff() nested forty deep builds sums of thousands of products: bounded
+ * by the nodes (200 000), by the edges between them (10^7: one product
+ * of 3200 factors differentiated has 3200 terms of 3199 factors), and by
+ * the session's time limit — the stop of Ctrl-C — in mid-derivative
+ * (issue 31: 3.2 s natively, 18 s under the sanitizers, not to be
+ * interrupted).  What was made meanwhile is not kept: the same
+ * derivative asked again is the same error, a smaller one is right. */
+static void test_derivative_bounds(void **state)
+{
+    fixture_t *f = *state;
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_add(&b, "coord x\ninitial x = 0.3\n");
+    for (int j = 0; j < 32; j++) {
+        strbuf_addf(&b, "let p%d = ", j);
+        for (int i = 0; i < 100; i++)
+            strbuf_addf(&b, "%s(x + %d)", i ? "*" : "", 100 * j + i + 1);
+        strbuf_add(&b, "\n");
+    }
+    strbuf_add(&b, "let p = p0");
+    for (int j = 1; j < 32; j++)
+        strbuf_addf(&b, "*p%d", j);
+    strbuf_add(&b, "\n");
+    assert_int_equal(run(f, b.data), RUN_OK);
+    strbuf_free(&b);
+    fflush(f->ferr);
+    size_t mark = f->err_len;
+    assert_int_equal(run(f, "print diff(p, x)\n"), RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark),
+                           "error: this expression grows too large (more than 10000000 edges between the nodes of the graph)"));
+    /* forty diffs: the time limit stops them in mid-course */
+    strbuf_init(&b);
+    strbuf_add(&b, "print ");
+    for (int i = 0; i < 40; i++)
+        strbuf_add(&b, "diff(");
+    strbuf_add(&b, "exp(x*sin(x))");
+    for (int i = 0; i < 40; i++)
+        strbuf_add(&b, ", x)");
+    strbuf_add(&b, "\n");
+    session_set_time_limit(f->s, 1e-9);
+    fflush(f->ferr);
+    mark = f->err_len;
+    assert_int_equal(run(f, b.data), RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark),
+                           "error: stopped: the statement ran past its time "
+                           "limit while differentiating"));
+    session_set_time_limit(f->s, 0);
+    fflush(f->ferr);
+    mark = f->err_len;
+    assert_int_equal(run(f, b.data), RUN_ERROR);
+    assert_non_null(strstr(err_since(f, mark),
+                           "error: this expression grows too large (more "
+                           "than 200000 nodes in the graph)"));
+    strbuf_free(&b);
+    /* what the stopped derivatives left is right: the fifth derivative
+     * here is a fresh session's, digit for digit */
+    static const char d5[] = "print diff(diff(diff(diff(diff(exp(x*sin(x)), "
+                             "x), x), x), x), x)\n";
+    fflush(f->fout);
+    size_t omark = f->out_len;
+    assert_int_equal(run(f, d5), RUN_OK);
+    fflush(f->fout);
+    char *here = strdup(f->out + omark), *fresh = NULL;
+    size_t flen = 0;
+    FILE *fo = open_memstream(&fresh, &flen);
+    session_t *s2 = session_new(true, fo, f->ferr);
+    static const char init[] = "coord x\ninitial x = 0.3\n";
+    assert_int_equal(session_run_text(s2, "<2>", init, strlen(init), true),
+                     RUN_OK);
+    assert_int_equal(session_run_text(s2, "<2>", d5, strlen(d5), true),
+                     RUN_OK);
+    session_free(s2);
+    fclose(fo);
+    assert_string_equal(here, fresh);
+    free(here);
+    free(fresh);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -722,6 +1066,11 @@ int main(void)
                                         teardown),
         cmocka_unit_test(test_write_error_is_an_error),
         cmocka_unit_test_setup_teardown(test_completions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_show_too_deep, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_derivative_bounds, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_set_several, setup, teardown),
+        cmocka_unit_test(test_help_covers_functions_and_stdlib),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

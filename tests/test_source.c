@@ -270,6 +270,30 @@ static void test_print_odd_lines(void **state)
     source_set_free(set);
 }
 
+/* What a terminal would obey rather than show is '?' in the message, the
+ * file's name and the echoed line alike (issue 31: `load` of a name with
+ * ESC [ 31 m and ESC ] 0 ; TITLE BEL coloured the terminal and set its
+ * title through the message, which the echoed line was not): control
+ * bytes but the tab, C1 controls (U+009B is CSI), stray bytes; UTF-8
+ * letters stay. */
+static void test_print_escapes(void **state)
+{
+    (void)state;
+    diag_t d = {0};
+    diag_error(&d, SRC_SPAN_NONE, "cannot read '%s'",
+               "a\x1b[31mRED\x1b]0;TITLE\x07\xc2\x9b\xffx\tθ");
+    assert_string_equal(d.msg, "cannot read 'a?[31mRED?]0;TITLE???x\tθ'");
+    source_set_t *set = source_set_new();
+    const char t[] = "load \"\x1b]0;T\x07\xc2\x9b\"";
+    uint32_t f = source_add(set, "ev\x1b[2Jil.nh", t, sizeof t - 1);
+    src_span_t sp = {f, 5, sizeof t - 1};
+    expect_print(set, sp, "x\x1b[0m",
+                 "ev?[2Jil.nh:1:6: error: x?[0m\n"
+                 "load \"?]0;T??\"\n"
+                 "     ^~~~~~~~~\n");
+    source_set_free(set);
+}
+
 static void test_print_no_file(void **state)
 {
     (void)state;
@@ -366,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_print_tabs_utf8),
         cmocka_unit_test(test_print_odd_lines),
         cmocka_unit_test(test_print_no_file),
+        cmocka_unit_test(test_print_escapes),
         cmocka_unit_test(test_print_long_line_window),
         cmocka_unit_test(test_first_line),
         cmocka_unit_test(test_release_reuses),

@@ -472,7 +472,7 @@ static void test_left_out_variable_warns(void **state)
 
 /* The warnings of a state where A holds at one instant only: the
  * spherical pendulum's conical motion in Cartesian coordinates (y and x'
- * move, and the motion depends on them), and a bead on a rod turning at
+ * change, and no coordinate is cyclic: the constraint holds them all), and a bead on a rod turning at
  * a given rate (the constraint holds t).  At a steady motion — the
  * bicycle upright, whose moving coordinates have zero columns — none. */
 static void test_state_warnings(void **state)
@@ -486,9 +486,10 @@ static void test_state_warnings(void **state)
     assert_non_null(strstr(r.err, "warning: the state is neither an "
                                   "equilibrium nor a steady motion: y (rate "
                                   "2.75"));
-    assert_non_null(strstr(r.err, "move and the motion depends on them, so "
-                                  "A changes along the motion and its "
-                                  "eigenvalues need not decide stability"));
+    assert_non_null(strstr(r.err, "change, and in a steady motion only the "
+                                  "cyclic coordinates move; A changes along "
+                                  "the motion and its eigenvalues need not "
+                                  "decide stability"));
     run_close(&r);
     run_open(&r, NULL);
     run_text(&r, "param w = 2, m = 1\ncoord x, y\n"
@@ -607,11 +608,13 @@ static void test_eigen_order_ignores_noise(void **state)
     run_close(&r);
 }
 
-/* §7.2: the warning that the state is no steady motion is judged on the
- * variables kept.  The disc's steady turn restricted to its lean, lean
- * rate, yaw rate and spin rate: the yaw moves, but only x' and y', left
- * out, depend on it: no warning.  The whole state: x' and y' depend on
- * the yaw, and it moves: the warning names it. */
+/* §7.2 and §7.3: the warning that the state is no steady motion is
+ * judged on the variables kept, and with §7.3's notion (one for steady
+ * and eigen): the cyclic coordinates may move.  The disc's steady turn:
+ * restricted to its lean, lean rate, yaw rate and spin rate, no warning;
+ * the whole state, no warning either — the yaw q0 moves, but only the
+ * rates of x and y (cyclic) depend on it, so it is cyclic too.  Off the
+ * steady spin rate the lean rate changes: the warning names q1'. */
 static void test_steady_judged_on_kept(void **state)
 {
     (void)state;
@@ -626,10 +629,14 @@ static void test_steady_judged_on_kept(void **state)
         fail_msg("a warning for the restriction: %s", r.err + mark);
     run_text(&r, "eigen\n");
     fflush(r.ferr);
+    if (r.err_len != mark)
+        fail_msg("a warning for the steady turn: %s", r.err + mark);
+    run_text(&r, "initial q1 = 0.3, q0' = 2, q2' = 0\neigen\n");
+    fflush(r.ferr);
     assert_non_null(strstr(r.err + mark,
                            "warning: the state is neither an equilibrium "
-                           "nor a steady motion: q0 (rate 2) moves and the "
-                           "motion depends on it"));
+                           "nor a steady motion: q1' (rate "));
+    assert_null(strstr(r.err + mark, "q0 (rate"));
     run_close(&r);
 }
 

@@ -664,9 +664,21 @@ static void test_numbering_and_print(void **state)
         free(text);
         text = print_sheet(ws, true, &rc);
         assert_int_equal(rc, 0);
-        assert_true(strncmp(text, "\\begin{align*}\n", 14) == 0);
+        /* LaTeX (§7.1): a sheet that breaks across pages, a display per
+         * step, the steps' numbers and titles typeset (bold text rows,
+         * not comments) */
+        static const char head[] = "{\\allowdisplaybreaks\n\\begin{align*}\n";
+        assert_true(strncmp(text, head, sizeof head - 1) == 0);
         assert_non_null(strstr(text, "\\begin{pmatrix}"));
-        assert_non_null(strstr(text, "\\end{align*}\n"));
+        assert_non_null(strstr(text, "\\end{align*}\n}\n"));
+        assert_non_null(strstr(text, "&\\textbf{1. "));
+        assert_null(strstr(text, "\n%"));
+        size_t displays = 0, numbered = 0;
+        for (const char *c = text; (c = strstr(c, "\\begin{align*}")); c++)
+            displays++;
+        for (size_t j = 0; j < sheets[k].count; j++)
+            numbered += *worksheet_step(ws, j)->number != '\0';
+        assert_true(displays > numbered);
         free(text);
         worksheet_free(ws);
     }

@@ -476,7 +476,7 @@ static void chk_svd(const double *m, size_t rows, size_t cols, double *s,
     gsl_vector *S = gsl_vector_alloc(cols);
     gsl_vector *work = gsl_vector_alloc(cols);
     if (!A || !V || !S || !work)
-        abort(); /* out of memory */
+        nh_out_of_memory();
     for (size_t i = 0; i < rows; i++)
         for (size_t j = 0; j < cols; j++)
             gsl_matrix_set(A, i, j, m[i * cols + j]);

@@ -580,6 +580,95 @@ int lin_rechoose(lin_t *l, double *vars, double *change, bool *changed,
     return rc;
 }
 
+int lin_directions(lin_t *l, double *vars, double *dvars, size_t k,
+                   double *rates, diag_t *err)
+{
+    const nh_system_t *sys = l->sys;
+    size_t n = sys->n, r = sys->r, nh = l->nh, K = k;
+    size_t nq = l->dep.nq, nvd = l->dep.nv, ns = eom_state_size(l->e);
+    const uint32_t *sv = eom_state_vars(l->e);
+    /* Only the inputs keep their rows: the state (dependent variables
+     * cleared below), the parameters and t. */
+    bool *input = xcalloc(l->nv + 1, sizeof *input);
+    for (size_t j = 0; j < ns; j++)
+        input[sv[j]] = true;
+    for (size_t j = 0; j < sys->np; j++)
+        input[sys->p[j]] = true;
+    input[sys->t] = true;
+    for (size_t j = 0; j < l->ndep; j++)
+        input[l->depvars[j]] = false;
+    for (size_t v = 0; v < l->nv; v++)
+        if (!input[v])
+            memset(dvars + v * K, 0, K * sizeof *dvars);
+    free(input);
+    int rc = 0;
+    if (K > 0 && nq > 0) {
+        /* J_d dq_d = −df, df the holonomic constraints' derivative
+         * along the direction with dq_d = 0. */
+        double *J = xcalloc(nh * n + 1, sizeof *J);
+        double *df = xcalloc(nh * K + 1, sizeof *df);
+        double *Jd = xcalloc(nq * nq + 1, sizeof *Jd);
+        eom_velsolver_pos_tangent(l->vs, vars, dvars, K, NULL, J, df);
+        for (size_t a = 0; a < nq; a++) {
+            for (size_t b = 0; b < nq; b++)
+                Jd[a * nq + b] = J[a * n + l->dq[b]];
+            for (size_t j = 0; j < K; j++)
+                df[a * K + j] = -df[a * K + j];
+        }
+        if (nq != nh || lin_solve(l, Jd, nq, df, K) != 0)
+            rc = diag_error(err, SRC_SPAN_NONE,
+                            "the holonomic constraints do not determine the "
+                            "dependent coordinates at this state");
+        for (size_t b = 0; b < nq && rc == 0; b++)
+            memcpy(dvars + (size_t)sys->q[l->dq[b]] * K, df + b * K,
+                   K * sizeof *dvars);
+        free(J);
+        free(df);
+        free(Jd);
+    }
+    if (rc == 0 && K > 0 && nvd > 0) {
+        /* B_d dv_d = −dCeff, with dq complete and dv_d = 0. */
+        double *B = xcalloc(r * n + 1, sizeof *B);
+        double *dc = xcalloc(r * K + 1, sizeof *dc);
+        double *Bd = xcalloc(nvd * nvd + 1, sizeof *Bd);
+        eom_velsolver_vel_tangent(l->vs, vars, dvars, K, NULL, B, dc);
+        for (size_t a = 0; a < r; a++) {
+            for (size_t c = 0; c < nvd && a < nvd; c++)
+                Bd[a * nvd + c] = B[a * n + l->dv[c]];
+            for (size_t j = 0; j < K; j++)
+                dc[a * K + j] = -dc[a * K + j];
+        }
+        if (nvd != r || lin_solve(l, Bd, nvd, dc, K) != 0)
+            rc = diag_error(err, SRC_SPAN_NONE,
+                            "the constraints do not determine the "
+                            "dependent velocities at this state");
+        for (size_t c = 0; c < nvd && rc == 0; c++)
+            memcpy(dvars + (size_t)sys->qd[l->dv[c]] * K, dc + c * K,
+                   K * sizeof *dvars);
+        free(B);
+        free(dc);
+        free(Bd);
+    }
+    if (rc == 0 && eom_tangent(l->e, vars, dvars, K, err) != 0)
+        rc = -1;
+    if (rc == 0) {
+        const uint32_t *deriv = eom_state_derivs(l->e);
+        for (size_t i = 0; i < l->nind; i++) {
+            const double *row = dvars + (size_t)deriv[l->ind_state[i]] * K;
+            for (size_t j = 0; j < K && rc == 0; j++) {
+                rates[i * K + j] = row[j] == 0 ? 0.0 : row[j];
+                if (!isfinite(row[j]))
+                    rc = diag_error(err, SRC_SPAN_NONE,
+                                    "the derivative of %s' is not finite: "
+                                    "the equations are not differentiable "
+                                    "here",
+                                    expr_var_name(sys->g, l->ind[i]));
+            }
+        }
+    }
+    return rc;
+}
+
 void lin_rates(const lin_t *l, const double *vars, double *rate)
 {
     const uint32_t *deriv = eom_state_derivs(l->e);
@@ -656,7 +745,7 @@ int lin_eigen(const double *a, size_t n, double *re, double *im)
     gsl_matrix_complex *vec = gsl_matrix_complex_alloc(n, n);
     gsl_eigen_nonsymmv_workspace *w = gsl_eigen_nonsymmv_alloc(n);
     if (!m || !ev || !vec || !w)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
             gsl_matrix_set(m, i, j, a[i * n + j]);

@@ -85,6 +85,24 @@ double lin_chart_quality(const lin_t *l);
 int lin_rechoose(lin_t *l, double *vars, double *change, bool *changed,
                  diag_t *err);
 
+/* The derivatives of the motion along K directions on the manifold of
+ * the constraints (steady motions and their families, steady.h): DVARS
+ * holds one row of K doubles per graph variable — on entry the
+ * directions' components on the independent variables (lin_vars) and on
+ * parameters and t; every other row is overwritten.  The dependent
+ * variables of the last lin_choose follow the constraints (implicit
+ * differentiation, with the constraints' own dependence on parameters
+ * and t), their Jacobians taken at VARS (which must be on the
+ * constraints; it need not be lin_choose's state).  On return DVARS
+ * holds the derivatives of every variable eom_accel reads or writes, and
+ * RATES (lin_size × K, row-major) those of the independent variables'
+ * rates; VARS is completed as eom_accel completes it.  With the unit
+ * directions on the independent variables, RATES is lin_matrix's A.
+ * Returns 0, or -1 with *err set (span NONE) when the constraints do not
+ * determine the dependent variables there or the equations fail. */
+int lin_directions(lin_t *l, double *vars, double *dvars, size_t k,
+                   double *rates, diag_t *err);
+
 /* After lin_matrix: the rates of the independent variables at VARS (as
  * lin_matrix left it), lin_size of them, into RATE. */
 void lin_rates(const lin_t *l, const double *vars, double *rate);

@@ -336,7 +336,7 @@ int lyap_run(lin_t *l, eom_t *e, const nh_system_t *sys, double *vars,
     gsl_matrix *Q = gsl_matrix_alloc(k ? k : 1, k ? k : 1);
     gsl_matrix *R = gsl_matrix_alloc(k ? k : 1, k ? k : 1);
     if (!tau || !Q || !R)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
 
     gsl_error_handler_t *old_handler = gsl_set_error_handler_off();
     gsl_odeiv2_system gsys = {lyap_f, NULL, D, &c};
@@ -344,7 +344,7 @@ int lyap_run(lin_t *l, eom_t *e, const nh_system_t *sys, double *vars,
     gsl_odeiv2_driver *drv = gsl_odeiv2_driver_alloc_y_new(
         &gsys, type, dir * span, opt->atol, opt->rtol);
     if (!drv)
-        abort();
+        nh_out_of_memory();
     {
         /* The tangent vectors are of length 1 after each QR: their
          * absolute error is held to rtol (their relative accuracy), not
@@ -362,7 +362,7 @@ int lyap_run(lin_t *l, eom_t *e, const nh_system_t *sys, double *vars,
             opt->atol, opt->rtol, 1.0, 0.0, sa, D);
         free(sa);
         if (!ctl)
-            abort();
+            nh_out_of_memory();
         gsl_odeiv2_control_free(drv->c);
         drv->c = ctl;
         gsl_odeiv2_control_set_driver(drv->c, drv);

@@ -141,7 +141,7 @@ react_t *react_new(lower_t *lw, diag_t *err)
     r->tape = tape_compile(tg, outs, r->nout, (uint32_t)r->ntv);
     free(outs);
     if (!r->tape)
-        abort(); /* out of memory */
+        nh_out_of_memory();
     r->out = xcalloc(r->nout, sizeof *r->out);
     r->work = xcalloc(tape_work_size(r->tape) + 1, sizeof *r->work);
     r->tv = xcalloc(r->ntv + 1, sizeof *r->tv);
@@ -250,7 +250,7 @@ int react_fill(react_t *r, double *vars, const bool *want, diag_t *err)
     gsl_matrix *V = gsl_matrix_alloc(nd, nd);
     gsl_vector *S = gsl_vector_alloc(nd), *w = gsl_vector_alloc(nd);
     if (!V || !S || !w)
-        abort();
+        nh_out_of_memory();
     double *x = xcalloc(nd, sizeof *x), *nullw = xcalloc(nd, sizeof *nullw);
     int rc = 0;
     if (gsl_linalg_SV_decomp(&Av.matrix, V, S, w) != GSL_SUCCESS) {

@@ -44,6 +44,8 @@ static int mass_eigen(const nh_system_t *sys, const expr_t *e,
     gsl_matrix *m = gsl_matrix_alloc(n, n);
     gsl_vector *v = gsl_vector_alloc(n);
     gsl_eigen_symm_workspace *w = gsl_eigen_symm_alloc(n);
+    if (!m || !v || !w)
+        nh_out_of_memory();
     for (size_t k = 0; k < npts; k++) {
         tape_eval(tp, pts[k], m->data, work); /* row-major, tda = n */
         bool finite = true;
@@ -79,14 +81,15 @@ int slip_indefinite(const nh_system_t *sys, const expr_t *e,
                     const double *vars)
 {
     size_t n = sys->n;
-    double ev[n ? n : 1], big;
-    if (mass_eigen(sys, e, &vars, 1, ev, &big) != 0 || big == 0)
-        return 0;
-    /* a negative eigenvalue is a direction of negative kinetic energy */
-    for (size_t i = 0; i < n; i++)
-        if (eigen_is(ev[i], big, -1))
-            return 1;
-    return 0;
+    double *ev = xcalloc(n ? n : 1, sizeof *ev), big;
+    int found = 0;
+    if (mass_eigen(sys, e, &vars, 1, ev, &big) == 0 && big != 0)
+        /* a negative eigenvalue is a direction of negative kinetic
+         * energy */
+        for (size_t i = 0; i < n && !found; i++)
+            found = eigen_is(ev[i], big, -1);
+    free(ev);
+    return found;
 }
 
 int slip_singular_here(const nh_system_t *sys, const expr_t *e,
@@ -100,16 +103,15 @@ int slip_singular_here(const nh_system_t *sys, const expr_t *e,
         near[sys->q[i]] += 0.3 + fmod(0.6180339887498949 * (double)(i + 1),
                                       0.5);
     const double *pts[2] = {vars, near};
-    double ev[2 * (n ? n : 1)], big[2];
+    double *ev = xcalloc(2 * (n ? n : 1), sizeof *ev), big[2];
     int rc = mass_eigen(sys, e, pts, 2, ev, big);
     free(near);
-    if (rc != 0 || big[0] == 0 || big[1] == 0)
-        return 0;
     bool here = false, there = false;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && rc == 0 && big[0] != 0 && big[1] != 0; i++) {
         here |= eigen_is(ev[i], big[0], 0);
         there |= eigen_is(ev[n + i], big[1], 0);
     }
+    free(ev);
     return here && !there;
 }
 

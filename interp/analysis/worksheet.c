@@ -56,8 +56,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/eom/eom.h"
 #include "interp/eom/linalg.h"
+#include "interp/expr/layout.h"
+#include "interp/expr/mag.h"
 #include "interp/expr/simplify.h"
 #include "interp/expr/tape.h"
 
@@ -137,7 +140,7 @@ static void *ws_xalloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return p;
 }
 
@@ -147,7 +150,7 @@ static void *ws_own(worksheet_t *ws, void *p)
         size_t cap = ws->capowned ? 2 * ws->capowned : 32;
         void **q = realloc(ws->owned, cap * sizeof *q);
         if (!q)
-            abort();
+            nh_out_of_memory();
         ws->owned = q;
         ws->capowned = cap;
     }
@@ -244,7 +247,7 @@ static worksheet_step_t *ws_push(worksheet_t *ws, const char *number,
         size_t cap = ws->cap ? 2 * ws->cap : 16;
         worksheet_step_t *p = realloc(ws->steps, cap * sizeof *p);
         if (!p)
-            abort();
+            nh_out_of_memory();
         ws->steps = p;
         ws->cap = cap;
     }
@@ -299,7 +302,7 @@ static void ws_eval(const worksheet_t *ws, const expr_t *const *nodes,
     const nh_system_t *sys = ws->sys;
     tape_t *tp = tape_compile(sys->g, nodes, count, expr_graph_nvars(sys->g));
     if (!tp)
-        abort();
+        nh_out_of_memory();
     double *work = ws_xalloc(tape_work_size(tp), sizeof *work);
     tape_eval(tp, vars, out, work);
     free(work);
@@ -1730,7 +1733,7 @@ static void ws_str_putn(ws_str_t *b, const char *s, size_t n)
             cap *= 2;
         char *t = realloc(b->s, cap);
         if (!t)
-            abort();
+            nh_out_of_memory();
         b->s = t;
         b->cap = cap;
     }
@@ -1749,6 +1752,9 @@ typedef struct ws_printer {
     FILE *out;
     bool latex;
     bool open_row;     /* LaTeX: a row written that has no \\ yet */
+    size_t rows;       /* LaTeX: rows in the display open now */
+    bool prose;        /* LaTeX: and they are text (ws_line), not formulas */
+    expr_mag_t mag;    /* the values' magnitudes (ws_value) */
     simp_t *sp;        /* the display of the symbols */
     uint64_t *memo;    /* tree sizes by node id */
     bool *named;       /* abbreviated nodes, by id */
@@ -1766,10 +1772,55 @@ static const char *ws_num(double x, char *buf, size_t size)
     return expr_format_number(x == 0 ? 0.0 : x, buf, size);
 }
 
+/* Values of this size next to the terms they come from, or less, are
+ * rounding: shown as 0 (LANGUAGE.md §7.1 asks for no noise like 2.7e-22
+ * where the value is exactly 0), and the sheet says so. */
+#define WS_ROUNDING 1e-12
+
+/* Entry K of ST's values as the sheet shows it: 0 when its symbolic form
+ * is 0, or when it is within WS_ROUNDING of the magnitude of the terms
+ * that form is computed from (mag.h, every velocity counted as large as
+ * the largest) or of the object's largest value. */
+static double ws_val(ws_printer_t *p, const worksheet_step_t *st, size_t k)
+{
+    double v = st->val[k];
+    if (!isfinite(v) || v == 0)
+        return v == 0 ? 0.0 : v;
+    double scale = 0;
+    size_t count = st->rows * st->cols;
+    if (!st->sym) {
+        /* values that repeat an earlier object's (the right sides of the
+         * equations are the D^i above) have its terms */
+        for (size_t j = 0; j < p->ws->nsteps; j++) {
+            const worksheet_step_t *o = &p->ws->steps[j];
+            if (o == st || !o->sym || o->rows * o->cols != count ||
+                memcmp(o->val, st->val, count * sizeof *st->val) != 0)
+                continue;
+            st = o;
+            break;
+        }
+    }
+    if (st->sym && st->sym[k]) {
+        const expr_t *e = expr_unguarded(st->sym[k]);
+        if (expr_is_const(e, 0.0))
+            return 0.0; /* exactly 0: what was computed is rounding */
+        /* (a guard's magnitude is its value's: its value's terms) */
+        expr_mag_get(&p->mag, e, &scale);
+    }
+    /* and the object's largest value: its entries are of a size */
+    for (size_t i = 0; i < count; i++)
+        if (isfinite(st->val[i]) && fabs(st->val[i]) > scale)
+            scale = fabs(st->val[i]);
+    return isfinite(scale) && fabs(v) <= WS_ROUNDING * scale ? 0.0 : v;
+}
+
 /* The number of nodes of E printed as a tree, an abbreviated child
  * counting one, saturating past LIMIT. */
 static uint64_t ws_tree_size(ws_printer_t *p, const expr_t *e, uint64_t limit)
 {
+    if (e->height > limit) /* a tree has at least as many nodes as levels:
+                              the recursion stays within LIMIT */
+        return limit + 1;
     if (e->id < p->nmemo && p->memo[e->id])
         return p->memo[e->id];
     uint64_t s = 1;
@@ -1785,30 +1836,71 @@ static uint64_t ws_tree_size(ws_printer_t *p, const expr_t *e, uint64_t limit)
     return s;
 }
 
-/* A line of the sheet: LaTeX lines are TeX comments (rows are not). */
+static void ws_new_display(ws_printer_t *p);
+
+/* A line of the sheet: in LaTeX, typeset text. */
 static void ws_line(ws_printer_t *p, const char *indent, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void ws_line(ws_printer_t *p, const char *indent, const char *fmt, ...)
 {
-    if (p->latex && p->open_row) {
-        fputs(" \\\\\n", p->out);
-        p->open_row = false;
-    }
-    fputs(p->latex ? "% " : indent, p->out);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(p->out, fmt, ap);
+    if (!p->latex) {
+        fputs(indent, p->out);
+        vfprintf(p->out, fmt, ap);
+        fputc('\n', p->out);
+        va_end(ap);
+        return;
+    }
+    /* LaTeX: typeset text (LANGUAGE.md §7.1), rows of the display, a
+     * title (no indent) in bold, broken into lines of the page */
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    char *text = ws_xalloc((size_t)(n > 0 ? n : 0) + 1, 1);
+    vsnprintf(text, (size_t)(n > 0 ? n : 0) + 1, fmt, ap);
     va_end(ap);
-    fputc('\n', p->out);
+    char *tex = layout_prose_lines(text, indent[0] == '\0',
+                                   LAYOUT_LINE_PT - 10.0);
+    /* text in a display of its own: no alignment column narrows it */
+    if (p->rows && !p->prose)
+        ws_new_display(p);
+    p->prose = true;
+    if (p->open_row)
+        fputs(" \\\\\n", p->out);
+    fputs("&", p->out);
+    fputs(tex, p->out);
+    p->open_row = true;
+    p->rows++;
+    free(tex);
+    free(text);
+}
+
+/* LaTeX: a display of its own for what follows (each step is one), so
+ * that a sheet breaks across pages between steps. */
+static void ws_new_display(ws_printer_t *p)
+{
+    if (!p->latex || p->rows == 0)
+        return;
+    fputs(p->open_row ? "\n\\end{align*}\n\\begin{align*}\n"
+                      : "\\end{align*}\n\\begin{align*}\n",
+          p->out);
+    p->open_row = false;
+    p->rows = 0;
 }
 
 /* A LaTeX row of the sheet's align* (the \\ is written before the next). */
 static void ws_row(ws_printer_t *p, const char *text)
 {
+    if (p->rows && p->prose)
+        ws_new_display(p);
+    p->prose = false;
     if (p->open_row)
         fputs(" \\\\\n", p->out);
     fputs(text, p->out);
     p->open_row = true;
+    p->rows++;
 }
 
 /* E in its display form (simplify.h), as text or LaTeX; the
@@ -1855,9 +1947,10 @@ static void ws_free_texts(char **text, size_t count)
         free(text[k]);
 }
 
-/* LaTeX: entries as a pmatrix (a vector a row, a matrix its rows). */
-static void ws_pmatrix(ws_str_t *b, const worksheet_step_t *st,
-                       char *const *text, const double *val)
+/* LaTeX: entries as a pmatrix (a vector a row, a matrix its rows): the
+ * symbolic TEXT, or the values when TEXT is NULL. */
+static void ws_pmatrix(ws_printer_t *p, ws_str_t *b,
+                       const worksheet_step_t *st, char *const *text)
 {
     char buf[40];
     ws_str_puts(b, "\\begin{pmatrix}");
@@ -1866,8 +1959,8 @@ static void ws_pmatrix(ws_str_t *b, const worksheet_step_t *st,
             if (c)
                 ws_str_puts(b, " & ");
             ws_str_puts(b, text ? text[r * st->cols + c]
-                                : ws_num(val[r * st->cols + c], buf,
-                                         sizeof buf));
+                                : ws_num(ws_val(p, st, r * st->cols + c),
+                                         buf, sizeof buf));
         }
         if (r + 1 < st->rows)
             ws_str_puts(b, " \\\\ ");
@@ -1935,14 +2028,14 @@ static void ws_print_values_text(ws_printer_t *p, const worksheet_step_t *st)
     char buf[40];
     if (st->shape == WORKSHEET_SCALAR) {
         fprintf(out, "   at the state: %s\n",
-                ws_num(st->val[0], buf, sizeof buf));
+                ws_num(ws_val(p, st, 0), buf, sizeof buf));
         return;
     }
     if (st->shape == WORKSHEET_LIST) {
         fputs("   at the state:\n", out);
         for (size_t r = 0; r < st->rows; r++)
             fprintf(out, "   %s = %s\n", st->row_names[r],
-                    ws_num(st->val[r], buf, sizeof buf));
+                    ws_num(ws_val(p, st, r), buf, sizeof buf));
         return;
     }
     bool one_line = st->shape == WORKSHEET_VECTOR;
@@ -1951,13 +2044,129 @@ static void ws_print_values_text(ws_printer_t *p, const worksheet_step_t *st)
         fputs(one_line ? "[" : "   [", out);
         for (size_t c = 0; c < st->cols; c++)
             fprintf(out, "%s%s", c ? ", " : "",
-                    ws_num(st->val[r * st->cols + c], buf, sizeof buf));
+                    ws_num(ws_val(p, st, r * st->cols + c), buf,
+                           sizeof buf));
         fputs("]\n", out);
     }
 }
 
+/* A row "LEFT &= RIGHT" of the sheet, or, when it would be wider than the
+ * page, RIGHT on a line of its own after LEFT ("&LEFT \\\\ &\\quad {}=
+ * RIGHT"). */
+static void ws_row_fit(ws_printer_t *p, const char *left, const char *right)
+{
+    ws_str_t b = {0};
+    double wl = layout_width(left), wr = layout_width(right);
+    if (wl + 14.0 + wr <= LAYOUT_LINE_PT || wl > LAYOUT_LINE_PT / 2) {
+        ws_str_puts(&b, left);
+        ws_str_puts(&b, " &= ");
+        ws_str_puts(&b, right);
+    } else {
+        ws_str_puts(&b, "&");
+        ws_str_puts(&b, left);
+        ws_str_puts(&b, " \\\\\n&\\quad {}= ");
+        ws_str_puts(&b, right);
+    }
+    ws_row(p, b.s);
+    free(b.s);
+}
+
+/* The display node of symbolic entry K of ST (memoised by the display). */
+static const expr_t *ws_node(ws_printer_t *p, const worksheet_step_t *st,
+                             size_t k)
+{
+    simp_t *sp = p->sp;
+    return simp_simplify_within(sp, simp_import(sp, st->sym[k]), NULL);
+}
+
+/* The row "LEFT &= entry K TAIL" of symbolic TEXT, its right side broken
+ * between terms onto lines of its own when it is wider than the page;
+ * false (nothing written) when even so a term would not fit. */
+static bool ws_row_sym(ws_printer_t *p, const char *left,
+                       const worksheet_step_t *st, size_t k, const char *text,
+                       const char *tail)
+{
+    ws_str_t r = {0};
+    ws_str_puts(&r, text);
+    ws_str_puts(&r, tail);
+    double wl = layout_width(left), wr = layout_width(r.s);
+    if (wl + 14.0 + wr <= LAYOUT_LINE_PT ||
+        (wl <= LAYOUT_LINE_PT / 2 && wr <= LAYOUT_LINE_PT - 24.0)) {
+        ws_row_fit(p, left, r.s);
+        free(r.s);
+        return true;
+    }
+    free(r.s);
+    bool fits;
+    char *lines = layout_latex_lines(simp_graph(p->sp), ws_node(p, st, k),
+                                     24.0, LAYOUT_LINE_PT, &fits);
+    bool tail_fits = layout_width(tail) <= LAYOUT_LINE_PT - 24.0;
+    if (fits && tail_fits) {
+        ws_str_t b = {0};
+        ws_str_puts(&b, "&");
+        ws_str_puts(&b, left);
+        ws_str_puts(&b, " \\\\\n&\\quad {}= ");
+        ws_str_puts(&b, lines);
+        if (*tail) {
+            ws_str_puts(&b, " \\\\\n&\\quad {}");
+            ws_str_puts(&b, tail);
+        }
+        ws_row(p, b.s);
+        free(b.s);
+    }
+    free(lines);
+    return fits && tail_fits;
+}
+
+/* A matrix or vector too wide for a pmatrix on the page: its entries one
+ * a row, [LABEL]_{r,c} = TEXT (symbolic, or the value when TEXT is NULL),
+ * the zeros left out and said. */
+static void ws_entries_latex(ws_printer_t *p, const worksheet_step_t *st,
+                             const char *label, char *const *text,
+                             bool at_state)
+{
+    char buf[80];
+    bool zeros = false;
+    for (size_t r = 0; r < st->rows; r++)
+        for (size_t c = 0; c < st->cols; c++) {
+            size_t k = r * st->cols + c;
+            char num[40];
+            const char *t = text ? text[k]
+                                 : ws_num(ws_val(p, st, k), num, sizeof num);
+            if (strcmp(t, "0") == 0) {
+                zeros = true;
+                continue;
+            }
+            ws_str_t l = {0};
+            ws_str_puts(&l, "\\left[");
+            ws_str_puts(&l, label ? label : "\\cdot");
+            if (st->shape == WORKSHEET_VECTOR)
+                snprintf(buf, sizeof buf, "\\right]_{%zu}", c + 1);
+            else
+                snprintf(buf, sizeof buf, "\\right]_{%zu,%zu}", r + 1, c + 1);
+            ws_str_puts(&l, buf);
+            if (text) {
+                if (!ws_row_sym(p, l.s, st, k, t, ""))
+                    ws_line(p, "   ", "(entry %zu,%zu is too wide to "
+                                      "typeset: see its value)",
+                            r + 1, c + 1);
+            } else {
+                ws_str_t rt = {0};
+                ws_str_puts(&rt, t);
+                if (at_state)
+                    ws_str_puts(&rt, " \\quad \\text{at the state}");
+                ws_row_fit(p, l.s, rt.s);
+                free(rt.s);
+            }
+            free(l.s);
+        }
+    if (zeros)
+        ws_line(p, "   ", "(the other entries are 0)");
+}
+
 /* ST in LaTeX: LABEL &= symbols &= values (at the state); a list as its
- * rows, each with its value. */
+ * rows, each with its value; a matrix too wide for the page as its
+ * entries. */
 static void ws_print_step_latex(ws_printer_t *p, const worksheet_step_t *st,
                                 char *const *text, const char *label)
 {
@@ -1966,35 +2175,51 @@ static void ws_print_step_latex(ws_printer_t *p, const worksheet_step_t *st,
     if (st->shape == WORKSHEET_LIST) {
         for (size_t r = 0; r < st->rows; r++) {
             b.len = 0;
-            ws_str_puts(&b, st->row_latex[r]);
-            ws_str_puts(&b, " &= ");
-            if (text) {
-                ws_str_puts(&b, text[r]);
-                ws_str_puts(&b, " = ");
-            }
-            ws_str_puts(&b, ws_num(st->val[r], buf, sizeof buf));
-            ws_row(p, b.s);
+            ws_str_puts(&b, " = ");
+            ws_str_puts(&b, ws_num(ws_val(p, st, r), buf, sizeof buf));
+            if (text && ws_row_sym(p, st->row_latex[r], st, r, text[r], b.s))
+                continue;
+            ws_row_fit(p, st->row_latex[r], b.s + 3);
         }
         free(b.s);
         return;
     }
-    ws_str_puts(&b, label ? label : "");
-    ws_str_puts(&b, " &= ");
+    const char *lab = label ? label : "";
     if (text) {
-        if (st->shape == WORKSHEET_SCALAR)
-            ws_str_puts(&b, text[0]);
-        else
-            ws_pmatrix(&b, st, text, NULL);
-        ws_row(p, b.s);
+        if (st->shape == WORKSHEET_SCALAR) {
+            if (!ws_row_sym(p, lab, st, 0, text[0], ""))
+                ws_line(p, "   ", "(too wide to typeset: see its value)");
+        } else {
+            ws_pmatrix(p, &b, st, text);
+            if (layout_width(b.s) + layout_width(lab) + 14.0 <=
+                LAYOUT_LINE_PT)
+                ws_row_fit(p, lab, b.s);
+            else
+                ws_entries_latex(p, st, label, text, false);
+        }
         b.len = 0;
-        ws_str_puts(&b, "&= ");
     }
-    if (st->shape == WORKSHEET_SCALAR)
-        ws_str_puts(&b, ws_num(st->val[0], buf, sizeof buf));
-    else
-        ws_pmatrix(&b, st, NULL, st->val);
-    ws_str_puts(&b, " \\quad \\text{at the state}");
-    ws_row(p, b.s);
+    /* the values under the symbols (or after the label when there are
+     * none), "at the state" after them */
+    const char *left = text ? "" : lab;
+    if (st->shape == WORKSHEET_SCALAR) {
+        ws_str_puts(&b, ws_num(ws_val(p, st, 0), buf, sizeof buf));
+        ws_str_puts(&b, " \\quad \\text{at the state}");
+        ws_row_fit(p, left, b.s);
+    } else {
+        ws_pmatrix(p, &b, st, NULL);
+        double wm = layout_width(b.s) + 14.0;
+        if (wm + layout_width(" \\quad \\text{at the state}") <=
+            LAYOUT_LINE_PT - 10.0) {
+            ws_str_puts(&b, " \\quad \\text{at the state}");
+            ws_row_fit(p, left, b.s);
+        } else if (wm <= LAYOUT_LINE_PT - 10.0) {
+            ws_line(p, "   ", "at the state:");
+            ws_row_fit(p, left, b.s);
+        } else {
+            ws_entries_latex(p, st, label, NULL, true);
+        }
+    }
     free(b.s);
 }
 
@@ -2004,6 +2229,8 @@ static void ws_print_step(ws_printer_t *p, const worksheet_step_t *st)
 {
     const worksheet_t *ws = p->ws;
     int info = ws_step_info(ws->kind, st->key);
+    if (*st->number)
+        ws_new_display(p); /* a step continued ("") stays in its own */
     if (*st->number)
         ws_line(p, "", "%s. %s", st->number, st->title);
     else
@@ -2122,6 +2349,8 @@ static void ws_print_heading(ws_printer_t *p)
         ws_line(p, "   ", "the objects below hold where the sheet's matrices "
                           "(%s) are invertible, and simplify there",
                 ws->kind == WS_FIRST ? "G" : "g and H");
+    ws_line(p, "   ", "values within 1e-12 of the size of the terms they "
+                      "are computed from are rounding, shown as 0");
     if (ws->lagrangian_form)
         ws_line(p, "   ", "%s: T stands for L below (the Lagrangian form), "
                           "so the potential forces sit in P_i and A_i holds "
@@ -2167,13 +2396,37 @@ int worksheet_print(const worksheet_t *ws, bool latex, FILE *out, diag_t *err)
     p.memo = ws_xalloc(p.nmemo, sizeof *p.memo);
     p.named = ws_xalloc(p.nmemo, sizeof *p.named);
     ws_abbreviations(&p);
+    /* the magnitudes of the values' terms at the state with every
+     * velocity as large as the largest: a velocity that is rounding
+     * itself (x' = 1e-17 solved from a constraint) makes no term small */
+    const nh_system_t *sys = ws->sys;
+    uint32_t nv = expr_graph_nvars(g);
+    double *scaled = ws_xalloc(nv + 1, sizeof *scaled);
+    memcpy(scaled, ws->state, nv * sizeof *scaled);
+    double vmax = 0;
+    for (size_t i = 0; i < sys->n; i++)
+        vmax = fmax(vmax, fabs(ws->state[sys->qd[i]]));
+    for (size_t a = 0; a < sys->m; a++)
+        vmax = fmax(vmax, fabs(ws->state[sys->z[a]]));
+    if (!(vmax > 0) || !isfinite(vmax))
+        vmax = 1;
+    for (size_t i = 0; i < sys->n; i++)
+        scaled[sys->qd[i]] = copysign(vmax, ws->state[sys->qd[i]]);
+    for (size_t a = 0; a < sys->m; a++)
+        scaled[sys->z[a]] = copysign(vmax, ws->state[sys->z[a]]);
+    p.mag.g = g;
+    expr_mag_begin(&p.mag, scaled);
+    /* LaTeX: a display per step, allowed to break across pages */
     if (latex)
-        fputs("\\begin{align*}\n", out);
+        fputs("{\\allowdisplaybreaks\n\\begin{align*}\n", out);
     ws_print_heading(&p);
     for (size_t k = 0; k < ws->nsteps; k++)
         ws_print_step(&p, &ws->steps[k]);
     if (latex)
-        fputs(p.open_row ? "\n\\end{align*}\n" : "\\end{align*}\n", out);
+        fputs(p.open_row ? "\n\\end{align*}\n}\n" : "\\end{align*}\n}\n",
+              out);
+    expr_mag_free(&p.mag);
+    free(scaled);
     free(p.memo);
     free(p.named);
     simp_free(p.sp);

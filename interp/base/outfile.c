@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,7 +50,41 @@ static void outfile_clear(outfile_t *o)
     o->target = o->tmp = NULL;
 }
 
-int outfile_open(outfile_t *o, const char *path)
+/* Opens TARGET, which is not a regular file, for writing directly: without
+ * waiting (O_NONBLOCK: a FIFO without a reader fails with ENXIO at once,
+ * where a blocking open waits for one for ever), and without making a
+ * terminal the controlling one; the writes then block as usual. */
+static int outfile_open_direct(outfile_t *o)
+{
+    int fd = open(o->target, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int e = errno;
+    if (fd < 0)
+        return e == ENXIO ? OUTFILE_NO_READER : e;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 ||
+        !(o->f = fdopen(fd, "w"))) {
+        e = errno;
+        close(fd);
+        return e;
+    }
+    return 0;
+}
+
+const char *outfile_strerror(int e)
+{
+    switch (e) {
+    case OUTFILE_NO_READER:
+        return "it is a FIFO that no process reads (nh does not wait for "
+               "one)";
+    case OUTFILE_NOT_REGULAR:
+        return "it is not a regular file (a device, a FIFO or a socket)";
+    default:
+        return strerror(e);
+    }
+}
+
+/* outfile_open, with REGULAR: only a regular file (or none) as target. */
+static int outfile_open_as(outfile_t *o, const char *path, bool regular)
 {
     o->f = NULL;
     o->target = o->tmp = NULL;
@@ -68,13 +103,10 @@ int outfile_open(outfile_t *o, const char *path)
             return EISDIR;
         }
         if (!S_ISREG(sb.st_mode)) { /* a device or a FIFO: write to it */
-            o->f = fopen(o->target, "w");
-            if (!o->f) {
-                int e = errno;
+            int e = regular ? OUTFILE_NOT_REGULAR : outfile_open_direct(o);
+            if (e)
                 outfile_clear(o);
-                return e;
-            }
-            return 0;
+            return e;
         }
         mode = sb.st_mode & 07777;
     } else if (errno == ENOENT) {
@@ -100,6 +132,16 @@ int outfile_open(outfile_t *o, const char *path)
         return e;
     }
     return 0;
+}
+
+int outfile_open(outfile_t *o, const char *path)
+{
+    return outfile_open_as(o, path, false);
+}
+
+int outfile_open_regular(outfile_t *o, const char *path)
+{
+    return outfile_open_as(o, path, true);
 }
 
 int outfile_flush_error(FILE *f)

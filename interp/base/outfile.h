@@ -9,8 +9,11 @@
  * behind.  The new file gets the mode the target had, or the one fopen
  * would give (0666 less the umask).  A target that exists and is not a
  * regular file (a terminal, /dev/null, /dev/full, a FIFO) cannot be
- * replaced and holds nothing to keep: it is opened and written directly.
- * A symbolic link is followed, so the file it names is replaced, not the
+ * replaced and holds nothing to keep: it is opened and written directly,
+ * without waiting: a FIFO that no process reads is refused at once
+ * (OUTFILE_NO_READER) rather than blocking until one does (issue 31: a
+ * `print > "fifo"` hung the REPL, and a notebook lost its session).  A
+ * symbolic link is followed, so the file it names is replaced, not the
  * link.
  *
  * Ownership: outfile_open fills the caller's outfile_t; outfile_commit or
@@ -29,10 +32,27 @@ typedef struct outfile {
     char *tmp;    /* the temporary file; NULL when writing directly */
 } outfile_t;
 
+/* Errors of outfile_open that are not errno values (negative). */
+enum {
+    OUTFILE_NO_READER = -1,   /* a FIFO that no process reads */
+    OUTFILE_NOT_REGULAR = -2, /* outfile_open_regular: a device, a FIFO, a
+                                 socket */
+};
+
 /* Opens a temporary file beside PATH (or PATH itself, see above).
- * Returns 0, or an errno value with *O cleared: ENOENT when the folder
- * does not exist, EACCES, EISDIR when PATH is a folder, ... */
+ * Returns 0, or an errno value (or one of the codes above) with *O
+ * cleared: ENOENT when the folder does not exist, EACCES, EISDIR when
+ * PATH is a folder, ... */
 int outfile_open(outfile_t *o, const char *path);
+
+/* As outfile_open, for a file that must be a file (a C source): PATH, or
+ * the file a link names, is a regular file or does not exist; anything
+ * else is OUTFILE_NOT_REGULAR and is not opened. */
+int outfile_open_regular(outfile_t *o, const char *path);
+
+/* The text of an error of outfile_open or outfile_commit: strerror's, or
+ * a sentence for the codes above. */
+const char *outfile_strerror(int e);
 
 /* Flushes and closes the stream and puts the file in place.  Returns 0,
  * or the errno value of the first failed write, flush, close or rename;

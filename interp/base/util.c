@@ -12,7 +12,7 @@
 #include <malloc.h>
 #endif
 
-static void out_of_memory(void)
+void nh_out_of_memory(void)
 {
     fputs("nh: out of memory\n", stderr);
     abort();
@@ -32,7 +32,7 @@ void *xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        out_of_memory();
+        nh_out_of_memory();
     return p;
 }
 
@@ -40,7 +40,7 @@ void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        out_of_memory();
+        nh_out_of_memory();
     return p;
 }
 
@@ -48,7 +48,7 @@ void *xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
-        out_of_memory();
+        nh_out_of_memory();
     return p;
 }
 

@@ -14,6 +14,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Says "nh: out of memory" on standard error and aborts: what every
+ * allocator of nh does when the system refuses memory (issue 31: an
+ * allocation of 8 GB aborted without a word). */
+_Noreturn void nh_out_of_memory(void);
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);

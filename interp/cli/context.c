@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "interp/analysis/linearize.h"
@@ -36,6 +37,36 @@ void ctx_init(ctx_t *s, const source_set_t *src, bool quiet, FILE *out,
     s->threads = work_default_threads();
     s->eom_method = -1;
     s->samples_cleared_at = SRC_SPAN_NONE;
+    s->channel_fd[0] = s->channel_fd[1] = -1;
+}
+
+int ctx_check_output(const ctx_t *s, const char *path, src_span_t at,
+                     diag_t *err)
+{
+    struct stat file, chan;
+    if (stat(path, &file) != 0)
+        return 0; /* a new file: none of the streams */
+    for (int k = 0; k < 2; k++)
+        if (s->channel_fd[k] >= 0 && fstat(s->channel_fd[k], &chan) == 0 &&
+            file.st_dev == chan.st_dev && file.st_ino == chan.st_ino)
+            return diag_error(err, at,
+                              "cannot write '%s': it is the notebook's own "
+                              "channel (nh --protocol's standard %s); write "
+                              "to a file instead",
+                              path, k == 0 ? "input" : "output");
+    return 0;
+}
+
+int ctx_open_output(const ctx_t *s, outfile_t *of, const char *path,
+                    bool regular, src_span_t at, diag_t *err)
+{
+    if (ctx_check_output(s, path, at, err) != 0)
+        return -1;
+    int e = regular ? outfile_open_regular(of, path) : outfile_open(of, path);
+    if (e)
+        return diag_error(err, at, "cannot write '%s': %s", path,
+                          outfile_strerror(e));
+    return 0;
 }
 
 void ctx_set_eom(ctx_t *s, eom_t *e)
@@ -152,14 +183,28 @@ void ctx_free_derived(ctx_t *s)
     s->react = NULL;
 }
 
+void ctx_family_free(ctx_family_t *f)
+{
+    for (size_t k = 0; f->marks && k < f->rows.nrows; k++)
+        free(f->marks[k]);
+    free(f->marks);
+    free(f->states);
+    free(f->name);
+    ctx_rows_free(&f->rows);
+    memset(f, 0, sizeof *f);
+}
+
 void ctx_free(ctx_t *s)
 {
     ctx_free_derived(s);
     ctx_rows_free(&s->sweep);
+    ctx_family_free(&s->family);
     lower_free(s->lw);
     model_free(&s->model);
     sim_samples_free(&s->samples);
     free(s->samples_layout);
+    free(s->plot_png);
+    free(s->plot_pdf);
 }
 
 /* ---- samples ------------------------------------------------------------- */
@@ -381,11 +426,14 @@ void ctx_drop_large_lowering(ctx_t *s)
 
 lower_t *ctx_lowered(ctx_t *s, diag_t *err)
 {
-    if (s->lw && s->lw_generation == s->model.generation)
+    if (s->lw && s->lw_generation == s->model.generation) {
+        lower_set_stop(s->lw, &s->stop);
         return s->lw;
+    }
     lower_t *lw = lower_model(&s->model, s->src, err);
     if (!lw)
         return NULL;
+    lower_set_stop(lw, &s->stop);
     ctx_free_derived(s);
     lower_free(s->lw);
     s->lw = lw;
@@ -397,6 +445,77 @@ lower_t *ctx_lowered(ctx_t *s, diag_t *err)
  * when its mass matrix has a negative eigenvalue at the state where the
  * equations are first evaluated after the model changed (LANGUAGE.md §4,
  * slips.h): no method reports it, and the motion is then nonsense. */
+/* Whether the symmetric matrix of the six entries I = [Ixx, Iyy, Izz,
+ * Ixy, Iyz, Izx] is positive semidefinite beyond rounding: its principal
+ * minors (the diagonal, the three 2×2, the determinant) are not below
+ * zero (Sylvester's criterion for semidefinite matrices). */
+static bool inertia_semidefinite(const double I[6])
+{
+    double big = 0;
+    for (int k = 0; k < 6; k++)
+        big = fmax(big, fabs(I[k]));
+    double tol = 1e-12 * big;
+    double xx = I[0], yy = I[1], zz = I[2], xy = I[3], yz = I[4], zx = I[5];
+    double det = xx * (yy * zz - yz * yz) - xy * (xy * zz - yz * zx) +
+                 zx * (xy * yz - yy * zx);
+    return xx >= -tol && yy >= -tol && zz >= -tol &&
+           xx * yy - xy * xy >= -tol * big && yy * zz - yz * yz >= -tol * big &&
+           zz * xx - zx * zx >= -tol * big && det >= -tol * big * big;
+}
+
+/* A warning at AT: WHAT where the equations are first evaluated (the
+ * state STATE), "a sign?". */
+static void warn_at(ctx_t *s, src_span_t at, const char *what,
+                    const char *state)
+{
+    diag_t w = {0};
+    diag_error(&w, at, "%s where the equations are first evaluated%s: a "
+                       "sign?",
+               what, state);
+    fflush(s->out);
+    diag_print_warning(s->err, s->src, &w);
+}
+
+/* The particles' and the bodies' masses and inertias at VARS: a negative
+ * mass, or an inertia that is not positive semidefinite, makes a kinetic
+ * energy that is not (issue 31: only a `kinetic` was looked at). */
+static void warn_masses(ctx_t *s, const nh_system_t *sys, const double *vars)
+{
+    const model_t *m = &s->model;
+    char st[1024], what[DIAG_MSG_MAX], num[32];
+    ctx_describe_state(s, vars, st, sizeof st);
+    for (size_t i = 0; i < sys->nparticles && i < m->particles.n; i++) {
+        double v = expr_eval(sys->g, sys->particles[i].mass, vars);
+        if (isfinite(v) && v < 0) {
+            snprintf(what, sizeof what, "the mass of particle %s is "
+                                        "negative (%s)",
+                     sys->particles[i].name,
+                     expr_format_number(v, num, sizeof num));
+            warn_at(s, m->particles.v[i].mass->span, what, st);
+        }
+    }
+    for (size_t i = 0; i < sys->nbodies && i < m->bodies.n; i++) {
+        const nh_body_t *b = &sys->bodies[i];
+        double v = expr_eval(sys->g, b->mass, vars), I[6];
+        bool finite = true;
+        for (int k = 0; k < 6; k++)
+            finite &= isfinite(I[k] = expr_eval(sys->g, b->inertia[k], vars)) != 0;
+        if (isfinite(v) && v < 0) {
+            snprintf(what, sizeof what, "the mass of body %s is negative (%s)",
+                     b->name, expr_format_number(v, num, sizeof num));
+            warn_at(s, m->bodies.v[i].mass->span, what, st);
+        }
+        if (finite && !inertia_semidefinite(I)) {
+            snprintf(what, sizeof what,
+                     "the inertia of body %s is not positive semidefinite "
+                     "(a negative moment, or products of inertia too large "
+                     "for the moments)",
+                     b->name);
+            warn_at(s, m->bodies.v[i].inertia->span, what, st);
+        }
+    }
+}
+
 static void warn_indefinite(ctx_t *s, lower_t *lw)
 {
     if (s->definite_generation == s->model.generation + 1)
@@ -405,12 +524,11 @@ static void warn_indefinite(ctx_t *s, lower_t *lw)
     const model_energy_t *en = s->model.lagrangian.name ? &s->model.lagrangian
                                                         : &s->model.kinetic;
     const nh_system_t *sys = lower_system(lw);
-    if (!en->name)
-        return; /* the particles' energy alone is never indefinite */
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
-    if (slip_indefinite(sys, sys->L, vars)) {
+    warn_masses(s, sys, vars);
+    if (en->name && slip_indefinite(sys, sys->L, vars)) {
         char st[1024];
         ctx_describe_state(s, vars, st, sizeof st);
         diag_t w = {0};
@@ -484,7 +602,7 @@ struct react *ctx_react(ctx_t *s, diag_t *err)
 struct lin *ctx_lin(ctx_t *s, src_span_t where, diag_t *err)
 {
     eom_t *e = ctx_eom(s, where, err);
-    if (!e || ctx_compile(s, e, where, err) != 0)
+    if (!e || ctx_compile(s, e, true, where, err) != 0)
         return NULL;
     if (!s->lin)
         s->lin = lin_new(lower_system(s->lw), e);
@@ -511,7 +629,8 @@ int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err)
     return 0;
 }
 
-int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err)
+int ctx_compile(ctx_t *s, eom_t *e, bool tangents, src_span_t where,
+                diag_t *err)
 {
     if (!s->compile) {
         eom_set_native(e, NULL, NULL, NULL, NULL);
@@ -519,15 +638,25 @@ int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err)
     }
     unsigned bit = 1u << eom_method(e);
     if (s->compile_failed_generation != s->model.generation)
-        s->compile_failed = 0;
-    if (eom_has_native(e) || (s->compile_failed & bit))
+        s->compile_failed = s->compile_failed_tangents = 0;
+    if (s->compile_failed & bit)
         return 0;
-    int rc = native_attach(e, PACKAGE_VERSION, &s->stop, NULL, err);
+    /* the derivatives, in a file of their own, when first needed (with
+     * the equations when they are not compiled yet: side by side) */
+    tangents = tangents && !(s->compile_failed_tangents & bit);
+    int rc = 0;
+    if (tangents && !eom_tangents_native(e))
+        rc = native_attach_tangents(e, PACKAGE_VERSION, &s->stop, NULL, err);
+    else if (!eom_has_native(e))
+        rc = native_attach(e, PACKAGE_VERSION, &s->stop, NULL, err);
     if (rc >= 0)
         return 0; /* compiled, or no compiler (the note was at `set`) */
     if (!nh_stop_due(&s->stop)) { /* an interrupted compile is tried again */
         s->compile_failed_generation = s->model.generation;
-        s->compile_failed |= bit;
+        if (eom_has_native(e))
+            s->compile_failed_tangents |= bit;
+        else
+            s->compile_failed |= bit;
     }
     if (err->span.file == SRC_NO_FILE)
         err->span = where;
@@ -659,9 +788,11 @@ int ctx_eval_const(ctx_t *s, lower_t *lw, const model_t *m,
                                         "vector");
     expr_graph_t *g = lower_graph(lw);
     size_t nv = expr_graph_nvars(g);
-    double vars[nv ? nv : 1];
+    /* on the heap: a million parameters are a million variables */
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, m, vars);
     double x = expr_eval(g, v.c[0], vars);
+    free(vars);
     if (!isfinite(x)) {
         char num[32];
         return diag_error(err, e->span, "this value is not finite (%s)",

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "interp/base/outfile.h"
 #include "interp/base/util.h"
 #include "interp/eom/eom.h"
 #include "interp/mech/lower.h"
@@ -41,12 +42,14 @@
 
 /* What a statement printed on OUT, for a front end that shows kinds of
  * output apart (the machine interface, doc/protocol.md).  The session
- * sets CTX_OUT_TEXT before each statement; `show latex` sets LaTeX and a
- * `plot` drawn as SVG text sets SVG. */
+ * sets CTX_OUT_TEXT before each statement; `show latex` sets LaTeX, a
+ * `plot` drawn as SVG text sets SVG and an `animate` shown in place sets
+ * HTML. */
 typedef enum ctx_output {
     CTX_OUT_TEXT,
     CTX_OUT_LATEX,
     CTX_OUT_SVG,
+    CTX_OUT_HTML,
 } ctx_output_t;
 
 /* A table of numbers built a row at a time: the rows of a sweep
@@ -68,7 +71,28 @@ void ctx_rows_free(ctx_rows_t *t);
  * columns (then it is kept), false otherwise (then it is dropped). */
 bool ctx_row_end(ctx_rows_t *t);
 
+/* The last follow's table (LANGUAGE.md §7.3): its rows as a sweep's
+ * (NAME, the unknowns, what the statements printed), the `point` column
+ * of each (a string, "" when empty), and the state at each point (WIDTH
+ * doubles: the value vector of the lowering of model generation
+ * GENERATION), from which `plot follow COLS` evaluates its expressions. */
+typedef struct ctx_family {
+    ctx_rows_t rows;
+    char **marks;             /* rows.nrows strings */
+    double *states;           /* rows.nrows × width */
+    size_t width;
+    unsigned long generation;
+    char *name;               /* NAME */
+} ctx_family_t;
+
+void ctx_family_free(ctx_family_t *f);
+
 struct lin;
+
+struct ctx;
+/* A statement run on a context: 0, or -1 with *err set (and nothing
+ * changed: LANGUAGE.md §9). */
+typedef int (*stmt_fn)(struct ctx *s, const ast_stmt_t *st, diag_t *err);
 
 typedef struct ctx {
     const source_set_t *src; /* the session's texts (borrowed) */
@@ -119,10 +143,11 @@ typedef struct ctx {
     /* `set compile = on` (LANGUAGE.md §8.1): the equations of simulate
      * and compare run compiled (run/native.h).  A method whose compile
      * failed for the model of compile_failed_generation (bit METHOD of
-     * compile_failed) runs on the tapes without trying again. */
+     * compile_failed) runs on the tapes without trying again; so do its
+     * derivatives when their compile failed (compile_failed_tangents). */
     bool compile;
     unsigned long compile_failed_generation;
-    unsigned compile_failed;
+    unsigned compile_failed, compile_failed_tangents;
     /* The model generation whose mass matrix was last looked at for a
      * negative direction (ctx_eom; doc/language.md "Warnings"). */
     unsigned long definite_generation;
@@ -132,6 +157,16 @@ typedef struct ctx {
     ctx_output_t out_kind; /* what the statement running now prints */
     bool svg_plots; /* `plot` without a file: SVG text on OUT (a notebook),
                        not gnuplot's text drawing */
+    bool html_inline; /* `animate` without a file: an HTML part on OUT (a
+                         notebook), not animation.html */
+    unsigned long animations; /* shown in place so far: their pages' ids */
+    char *plot_png, *plot_pdf; /* and the same plot as PNG and PDF, in
+                       base64 (the front end takes them and frees them;
+                       NULL when none) */
+    /* The descriptors nh --protocol serves on (requests, replies; -1 when
+     * none): a statement's file must not be one of them (ctx_check_output),
+     * or its text would enter the channel and put it out of step. */
+    int channel_fd[2];
     nh_stop_t stop; /* session_interrupt, the time limit */
 
     /* While a sweep runs its statements (LANGUAGE.md §7.2), ROW is the
@@ -141,6 +176,20 @@ typedef struct ctx {
      * `plot sweep`. */
     ctx_rows_t *row;
     ctx_rows_t sweep;
+    /* The statement table (table.h's stmt_lookup, set by the session):
+     * how a statement that runs others inside (sweep, follow) reaches
+     * them without using their modules, which may use it in turn. */
+    stmt_fn (*lookup)(ast_stmt_kind_t kind);
+    /* The last follow (`plot follow`), and, while a follow runs its
+     * statements, what the first eigen at the current point found: its
+     * verdict (lin_verdict_t) and how many eigenvalues, and complex
+     * pairs, have a positive real part (the point column's marks). */
+    ctx_family_t family;
+    struct {
+        bool set;
+        int verdict;
+        size_t unstable, unstable_pairs;
+    } eig_seen;
 } ctx_t;
 
 /* Writes the rows of a sweep as CSV to OUT (a header, then one row each);
@@ -152,10 +201,6 @@ void ctx_write_table(const ctx_t *s, const ctx_rows_t *t, size_t count,
  * NAME with `.K-of-N` before its extension (`rows.csv` → `rows.1-of-4.csv`),
  * so that shards on one machine do not write one file.  Newly allocated. */
 char *ctx_shard_path(const ctx_t *s, const char *name);
-
-/* A statement run on a context: 0, or -1 with *err set (and nothing
- * changed: LANGUAGE.md §9). */
-typedef int (*stmt_fn)(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
 /* lw_generation of a lowering that no model generation matches. */
 #define CTX_STALE ((unsigned long)-1)
@@ -212,11 +257,14 @@ void ctx_drop_large_lowering(ctx_t *s);
  * no compiler is found (not under -q).  0, or -1 with *err set. */
 int ctx_set_compile(ctx_t *s, const ast_expr_t *value, diag_t *err);
 /* E (prepared for the current model) compiled when compile is on, and on
- * its tapes when off.  Returns 0 (also when no compiler is found, or the
+ * its tapes when off; with TANGENTS the derivatives of its tapes too (for
+ * linearize, eigen, the implicit integrators: a second compile, done
+ * when first needed).  Returns 0 (also when no compiler is found, or the
  * method's compile failed before: the tapes then run), or -1 with *err
  * set at WHERE when the compile fails (remembered: the next statement
  * runs on the tapes). */
-int ctx_compile(ctx_t *s, eom_t *e, src_span_t where, diag_t *err);
+int ctx_compile(ctx_t *s, eom_t *e, bool tangents, src_span_t where,
+                diag_t *err);
 /* Clears the samples, remembering that the declaration at SPAN did when
  * there were any. */
 void ctx_clear_samples(ctx_t *s, src_span_t span);
@@ -268,6 +316,17 @@ void ctx_describe_state(ctx_t *s, const double *vars, char *buf,
                         size_t size);
 /* "FILE:LINE:COL" of SP, or "an earlier statement" without a place. */
 void ctx_where_text(const ctx_t *s, src_span_t sp, char *buf, size_t size);
+
+/* An error at AT when PATH (links followed) is one of the streams nh
+ * --protocol serves on (s->channel_fd: the same device and inode, as
+ * /dev/stdout, /dev/fd/1 and /proc/self/fd/1 are); else 0. */
+int ctx_check_output(const ctx_t *s, const char *path, src_span_t at,
+                     diag_t *err);
+/* Opens PATH for a statement's output (outfile.h; REGULAR: it must be a
+ * regular file, outfile_open_regular), after ctx_check_output.  Returns
+ * 0, or -1 with "cannot write 'PATH': WHY" at AT. */
+int ctx_open_output(const ctx_t *s, outfile_t *of, const char *path,
+                    bool regular, src_span_t at, diag_t *err);
 
 /* The text of SPAN with whitespace runs collapsed to one space and
  * comments dropped (malloc'ed). */

@@ -516,10 +516,12 @@ int decl_frame(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (p < 0)
             return not_a_frame(s, parent, err);
         /* The chain from the parent up to the inertial frame must not pass
-         * through this frame (only a redeclaration can make it do so). */
+         * through this frame (only a redeclaration can make it do so: a
+         * new frame is not walked to, which kept a chain of n frames
+         * declared in order O(n²)). */
         char chain[512];
         int len = snprintf(chain, sizeof chain, "%s", id->name);
-        for (long f = p; f >= 0;) {
+        for (long f = self >= 0 ? p : -1; f >= 0;) {
             const model_frame_t *fr = &m->frames.v[f];
             if (len >= 0 && (size_t)len < sizeof chain)
                 len += snprintf(chain + len, sizeof chain - (size_t)len,
@@ -740,8 +742,11 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
     expr_graph_t *g = lower_graph(lw);
     size_t nv = expr_graph_nvars(g), n = sys->n;
     model_t *m = &s->model;
-    bool given_q[n + 1], guess_q[n + 1], given_v[n + 1], guess_v[n + 1];
-    bool solved_v[n + 1];
+    /* on the heap: the flags of every coordinate, five times */
+    bool *flags = xcalloc(5 * (n + 1), sizeof *flags);
+    bool *given_q = flags, *guess_q = flags + (n + 1);
+    bool *given_v = flags + 2 * (n + 1), *guess_v = flags + 3 * (n + 1);
+    bool *solved_v = flags + 4 * (n + 1);
     bool any_z = false, any_v = false;
     lower_fill_vars(lw, m, vars);
     for (size_t i = 0; i < n; i++) {
@@ -761,10 +766,12 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
     vars[sys->t] = spec->t;
 
     eom_velsolver_t *vs = ctx_velsolver(s, err);
-    if (!vs)
-        return -1;
     const size_t *which;
     int rc = 0;
+    if (!vs) {
+        rc = -1;
+        goto done;
+    }
     /* Coordinates first: the velocity constraints of a holonomic f are
      * f' = ∂f/∂q q' + ∂f/∂t, which depend on them. */
     if (eom_velsolver_positions(vs, vars, given_q, guess_q, err) != 0) {
@@ -864,6 +871,7 @@ static int solve_initial(ctx_t *s, lower_t *lw, const init_spec_t *spec,
         }
     }
 done:
+    free(flags);
     return rc;
 }
 
@@ -884,21 +892,17 @@ static lower_t *drops_at_spec(ctx_t *s, const init_spec_t *spec,
     return ctx_lowered(s, err);
 }
 
-int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+/* decl_initial's work, with Q, QD, Z and their _HOW zeroed arrays of the
+ * model's coordinates and speeds (which decl_initial allocates). */
+static int initial_run(ctx_t *s, const ast_stmt_t *st, lower_t *lw,
+                       double *q, double *qd, double *z,
+                       unsigned char *q_how, unsigned char *qd_how,
+                       unsigned char *z_how, diag_t *err)
 {
-    lower_t *lw = ctx_lowered(s, err);
-    if (!lw)
-        return -1;
     const nh_system_t *sys = lower_system(lw);
     size_t n = sys->n, nz = sys->m;
-    double q[n + 1], qd[n + 1], z[nz + 1], t = 0;
-    unsigned char q_how[n + 1], qd_how[n + 1], z_how[nz + 1], t_how = 0;
-    memset(q, 0, sizeof q);
-    memset(qd, 0, sizeof qd);
-    memset(z, 0, sizeof z);
-    memset(q_how, 0, sizeof q_how);
-    memset(qd_how, 0, sizeof qd_how);
-    memset(z_how, 0, sizeof z_how);
+    double t = 0;
+    unsigned char t_how = 0;
     model_t *m = &s->model;
 
     for (size_t i = 0; i < st->u.bindings.n; i++) {
@@ -930,15 +934,21 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                                   "'%s' is a parameter: change it with `set "
                                   "%s = ...`",
                                   name, name);
-            const char *cands[n + nz + 1];
+            const char **cands = xcalloc(n + nz + 1, sizeof *cands);
             for (size_t j = 0; j < n + nz; j++)
                 cands[j] = j < n ? sys->qname[j] : sys->zname[j - n];
             cands[n + nz] = NULL;
             const char *best = source_closest(name, cands);
+            free(cands);
             if (k == MODEL_NONE && best)
                 return diag_error(err, b->name.span,
                                   "unknown name '%s'; did you mean '%s'?",
                                   name, best);
+            if (k == MODEL_NONE)
+                return diag_error(err, b->name.span,
+                                  "unknown name '%s': initial sets "
+                                  "coordinates, velocities, speeds and t",
+                                  name);
             return diag_error(err, b->name.span,
                               "initial sets coordinates, velocities, speeds "
                               "and t; '%s' is %s",
@@ -963,14 +973,16 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!(lw = drops_at_spec(s, &spec, err)))
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     strbuf_t said;
     strbuf_init(&said);
     if (solve_initial(s, lw, &spec, st->span, vars, &said, err) != 0) {
         strbuf_free(&said);
+        free(vars);
         return -1;
     }
     lower_store_state(lw, vars, m);
+    free(vars);
     copy_doubles(m->q0.v, q, n);
     copy_doubles(m->qd0.v, qd, n);
     copy_doubles(m->z0.v, z, nz);
@@ -990,6 +1002,23 @@ int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     return 0;
 }
 
+int decl_initial(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    lower_t *lw = ctx_lowered(s, err);
+    if (!lw)
+        return -1;
+    const nh_system_t *sys = lower_system(lw);
+    size_t n = sys->n, nz = sys->m;
+    /* on the heap, zeroed: the values and how each was given */
+    double *q = xcalloc(2 * (n + 1) + nz + 1, sizeof *q);
+    unsigned char *how = xcalloc(2 * (n + 1) + nz + 1, 1);
+    int rc = initial_run(s, st, lw, q, q + n + 1, q + 2 * (n + 1), how,
+                         how + n + 1, how + 2 * (n + 1), err);
+    free(q);
+    free(how);
+    return rc;
+}
+
 /* LANGUAGE.md §6: reset solves the state again from the remembered
  * `initial` values — with the parameters as they are now, so that after
  * `set` of a parameter the constraints use, the state fits them again. */
@@ -1002,10 +1031,13 @@ int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!(lw = drops_at_spec(s, &spec, err)))
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
-    if (solve_initial(s, lw, &spec, st->span, vars, NULL, err) != 0)
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
+    if (solve_initial(s, lw, &spec, st->span, vars, NULL, err) != 0) {
+        free(vars);
         return -1;
+    }
     lower_store_state(lw, vars, &s->model);
+    free(vars);
     s->model.state_drift = 0;
     sim_samples_clear(&s->samples);
     return 0;
@@ -1015,27 +1047,31 @@ int decl_reset(ctx_t *s, const ast_stmt_t *st, diag_t *err)
  * it and the state now violates them by more than 1e-9 (relative), or by
  * more than the drift the last simulate left it with, a warning names
  * them, and the next simulate will refuse the state (state_drift 0). */
+/* After `set` changed the parameters marked in CHANGED (indices of
+ * lower_system(lw)->p): warns once when the constraints use one of them
+ * and the state no longer fits them (LANGUAGE.md §6). */
 static void set_check_constraints(ctx_t *s, lower_t *lw,
-                                  const ast_stmt_t *st, const char *p)
+                                  const ast_stmt_t *st, const bool *changed)
 {
     const nh_system_t *sys = lower_system(lw);
     expr_graph_t *g = lower_graph(lw);
     size_t nv = expr_graph_nvars(g);
-    bool mask[nv ? nv : 1];
-    memset(mask, 0, sizeof mask);
+    bool *mask = xcalloc(nv ? nv : 1, sizeof *mask);
     bool found = false;
     for (size_t j = 0; j < sys->np; j++)
-        if (strcmp(sys->pname[j], p) == 0)
+        if (changed[j])
             found = mask[sys->p[j]] = true;
     bool used = false;
     for (size_t a = 0; found && a < sys->r && !used; a++)
         used = expr_depends_any(g, sys->C[a], mask);
+    free(mask);
     if (!used)
         return;
-    double vars[nv ? nv : 1];
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
     char names[512];
     double v = eom_constraint_violation(sys, vars, names, sizeof names);
+    free(vars);
     if (!(v > fmax(EOM_STATE_RTOL, s->model.state_drift)))
         return;
     s->model.state_drift = 0;
@@ -1049,15 +1085,51 @@ static void set_check_constraints(ctx_t *s, lower_t *lw,
     diag_print_warning(s->err, s->src, &w);
 }
 
-int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+/* What `set` changes besides parameters, as a whole, so that a statement
+ * that fails part way can put it all back. */
+typedef struct set_settings {
+    double rtol, atol, step;
+    size_t max_steps;
+    unsigned threads;
+    char integrator[sizeof ((ctx_t *)0)->integrator];
+} set_settings_t;
+
+static void settings_save(const ctx_t *s, set_settings_t *o)
 {
-    if (st->u.bindings.n > 1)
-        return diag_error(err, st->u.bindings.items[1].span,
-                          "set changes one name at a time in this build");
-    const ast_binding_t *b = &st->u.bindings.items[0];
+    o->rtol = s->rtol;
+    o->atol = s->atol;
+    o->step = s->step;
+    o->max_steps = s->max_steps;
+    o->threads = s->threads;
+    memcpy(o->integrator, s->integrator, sizeof o->integrator);
+}
+
+static void settings_restore(ctx_t *s, const set_settings_t *o)
+{
+    s->rtol = o->rtol;
+    s->atol = o->atol;
+    s->step = o->step;
+    s->max_steps = o->max_steps;
+    s->threads = o->threads;
+    memcpy(s->integrator, o->integrator, sizeof s->integrator);
+}
+
+/* One binding of `set`, applied: a setting, or the parameter whose index
+ * goes to *PARAM (else -1).  `compile` is only checked here (*COMPILE:
+ * its binding), and applied by decl_set once every binding succeeded. */
+static int set_one(ctx_t *s, lower_t *lw, const ast_binding_t *b,
+                   long *param, const ast_binding_t **compile, diag_t *err)
+{
     const char *name = b->name.name;
-    if (strcmp(name, "compile") == 0)
-        return ctx_set_compile(s, b->value, err);
+    *param = -1;
+    if (strcmp(name, "compile") == 0) {
+        const ast_expr_t *v = b->value;
+        if (v->kind != AST_NAME ||
+            (strcmp(v->name, "on") != 0 && strcmp(v->name, "off") != 0))
+            return diag_error(err, v->span, "compile is on or off");
+        *compile = b;
+        return 0;
+    }
     if (strcmp(name, "integrator") == 0) {
         if (b->value->kind == AST_NAME &&
             ctx_integrator_known(b->value->name)) {
@@ -1069,9 +1141,6 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             b->value->kind == AST_NAME ? b->value->name : "", b->value->span,
             err);
     }
-    lower_t *lw = ctx_lowered(s, err);
-    if (!lw)
-        return -1;
     double x;
     if (ctx_eval_const(s, lw, &s->model, b->value, &x, err))
         return -1;
@@ -1109,7 +1178,7 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         /* no new derivation needed; through the model, whose arrays are
          * shared with its clones (model.h) */
         model_set_param_value(&s->model, idx, x);
-        set_check_constraints(s, lw, st, name);
+        *param = (long)idx;
         return 0;
     }
     if (k == MODEL_NONE) {
@@ -1130,5 +1199,73 @@ int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                       "%s%s",
                       name, model_kind_name(k),
                       k == MODEL_COORD ? " (use initial)" : "");
+}
+
+/* `set a = 1, b = 2, rtol = 1e-8` (doc/language.md): the bindings take
+ * effect from left to right, so that a value may use a parameter set
+ * before it in the same statement, as in `param`; the statement is one
+ * change — when a binding fails, the ones before it are put back. */
+int decl_set(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    size_t n = st->u.bindings.n;
+    const ast_binding_t *items = st->u.bindings.items;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(items[i].name.name, items[j].name.name) == 0)
+                return diag_error(err, items[i].name.span,
+                                  "'%s' is set twice in one statement",
+                                  items[i].name.name);
+    /* Settings alone need no lowering: `set compile = on` works in a
+     * model that does not lower yet. */
+    bool need_lw = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = items[i].name.name;
+        need_lw |= strcmp(name, "compile") != 0 &&
+                   strcmp(name, "integrator") != 0;
+    }
+    lower_t *lw = NULL;
+    if (need_lw && !(lw = ctx_lowered(s, err)))
+        return -1;
+    size_t np = s->model.params.n;
+    double *old = xcalloc(np ? np : 1, sizeof *old);
+    bool *changed = xcalloc(np ? np : 1, sizeof *changed);
+    for (size_t j = 0; j < np; j++)
+        old[j] = s->model.params.v[j].value;
+    set_settings_t saved;
+    settings_save(s, &saved);
+    const ast_binding_t *compile = NULL;
+    int rc = 0;
+    bool any = false;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        long pi;
+        rc = set_one(s, lw, &items[i], &pi, &compile, err);
+        if (rc == 0 && pi >= 0)
+            any = changed[pi] = true;
+    }
+    if (rc != 0) {
+        for (size_t j = 0; j < np; j++)
+            if (changed[j])
+                model_set_param_value(&s->model, j, old[j]);
+        settings_restore(s, &saved);
+    } else {
+        if (compile)
+            ctx_set_compile(s, compile->value, err); /* checked: cannot fail */
+        if (any) {
+            /* the lowering numbers the parameters as the model does */
+            const nh_system_t *sys = lower_system(lw);
+            bool *mark = xcalloc(sys->np ? sys->np : 1, sizeof *mark);
+            for (size_t j = 0; j < sys->np; j++) {
+                size_t k;
+                mark[j] = model_lookup(&s->model, sys->pname[j], &k, NULL) ==
+                              MODEL_PARAM &&
+                          changed[k];
+            }
+            set_check_constraints(s, lw, st, mark);
+            free(mark);
+        }
+    }
+    free(old);
+    free(changed);
+    return rc;
 }
 

@@ -5,16 +5,16 @@
  *
  * The file is written under a temporary name in its folder and renamed
  * over FILE only when complete, so a failed write leaves an existing
- * file as it was.
+ * file as it was (outfile.h): through a symbolic link, which stays, to
+ * the file it names; a device, a FIFO or anything else that is not a
+ * regular file is refused (issue 31: a link was replaced by the file, and
+ * as root /dev/stdout's device node was).
  *
  * Must not: print except through the context's streams; exit().
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "interp/cli/stmts.h"
@@ -42,47 +42,15 @@ static bool export_name(const char *path, char *name, size_t size)
     return cgen_name_ok(name);
 }
 
-/* TEXT into PATH, through a temporary file beside it. */
-static int export_write(const char *path, const char *text, src_span_t span,
-                        diag_t *err)
+/* TEXT into OF (opened on PATH), which ends: committed or not. */
+static int export_write(outfile_t *of, const char *path, const char *text,
+                        src_span_t span, diag_t *err)
 {
-    size_t plen = strlen(path);
-    char *tmp = xmalloc(plen + 16);
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    snprintf(tmp, plen + 16, "%.*s.nh-XXXXXX", (int)dirlen, path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
+    fputs(text, of->f);
+    int e = outfile_commit(of);
+    if (e)
         return diag_error(err, span, "cannot write '%s': %s", path,
-                          strerror(e));
-    }
-    /* the mode a new file would get: mkstemp's is 0600 */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "w");
-    if (!f)
-        abort(); /* a valid descriptor: only out of memory */
-    size_t len = strlen(text);
-    bool bad = fwrite(text, 1, len, f) != len;
-    int e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = true;
-        e = errno;
-    }
-    if (!bad && rename(tmp, path) != 0) {
-        bad = true;
-        e = errno;
-    }
-    if (bad) {
-        unlink(tmp);
-        free(tmp);
-        return diag_error(err, span, "cannot write '%s': %s", path,
-                          strerror(e));
-    }
-    free(tmp);
+                          outfile_strerror(e));
     return 0;
 }
 
@@ -111,6 +79,10 @@ int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     eom_t *e = ctx_eom(s, st->span, err);
     if (!e)
         return -1;
+    /* the file first: one that cannot be written fails before the work */
+    outfile_t of;
+    if (ctx_open_output(s, &of, path, true, pspan, err) != 0)
+        return -1;
     const nh_system_t *sys = lower_system(s->lw);
     double *params = xcalloc(sys->np ? sys->np : 1, sizeof *params);
     for (size_t k = 0; k < sys->np; k++)
@@ -120,10 +92,11 @@ int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     char *text = cgen_text(e, &opt, err);
     free(params);
     if (!text) {
+        outfile_abort(&of);
         err->span = st->span;
         return -1;
     }
-    int rc = export_write(path, text, pspan, err);
+    int rc = export_write(&of, path, text, pspan, err);
     free(text);
     if (rc == 0 && !s->quiet)
         fprintf(s->out,

@@ -10,6 +10,90 @@
 
 #include "interp/cli/stmts.h"
 
+/* Texts that several topics share: a family of functions, a module of
+ * the standard library and its functions. */
+#define HELP_TRIG                                                          \
+    "sin(x) cos(x) tan(x)       x in radians\n"                            \
+    "asin(x) acos(x)            for -1 <= x <= 1 (else an error with the\n" \
+    "                           state); asin in [-pi/2, pi/2], acos in\n"   \
+    "                           [0, pi]\n"                                  \
+    "atan(x)                    in (-pi/2, pi/2)\n"                         \
+    "atan2(y, x)                the angle of the point (x, y), in\n"       \
+    "                           (-pi, pi]; atan2(0, 0) = 0\n"               \
+    "  Derivatives are exact (help diff).  Example: print atan2(y, x)\n"
+#define HELP_HYP                                                           \
+    "sinh(x) cosh(x) tanh(x)    the hyperbolic functions\n"                \
+    "exp(x)                     e^x (an overflow is an error)\n"           \
+    "log(x)                     the natural logarithm, for x > 0\n"        \
+    "sqrt(x)                    for x >= 0; x^(1/2) is the same\n"         \
+    "  A value outside a function's domain is an error with the state\n"   \
+    "  (help errors).  Example: let r = sqrt(x^2 + y^2)\n"
+#define HELP_ABS                                                           \
+    "abs(x)                     |x|\n"                                     \
+    "sign(x)                    -1, 0 or 1 (sign(0) = 0)\n"                \
+    "  Their derivatives are taken where x != 0: diff(abs(x), x) is\n"     \
+    "  sign(x), diff(sign(x), x) is 0.\n"
+#define HELP_MINMAX                                                        \
+    "min(a, b, ...) max(a, b, ...)\n"                                      \
+    "  The smallest (largest) of one or more values; a vector argument\n"  \
+    "  counts with each of its components: max([x, y, z], 0).  The\n"      \
+    "  derivative is that of the argument that wins at the state.\n"
+#define HELP_VECTORS                                                       \
+    "dot(u, v)                  the scalar product of two vectors of one\n" \
+    "                           length\n"                                   \
+    "cross(u, v)                the vector product of two 3-vectors\n"     \
+    "norm(v)                    sqrt(dot(v, v)); for a scalar use abs()\n" \
+    "  Components are on the inertial axes (help vectors).\n"              \
+    "  Example: let r = norm(P1 - P2)\n"
+#define HELP_CONTACT                                                       \
+    "import \"contact\"   (stdlib/contact.nh)\n"                          \
+    "  Contact points of rigid bodies on the ground, the plane z = 0 of\n" \
+    "  the inertial frame with z up, as functions of a body's place and\n" \
+    "  its axes (unit vectors on the inertial axes, like W.x, W.y, W.z):\n" \
+    "  contact_up(N)              the unit vector of the plane normal to N\n" \
+    "                             that points most upwards\n"               \
+    "  disk_contact(G, N, R)      the lowest point of a disk (a wheel):\n"  \
+    "                             centre G, axis N, radius R\n"             \
+    "  disk_centre(P, N, R)       the centre of a disk touching the ground\n" \
+    "                             at P\n"                                   \
+    "  disk_height(N, R)          that centre's height, R*sqrt(1 - N[3]^2)\n" \
+    "  sphere_contact(G, R)       the lowest point of a sphere\n"          \
+    "  ellipsoid_depth(EX, EY, EZ, A, B, C3)\n"                             \
+    "                             how far the lowest point of an ellipsoid\n" \
+    "                             with axes EX, EY, EZ and semi-axes A, B,\n" \
+    "                             C3 lies below its centre\n"              \
+    "  ellipsoid_contact(C, EX, EY, EZ, A, B, C3)   that point (centre C)\n" \
+    "  paraboloid_contact(V, EX, EY, EZ, R1, R2)\n"                         \
+    "                             the lowest point of a body bounded near\n" \
+    "                             its vertex V by z = x^2/(2 R1) +\n"       \
+    "                             y^2/(2 R2) (the rattleback; EZ up)\n"     \
+    "  A rolling constraint is then velocity(POINT, BODY) = [0, 0, 0].\n"  \
+    "  Example: import \"contact\"\n"                                     \
+    "           let G = [x, y, disk_height(W.y, r)]\n"                      \
+    "           body wheel mass m at G frame W inertia [A, B, A]\n"        \
+    "           constraint roll: velocity(disk_contact(G, W.y, r), wheel)\n" \
+    "             = [0, 0, 0]\n"
+#define HELP_EULER                                                         \
+    "import \"euler\"   (stdlib/euler.nh)\n"                              \
+    "  ZXZ Euler angles (phi, theta, psi): the angular velocity,\n"        \
+    "  omega_space(phi, theta, psi)   components on the fixed axes\n"      \
+    "  omega_body(phi, theta, psi)    components on the body's principal\n" \
+    "                                 axes\n"                               \
+    "  The arguments are expressions, usually coordinates; their primes\n" \
+    "  are the angle rates.  Example: import \"euler\"\n"                 \
+    "           let w = omega_space(phi, theta, psi)\n"
+#define HELP_RIGID                                                         \
+    "import \"rigid\"   (stdlib/rigid.nh)\n"                              \
+    "  rigid_T(m, v, I1, I2, I3, w)   the kinetic energy of a rigid body\n" \
+    "    (Koenig's theorem): m/2*dot(v, v) + (I1*w1^2 + I2*w2^2 +\n"       \
+    "    I3*w3^2)/2, with v the velocity of the centre of mass, I1, I2,\n" \
+    "    I3 the principal moments about it and w the angular velocity on\n" \
+    "    those axes (omega_body of \"euler\").  `body` does the same with\n" \
+    "    frames (help body).\n"                                            \
+    "  Example: import \"euler\"; import \"rigid\"\n"                    \
+    "           kinetic T = rigid_T(m, [x', y'], I, I, I,\n"               \
+    "                               omega_body(phi, theta, psi))\n"
+
 typedef struct help_entry {
     const char *topic;
     const char *text;
@@ -34,12 +118,13 @@ static const help_entry_t entries[] = {
      "Methods:      lagrange multipliers second_kind voronec naive maggi\n"
      "              gibbs_appell\n"
      "Language:     expressions functions vectors prime errors frames\n"
+     "Library:      stdlib (import \"contact\", \"euler\", \"rigid\")\n"
      "Notebooks:    notebook\n"
      "\n"
      "Every statement that prints (print accel show check compare\n"
      "worksheet help table linearize eigen) takes > \"file\" at its end\n"
      "and writes there instead; the file is replaced only when all of it\n"
-     "was written.\n"
+     "was written (plot and animate: an image or a page, by its extension).\n"
      "`help TOPIC` tells more about any of these.\n"},
     {"param",
      "param NAME = VALUE, ...\n"
@@ -266,7 +351,11 @@ static const help_entry_t entries[] = {
      "plot sweep [> \"file.png\" | \"file.svg\"]\n"
      "  Draws the last sweep's columns against its parameter: eigenvalues'\n"
      "  real parts solid and imaginary parts dashed, each eigenvalue followed\n"
-     "  continuously from value to value (help sweep).\n"},
+     "  continuously from value to value (help sweep).\n"
+     "plot follow [Y, ... [vs X]] [> \"file.png\" | \"file.svg\"]\n"
+     "  Draws the last follow: its columns against NAME, or the expressions\n"
+     "  Y (of the state at each point: any let, coordinate, velocity) against\n"
+     "  X (default NAME) (help follow).\n"},
     {"vs", "vs: part of `plot Y vs X` (help plot).\n"},
     {"linearize",
      "linearize [VARS] [> \"file\"]\n"
@@ -300,7 +389,8 @@ static const help_entry_t entries[] = {
      "  `initial` solves the state again for each value; print, eigen and\n"
      "  accel write one CSV row per value (header: NAME, then their columns)\n"
      "  to the output or the file.  Inside: initial, reset, simulate, set,\n"
-     "  print, eigen, accel.  At most 100000 values.  A value that fails is\n"
+     "  steady, print, eigen, accel.  At most 100000 values.  A value that\n"
+     "  fails is\n"
      "  reported with the error; the rows before it stay.  `plot sweep`\n"
      "  draws the last sweep (real parts solid, imaginary parts dashed).\n"
      "  Example: sweep v from 0 to 10 step 0.01: initial thR' = -v/rR;\n"
@@ -312,17 +402,53 @@ static const help_entry_t entries[] = {
     {"steady",
      "steady NAME = VALUE, NAME ~ GUESS, ...\n"
      "  A steady motion (relative equilibrium): every independent variable\n"
-     "  constant but the cyclic coordinates, which move at constant rates.\n"
-     "  `=` gives a value, `~` an unknown with its starting guess (the\n"
-     "  syntax of initial); the steady equations are solved by Newton's\n"
-     "  method with the exact Jacobian.  The state becomes the motion found\n"
-     "  (and what reset returns to).  LANGUAGE.md §7.3.\n"},
+     "  of linearize keeps its value, except the cyclic coordinates, which\n"
+     "  move at constant rates.  The cyclic coordinates are those the motion\n"
+     "  of the other variables does not depend on: a rolling disk's centre\n"
+     "  (x, y), then its heading, which only their rates contained, and its\n"
+     "  spin; a bicycle's position, heading and wheel angles.  They are\n"
+     "  found from the columns of linearize's A (a column zero outside the\n"
+     "  cyclic rows).  An equilibrium is a steady motion with every\n"
+     "  velocity 0.\n"
+     "  `=` gives a value, `~` makes an unknown with its starting guess (the\n"
+     "  syntax of initial); independent variables not named are 0, the\n"
+     "  dependent ones (x' and y' of a disk, a bicycle's pitch) are what the\n"
+     "  constraints determine, and naming one is an error.  The steady\n"
+     "  equations (the rates of the variables that are not cyclic\n"
+     "  coordinates = 0) are solved by Newton's method with the exact\n"
+     "  Jacobian, to 1e-12 relative, on the constraints.  A conserved energy\n"
+     "  makes one of them follow from the others: their rank is found at\n"
+     "  the solution.  More unknowns than independent equations is a family\n"
+     "  (give more values, or trace it with follow); a residual left is an\n"
+     "  error that names the equation; either changes nothing.\n"
+     "  The state becomes the motion found, and what reset returns to;\n"
+     "  eigen then decides its stability.  One line says the unknowns, the\n"
+     "  residual, the equations' rank, and the cyclic coordinates with their\n"
+     "  rates (x' of a disk on a circle is not constant: it turns).\n"
+     "  A velocity written as an inertial component (a sleigh's x', not its\n"
+     "  speed along the blade) is not constant on a turning motion, so it\n"
+     "  cannot be held in a steady one: use speeds (kinematic x' =\n"
+     "  v*cos(th), ...); `check` names such velocities.\n"
+     "  Example: steady phi = 0.1, delta ~ 0.05, thR' ~ -20   (a bicycle's\n"
+     "           steady turn at lean 0.1: steer and speed solved for)\n"},
     {"follow",
      "follow NAME from A to B [step S] [> \"file.csv\"]: steady ...; STATEMENTS\n"
-     "  Traces the family of steady motions through the given one by\n"
-     "  pseudo-arclength continuation (round folds), one CSV row per point\n"
-     "  with a last column `point` (fold, branch, hopf, stability changes).\n"
-     "  `plot follow` draws its columns.  LANGUAGE.md §7.3.\n"},
+     "  Traces the one-parameter family of steady motions through the\n"
+     "  steady's solution at NAME = A towards B: NAME is a parameter, or a\n"
+     "  coordinate (or speed) the follow gives a value.  Pseudo-arclength\n"
+     "  continuation: it goes round folds, where NAME turns back.  S is the\n"
+     "  largest step, an arclength in NAME's units with each unknown\n"
+     "  measured relative to its first value (default (B - A)/100; the sign\n"
+     "  of B - A).  One CSV row per point: NAME, the unknowns, what print,\n"
+     "  eigen and accel give, and a last column `point`: fold (located),\n"
+     "  branch (another family crosses; located), hopf (a pair of eigen's\n"
+     "  eigenvalues crosses the imaginary axis), stable / unstable (eigen's\n"
+     "  verdict changes), or empty.  It stops when NAME leaves [A, B] (the\n"
+     "  last row at A or B exactly), when the family closes on itself, or\n"
+     "  after 10000 points; Ctrl-C stops it.  Then the parameter, the state\n"
+     "  and the samples are as before; `plot follow` draws the rows.\n"
+     "  Example: follow phi from 0.01 to 0.5 step 0.02: steady delta ~ 0,\n"
+     "           thR' ~ -20; eigen phi, delta, phi', delta', thR'\n"},
     {"lyapunov",
      "lyapunov to T [step S] [VARS] [> \"file\"]\n"
      "  The Lyapunov exponents of the reduced motion (the independent\n"
@@ -358,14 +484,40 @@ static const help_entry_t entries[] = {
      "  Magnitude (dB) and phase of transfer OUT from IN over the angular\n"
      "  frequencies W1 to W2 (log scale).\n"},
     {"draw",
-     "draw disk CENTRE, NORMAL, RADIUS | draw sphere CENTRE, RADIUS [mark P]\n"
-     "draw line P, Q | draw point P [trail]\n"
-     "  What the bodies look like, for animate: expressions of the state;\n"
-     "  they do not change the model.  LANGUAGE.md §7.5.\n"},
+     "draw disk CENTRE, NORMAL, RADIUS     a rim (seen as an ellipse)\n"
+     "draw sphere CENTRE, RADIUS [mark M]  a ball; M a direction fixed in\n"
+     "                                     it: the dot at CENTRE + RADIUS*M/|M|\n"
+     "                                     and the great circle across it turn\n"
+     "                                     with the ball\n"
+     "draw line P, Q                       a segment\n"
+     "draw point P [trail]                 a dot, with its path so far\n"
+     "  What the bodies look like, for animate: 3-vectors of positions and\n"
+     "  directions (z up), scalars of radii, any expressions of the state,\n"
+     "  checked when declared and evaluated at every sample by animate.  A\n"
+     "  draw does not change the model: the samples stay.  The same kind at\n"
+     "  the same place, written alike (a disk's, a sphere's centre, a line's\n"
+     "  ends, a point), replaces the draw before; `show model` lists them.\n"
+     "  Example: draw disk G, C.z, r; draw line G, G + r*C.x; draw point Q trail\n"
+     "  LANGUAGE.md §7.5.\n"},
     {"animate",
      "animate [speed K] [view AZ, EL] [> \"file.html\" | \"file.svg\"]\n"
-     "  Draws the draw declarations at the recorded samples in a 3D view,\n"
-     "  with a time slider and play/pause.  LANGUAGE.md §7.5.\n"},
+     "  Draws every draw declaration at every recorded sample in a 3D\n"
+     "  orthographic view: from azimuth AZ (degrees from x towards y) and\n"
+     "  elevation EL (degrees above the xy plane, z up; default view -60,\n"
+     "  30), played in real time times K (default 1).  An HTML page has\n"
+     "  play/pause and a time slider (file.html#t=1.5 opens it at t = 1.5);\n"
+     "  an SVG image plays and loops by itself (SMIL).  Both are\n"
+     "  self-contained: no network, no outside script.  Without a file it\n"
+     "  writes animation.html in the current folder and says where; in a\n"
+     "  notebook it is shown in place.  No samples, or no draws: an error\n"
+     "  that says which.  LANGUAGE.md §7.5, doc/animation.md.\n"},
+    {"view", "view: part of `animate view AZ, EL` (help animate).\n"},
+    {"mark", "mark: part of `draw sphere CENTRE, RADIUS mark M` (help draw).\n"},
+    {"trail", "trail: part of `draw point P trail` (help draw).\n"},
+    {"disk", "disk: a kind of draw, a rim: draw disk CENTRE, NORMAL, RADIUS (help draw).\n"},
+    {"sphere", "sphere: a kind of draw, a ball: draw sphere CENTRE, RADIUS [mark M] (help draw).\n"},
+    {"line", "line: a kind of draw, a segment: draw line P, Q (help draw).\n"},
+    {"point", "point: a kind of draw, a dot: draw point P [trail] (help draw).\n"},
     {"show",
      "show EXPR         the expression simplified, as text\n"
      "show latex EXPR   the same as LaTeX\n"
@@ -388,9 +540,12 @@ static const help_entry_t entries[] = {
      "  show latex eom > \"eom.tex\".  What show prints is simplified:\n"
      "  expanded, cancelled, collected, with sin^2 + cos^2 = 1, in exact\n"
      "  fractions; a form that lost a part which may be undefined says\n"
-     "  where it holds: show x/x prints 1  (where x != 0).  A solved form\n"
-     "  longer than 1000 characters is not shown: it says so and shows the\n"
-     "  equations it comes from.\n"},
+     "  where it holds: show x/x prints 1  (where x != 0).  The LaTeX is\n"
+     "  laid out to an A4 page at 10 pt, long rows broken between terms.\n"
+     "  Equations too long for a line (the benchmark bicycle's) are shown\n"
+     "  with named subexpressions: a line `where`, rows k1 = ..., k2 = ...\n"
+     "  each defined before it is used, then the equations in their terms\n"
+     "  (each row reads back as a `let`).\n"},
     {"latex",
      "latex: `show latex ...` and `worksheet latex NAME` print LaTeX\n"
      "  (help show, help worksheet).\n"},
@@ -416,8 +571,10 @@ static const help_entry_t entries[] = {
      "  Benenti's worksheets, step by step and numbered as in his text\n"
      "  (seed 001, §12): each object symbolically (simplified, as `show`\n"
      "  shows it, where no entry is longer than 1000 characters) and at the\n"
-     "  current state, with one line saying what it is for.  `latex` prints\n"
-     "  the sheet as one align* environment.\n"
+     "  current state, with one line saying what it is for.  Values that are\n"
+     "  rounding (within 1e-12 of the size of their terms) are shown as 0.\n"
+     "  `latex` prints the sheet as a display per step, each step's number\n"
+     "  and title as typeset text, breaking across pages.\n"
      "  Reading the sheets beside Benenti's text:\n"
      "  - the active forces A_i (and A^i = g^ij A_j) are computed at the end\n"
      "    of the sheets of the first and second kind, as in his text, though\n"
@@ -434,16 +591,20 @@ static const help_entry_t entries[] = {
      "  The objects of the first and second kind hold where their matrices\n"
      "  (G; g and H) are invertible; their factors cancel there.\n"},
     {"set",
-     "set NAME = VALUE\n"
-     "  Changes a parameter, or a simulation default: rtol, atol, step,\n"
+     "set NAME = VALUE, ...\n"
+     "  Changes parameters, or simulation defaults: rtol, atol, step,\n"
      "  integrator, max_steps (the most integrator steps one simulate may\n"
-     "  take, 1000000 unless set).  Example: set m = 2\n"
+     "  take, 1000000 unless set).  Several at once take effect from left\n"
+     "  to right (a value may use one set before it), all or none: when\n"
+     "  one fails, nothing changes.  Example: set m = 2, M = 3*m\n"
      "  When the constraints use the parameter and the state no longer fits\n"
      "  them, a warning says so: `reset` solves the state again.\n"
      "set compile = on | off\n"
      "  on: simulate and compare run the equations as C, compiled with the\n"
      "  system's compiler ($CC, else cc) and cached by content in\n"
      "  $XDG_CACHE_HOME/nh (or ~/.cache/nh); same results as the tapes.\n"
+     "  linearize, eigen, sweep and the implicit integrators also run their\n"
+     "  derivatives as C, a second file compiled when first needed.\n"
      "  Without a compiler, a note, and the tapes run.  Default off.\n"
      "set threads = N\n"
      "  The worker processes a sweep's points run on (default: NH_THREADS,\n"
@@ -532,6 +693,91 @@ static const help_entry_t entries[] = {
      "  Gibbs function S = 1/2 sum m |P''|^2 of the particles (Benenti eq. 68\n"
      "  when the kinetic energy is not made of particles).  Same motion as\n"
      "  maggi.\n"},
+    {"sin", HELP_TRIG},
+    {"cos", HELP_TRIG},
+    {"tan", HELP_TRIG},
+    {"asin", HELP_TRIG},
+    {"acos", HELP_TRIG},
+    {"atan", HELP_TRIG},
+    {"atan2", HELP_TRIG},
+    {"sinh", HELP_HYP},
+    {"cosh", HELP_HYP},
+    {"tanh", HELP_HYP},
+    {"exp", HELP_HYP},
+    {"log", HELP_HYP},
+    {"sqrt", HELP_HYP},
+    {"abs", HELP_ABS},
+    {"sign", HELP_ABS},
+    {"min", HELP_MINMAX},
+    {"max", HELP_MINMAX},
+    {"dot", HELP_VECTORS},
+    {"cross", HELP_VECTORS},
+    {"norm", HELP_VECTORS},
+    {"diff",
+     "diff(e, v)\n"
+     "  The partial derivative of e with respect to v: a coordinate, a\n"
+     "  velocity x', a speed, a parameter or t (the others held fixed;\n"
+     "  e' is the total time derivative: help prime).  Exact, from the\n"
+     "  expression graph; defined where e is.  An e that holds x'' or\n"
+     "  lambda() is an error: those are the equations' values at the\n"
+     "  state, not symbols.  A vector e gives the vector of derivatives.\n"
+     "  Example: show diff(T, x')\n"},
+    {"lambda",
+     "lambda(NAME)   lambda(NAME[k])\n"
+     "  The multiplier of constraint NAME (of component k of a vector\n"
+     "  constraint) at the state, for the methods that have them\n"
+     "  (multipliers, second_kind): the generalized constraint force is\n"
+     "  B^T lambda, B = dC/dq'.  Only in print, table, plot and show.  A\n"
+     "  component dropped because it vanishes identically has none.\n"
+     "  Example: equations multipliers; print lambda(roll_x)\n"},
+    {"reaction",
+     "reaction(x)\n"
+     "  The generalized reaction force on coordinate x: the sum over the\n"
+     "  constraints of lambda_a dC^a/dx' (a holonomic one through its\n"
+     "  derivative).  Only in print, table, plot and show, for the methods\n"
+     "  with multipliers.  Example: print reaction(x), reaction(y)\n"},
+    {"omega",
+     "omega(A)\n"
+     "  The angular velocity of frame A, on the inertial axes, composed\n"
+     "  along the chain of frames: omega(A) = omega(parent) + ANGLE'*axis\n"
+     "  (help frames).  Example: print on(B, omega(B))\n"},
+    {"on",
+     "on(A, v)\n"
+     "  The components of the 3-vector v on frame A's axes:\n"
+     "  [dot(v, A.x), dot(v, A.y), dot(v, A.z)].  Example: on(W, omega(W))\n"},
+    {"velocity",
+     "velocity(P, B)\n"
+     "  The velocity of the material point of body B that is at position\n"
+     "  P (a 3-vector): G' + cross(omega(F), P - G), with G the body's\n"
+     "  centre of mass and F its frame.  For a rolling contact, P is the\n"
+     "  contact point (help contact) and the constraint is\n"
+     "  velocity(P, B) = [0, 0, 0].  A particle's velocity is its\n"
+     "  position's prime, P1'.\n"},
+    {"stdlib",
+     "The standard library: modules of .nh declarations, run with\n"
+     "import \"NAME\" (once per session), looked for in the folders of\n"
+     "NH_PATH (separated by :), then beside nh (a build tree), then in\n"
+     "the installed share/nh/stdlib (where nh is now, and where it was\n"
+     "configured); a missing module's error names every folder searched.\n"
+     "  contact   contact points of wheels, spheres, ellipsoids and\n"
+     "            paraboloids on the ground (help contact)\n"
+     "  euler     ZXZ Euler angles: the angular velocity (help euler)\n"
+     "  rigid     the kinetic energy of a rigid body (help rigid)\n"
+     "`help NAME` tells more about a module or any of its functions.\n"},
+    {"contact", HELP_CONTACT},
+    {"contact_up", HELP_CONTACT},
+    {"disk_contact", HELP_CONTACT},
+    {"disk_centre", HELP_CONTACT},
+    {"disk_height", HELP_CONTACT},
+    {"sphere_contact", HELP_CONTACT},
+    {"ellipsoid_depth", HELP_CONTACT},
+    {"ellipsoid_contact", HELP_CONTACT},
+    {"paraboloid_contact", HELP_CONTACT},
+    {"euler", HELP_EULER},
+    {"omega_space", HELP_EULER},
+    {"omega_body", HELP_EULER},
+    {"rigid", HELP_RIGID},
+    {"rigid_T", HELP_RIGID},
     {"expressions",
      "Expressions: numbers, names, + - * / ^ (right-associative; -x^2 is\n"
      "-(x^2)), the prime ' (total time derivative), v[i] (1-based), calls,\n"
@@ -540,12 +786,14 @@ static const help_entry_t entries[] = {
      "A.x, A.y, A.z.\n"},
     {"functions",
      "Functions: sin cos tan asin acos atan atan2(y, x) sinh cosh tanh exp\n"
-     "log sqrt abs sign min(a, b) max(a, b); dot(u, v) cross(u, v) norm(u);\n"
+     "log sqrt abs sign min(a, b, ...) max(a, b, ...); dot(u, v) cross(u, v)\n"
+     "norm(u);\n"
      "diff(e, v) with v a coordinate, a velocity x', a speed, a parameter\n"
      "or t (an e holding x'' is an error: x'' is the equations' value, not\n"
      "a symbol); lambda(NAME), lambda(NAME[k]) and reaction(x) in print,\n"
      "table and show; omega(A), on(A, v) and velocity(P, B) (help frames).\n"
-     "Their names cannot be declared.\n"},
+     "Their names cannot be declared.  `help NAME` tells more about each;\n"
+     "`help stdlib` lists the modules of the standard library.\n"},
     {"frames",
      "Frames and bodies: A.x, A.y, A.z are the unit vectors of frame A, with\n"
      "components on the inertial axes; a*A.x + b*A.y is an ordinary vector.\n"
@@ -591,14 +839,27 @@ const char *const help_topics[] = {
     "particle", "mass", "at", "force", "constraint", "kinematic", "equations",
     "initial", "simulate", "to", "step", "integrator", "dla", "rtol", "atol",
     "project", "until", "rising", "falling", "lyapunov", "reset", "print",
-    "accel", "table", "plot", "vs", "show",
-    "latex", "check", "compare", "samples", "worksheet", "set", "load",
-    "import", "help", "quit", "exit", "frame", "body", "gravity", "torque",
-    "linearize", "eigen", "sweep", "export", "lagrange", "multipliers",
-    "second_kind", "voronec", "naive", "maggi", "first_kind", "kane",
-    "gibbs_appell", "expressions", "functions", "vectors", "prime", "errors",
-    "frames", "notebook", "steady", "follow", "lyapunov", "input", "output",
-    "transfer", "bode", "draw", "animate", NULL};
+    "accel", "table", "plot", "vs", "show", "latex", "check", "compare",
+    "samples", "worksheet", "set", "load", "import", "help", "quit", "exit",
+    "frame", "body", "gravity", "torque", "linearize", "eigen", "sweep",
+    "steady", "follow", "export", "lagrange", "multipliers", "second_kind",
+    "voronec", "naive", "maggi", "first_kind", "kane", "gibbs_appell",
+    "expressions", "functions", "vectors", "prime", "errors", "frames",
+    "notebook", "input", "output", "transfer", "bode", "draw", "animate",
+    "view", "mark", "trail", "disk", "sphere", "line", "point",
+    /* built-in functions (LANGUAGE.md §3.4) */
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+    "tanh", "exp", "log", "sqrt", "abs", "sign", "min", "max", "dot", "cross",
+    "norm", "diff", "lambda", "reaction", "omega", "on", "velocity", "stdlib",
+    "contact", "contact_up", "disk_contact", "disk_centre", "disk_height",
+    "sphere_contact", "ellipsoid_depth", "ellipsoid_contact",
+    "paraboloid_contact", "euler", "omega_space", "omega_body", "rigid",
+    "rigid_T", NULL};
+
+size_t help_entry_count(void)
+{
+    return sizeof entries / sizeof *entries - 1; /* the overview has none */
+}
 
 const char *help_text(const char *topic)
 {

@@ -1,8 +1,9 @@
 /*
  * main.c — the command line of LANGUAGE.md §1:
  *   nh [OPTIONS] [FILE.nh ...]   with -e STATEMENTS, -i, -q, -, --help,
- *   --version; and for notebooks (§1.1) `nh --protocol`, the machine
- *   interface, and `nh --install-kernel [--user]`.  Exit status: 0
+ *   --version; `nh --check FILE...` (expect.h); and for notebooks (§1.1)
+ *   `nh --protocol`, the machine interface, and `nh --install-kernel
+ *   [--user]`.  Exit status: 0
  *   success, 1 an error in a script or statement, 2 bad usage.
  *
  * Must not: interpret anything itself (the session does).
@@ -12,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gsl/gsl_errno.h>
 
 #include "config.h"
+#include "interp/cli/expect.h"
 #include "interp/cli/kernelspec.h"
 #include "interp/cli/merge.h"
 #include "interp/cli/protocol.h"
@@ -34,6 +37,9 @@
 #ifndef NH_PYTHON
 #define NH_PYTHON "/usr/bin/python3"
 #endif
+#ifndef NH_BINDIR
+#define NH_BINDIR "/usr/local/bin"
+#endif
 
 static const char usage[] =
     "usage: nh [OPTIONS] [FILE.nh ...]\n"
@@ -45,6 +51,11 @@ static const char usage[] =
     "  -e STATEMENTS  run the statements after the files (repeatable)\n"
     "  -i             enter the REPL after the files and -e statements\n"
     "  -q             quiet: no banner, no summaries\n"
+    "  --check FILE.nh ...\n"
+    "                 run the files and compare what each statement prints\n"
+    "                 with the `# expect:` lines after it (and errors with\n"
+    "                 `# expect-error:` lines); status 1, and each\n"
+    "                 mismatch as FILE:LINE, when they differ\n"
     "  --shard K/N    run every sweep's points i with i mod N = K - 1 only,\n"
     "                 with an index column (one of N shards of a study)\n"
     "  --merge FILE...\n"
@@ -81,19 +92,81 @@ static bool exe_dir(char dir[PATH_MAX])
     return true;
 }
 
-/* The library folders `import` searches after NH_PATH: the stdlib beside
- * the executable (a build tree) and the installed one. */
-static void set_library_dirs(session_t *s)
+/* TARGET (a configured installation path, absolute) as it lies from
+ * this executable when the installation has moved as a whole — `make
+ * install prefix=DIR`, or DESTDIR: the executable is in DIR/bin, not in
+ * NH_BINDIR, and TARGET then is DIR/share/… .  The relative path from
+ * NH_BINDIR to TARGET, from the executable's folder, in OUT (SIZE bytes);
+ * false when it cannot be made. */
+static bool relocated(const char *target, char *out, size_t size)
 {
-    const char *dirs[2];
+    char exe[PATH_MAX];
+    if (!exe_dir(exe) || NH_BINDIR[0] != '/' || target[0] != '/')
+        return false;
+    /* the longest common leading run of whole components */
+    const char *b = NH_BINDIR, *t = target;
+    size_t common = 0;
+    for (size_t i = 0;; i++) {
+        bool bend = b[i] == '\0' || b[i] == '/';
+        bool tend = t[i] == '\0' || t[i] == '/';
+        if (bend && tend)
+            common = i;
+        if (b[i] != t[i] || b[i] == '\0')
+            break;
+    }
+    strbuf_t p;
+    strbuf_init(&p);
+    strbuf_add(&p, exe);
+    for (const char *c = b + common; *c; c++) /* up from the bin folder */
+        if (*c == '/' && c[1] && c[1] != '/')
+            strbuf_add(&p, "/..");
+    strbuf_add(&p, t + common);
+    bool ok = p.len < size;
+    if (ok)
+        snprintf(out, size, "%s", p.data);
+    strbuf_free(&p);
+    return ok;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The library folders `import` searches after NH_PATH (doc/language.md,
+ * "Files"): the stdlib beside the executable (a build tree), the
+ * installed one where the executable now is (an installation moved as a
+ * whole), and the configured one; the first two only when they exist,
+ * each once.  DIRS points into BUF; returns how many. */
+static size_t library_dirs(const char *dirs[3], char buf[2][PATH_MAX + 16])
+{
     size_t n = 0;
     char exe[PATH_MAX];
-    char local[PATH_MAX + 16];
     if (exe_dir(exe)) {
-        snprintf(local, sizeof local, "%s/stdlib", exe);
-        dirs[n++] = local;
+        snprintf(buf[0], PATH_MAX + 16, "%s/stdlib", exe);
+        if (is_dir(buf[0]))
+            dirs[n++] = buf[0];
+    }
+    char rel[PATH_MAX + 16];
+    if (relocated(NH_STDLIB_DIR, rel, sizeof rel) &&
+        realpath(rel, buf[1])) { /* it exists; named without its ".." */
+        char b[PATH_MAX];
+        bool same = realpath(NH_STDLIB_DIR, b) && strcmp(buf[1], b) == 0;
+        for (size_t i = 0; i < n && !same; i++)
+            same = realpath(dirs[i], b) && strcmp(buf[1], b) == 0;
+        if (!same && is_dir(buf[1]))
+            dirs[n++] = buf[1];
     }
     dirs[n++] = NH_STDLIB_DIR;
+    return n;
+}
+
+static void set_library_dirs(session_t *s)
+{
+    const char *dirs[3];
+    char buf[2][PATH_MAX + 16];
+    size_t n = library_dirs(dirs, buf);
     session_set_library_dirs(s, dirs, n);
 }
 
@@ -107,8 +180,12 @@ static int install_kernel(bool user)
         fprintf(stderr, "nh: cannot tell where this nh is, for the kernel\n");
         return 1;
     }
+    /* beside it (a build tree), where it is installed now (an
+     * installation moved as a whole), or where it was configured */
     snprintf(script, sizeof script, "%s/jupyter/nh_kernel.py", dir);
-    if (access(script, R_OK) != 0)
+    if (access(script, R_OK) != 0 &&
+        !(relocated(NH_KERNEL_SCRIPT, script, sizeof script) &&
+          access(script, R_OK) == 0))
         snprintf(script, sizeof script, "%s", NH_KERNEL_SCRIPT);
     char where[PATH_MAX], msg[PATH_MAX + 128];
     if (kernelspec_install(user, exe, script, NH_PYTHON, where, sizeof where,
@@ -157,6 +234,7 @@ int main(int argc, char **argv)
 {
     bool quiet = false, interactive = false;
     bool protocol = false, kernel = false, user = false, merge = false;
+    bool check = false;
     unsigned shard_k = 0, shard_n = 0;
     const char **files = xcalloc((size_t)argc + 1, sizeof *files);
     const char **stmts = xcalloc((size_t)argc + 1, sizeof *stmts);
@@ -178,6 +256,8 @@ int main(int argc, char **argv)
             interactive = true;
         } else if (strcmp(a, "--protocol") == 0) {
             protocol = true;
+        } else if (strcmp(a, "--check") == 0) {
+            check = true;
         } else if (strcmp(a, "--install-kernel") == 0) {
             kernel = true;
         } else if (strcmp(a, "--user") == 0) {
@@ -230,6 +310,27 @@ int main(int argc, char **argv)
         status = 2;
         goto out;
     }
+    if (check && (protocol || kernel || nstmts || interactive || merge ||
+                  shard_n || !nfiles)) {
+        fprintf(stderr, "nh: --check takes files (and -q), not %s\n%s",
+                protocol      ? "--protocol"
+                : kernel      ? "--install-kernel"
+                : nstmts      ? "-e"
+                : interactive ? "-i"
+                : merge       ? "--merge"
+                : shard_n     ? "--shard"
+                              : "nothing: name the files to check",
+                usage);
+        status = 2;
+        goto out;
+    }
+    for (size_t i = 0; check && i < nfiles; i++)
+        if (strcmp(files[i], "-") == 0) {
+            fprintf(stderr, "nh: --check reads files, not standard input\n%s",
+                    usage);
+            status = 2;
+            goto out;
+        }
     if (kernel) {
         status = install_kernel(user);
         goto out;
@@ -261,6 +362,14 @@ int main(int argc, char **argv)
         set_library_dirs(protocol_session(p));
         status = protocol_run(p, STDIN_FILENO, stdout);
         protocol_free(p);
+        goto out;
+    }
+    if (check) {
+        const char *dirs[3];
+        char buf[2][PATH_MAX + 16];
+        size_t n = library_dirs(dirs, buf);
+        status = expect_check_files(files, nfiles, quiet, dirs, n, stdout,
+                                    stderr);
         goto out;
     }
     session_t *s = session_new(quiet, stdout, stderr);

@@ -16,6 +16,7 @@
 #include "interp/eom/velocity.h"
 #include "interp/run/plot.h"
 #include "interp/analysis/react.h"
+#include "interp/cli/motion.h"
 #include "interp/cli/stmts.h"
 #include "interp/run/dla.h"
 #include "interp/expr/tape.h"
@@ -184,7 +185,11 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     o.progress = s->quiet ? NULL : stderr;
 
     eom_t *e = ctx_eom(s, st->span, err);
-    if (!e || ctx_compile(s, e, st->span, err) != 0)
+    /* the implicit integrators' Jacobian: the compiled derivatives */
+    if (!e || ctx_compile(s, e,
+                          sim_integrator_implicit(o.integrator) &&
+                              !o.jacobian_differences,
+                          st->span, err) != 0)
         return -1;
     if (event && !eom_has_multipliers(e)) {
         value_t v = {.dim = 0, .c = {ev.g}};
@@ -225,7 +230,7 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                          s->samples_method != (int)eom_method(e) ||
                          other_kind))
         sim_samples_clear(&s->samples); /* another model, method or kind */
-    sim_summary_t sum;
+    sim_summary_t sum = {0};
     int rc = strcmp(o.integrator, "dla") == 0
                  ? dla_run(e, sys, vars, &o, dla_h ? dla_h : o.step,
                            &s->samples, &sum, err)
@@ -251,6 +256,23 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         }
         lower_store_state(lw, vars, &s->model);
         s->model.state_drift = eom_constraint_violation(sys, vars, NULL, 0);
+    }
+    if (rc != 0 && nh_stop_due(&s->stop)) {
+        /* Ctrl-C (or the time limit): the message says where the session
+         * is left, the last sample (LANGUAGE.md §6; doc/language.md) —
+         * or the state it started from, when the run recorded none — and
+         * how far the integration had come. */
+        char reached[40], where[DIAG_MSG_MAX - 200];
+        lower_fill_vars(lw, &s->model, vars);
+        ctx_describe_state(s, vars, where, sizeof where);
+        diag_clear(err);
+        diag_error(err, st->span,
+                   "%s at t = %s; the state is left at the %s,%s",
+                   nh_stop_reason(&s->stop),
+                   expr_format_number(sum.t_reached, reached, sizeof reached),
+                   s->samples.n ? "last sample" : "start", where);
+        free(vars);
+        return -1;
     }
     if (rc != 0) {
         /* the event's expression is to blame where it is not finite
@@ -304,15 +326,7 @@ int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     return 0;
 }
 
-/* The columns of EXPRS evaluated on every sample (X first when given):
- * cols[c] has samples.n values, titles[c] the expression's text. */
-typedef struct columns {
-    size_t n;
-    char **titles;
-    double **col;
-} columns_t;
-
-static void columns_free(columns_t *c)
+void motion_columns_free(motion_columns_t *c)
 {
     for (size_t i = 0; i < c->n; i++) {
         free(c->titles[i]);
@@ -320,23 +334,48 @@ static void columns_free(columns_t *c)
     }
     free(c->titles);
     free(c->col);
+    memset(c, 0, sizeof *c);
 }
 
-static int sample_columns(ctx_t *s, const ast_stmt_t *st,
-                          const ast_expr_t *x, columns_t *out, diag_t *err)
+int motion_lower_item(lower_t *lw, const motion_item_t *item, value_t *v,
+                      diag_t *err)
+{
+    if (lower_expr(lw, item->e, LOWER_QUERY, v, err))
+        return -1;
+    if (v->dim == item->dim)
+        return 0;
+    if (!item->what)
+        return diag_error(err, item->e->span,
+                          "a column must be a scalar; write its "
+                          "components, like P[1], P[2]");
+    if (item->dim == 0)
+        return diag_error(err, item->e->span,
+                          "%s must be a scalar, not a %u-vector", item->what,
+                          v->dim);
+    if (v->dim == 0)
+        return diag_error(err, item->e->span,
+                          "%s must be a 3-vector (a point or a direction "
+                          "in space), not a scalar",
+                          item->what);
+    return diag_error(err, item->e->span,
+                      "%s must be a 3-vector (a point or a direction in "
+                      "space), not a %u-vector: write [x, y, 0]",
+                      item->what, v->dim);
+}
+
+int motion_columns(ctx_t *s, src_span_t span, const motion_item_t *items,
+                   size_t nitems, motion_columns_t *out, diag_t *err)
 {
     memset(out, 0, sizeof *out);
-    lower_t *lw = ctx_samples_ready(s, st->span, err);
+    lower_t *lw = ctx_samples_ready(s, span, err);
     if (!lw)
         return -1;
-    size_t nitems = st->u.output.n, n = nitems + (x ? 1 : 0);
-    const ast_expr_t *exprs[n];
-    if (x)
-        exprs[0] = x;
+    /* one column per scalar, one per component of a vector */
+    size_t n = 0;
     for (size_t i = 0; i < nitems; i++)
-        exprs[i + (x ? 1 : 0)] = st->u.output.items[i];
-
-    const expr_t *nodes[n];
+        n += items[i].dim ? items[i].dim : 1;
+    const expr_t **nodes = xcalloc(n + 1, sizeof *nodes);
+    const ast_expr_t **exprs = xcalloc(n + 1, sizeof *exprs);
     size_t nv = expr_graph_nvars(lower_graph(lw));
     bool *want = xcalloc(nv + 1, sizeof *want); /* dropped reactions */
     const ast_expr_t *wanting = NULL, *speeding = NULL;
@@ -344,56 +383,58 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
     bool speeds_state = s->samples_method == EOM_MAGGI ||
                         s->samples_method == EOM_GIBBS_APPELL,
          rates = false;
-    for (size_t i = 0; i < n; i++) {
+    int rc = 0;
+    for (size_t i = 0, c = 0; i < nitems && rc == 0; i++) {
         value_t v;
-        if (lower_expr(lw, exprs[i], LOWER_QUERY, &v, err)) {
-            free(want);
-            return -1;
+        if (motion_lower_item(lw, &items[i], &v, err)) {
+            rc = -1;
+            break;
         }
-        int rc = 0;
-        if (v.dim != 0)
-            rc = diag_error(err, exprs[i]->span,
-                            "a column must be a scalar; write its "
-                            "components, like P[1], P[2]");
-        else if (lower_needs_lambda(lw, &v) &&
-                 (s->samples_method != EOM_MULTIPLIERS &&
-                  s->samples_method != EOM_SECOND_KIND))
-            rc = diag_error(err, exprs[i]->span,
+        if (lower_needs_lambda(lw, &v) &&
+            (s->samples_method != EOM_MULTIPLIERS &&
+             s->samples_method != EOM_SECOND_KIND)) {
+            rc = diag_error(err, items[i].e->span,
                             "the samples were made with the equations %s, "
                             "which have no multipliers",
                             eom_method_name((eom_method_t)s->samples_method));
-        if (rc) {
-            free(want);
-            return -1;
+            break;
         }
-        nodes[i] = v.c[0];
+        size_t ncomp = v.dim ? v.dim : 1;
+        for (size_t j = 0; j < ncomp; j++, c++) {
+            nodes[c] = v.c[j];
+            exprs[c] = items[i].e;
+        }
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
         /* LANGUAGE.md §4: a dropped component's reaction is found at
          * each sample from what the equations recorded (react.h) */
         const uint32_t *dv;
         const char *const *dn;
         size_t nd = lower_dropped_reactions(lw, &dv, &dn);
         for (size_t k = 0; k < nd; k++)
-            if (expr_depends(lower_graph(lw), v.c[0], dv[k])) {
+            if (expr_depends(lower_graph(lw), nodes[i], dv[k])) {
                 want[dv[k]] = true;
                 if (!wanting)
                     wanting = exprs[i];
             }
         /* the speeds follow from the velocities (doc/language.md) */
         for (size_t a = 0; a < sys->m && sys->psi && !speeds_state; a++) {
-            bool z = expr_depends(lower_graph(lw), v.c[0], sys->z[a]),
-                 zd = expr_depends(lower_graph(lw), v.c[0], sys->zd[a]);
+            bool z = expr_depends(lower_graph(lw), nodes[i], sys->z[a]),
+                 zd = expr_depends(lower_graph(lw), nodes[i], sys->zd[a]);
             if ((z || zd) && !speeding)
                 speeding = exprs[i];
             rates |= zd;
         }
     }
     struct eom_velsolver *vs = NULL;
-    if (speeding && !(vs = ctx_velsolver(s, err))) {
-        free(want);
-        return -1;
-    }
     struct react *rx = NULL;
-    if (wanting && !(rx = ctx_react(s, err))) {
+    if (rc == 0 && speeding && !(vs = ctx_velsolver(s, err)))
+        rc = -1;
+    if (rc == 0 && wanting && !(rx = ctx_react(s, err)))
+        rc = -1;
+    if (rc) {
+        free(nodes);
+        free(exprs);
         free(want);
         return -1;
     }
@@ -401,15 +442,25 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
     tape_t *tp = tape_compile(g, nodes, n, expr_graph_nvars(g));
     double *work = xcalloc(tape_work_size(tp) + 1, sizeof *work);
     double *scratch = xcalloc(s->samples.width + 1, sizeof *scratch);
-    double vals[n];
+    double *vals = xcalloc(n + 1, sizeof *vals);
     out->n = n;
-    out->titles = xcalloc(n, sizeof *out->titles);
-    out->col = xcalloc(n, sizeof *out->col);
-    for (size_t i = 0; i < n; i++) {
-        out->titles[i] = ctx_span_text(s, exprs[i]->span);
-        out->col[i] = xcalloc(s->samples.n, sizeof *out->col[i]);
+    out->titles = xcalloc(n + 1, sizeof *out->titles);
+    out->col = xcalloc(n + 1, sizeof *out->col);
+    for (size_t i = 0, c = 0; i < nitems; i++) {
+        char *text = ctx_span_text(s, items[i].e->span);
+        if (!items[i].dim) {
+            out->titles[c++] = text;
+            continue;
+        }
+        for (unsigned j = 0; j < items[i].dim; j++) {
+            size_t len = strlen(text) + 16;
+            out->titles[c] = xmalloc(len);
+            snprintf(out->titles[c++], len, "%s[%u]", text, j + 1);
+        }
+        free(text);
     }
-    int rc = 0;
+    for (size_t i = 0; i < n; i++)
+        out->col[i] = xcalloc(s->samples.n + 1, sizeof *out->col[i]);
     for (size_t k = 0; k < s->samples.n && rc == 0; k++) {
         const double *row = s->samples.data + k * s->samples.width;
         if (rx || vs) {
@@ -456,18 +507,31 @@ static int sample_columns(ctx_t *s, const ast_stmt_t *st,
     }
     free(work);
     free(scratch);
+    free(vals);
     free(want);
+    free(nodes);
+    free(exprs);
     tape_free(tp);
     if (rc)
-        columns_free(out);
+        motion_columns_free(out);
     return rc;
 }
 
 static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
                          diag_t *err)
 {
-    columns_t c;
-    if (sample_columns(s, st, plot ? st->u.output.vs : NULL, &c, err))
+    /* x first when given */
+    const ast_expr_t *x = plot ? st->u.output.vs : NULL;
+    size_t nitems = st->u.output.n + (x ? 1 : 0);
+    motion_item_t *items = xcalloc(nitems, sizeof *items);
+    if (x)
+        items[0].e = x;
+    for (size_t i = 0; i < st->u.output.n; i++)
+        items[i + (x ? 1 : 0)].e = st->u.output.items[i];
+    motion_columns_t c;
+    int crc = motion_columns(s, st->span, items, nitems, &c, err);
+    free(items);
+    if (crc)
         return -1;
     /* plot: x defaults to t, put in front */
     if (plot && !st->u.output.vs) {
@@ -492,13 +556,18 @@ static int write_columns(ctx_t *s, const ast_stmt_t *st, bool plot,
     int rc = 0;
     if (plot && !file && s->svg_plots) {
         s->out_kind = CTX_OUT_SVG;
-        rc = plot_draw_svg(&pc, s->out, err);
+        free(s->plot_png);
+        free(s->plot_pdf);
+        rc = plot_draw_svg(&pc, s->out, &s->plot_png, &s->plot_pdf, err);
+    } else if (plot && file &&
+               ctx_check_output(s, file, st->to_file.span, err)) {
+        rc = -1;
     } else if (plot) {
         rc = plot_draw(&pc, file, s->out, err);
     } else {
         plot_table(&pc, s->out);
     }
-    columns_free(&c);
+    motion_columns_free(&c);
     if (rc != 0 && err->set && err->span.file == SRC_NO_FILE)
         err->span = file ? st->to_file.span : st->span;
     return rc;

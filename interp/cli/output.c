@@ -11,11 +11,14 @@
 #include <string.h>
 
 #include "interp/analysis/check.h"
+#include "interp/analysis/linearize.h"
 #include "interp/analysis/react.h"
+#include "interp/analysis/steady.h"
 #include "interp/cli/stmts.h"
 #include "interp/base/util.h"
 #include "interp/eom/kinematics.h"
 #include "interp/eom/velocity.h"
+#include "interp/expr/display.h"
 #include "interp/expr/simplify.h"
 #include "interp/analysis/worksheet.h"
 
@@ -146,6 +149,10 @@ static int eval_value(ctx_t *s, lower_t *lw, const value_t *v,
     return 0;
 }
 
+static int print_values(ctx_t *s, const ast_stmt_t *st, lower_t *lw,
+                        double *vars, value_t *vals, double (*x)[3],
+                        diag_t *err);
+
 int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
     lower_t *lw = ctx_lowered(s, err);
@@ -154,8 +161,25 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     size_t n = st->u.output.n;
     expr_graph_t *g = lower_graph(lw);
     size_t nv = expr_graph_nvars(g);
-    double vars[nv ? nv : 1];
-    value_t vals[n ? n : 1];
+    /* On the heap, all three: a print may have as many items as a
+     * statement holds, a model as many parameters as lines. */
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
+    value_t *vals = xcalloc(n ? n : 1, sizeof *vals);
+    double (*x)[3] = xcalloc(n ? n : 1, sizeof *x);
+    int rc = print_values(s, st, lw, vars, vals, x, err);
+    free(vars);
+    free(vals);
+    free(x);
+    return rc;
+}
+
+/* output_print's work, with room for the variables (VARS), the items'
+ * values (VALS) and their numbers (X). */
+static int print_values(ctx_t *s, const ast_stmt_t *st, lower_t *lw,
+                        double *vars, value_t *vals, double (*x)[3],
+                        diag_t *err)
+{
+    size_t n = st->u.output.n;
     bool need_accel = false;
     for (size_t i = 0; i < n; i++) {
         if (lower_expr(lw, st->u.output.items[i], LOWER_QUERY, &vals[i], err))
@@ -173,7 +197,6 @@ int output_print(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                             err))
             return -1;
     /* Evaluate all before printing any: a failing print prints nothing. */
-    double x[n ? n : 1][3];
     for (size_t i = 0; i < n; i++)
         if (eval_value(s, lw, &vals[i], vars, st->u.output.items[i], x[i], err))
             return -1;
@@ -253,10 +276,12 @@ int output_accel(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!lw)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
-    if (state_vars(s, lw, true, st->span, vars, err))
-        return -1;
-    return print_accel(s, lower_system(lw), s->eom, vars, st->span, err);
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
+    int rc = state_vars(s, lw, true, st->span, vars, err);
+    if (rc == 0)
+        rc = print_accel(s, lower_system(lw), s->eom, vars, st->span, err);
+    free(vars);
+    return rc;
 }
 
 /* ---- show ------------------------------------------------------------ */
@@ -331,12 +356,6 @@ static void report_start_row(report_t *r)
     r->open_row = true;
 }
 
-static void report_row(report_t *r, const char *label, const char *text)
-{
-    report_close_row(r);
-    fprintf(r->out, "%s%s%s", label, r->latex ? " &= " : " = ", text);
-    r->open_row = true;
-}
 
 static void report_remark(report_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -403,6 +422,8 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
     /* Frames, bodies and gravity as declared (LANGUAGE.md §4.1); in LaTeX
      * as comments, since they are statements, not formulas. */
     const char *lead = latex ? "% " : "";
+    if (m->frames.n || m->bodies.n || m->gravity)
+        report_close_row(&rep); /* they are lines of their own */
     for (size_t i = 0; i < m->frames.n; i++) {
         char *t = ctx_span_text(s, m->frames.v[i].decl);
         fprintf(o, "%s%s%s\n", lead, t,
@@ -484,6 +505,12 @@ static void show_model(ctx_t *s, lower_t *lw, bool latex)
                 m->method >= 0 ? "" : " (the default)");
     }
     report_end(&rep);
+    /* what animate draws (LANGUAGE.md §7.5): not mechanics, so last */
+    for (size_t i = 0; i < m->draws.n; i++) {
+        char *t = ctx_span_text(s, m->draws.v[i].span);
+        fprintf(o, "%s%s\n", lead, t);
+        free(t);
+    }
     simp_free(sp);
 }
 
@@ -546,6 +573,10 @@ static void show_mass(ctx_t *s, lower_t *lw, bool latex)
 /* `show e` writes a DAG out as a tree, which can be exponentially larger
  * (a let chain doubling each line): past this many terms it refuses. */
 #define SHOW_MAX_TERMS 200000
+/* ... and an expression nested deeper than this: the simplifier and the
+ * printers recurse through it (a chain of 150 000 lets, each the sine of
+ * the one before, overflowed the stack). */
+#define SHOW_MAX_DEPTH 10000
 
 /* The number of nodes of E written out as a tree, saturating at LIMIT
  * (MEMO: one entry per node id, 0 = not computed; sizes stored + 1). */
@@ -563,23 +594,23 @@ static size_t tree_size(const expr_t *e, size_t *memo, size_t limit)
     return n;
 }
 
+
 /* An error when one of the NE expressions E (NULL entries skipped) is
- * too large to show: it is named PREFIX NAMES[i] SUFFIX ("F*_u1",
- * "x'"). */
-static int show_too_large(expr_graph_t *g, const expr_t *const *E, size_t ne,
-                          const char *prefix, const char *const *names,
-                          const char *suffix, src_span_t at, diag_t *err)
+ * nested too deeply to show: it is named PREFIX NAMES[i] SUFFIX ("F*_u1",
+ * "x'").  Size is no reason to refuse here: long rows are shown with
+ * named subexpressions (LANGUAGE.md §7.1), but the simplifier and the
+ * printers recurse by depth. */
+static int show_too_deep(const expr_t *const *E, size_t ne,
+                         const char *prefix, const char *const *names,
+                         const char *suffix, src_span_t at, diag_t *err)
 {
-    size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
-    int rc = 0;
-    for (size_t i = 0; i < ne && rc == 0; i++)
-        if (E[i] && tree_size(E[i], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS)
-            rc = diag_error(err, at,
-                            "%s%s%s is too large to show (more than %d "
-                            "terms written out)",
-                            prefix, names[i], suffix, SHOW_MAX_TERMS);
-    free(memo);
-    return rc;
+    for (size_t i = 0; i < ne; i++)
+        if (E[i] && E[i]->height > SHOW_MAX_DEPTH)
+            return diag_error(err, at,
+                              "%s%s%s is nested too deeply to show (more "
+                              "than %d levels)",
+                              prefix, names[i], suffix, SHOW_MAX_DEPTH);
+    return 0;
 }
 
 /* The equations on speeds for show kinematics and show kane: the chosen
@@ -611,25 +642,6 @@ static void put_text(ctx_t *s, char *text)
  * is stated in doc/language.md). */
 #define SHOW_SOLVED_MAX 1000
 
-/* The equations of E as `show eom` prints them, inside an align*
- * already open when LATEX (their own environment lines left out). */
-static void put_system(ctx_t *s, eom_t *e, bool latex)
-{
-    char *text = eom_describe(e, latex);
-    const char *t = text, *end = text + strlen(text);
-    static const char ab[] = "\\begin{align*}\n", ae[] = "\\end{align*}\n";
-    if (latex && strncmp(t, ab, sizeof ab - 1) == 0 &&
-        (size_t)(end - t) >= sizeof ab + sizeof ae - 2 &&
-        strcmp(end - (sizeof ae - 1), ae) == 0) {
-        t += sizeof ab - 1;
-        end -= sizeof ae - 1;
-    }
-    fwrite(t, 1, (size_t)(end - t), s->out);
-    if (end > t && end[-1] != '\n')
-        fputc('\n', s->out);
-    free(text);
-}
-
 /* show kinematics: q' = ψ, the given equations and the velocities the
  * constraints determine (kinematics.h). */
 static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
@@ -649,8 +661,8 @@ static int show_kinematics(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     eom_kin_blocks(kin, &order, &sizes, &seq);
     for (size_t j = 0; eom_kin_mode(kin) == EOM_KIN_SYMBOLIC && j < k; j++)
         rows[dep[j]] = seq[j];
-    int rc = show_too_large(lower_graph(lw), rows, sys->n, "", sys->qname,
-                            "'", st->span, err);
+    int rc = show_too_deep(rows, sys->n, "", sys->qname, "'", st->span, err);
+    /* (long rows: named subexpressions, LANGUAGE.md §7.1) */
     if (rc == 0)
         put_text(s, eom_kin_describe(kin, st->u.show.latex));
     free(rows);
@@ -669,13 +681,14 @@ static int show_kane(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     size_t m = sys->m;
     const expr_t **F = xcalloc(2 * m + 1, sizeof *F);
     bool vin;
+    /* (rows too long for a line are shown with named subexpressions,
+     * LANGUAGE.md §7.1: no size is refused here) */
     int rc = eom_kane(e, F, F + m, &vin, err);
     if (rc != 0)
         err->span = st->span;
-    else if ((rc = show_too_large(lower_graph(lw), F, m, "F_", sys->zname,
-                                  "", st->span, err)) == 0)
-        rc = show_too_large(lower_graph(lw), F + m, m, "F*_", sys->zname,
-                            "", st->span, err);
+    else if ((rc = show_too_deep(F, m, "F_", sys->zname, "", st->span,
+                                 err)) == 0)
+        rc = show_too_deep(F + m, m, "F*_", sys->zname, "", st->span, err);
     if (rc == 0)
         put_text(s, eom_describe_kane(e, st->u.show.latex));
     free(F);
@@ -706,9 +719,9 @@ static size_t accel_vars(const nh_system_t *sys, eom_t *e, uint32_t *v)
 
 /* show accel (ONLY == NULL), show x'' (ONLY = the variable's node), or
  * show of an expression EV that holds accelerations: the solved forms
- * (eom_solved), each a row "x'' = ..." (or EV's value alone), a form too
- * long to read replaced by a remark that says so, and the equations they
- * come from after any that is not shown. */
+ * (eom_solved), each a row "x'' = ..." (or EV's value alone) laid out as
+ * display.h lays out rows (named subexpressions when one is too long for
+ * a line), and the equations they come from when they are not solved. */
 static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
                        const expr_t *only, const value_t *ev, diag_t *err)
 {
@@ -723,21 +736,22 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     const expr_t **val = xcalloc(nv + 1, sizeof *val);
     char why[256];
     int solved = eom_solved(e, sp, val, why, sizeof why);
-    report_t r;
-    report_begin(&r, s->out, latex);
     bool show_system = false;
-    if (solved != 0) {
-        report_remark(&r, "the accelerations are not solved symbolically: "
-                          "%s; the equations they come from:", why);
-        show_system = true;
-    } else if (ev) {
+    if (solved == 0 && ev) {
         /* an expression: the solved forms put in */
         unsigned n = ev->dim ? ev->dim : 1;
         strbuf_t b;
         strbuf_init(&b);
+        report_t r;
+        report_begin(&r, s->out, latex);
+        /* (the display graph may have gained variables while solving:
+         * expr_subst reads one entry for each) */
+        uint32_t dnv = expr_graph_nvars(simp_graph(sp));
+        const expr_t **dval = xcalloc(dnv + 1, sizeof *dval);
+        memcpy(dval, val, nv * sizeof *dval);
         for (unsigned k = 0; k < n && !show_system; k++) {
             const expr_t *in = simp_import(sp, ev->c[k]);
-            const expr_t *d = expr_subst(simp_graph(sp), in, val);
+            const expr_t *d = expr_subst(simp_graph(sp), in, dval);
             /* where the expression is defined, not the solved forms
              * (they hold where the system is regular) */
             char *t = simp_format(sp, simp_simplify_within(sp, d, in),
@@ -755,6 +769,7 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
             strbuf_add(&b, t);
             free(t);
         }
+        free(dval);
         if (n > 1)
             strbuf_add(&b, latex ? "\\end{pmatrix}" : "]");
         char *t = strbuf_take(&b);
@@ -763,40 +778,47 @@ static int show_solved(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
             r.open_row = true;
         }
         free(t);
+        report_end(&r);
     } else {
-        uint32_t *vars = xcalloc(sys->n + sys->m + sys->r + 1, sizeof *vars);
-        size_t nvar = only ? 1 : accel_vars(sys, e, vars);
-        if (only)
-            vars[0] = only->var;
-        for (size_t i = 0; i < nvar; i++) {
-            const char *name = expr_var_name(g, vars[i]);
-            if (!val[vars[i]]) {
-                report_remark(&r, "%s is not an unknown of the equations %s",
-                              name, eom_method_name(eom_method(e)));
-                continue;
-            }
-            char *t = simp_format(sp, val[vars[i]], latex);
-            if (strlen(t) > SHOW_SOLVED_MAX) {
-                report_remark(&r, "%s is too long to show solved (%zu "
-                                  "characters; the limit is %d)",
-                              name, strlen(t), SHOW_SOLVED_MAX);
-                show_system = true;
-            } else {
-                char *l = latex ? expr_latex_name(name) : NULL;
-                report_row(&r, latex ? l : name, t);
+        display_t *d = display_new(sp, latex);
+        for (size_t i = 0; i < sys->n; i++)
+            display_may_drop(d, sys->q[i]);
+        if (solved != 0) {
+            char head[512];
+            snprintf(head, sizeof head,
+                     "the accelerations are not solved symbolically: %s; "
+                     "the equations they come from:",
+                     why);
+            display_heading(d, head);
+            show_system = true;
+        } else {
+            uint32_t *vars =
+                xcalloc(sys->n + sys->m + sys->r + 1, sizeof *vars);
+            size_t nvar = only ? 1 : accel_vars(sys, e, vars);
+            if (only)
+                vars[0] = only->var;
+            for (size_t i = 0; i < nvar; i++) {
+                const char *name = expr_var_name(g, vars[i]);
+                if (!val[vars[i]]) {
+                    char head[256];
+                    snprintf(head, sizeof head,
+                             "%s is not an unknown of the equations %s",
+                             name, eom_method_name(eom_method(e)));
+                    display_heading(d, head);
+                    continue;
+                }
+                char *l = expr_latex_name(name);
+                display_object(d, name, l, val[vars[i]]);
                 free(l);
             }
-            free(t);
+            free(vars);
         }
-        free(vars);
-        if (show_system)
-            report_remark(&r, "the equations they come from:");
+        char *t = display_finish(d);
+        fputs(t, s->out);
+        free(t);
     }
-    if (show_system) {
-        report_close_row(&r);
-        put_system(s, e, latex);
-    }
-    report_end(&r);
+    if (show_system)
+        put_text(s, eom_describe(e, latex));
     free(val);
     simp_free(sp);
     return 0;
@@ -833,6 +855,11 @@ static int show_voronec(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
     eom_free(own);
     return 0;
 }
+
+/* The reports `show` prints by name (below), for completion. */
+const char *const output_show_subjects[] = {
+    "model", "eom", "accel", "mass", "reduced", "voronec", "kinematics",
+    "kane", NULL};
 
 int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
@@ -887,6 +914,13 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return show_solved(s, lw, st, NULL, &v, err);
     }
     expr_graph_t *g = lower_graph(lw);
+    for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
+        if (v.c[k]->height > SHOW_MAX_DEPTH)
+            return diag_error(err, e->span,
+                              "this expression is nested too deeply to show "
+                              "(more than %d levels); print its value "
+                              "instead",
+                              SHOW_MAX_DEPTH);
     size_t *memo = xcalloc(expr_graph_count(g) + 1, sizeof *memo);
     for (unsigned k = 0; k < (v.dim ? v.dim : 1); k++)
         if (tree_size(v.c[k], memo, SHOW_MAX_TERMS) >= SHOW_MAX_TERMS) {
@@ -973,9 +1007,10 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (lower_expr(lw, st->u.compare.samples, LOWER_CONST, &v, err))
             return -1;
         size_t nv0 = expr_graph_nvars(lower_graph(lw));
-        double vv[nv0 ? nv0 : 1];
+        double *vv = xcalloc(nv0 ? nv0 : 1, sizeof *vv);
         lower_fill_vars(lw, &s->model, vv);
         double x = v.dim ? NAN : expr_eval(lower_graph(lw), v.c[0], vv);
+        free(vv);
         if (!(x >= 1 && x <= COMPARE_MAX_SAMPLES && x == floor(x)))
             return diag_error(err, st->u.compare.samples->span,
                               "samples must be a whole number from 1 to %d",
@@ -988,21 +1023,25 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     eom_t *eb = ctx_prepare_here(s, lw, (eom_method_t)mb,
                                  st->u.compare.b.span, err);
-    if (!eb || ctx_compile(s, ea, st->u.compare.a.span, err) != 0 ||
-        ctx_compile(s, eb, st->u.compare.b.span, err) != 0) {
+    if (!eb || ctx_compile(s, ea, false, st->u.compare.a.span, err) != 0 ||
+        ctx_compile(s, eb, false, st->u.compare.b.span, err) != 0) {
         eom_free(ea);
         eom_free(eb);
         return -1;
     }
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double base[nv ? nv : 1], va[nv ? nv : 1], vb[nv ? nv : 1];
+    /* on the heap: the base state, the two equations' and a draw's */
+    size_t nb1 = nv ? nv : 1;
+    double *base = xcalloc(4 * nb1, sizeof *base);
+    double *va = base + nb1, *vb = base + 2 * nb1, *vars = base + 3 * nb1;
+    bool *given = xcalloc(sys->n + 1, sizeof *given);
     lower_fill_vars(lw, &s->model, base);
     const char *na = st->u.compare.a.name, *nb = st->u.compare.b.name;
     char b1[40], b2[40], b3[40];
     int rc = 0;
     if (!samples) {
-        memcpy(va, base, sizeof va);
-        memcpy(vb, base, sizeof vb);
+        memcpy(va, base, nb1 * sizeof *va);
+        memcpy(vb, base, nb1 * sizeof *vb);
         if (eom_accel(ea, va, err) || eom_accel(eb, vb, err)) {
             rc = ctx_state_error(s, lw, base, st->span, err);
             goto done;
@@ -1040,9 +1079,7 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         if (nh_stop_due(&s->stop))
             break;
         tries++;
-        double vars[nv ? nv : 1];
-        memcpy(vars, base, sizeof vars);
-        bool given[sys->n + 1];
+        memcpy(vars, base, nb1 * sizeof *vars);
         for (size_t i = 0; i < sys->n; i++) {
             vars[sys->q[i]] = base[sys->q[i]] + 2 * rnd(&seed) - 1;
             vars[sys->qd[i]] = 2 * rnd(&seed) - 1;
@@ -1068,8 +1105,8 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         } else if (eom_velsolver_run(vel, vars, given, &tmp)) {
             continue;
         }
-        memcpy(va, vars, sizeof va);
-        memcpy(vb, vars, sizeof vb);
+        memcpy(va, vars, nb1 * sizeof *va);
+        memcpy(vb, vars, nb1 * sizeof *vb);
         if (eom_accel(ea, va, &tmp) || eom_accel(eb, vb, &tmp))
             continue;
         for (size_t i = 0; i < sys->n; i++)
@@ -1093,12 +1130,64 @@ int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     }
     fprintf(s->out, "max |diff| = %s\n", num(worst, b1, sizeof b1));
 done:
+    free(base);
+    free(given);
     eom_free(ea);
     eom_free(eb);
     return rc;
 }
 
 /* ---- check ----------------------------------------------------------- */
+
+/* check's last lines (LANGUAGE.md §7.3): an independent velocity that is
+ * an inertial component of a cyclic coordinate's motion (a sleigh's x'
+ * when y' is the dependent one) cannot stay constant on a motion that
+ * turns, so steady and follow cannot find such motions in that chart:
+ * named, with the advice to use speeds.  Said only when the chosen
+ * equations can be prepared and differentiated at the state; nothing
+ * otherwise (check's other lines do not need them). */
+static void output_check_inertial(ctx_t *s, lower_t *lw, double *vars)
+{
+    const nh_system_t *sys = lower_system(lw);
+    diag_t err = {0};
+    if (sys->n == 0 || sys->r == 0)
+        return;
+    struct lin *l = ctx_lin(s, SRC_SPAN_NONE, &err);
+    if (!l)
+        return;
+    const model_t *m = &s->model;
+    size_t n = sys->n;
+    bool have = m->q0_how.n == n && m->qd0_how.n == n;
+    bool *flags = xcalloc(4 * n + 1, sizeof *flags);
+    for (size_t i = 0; i < n && have; i++) {
+        flags[i] = m->q0_how.v[i] == MODEL_INIT_GIVEN;
+        flags[n + i] = m->q0_how.v[i] == MODEL_INIT_GUESS;
+        flags[2 * n + i] = m->qd0_how.v[i] == MODEL_INIT_GIVEN;
+        flags[3 * n + i] = m->qd0_how.v[i] == MODEL_INIT_GUESS;
+    }
+    uint32_t vel[8], turn[8];
+    size_t cons[8];
+    long k = -1;
+    if (lin_choose(l, vars, flags, flags + n, flags + 2 * n, flags + 3 * n,
+                   &err) == 0)
+        k = steady_inertial(sys, l, vars, vel, turn, cons, 8, &err);
+    free(flags);
+    expr_graph_t *g = sys->g;
+    for (long j = 0; j < k; j++) {
+        const char *coord = "";
+        for (size_t i = 0; i < n; i++)
+            if (sys->qd[i] == vel[j])
+                coord = sys->qname[i];
+        fprintf(s->out,
+                "%s is independent and an inertial component of %s's "
+                "motion (its coefficient in %s turns with %s): on a motion "
+                "that turns it changes, so steady and follow cannot hold it; "
+                "to find such motions, make speeds the state (speed, "
+                "kinematic %s = ..., equations maggi)\n",
+                expr_var_name(g, vel[j]), coord, sys->cname[cons[j]],
+                expr_var_name(g, turn[j]), expr_var_name(g, vel[j]));
+    }
+}
 
 int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 {
@@ -1107,10 +1196,12 @@ int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
         return -1;
     const nh_system_t *sys = lower_system(lw);
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
     check_report_t rep;
-    if (check_analyse(sys, vars, &rep, err) != 0) {
+    int rc = check_analyse(sys, vars, &rep, err);
+    if (rc != 0) {
+        free(vars);
         if (err->set && err->span.file == SRC_NO_FILE)
             err->span = st->span;
         return -1;
@@ -1119,6 +1210,8 @@ int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     fputs(text, s->out);
     free(text);
     check_report_free(&rep);
+    output_check_inertial(s, lw, vars);
+    free(vars);
     return 0;
 }
 
@@ -1130,13 +1223,15 @@ int output_worksheet(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     if (!lw)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
-    double vars[nv ? nv : 1];
+    double *vars = xcalloc(nv ? nv : 1, sizeof *vars);
     lower_fill_vars(lw, &s->model, vars);
     bool latex = st->u.worksheet.latex;
     if (latex)
         s->out_kind = CTX_OUT_LATEX;
-    if (worksheet_run(lower_system(lw), vars, st->u.worksheet.name.name,
-                      latex, st->u.worksheet.name.span, s->out, err) != 0) {
+    int rc = worksheet_run(lower_system(lw), vars, st->u.worksheet.name.name,
+                           latex, st->u.worksheet.name.span, s->out, err);
+    free(vars);
+    if (rc != 0) {
         if (err->set && err->span.file == SRC_NO_FILE)
             err->span = st->span;
         return -1;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "interp/cli/complete.h"
 #include "interp/cli/json.h"
 #include "interp/base/util.h"
 #include "interp/cli/context.h"
@@ -61,7 +62,7 @@ static FILE *capture_open(capture_t *c)
     cookie_io_functions_t io = {NULL, capture_write, NULL, NULL};
     FILE *f = fopencookie(c, "w", io);
     if (!f)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return f;
 }
 
@@ -91,6 +92,8 @@ protocol_t *protocol_new(bool quiet)
     p->s = session_new(quiet, p->out_f, p->err_f);
     /* Plots are SVG text, which the front end shows as a figure. */
     session_ctx(p->s)->svg_plots = true;
+    /* and animations an HTML part, which it shows in place */
+    session_ctx(p->s)->html_inline = true;
     return p;
 }
 
@@ -170,6 +173,14 @@ static void proto_output(protocol_t *p, const char *kind, const char *text,
         proto_member(&b, "mathjax", mj);
         free(mj);
     }
+    ctx_t *c = session_ctx(p->s);
+    if (strcmp(kind, "svg") == 0) {
+        /* the same plot as PNG and PDF, for what cannot show SVG */
+        if (c->plot_png)
+            proto_member(&b, "png", c->plot_png);
+        if (c->plot_pdf)
+            proto_member(&b, "pdf", c->plot_pdf);
+    }
     proto_send(p, &b);
 }
 
@@ -185,18 +196,19 @@ static void proto_cut_note(protocol_t *p, size_t dropped)
 }
 
 /* Sends what the captures hold, OUT as KIND, ERR as "stderr", and
- * empties them.  A cut LaTeX text goes as plain text, a cut SVG image not
- * at all (neither would render). */
+ * empties them.  A cut LaTeX text goes as plain text, a cut SVG image or
+ * HTML animation not at all (neither would render). */
 static void proto_flush(protocol_t *p, ctx_output_t kind)
 {
     fflush(p->out_f);
     fflush(p->err_f);
     if (p->out.buf.len > 0) {
-        const char *k = kind == CTX_OUT_LATEX ? "latex"
-                        : kind == CTX_OUT_SVG ? "svg"
-                                              : "text";
+        const char *k = kind == CTX_OUT_LATEX  ? "latex"
+                        : kind == CTX_OUT_SVG  ? "svg"
+                        : kind == CTX_OUT_HTML ? "html"
+                                               : "text";
         if (p->out.dropped > 0)
-            k = kind == CTX_OUT_SVG ? NULL : "text";
+            k = kind == CTX_OUT_SVG || kind == CTX_OUT_HTML ? NULL : "text";
         if (k)
             proto_output(p, k, p->out.buf.data, p->out.buf.len);
     }
@@ -208,6 +220,11 @@ static void proto_flush(protocol_t *p, ctx_output_t kind)
         proto_cut_note(p, p->err.dropped);
     capture_clear(&p->out);
     capture_clear(&p->err);
+    /* (sent with their SVG, or not at all when it was cut) */
+    ctx_t *c = session_ctx(p->s);
+    free(c->plot_png);
+    free(c->plot_pdf);
+    c->plot_png = c->plot_pdf = NULL;
 }
 
 static void proto_observe(void *data, session_event_t ev)
@@ -312,14 +329,94 @@ static bool proto_has(const char *s, const char *e, const char *word)
     return false;
 }
 
+/* The most lines protocol_mathjax puts in one display of a long output. */
+#define PROTO_MATHJAX_ROWS 12
+
+/* [S, E) without the white space at its ends, into *S, *E. */
+static void proto_trim(const char **s, const char **e)
+{
+    while (*s < *e && (**s == ' ' || **s == '\n' || **s == '\t' ||
+                       **s == '\r'))
+        (*s)++;
+    while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\n' ||
+                       (*e)[-1] == '\t' || (*e)[-1] == '\r'))
+        (*e)--;
+}
+
+/* Where the next "\begin{align*}" … "\end{align*}" of [S, E) starts and
+ * ends (*B, *END after it), or false. */
+static bool proto_next_align(const char *s, const char *e, const char **b,
+                             const char **end)
+{
+    static const char ab[] = "\\begin{align*}", ae[] = "\\end{align*}";
+    for (const char *p = s; p + (sizeof ab - 1) <= e; p++) {
+        if (memcmp(p, ab, sizeof ab - 1) != 0)
+            continue;
+        for (const char *q = p; q + (sizeof ae - 1) <= e; q++)
+            if (memcmp(q, ae, sizeof ae - 1) == 0) {
+                *b = p;
+                *end = q + sizeof ae - 1;
+                return true;
+            }
+        return false;
+    }
+    return false;
+}
+
 char *protocol_mathjax(const char *latex, size_t len)
 {
     const char *s = latex, *e = latex + len;
-    while (s < e && (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r'))
-        s++;
-    while (e > s && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\t' ||
-                     e[-1] == '\r'))
+    proto_trim(&s, &e);
+    /* A long output: a group that lets pdflatex break pages
+     * ("{\allowdisplaybreaks" … "}"), around several displays (named
+     * subexpressions, a worksheet's steps): each display a formula of
+     * its own, shown as a display ($$ … $$), one under the other. */
+    static const char grp[] = "{\\allowdisplaybreaks";
+    if (proto_starts(s, e, grp) && e > s && e[-1] == '}') {
+        s += sizeof grp - 1;
         e--;
+        strbuf_t b;
+        strbuf_init(&b);
+        const char *ab, *ae;
+        while (proto_next_align(s, e, &ab, &ae)) {
+            static const char open[] = "\\begin{align*}",
+                              close[] = "\\end{align*}";
+            strbuf_add(&b, b.len ? "\n$$\\begin{aligned}\n" : "$$\\begin{aligned}\n");
+            /* the lines, without the comments: inside $$ … $$ MathJax
+             * reads the display as one line, so that a comment would
+             * swallow the rest of it */
+            const char *l = ab + sizeof open - 1;
+            const char *end = ae - (sizeof close - 1);
+            size_t rows = 0;
+            while (l < end) {
+                const char *nl = memchr(l, '\n', (size_t)(end - l));
+                const char *le = nl ? nl : end;
+                const char *t = l;
+                while (t < le && (*t == ' ' || *t == '\t'))
+                    t++;
+                l = le + (nl ? 1 : 0);
+                if (t == le || *t == '%')
+                    continue;
+                /* at most PROTO_MATHJAX_ROWS lines a display: MathJax's
+                 * automatic line breaking (nbconvert's setting) fails on
+                 * a display of hundreds ("Math Processing Error") */
+                const char *te = le;
+                while (te > t && te[-1] == ' ')
+                    te--;
+                bool cont = te - t >= 2 && te[-1] == '\\' && te[-2] == '\\';
+                if (cont && ++rows % PROTO_MATHJAX_ROWS == 0) {
+                    strbuf_addn(&b, t, (size_t)(te - 2 - t));
+                    strbuf_add(&b, "\n\\end{aligned}$$\n$$\\begin{aligned}\n");
+                    continue;
+                }
+                strbuf_addn(&b, t, (size_t)(te - t));
+                strbuf_add(&b, "\n");
+            }
+            strbuf_add(&b, "\\end{aligned}$$");
+            s = ae;
+        }
+        return strbuf_take(&b);
+    }
     strbuf_t b;
     strbuf_init(&b);
     strbuf_add(&b, "$\\displaystyle ");
@@ -466,15 +563,6 @@ static void proto_execute(protocol_t *p, const json_t *r)
     proto_send(p, &b);
 }
 
-/* The characters that end a word for completion: readline's word breaks
- * as the REPL sets them (repl.c). */
-static const char proto_word_breaks[] = " \t\n\"\\'`@$><=;|&{(,[]+-*/^:";
-
-static int proto_strcmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static void proto_complete(protocol_t *p, const json_t *r)
 {
     static const char *const names[] = {"request", "id", "code", "cursor",
@@ -494,33 +582,22 @@ static void proto_complete(protocol_t *p, const json_t *r)
     }
     size_t start = cursor;
     while (start > 0 && code->str[start - 1] != '\0' &&
-           !strchr(proto_word_breaks, code->str[start - 1]))
+           !strchr(COMPLETE_WORD_BREAKS, code->str[start - 1]))
         start--;
-    const char *word = code->str + start;
-    size_t wlen = cursor - start;
-    const char *const *all = session_completions(p->s);
-    size_t n = 0;
-    while (all && all[n])
-        n++;
-    const char **match = xcalloc(n + 1, sizeof *match);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(all[i], word, wlen) == 0 && strlen(all[i]) >= wlen)
-            match[k++] = all[i];
-    qsort(match, k, sizeof *match, proto_strcmp);
+    /* by context (complete.h): sorted, each once, all beginning with the
+     * word */
+    const char *const *match =
+        session_completions(p->s, code->str, start, cursor);
     strbuf_t b;
     proto_begin(p, &b);
     strbuf_add(&b, ",\"reply\":\"complete\",\"matches\":[");
-    for (size_t i = 0, put = 0; i < k; i++) {
-        if (i > 0 && strcmp(match[i], match[i - 1]) == 0)
-            continue; /* a name that is also a keyword, say */
-        if (put++)
+    for (size_t i = 0; match && match[i]; i++) {
+        if (i)
             strbuf_add(&b, ",");
         json_put_string(&b, match[i], strlen(match[i]));
     }
     strbuf_addf(&b, "],\"cursor_start\":%zu,\"cursor_end\":%zu", start,
                 cursor);
-    free(match);
     proto_send(p, &b);
 }
 
@@ -700,6 +777,11 @@ int protocol_run(protocol_t *p, int in, FILE *out)
 {
     p->reply = out;
     session_set_observer(p->s, proto_observe, p);
+    /* a statement's file must not be the channel itself: its text would
+     * enter the replies (ctx_check_output) */
+    ctx_t *cx = session_ctx(p->s);
+    cx->channel_fd[0] = in;
+    cx->channel_fd[1] = fileno(out);
     active = p;
     struct sigaction sa, old_sa;
     memset(&sa, 0, sizeof sa);
@@ -728,6 +810,7 @@ int protocol_run(protocol_t *p, int in, FILE *out)
     free(rd);
     sigaction(SIGINT, &old_sa, NULL);
     active = NULL;
+    cx->channel_fd[0] = cx->channel_fd[1] = -1;
     session_set_observer(p->s, NULL, NULL);
     return 0;
 }

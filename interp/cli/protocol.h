@@ -54,8 +54,11 @@ int protocol_run(protocol_t *p, int in, FILE *out);
 
 /* The LaTeX that a statement printed (LEN bytes), as one formula for
  * MathJax: `$\displaystyle …$`, rows in an aligned environment, the rows
- * of a matrix in a matrix (malloc'ed).  The one place that knows how
- * `show latex` lays out its text. */
+ * of a matrix in a matrix; a long output (a group that allows page
+ * breaks around several align* displays: named subexpressions, a
+ * worksheet) as one `$$\begin{aligned} … \end{aligned}$$` display per
+ * align*, one a line (malloc'ed).  The one place that knows how `show
+ * latex` lays out its text. */
 char *protocol_mathjax(const char *latex, size_t len);
 
 #endif

@@ -10,11 +10,15 @@
  * Ctrl-C (doc/language.md, "Running"): while a statement runs, it asks
  * the session to stop (session_interrupt), which a `simulate` does
  * before its next evaluation and a `compare` before its next random
- * state; a second Ctrl-C before that ends nh
- * at once, for work that does not look.  At the prompt it drops the
- * line being typed, and the lines of an unfinished statement.  readline
- * echoes "^C" and re-raises the signal to our handler; our getc function
- * then ends the line so that readline returns.
+ * state, and the session before the next statement of the line.  A
+ * statement that does not look (show, check, …) runs to its end: a
+ * second Ctrl-C says so and keeps the session; a third ends nh, having
+ * written the statement to the history file first (each entry is
+ * appended to it as it is typed, so none is lost) — with write(2) and
+ * _exit(2) alone, which a signal handler may call.  At the prompt it
+ * drops the line being typed, and the lines of an unfinished statement.
+ * readline echoes "^C" and re-raises the signal to our handler; our getc
+ * function then ends the line so that readline returns.
  *
  * The statements typed go to a session reader (session.h) on the stream
  * "<repl>", which numbers the lines from the session's start and ends an
@@ -29,6 +33,7 @@
 #include "interp/cli/repl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +45,7 @@
 
 #include "config.h"
 #include "interp/base/util.h"
+#include "interp/cli/complete.h"
 #include "lang/parse.h"
 
 #define PROMPT "nh> "
@@ -47,42 +53,90 @@
 #define HISTORY_LINES 1000
 
 static session_t *active; /* see the file comment */
+/* For the signal handler: whether a statement runs, the Ctrl-Cs since it
+ * began, the history file and the entry running (not yet in the file). */
+static volatile sig_atomic_t running, presses;
+static char *hist_file;
+static char *running_entry;
+static size_t running_len;
+static session_reader_t *reader;         /* active's, for completion */
+static const char *const *candidates;    /* of the completion running */
 static size_t line_bytes;  /* bytes typed on the line so far */
 static bool skipping;      /* the rest of a line too long, being dropped */
 
+/* readline's generator: the candidates session_completions gave for the
+ * word (they all begin with it), one per call. */
 static char *complete_word(const char *text, int state)
 {
-    static size_t next, len;
-    static const char *const *names;
-    if (state == 0) {
-        names = session_completions(active);
+    static size_t next;
+    (void)text;
+    if (state == 0)
         next = 0;
-        len = strlen(text);
-    }
-    while (names && names[next]) {
-        const char *n = names[next++];
-        if (strncmp(n, text, len) == 0)
-            return xstrdup(n);
-    }
-    return NULL;
+    if (!candidates || !candidates[next])
+        return NULL;
+    return xstrdup(candidates[next++]);
 }
 
+/* Completion by context (complete.h): the statement typed so far — the
+ * lines of an open one, then the line being edited up to the word. */
 static char **complete(const char *text, int start, int end)
 {
-    (void)start;
-    (void)end;
+    (void)text;
     rl_attempted_completion_over = 1; /* no file names */
-    return rl_completion_matches(text, complete_word);
+    const char *open = reader ? session_reader_text(reader) : "";
+    size_t before = strlen(open);
+    size_t n = before + (size_t)end;
+    char *all = xmalloc(n + 1);
+    memcpy(all, open, before);
+    memcpy(all + before, rl_line_buffer, (size_t)end);
+    all[n] = '\0';
+    candidates = session_completions(active, all, before + (size_t)start, n);
+    char **matches = rl_completion_matches(text, complete_word);
+    candidates = NULL;
+    free(all);
+    return matches;
+}
+
+static void say(const char *text)
+{
+    ssize_t n = write(STDERR_FILENO, text, strlen(text));
+    (void)n; /* nothing to do about a terminal that is gone */
 }
 
 static void on_sigint(int sig)
 {
-    if (active && !session_interrupted(active)) {
+    if (!active) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    if (!running) { /* at the prompt (readline passes it on) */
         session_interrupt(active);
         return;
     }
-    signal(sig, SIG_DFL); /* the second Ctrl-C: end nh */
-    raise(sig);
+    presses++;
+    if (presses == 1) {
+        session_interrupt(active);
+    } else if (presses == 2) {
+        say("\nnh: this statement does not look for Ctrl-C and runs to its "
+            "end; the session is kept.  Ctrl-C once more ends nh (the "
+            "history is saved).\n");
+    } else {
+        int fd = hist_file ? open(hist_file, O_WRONLY | O_APPEND | O_CREAT,
+                                  0600)
+                           : -1;
+        bool saved = fd >= 0;
+        if (fd >= 0) {
+            saved = write(fd, running_entry ? running_entry : "",
+                          running_len) == (ssize_t)running_len &&
+                    write(fd, "\n", 1) == 1;
+            saved &= close(fd) == 0;
+        }
+        say(saved ? "\nnh: ended by Ctrl-C while a statement ran; the "
+                    "history is saved.\n"
+                  : "\nnh: ended by Ctrl-C while a statement ran.\n");
+        _exit(128 + sig);
+    }
 }
 
 /* readline's character reader, but a Ctrl-C at the prompt ends the line
@@ -151,12 +205,14 @@ int repl_run(session_t *s, bool banner)
     rl_getc_function = repl_getc;
     rl_readline_name = "nh";
     rl_attempted_completion_function = complete;
-    rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,[]+-*/^:";
+    rl_basic_word_break_characters = COMPLETE_WORD_BREAKS;
     char *hist = history_path();
     if (hist)
         read_history(hist);
     stifle_history(HISTORY_LINES);
+    hist_file = hist;
     session_reader_t *r = session_reader_new(s, "<repl>", true);
+    reader = r;
     strbuf_t entry; /* the lines of the statement, one history entry */
     strbuf_init(&entry);
     while (!session_quit_requested(s)) {
@@ -177,19 +233,33 @@ int repl_run(session_t *s, bool banner)
                     strbuf_add(&entry, "\n");
                 strbuf_add(&entry, line);
             }
+            /* what the handler writes to the history when a third Ctrl-C
+             * ends nh while the statement runs */
+            running_entry = entry.data;
+            running_len = entry.len;
+            presses = 0;
+            running = 1;
             run_status_t rc = session_reader_line(r, line, strlen(line));
+            running = 0;
             session_clear_interrupt(s); /* a Ctrl-C nothing looked at */
             if (rc != RUN_INCOMPLETE) {
-                if (entry.len)
+                if (entry.len) {
                     add_history(entry.data);
+                    /* in the file at once: nothing is lost if nh ends */
+                    if (hist && append_history(1, hist) != 0)
+                        write_history(hist);
+                }
+                running_entry = NULL;
                 strbuf_free(&entry);
             }
         }
         free(line);
     }
+    reader = NULL;
     session_reader_free(r);
     strbuf_free(&entry);
     sigaction(SIGINT, &old_sa, NULL);
+    hist_file = NULL;
     if (hist) {
         write_history(hist);
         free(hist);

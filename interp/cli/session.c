@@ -30,9 +30,9 @@
 
 #include "interp/base/outfile.h"
 #include "interp/base/util.h"
+#include "interp/cli/complete.h"
 #include "interp/cli/context.h"
 #include "interp/cli/table.h"
-#include "lang/keywords.h"
 #include "lang/parse.h"
 
 #define SESSION_MAX_LOAD_DEPTH 16
@@ -79,14 +79,14 @@ struct session {
     bool quit;
     double time_limit; /* seconds per session_run_text; 0: none */
     unsigned load_depth;
+    src_span_t top_stmt; /* the top-level statement running (SRC_SPAN_NONE) */
     char **imported; /* modules already imported */
     size_t nimported;
     char **libdirs;
     size_t nlibdirs;
-    const char **completions;
+    complete_list_t completions; /* the last session_completions */
     session_observer_fn observer;
     void *observer_data;
-    char *members; /* "A.x", "A.y", ... of the completions, NUL-separated */
 };
 
 /* ---- life cycle ------------------------------------------------------ */
@@ -96,7 +96,9 @@ session_t *session_new(bool quiet, FILE *out, FILE *err)
     session_t *s = xcalloc(1, sizeof *s);
     s->src = source_set_new();
     s->collect_at = SESSION_COLLECT_MIN;
+    s->top_stmt = SRC_SPAN_NONE;
     ctx_init(&s->ctx, s->src, quiet, out, err);
+    s->ctx.lookup = stmt_lookup;
     return s;
 }
 
@@ -117,8 +119,7 @@ void session_free(session_t *s)
     for (size_t i = 0; i < s->nlibdirs; i++)
         free(s->libdirs[i]);
     free(s->libdirs);
-    free(s->completions);
-    free(s->members);
+    complete_list_free(&s->completions);
     source_set_free(s->src);
     free(s);
 }
@@ -343,11 +344,20 @@ static int exec_import(session_t *s, const ast_stmt_t *st, diag_t *err)
         free(path);
     }
     free(list);
-    if (rc == -2)
-        return diag_error(err, st->u.path.span,
-                          "no module '%s' in the library (searched NH_PATH "
-                          "and %s)",
-                          name, s->nlibdirs ? s->libdirs[0] : "no folder");
+    if (rc == -2) {
+        /* every place searched, in order (issue 24) */
+        strbuf_t where;
+        strbuf_init(&where);
+        strbuf_addf(&where, "NH_PATH (%s)",
+                    env && *env ? env : "not set");
+        for (size_t i = 0; i < s->nlibdirs; i++)
+            strbuf_addf(&where, "%s%s", i + 1 < s->nlibdirs ? ", " : " and ",
+                        s->libdirs[i]);
+        rc = diag_error(err, st->u.path.span,
+                        "no module '%s' in the library: no %s.nh in %s", name,
+                        name, where.data);
+        strbuf_free(&where);
+    }
     return rc;
 }
 
@@ -382,10 +392,8 @@ static int exec_to_file(session_t *s, stmt_fn run, const ast_stmt_t *st,
 {
     const ast_ident_t *to = &st->to_file;
     outfile_t of;
-    int e = outfile_open(&of, to->name);
-    if (e)
-        return diag_error(err, to->span, "cannot write '%s': %s", to->name,
-                          strerror(e));
+    if (ctx_open_output(&s->ctx, &of, to->name, false, to->span, err) != 0)
+        return -1;
     FILE *out = s->ctx.out;
     s->ctx.out = of.f;
     int rc = run(&s->ctx, st, err);
@@ -394,10 +402,10 @@ static int exec_to_file(session_t *s, stmt_fn run, const ast_stmt_t *st,
         outfile_abort(&of);
         return rc;
     }
-    e = outfile_commit(&of);
+    int e = outfile_commit(&of);
     if (e)
         return diag_error(err, to->span, "cannot write '%s': %s", to->name,
-                          strerror(e));
+                          outfile_strerror(e));
     return 0;
 }
 
@@ -456,11 +464,22 @@ static run_status_t run_source(session_t *s, uint32_t file,
         return RUN_ERROR;
     }
     keep_text(s, file, arena);
+    bool top = s->load_depth == 0;
+    run_status_t status = RUN_OK;
     for (size_t i = 0; i < prog.n && !s->quit; i++) {
         diag_clear(&err);
         s->ctx.arena = arena;
         s->ctx.out_kind = CTX_OUT_TEXT;
-        int rc = exec_stmt(s, prog.stmts[i], &err);
+        if (top)
+            s->top_stmt = prog.stmts[i]->span;
+        /* Ctrl-C during a statement that does not look for it (show,
+         * check, …) stops the text before the next one (doc/language.md);
+         * the time limit stays with the statements that look */
+        int rc = s->ctx.stop.raised
+                     ? diag_error(&err, prog.stmts[i]->span,
+                                  "interrupted before this statement, which "
+                                  "did not run, nor did any after it")
+                     : exec_stmt(s, prog.stmts[i], &err);
         s->ctx.arena = NULL;
         fflush(s->ctx.out);
         if (rc != 0) {
@@ -469,11 +488,14 @@ static run_status_t run_source(session_t *s, uint32_t file,
             /* A failed statement may have grown the graph (an expression
              * too large): drop the lowering, rebuilt when next needed. */
             ctx_drop_large_lowering(&s->ctx);
-            return RUN_ERROR;
+            status = RUN_ERROR;
+            break;
         }
         session_notify(s, SESSION_STATEMENT_DONE);
     }
-    return RUN_OK;
+    if (top)
+        s->top_stmt = SRC_SPAN_NONE;
+    return status;
 }
 
 /* Frees the texts and arenas that nothing refers to any more: those the
@@ -639,6 +661,11 @@ static void reader_reset(session_reader_t *r)
 
 bool session_reader_open(const session_reader_t *r) { return r->lines > 0; }
 
+const char *session_reader_text(const session_reader_t *r)
+{
+    return r->lines > 0 && r->pending.data ? r->pending.data : "";
+}
+
 void session_reader_drop(session_reader_t *r)
 {
     session_skip_lines(r->s, r->name, r->lines);
@@ -788,59 +815,24 @@ run_status_t session_run_file(session_t *s, const char *path)
     return rc;
 }
 
-const char *const *session_completions(session_t *s)
+const char *const *session_completions(session_t *s, const char *text,
+                                       size_t start, size_t end)
 {
-    diag_t err = {0};
-    lower_t *lw = ctx_lowered(&s->ctx, &err);
-    const char *const *names = lw ? lower_known_names(lw) : NULL;
-    size_t nk = 0, nn = 0, nm = 0;
-    while (parse_keywords[nk])
-        nk++;
-    while (names && names[nn])
-        nn++;
-    while (eom_method_names[nm])
-        nm++;
-    /* A frame's unit vectors A.x, A.y, A.z, and the words that are
-     * keywords only in `frame` and `body`. */
-    const model_t *model = &s->ctx.model;
-    size_t nf = model->frames.n;
-    free(s->members);
-    s->members = NULL;
-    size_t len = 0;
-    for (size_t i = 0; i < nf; i++)
-        len += 3 * (strlen(model->frames.v[i].name) + 3);
-    s->members = xmalloc(len + 1);
-    free(s->completions);
-    s->completions = xcalloc(nk + nn + nm + 3 * nf + 22,
-                             sizeof *s->completions);
-    size_t k = 0;
-    char *p = s->members;
-    for (size_t i = 0; i < nf; i++)
-        for (const char *ax = "xyz"; *ax; ax++) {
-            s->completions[k++] = p;
-            p += sprintf(p, "%s.%c", model->frames.v[i].name, *ax) + 1;
-        }
-    /* (and the words of simulate's events, LANGUAGE.md §6.1: keywords
-     * only there) */
-    static const char *const contextual[] = {"from",  "about",   "by",
-                                             "inertia", "until", "rising",
-                                             "falling", "sample", NULL};
-    for (size_t i = 0; contextual[i]; i++)
-        s->completions[k++] = contextual[i];
-    for (size_t i = 0; i < nk; i++)
-        s->completions[k++] = parse_keywords[i];
-    for (size_t i = 0; i < nn; i++)
-        s->completions[k++] = names[i];
-    for (size_t i = 0; i < nm; i++)
-        s->completions[k++] = eom_method_names[i];
-    /* show's reports; `set compile = on | off` */
-    static const char *const topics[] = {
-        "model", "eom",        "mass",    "reduced", "voronec", "kane",
-        "kinematics", "compile", "on", "off", NULL};
-    for (size_t i = 0; topics[i]; i++)
-        s->completions[k++] = topics[i];
-    s->completions[k] = NULL;
-    return s->completions;
+    complete_list_free(&s->completions);
+    s->completions = complete_names(&s->ctx, (const char *const *)s->libdirs,
+                                    text, start, end);
+    return (const char *const *)s->completions.names;
+}
+
+bool session_statement_at(const session_t *s, const char **file,
+                          unsigned *line)
+{
+    if (s->top_stmt.file == SRC_NO_FILE)
+        return false;
+    unsigned col;
+    *file = source_name(s->src, s->top_stmt.file);
+    source_line_col(s->src, s->top_stmt.file, s->top_stmt.begin, line, &col);
+    return true;
 }
 
 ctx_t *session_ctx(session_t *s) { return &s->ctx; }

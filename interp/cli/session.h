@@ -81,6 +81,9 @@ run_status_t session_reader_end(session_reader_t *r);
 /* Whether a statement is open, and dropping it (Ctrl-C at the prompt). */
 bool session_reader_open(const session_reader_t *r);
 void session_reader_drop(session_reader_t *r);
+/* The lines of the open statement, each ended by '\n' ("" when none is
+ * open): the context of a completion on the line being typed. */
+const char *session_reader_text(const session_reader_t *r);
 
 /* Reads IN to its end a line at a time through a reader on stream NAME,
  * running statements as they come; a line longer than PARSE_MAX_LINE is
@@ -99,7 +102,8 @@ bool session_quit_requested(const session_t *s);
 
 /* Asks the statement running now to stop with an error "interrupted": a
  * `simulate` before its next evaluation of the equations, a `compare`
- * before its next random state; the model keeps its state.  Safe to call from a signal handler (the REPL's
+ * before its next random state, the session before the text's next
+ * statement; a simulate leaves the state at its last sample.  Safe to call from a signal handler (the REPL's
  * Ctrl-C).  Each session_run_text starts with no request. */
 void session_interrupt(session_t *s);
 
@@ -123,9 +127,12 @@ void session_set_shard(session_t *s, unsigned k, unsigned n);
 bool session_interrupted(const session_t *s);
 void session_clear_interrupt(session_t *s);
 
-/* Names for tab completion: keywords, statement words, the model's names;
- * NULL-terminated, valid until the next call. */
-const char *const *session_completions(session_t *s);
+/* Tab completion (complete.h): the names that may complete the word
+ * TEXT[START, END), in the context TEXT[0, START) gives (what was typed
+ * before it in the statement); sorted, each once, NULL-terminated, valid
+ * until the next call. */
+const char *const *session_completions(session_t *s, const char *text,
+                                       size_t start, size_t end);
 
 /* Where `import` looks after NH_PATH: set by main from the executable's
  * place (the build tree) and the installed data directory. */
@@ -145,6 +152,14 @@ typedef enum session_event {
 typedef void (*session_observer_fn)(void *data, session_event_t ev);
 /* FN (NULL: none) is called with DATA on each event. */
 void session_set_observer(session_t *s, session_observer_fn fn, void *data);
+
+/* While a text runs: the place of its statement running now (a `load`
+ * stands for the statements of the file it runs), the name of its text in
+ * *FILE and its first line in *LINE; false between statements.  For a
+ * front end that tells the output of statements apart (`nh --check`,
+ * expect.h), from its observer. */
+bool session_statement_at(const session_t *s, const char **file,
+                          unsigned *line);
 
 /* The session's context (interp/cli/context.h): for the tests and the
  * benchmark, which read the derived equations, and for the machine

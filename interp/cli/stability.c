@@ -22,6 +22,7 @@
 #include "interp/analysis/linearize.h"
 #include "interp/analysis/lyapunov.h"
 #include "interp/eom/velocity.h"
+#include "interp/analysis/steady.h"
 #include "interp/base/outfile.h"
 #include "interp/base/util.h"
 #include "interp/cli/stmts.h"
@@ -65,33 +66,38 @@ static void stab_free(stab_t *r)
     free(r->drifts);
 }
 
-/* Whether the state is an equilibrium or a steady motion (§7.2): every
- * variable that moves has a zero column of A (the equations do not
- * contain it) in the rows of the variables kept (R->keep: the
- * restriction's motion is theirs; the disc's steady turn restricted to
- * its lean, lean rate, yaw rate and spin rate does not depend on the
- * yaw, though x' and y', left out, do).  Marks in R->drifts those that
- * move and that the kept variables' motion depends on; "moves" and
- * "zero" are relative, 1e-9 of the largest rate and of A's largest
- * entry (STAB_FEED_RTOL). */
-static void stab_steady(stab_t *r, const double *full)
+/* Whether the state is an equilibrium or a steady motion (§7.3, the
+ * notion `steady` solves for, steady.h): every independent variable but
+ * the cyclic coordinates (found from A's columns) keeps its value, as
+ * far as the variables kept see it (R->keep: the restriction's motion is
+ * theirs; the disc's steady turn restricted to its lean, lean rate, yaw
+ * rate and spin rate does not depend on x' and y' left out).  Marks in
+ * R->drifts those that are not cyclic coordinates, change — their rate
+ * above 1e-9 of its equation's scale (steady_scales), the measure
+ * `steady`'s residual uses — and are kept or feed a kept row (above
+ * 1e-9 of A's largest entry, STAB_FEED_RTOL). */
+static void stab_steady(stab_t *r, const double *full, const double *vars)
 {
     size_t N = r->nfull;
-    double gmax = 0.0;
+    bool *cyclic = xcalloc(N + 1, sizeof *cyclic);
+    double *scale = xcalloc(N + 1, sizeof *scale);
+    steady_cyclic(r->sys, r->all, N, full, cyclic);
+    steady_scales(r->all, N, full, vars, scale);
     for (size_t j = 0; j < N; j++)
-        gmax = fmax(gmax, fabs(r->rate[j]));
-    for (size_t j = 0; j < N; j++) {
-        if (!(fabs(r->rate[j]) > STAB_FEED_RTOL * fmax(1.0, gmax)))
+    {
+        if (cyclic[j] || !(fabs(r->rate[j]) > STAB_FEED_RTOL * scale[j]))
             continue;
         for (size_t a = 0; a < r->m; a++) {
             size_t i = r->keep[a];
-            if (fabs(full[i * N + j]) > STAB_FEED_RTOL * r->scale) {
+            if (i == j || fabs(full[i * N + j]) > STAB_FEED_RTOL * r->scale) {
                 r->drifts[j] = true;
                 r->ndrifts++;
                 break;
             }
         }
     }
+    free(cyclic);
+    free(scale);
 }
 
 /* Turns an error of the analysis (span NONE) into one at the statement,
@@ -136,11 +142,12 @@ static long stab_var_of(ctx_t *s, lower_t *lw, const ast_expr_t *e,
     model_kind_t k = model_lookup(&s->model, base->name, NULL, NULL);
     if (k == MODEL_NONE) {
         size_t n = sys->n, nz = sys->m;
-        const char *cands[n + nz + 1];
+        const char **cands = xcalloc(n + nz + 1, sizeof *cands);
         for (size_t j = 0; j < n + nz; j++)
             cands[j] = j < n ? sys->qname[j] : sys->zname[j - n];
         cands[n + nz] = NULL;
         const char *best = source_closest(base->name, cands);
+        free(cands);
         if (best)
             return diag_error(err, base->span,
                               "unknown name '%s'; did you mean '%s'?",
@@ -219,7 +226,6 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st,
     r->drifts = xcalloc(N + 1, sizeof *r->drifts);
     lin_rates(l, vars, r->rate);
     r->time_dependent = lin_time_dependent(l);
-    free(vars);
     r->keep = xcalloc(N + 1, sizeof *r->keep);
     r->feeds = xcalloc(N + 1, sizeof *r->feeds);
     bool *kept = xcalloc(N + 1, sizeof *kept);
@@ -274,7 +280,7 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st,
     if (rc == 0) {
         for (size_t k = 0; k < N * N; k++)
             r->scale = fmax(r->scale, fabs(full[k]));
-        stab_steady(r, full);
+        stab_steady(r, full, vars);
         r->A = xcalloc(r->m * r->m + 1, sizeof *r->A);
         for (size_t a = 0; a < r->m; a++)
             for (size_t b = 0; b < r->m; b++)
@@ -290,6 +296,7 @@ static int stab_compute(ctx_t *s, const ast_stmt_t *st,
     }
     free(kept);
     free(full);
+    free(vars);
     if (rc != 0)
         stab_free(r);
     return rc;
@@ -335,10 +342,10 @@ static void stab_warn_state(ctx_t *s, const ast_stmt_t *st, const stab_t *r)
                         stab_num(r->rate[j], num, sizeof num));
     stab_warn(s, st,
               "the state is neither an equilibrium nor a steady motion: "
-              "%s %s and the motion depends on %s, so A changes along the "
-              "motion and its eigenvalues need not decide stability",
-              b.data, r->ndrifts > 1 ? "move" : "moves",
-              r->ndrifts > 1 ? "them" : "it");
+              "%s %s, and in a steady motion only the cyclic coordinates "
+              "move; A changes along the motion and its eigenvalues need "
+              "not decide stability (`steady` finds steady motions)",
+              b.data, r->ndrifts > 1 ? "change" : "changes");
     strbuf_free(&b);
 }
 
@@ -407,6 +414,19 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                         "the eigenvalues could not be computed (GSL's QR "
                         "iteration did not converge)");
     char n1[40], n2[40];
+    if (rc == 0 && s->row && !s->eig_seen.set) {
+        /* a follow's marks (LANGUAGE.md §7.3): stability and Hopf points
+         * from the first eigen at each point */
+        lin_verdict_t v = lin_classify(re, m, r.scale, one);
+        double tol = LIN_AXIS_RTOL * fmax(1.0, r.scale);
+        s->eig_seen.set = true;
+        s->eig_seen.verdict = (int)v;
+        s->eig_seen.unstable = s->eig_seen.unstable_pairs = 0;
+        for (size_t k = 0; k < m; k++) {
+            s->eig_seen.unstable += re[k] > tol;
+            s->eig_seen.unstable_pairs += re[k] > tol && im[k] > 0;
+        }
+    }
     if (rc == 0 && s->row) {
         /* a sweep's columns: re(eig1), im(eig1), ...; only at its first
          * value does a left-out variable get the warning */
@@ -475,8 +495,13 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err)
  * rows).  Declarations would change the model at every value, and the
  * statements that print tables, plots or reports of their own have no
  * place in a row. */
-static stmt_fn stab_inner(ast_stmt_kind_t kind)
+static stmt_fn stab_inner(const ctx_t *s, ast_stmt_kind_t kind)
 {
+    /* steady runs through the table (ctx_t.lookup): its module runs
+     * eigen and print inside a follow, so naming it here would make a
+     * circle of modules */
+    if (kind == STMT_STEADY)
+        return s->lookup ? s->lookup(kind) : NULL;
     switch (kind) {
     case STMT_INITIAL: return decl_initial;
     case STMT_RESET: return decl_reset;
@@ -495,7 +520,8 @@ static bool stab_writes_row(ast_stmt_kind_t kind)
 }
 
 /* The statements of sweep ST checked before anything runs. */
-static int stab_check_body(const ast_stmt_t *st, diag_t *err)
+static int stab_check_body(const ctx_t *s, const ast_stmt_t *st,
+                           diag_t *err)
 {
     const char *name = st->u.sweep.axes[0].name.name;
     if (st->u.sweep.n == 0)
@@ -509,11 +535,17 @@ static int stab_check_body(const ast_stmt_t *st, diag_t *err)
             return diag_error(err, in->u.sweep.head,
                               "a sweep inside a sweep is not allowed: run "
                               "the sweeps one after the other");
-        if (!stab_inner(in->kind))
+        if (in->kind == STMT_FOLLOW)
+            return diag_error(err, in->u.follow.head,
+                              "a follow inside a sweep is not allowed: a "
+                              "follow is itself a table over a parameter "
+                              "(follow it for each value in turn, or sweep "
+                              "steady instead)");
+        if (!stab_inner(s, in->kind))
             return diag_error(err, in->span,
                               "%s has no place inside a sweep, which runs "
-                              "initial, reset, simulate, set, print, eigen "
-                              "and accel",
+                              "initial, reset, simulate, set, steady, "
+                              "print, eigen and accel",
                               ast_stmt_keyword(in->kind));
         if (in->to_file.name)
             return diag_error(err, in->to_file.span,
@@ -587,6 +619,21 @@ static size_t stab_count(const ast_sweep_axis_t *ax, double a, double b,
                    nb, h > 0 ? "negative" : "positive");
         return 0;
     }
+    /* As simulate's step (sim.c): a step below four spacings of the
+     * doubles near the range repeats values (1e16 + 1 is 1e16). */
+    double top = fmax(fabs(a), fabs(b));
+    double res = 4.0 * (nextafter(top, INFINITY) - top);
+    if (a != b && fabs(h) < res) {
+        char nh[40], nr[40];
+        diag_error(err, ax->step->span,
+                   "the step %s is finer than the values themselves near "
+                   "%s (doubles there are %s apart), so values would "
+                   "repeat: use a larger step",
+                   stab_num(h, nh, sizeof nh),
+                   stab_num(fabs(a) > fabs(b) ? a : b, na, sizeof na),
+                   stab_num(res / 4.0, nr, sizeof nr));
+        return 0;
+    }
     /* a range a whole number of steps long reaches B despite rounding */
     double k = floor((b - a) / h + 1e-9);
     if (!(k + 1 <= SWEEP_MAX_VALUES)) {
@@ -633,11 +680,14 @@ static int stab_ranges(ctx_t *s, lower_t *lw, const ast_stmt_t *st,
                 return diag_error(err, name->span,
                                   "unknown name '%s'; did you mean '%s'?",
                                   name->name, best);
+            if (kind == MODEL_NONE)
+                return diag_error(err, name->span,
+                                  "unknown name '%s': a sweep runs over a "
+                                  "parameter",
+                                  name->name);
             return diag_error(err, name->span,
                               "a sweep runs over a parameter; '%s' is %s",
-                              name->name,
-                              kind == MODEL_NONE ? "not declared"
-                                                 : model_kind_name(kind));
+                              name->name, model_kind_name(kind));
         }
         for (size_t y = 0; y < x; y++)
             if (r[y].param == r[x].param)
@@ -740,7 +790,7 @@ static int stab_run_point(stab_sweep_t *w, size_t local, diag_t *err)
     for (size_t i = 0; i < st->u.sweep.n && rc == 0; i++) {
         const ast_stmt_t *in = st->u.sweep.body[i];
         ctx_drops_refresh(s, NULL); /* as before a statement */
-        rc = stab_inner(in->kind)(s, in, err);
+        rc = stab_inner(s, in->kind)(s, in, err);
     }
     if (rc == 0 && !ctx_row_end(w->rows))
         rc = diag_error(err, st->u.sweep.head,
@@ -821,16 +871,14 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           "a grid has at most %d ranges", SWEEP_MAX_AXES);
     stab_range_t range[SWEEP_MAX_AXES];
     if (stab_ranges(s, lw, st, range, &count, err) != 0 ||
-        stab_check_body(st, err) != 0)
+        stab_check_body(s, st, err) != 0)
         return -1;
     outfile_t of = {0};
     char *path = NULL;
     if (st->to_file.name) {
         path = ctx_shard_path(s, st->to_file.name);
-        int e = outfile_open(&of, path);
-        if (e) {
-            diag_error(err, st->to_file.span, "cannot write '%s': %s", path,
-                       strerror(e));
+        if (ctx_open_output(s, &of, path, false, st->to_file.span, err) !=
+            0) {
             free(path);
             return -1;
         }
@@ -903,7 +951,8 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             int e = outfile_commit(&of);
             if (e && rc == 0)
                 rc = diag_error(err, st->to_file.span,
-                                "cannot write '%s': %s", path, strerror(e));
+                                "cannot write '%s': %s", path,
+                                outfile_strerror(e));
         }
     }
     free(path);
@@ -995,7 +1044,11 @@ int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     int rc;
     if (!file && s->svg_plots) {
         s->out_kind = CTX_OUT_SVG;
-        rc = plot_draw_svg(&pc, s->out, err);
+        free(s->plot_png);
+        free(s->plot_pdf);
+        rc = plot_draw_svg(&pc, s->out, &s->plot_png, &s->plot_pdf, err);
+    } else if (file && ctx_check_output(s, file, st->to_file.span, err)) {
+        rc = -1;
     } else {
         rc = plot_draw(&pc, file, s->out, err);
     }
@@ -1055,7 +1108,8 @@ int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           "(or rk2, rk4, rkf45, rkck), not %s",
                           s->integrator);
     eom_t *e = ctx_eom(s, st->span, err);
-    if (!e || ctx_compile(s, e, st->span, err) != 0)
+    /* the tangent flow: the derivatives, compiled beside the equations */
+    if (!e || ctx_compile(s, e, true, st->span, err) != 0)
         return -1;
     size_t nv = expr_graph_nvars(lower_graph(lw));
     double *vars = xcalloc(nv + 1, sizeof *vars);

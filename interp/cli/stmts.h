@@ -35,6 +35,8 @@ int output_show(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int output_compare(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int output_check(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int output_worksheet(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+/* The reports `show NAME` prints (model, eom, …), NULL-terminated. */
+extern const char *const output_show_subjects[];
 
 /* Motion statements (motion.c). */
 int motion_simulate(ctx_t *s, const ast_stmt_t *st, diag_t *err);
@@ -47,13 +49,22 @@ int stability_eigen(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_plot_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 int stability_lyapunov(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+/* Steady motions and their families (families.c, LANGUAGE.md §7.3). */
+int family_steady(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int family_plot_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+/* draw and animate (draw.c, LANGUAGE.md §7.5). */
+int draw_declare(ctx_t *s, const ast_stmt_t *st, diag_t *err);
+int draw_animate(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 /* export c "file.c" (export.c). */
 int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 
 /* help (help.c), and its texts: the text of TOPIC (NULL: the overview),
- * or NULL when there is none; the topics, NULL-terminated. */
+ * or NULL when there is none; the topics, NULL-terminated, one per entry
+ * (help_entry_count of them). */
 int help_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err);
 const char *help_text(const char *topic);
 extern const char *const help_topics[];
+size_t help_entry_count(void);
 
 #endif

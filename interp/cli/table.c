@@ -43,6 +43,11 @@ static const stmt_fn stmt_table[] = {
     [STMT_PLOT_SWEEP] = stability_plot_sweep,
     [STMT_LYAPUNOV] = stability_lyapunov,
     [STMT_EXPORT] = export_stmt,
+    [STMT_STEADY] = family_steady,
+    [STMT_FOLLOW] = family_follow,
+    [STMT_PLOT_FOLLOW] = family_plot_follow,
+    [STMT_DRAW] = draw_declare,
+    [STMT_ANIMATE] = draw_animate,
     /* load, import, quit, exit: the session's own (session.c) */
 };
 

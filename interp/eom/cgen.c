@@ -280,7 +280,7 @@ typedef struct cgen {
     eom_velsolver_t *vs;   /* the constraints' Jacobians' tapes */
     unsigned helpers;      /* H_* bits */
     size_t stack;          /* doubles kept on the stack, at most */
-    bool fast_rhs;         /* nh_fast_rhs was written */
+    bool fast_rhs;         /* nh_fast_rates was written */
     tape_t *vel;           /* voronec, naive: the dependent velocities */
     tape_t *res;           /* the constraints as declared */
     const tape_t *mon;     /* simulate's monitors (eom_monitor_tape) */
@@ -345,9 +345,10 @@ static size_t cgen_len(size_t n)
  * run them, for `linearize`, `eigen`, `sweep` and the implicit
  * integrators once compiled: NAME_tangent_main and NAME_tangent_pre,
  * with the sizes of their value arrays w, NAME_tangent_main_work and
- * NAME_tangent_pre_work (dw is the tape's work slots times k).  The dense algebra after the
- * tapes stays nh's (common.c, eom_tangent: the methods' implicit
- * derivatives of their solves). */
+ * NAME_tangent_pre_work (dw is the tape's work slots times k): the text
+ * of cgen_tangent_text, a file apart from the equations'.  The dense
+ * algebra after the tapes stays nh's (common.c, eom_tangent: the
+ * methods' implicit derivatives of their solves). */
 static void cgen_tangents(cgen_t *c)
 {
     const eom_t *e = c->e;
@@ -432,7 +433,7 @@ static void cgen_finite(cgen_t *c, strbuf_t *b, const char *arr, size_t off,
 /* The fast path's function: nh_fast(v) writes the values into the value
  * vector as eom_fast_compute does; with DYDT (by state entry: the C text
  * of its derivative, the fast tape's outputs or the state), it is
- * nh_fast_rhs(t, y, v, dydt), which reads the state from y and writes
+ * nh_fast_rates(t, y, v, dydt), which reads the state from y and writes
  * dy/dt alone, for the right-hand side. */
 static void cgen_fast_fn(cgen_t *c, char **dydt)
 {
@@ -444,7 +445,7 @@ static void cgen_fast_fn(cgen_t *c, char **dydt)
                     "/* The fast path for the right-hand side: the same, "
                     "on the state y,\n"
                     " * writing dy/dt. */\n"
-                    "static int nh_fast_rhs(double t, const double *y, "
+                    "static int nh_fast_rates(double t, const double *y, "
                     "const double *v, double *dydt)\n"
                     "{\n"
                     "    double o[%zu], dmax, tol;\n",
@@ -574,7 +575,7 @@ static void cgen_free_strings(char **s, size_t n)
 
 /* ---- the fast path for the right-hand side, as one function ------------ */
 
-/* nh_fast_rhs written as the fast tape itself (tape_write_c_frame), which
+/* nh_fast_rates written as the fast tape itself (tape_write_c_frame), which
  * decides as cgen_fast_fn's does but in another order: each matrix's
  * checks where the last of its entries is computed, so that the values
  * they read are not kept alive to the end; each derivative stored into
@@ -583,7 +584,7 @@ static void cgen_free_strings(char **s, size_t n)
  * sum is finite only if every term is).  On the sphere under multipliers
  * this took the compiled right-hand side from 36.5 to 28.5 ns
  * (doc/performance.md, "Seventh session").  A failure may have stored
- * some derivatives: nh_rhs's numeric path then writes them all. */
+ * some derivatives: nh_rates's numeric path then writes them all. */
 typedef struct cgen_rhs_frame {
     cgen_t *c;
     size_t nout;   /* the fast tape's outputs */
@@ -701,7 +702,7 @@ static void cgen_fast_rhs_frame(cgen_t *c)
         .head = "/* The fast path for the right-hand side (nh: common.c, "
                 "eom_rhs), on the\n"
                 " * state y, writing dy/dt; y and dydt must not overlap. */\n"
-                "static int nh_fast_rhs(double t, const double *restrict y,\n"
+                "static int nh_fast_rates(double t, const double *restrict y,\n"
                 "        const double *restrict v, double *restrict dydt)",
         .value = cgen_rhs_value,
         .end = cgen_rhs_end,
@@ -716,7 +717,7 @@ static void cgen_fast_rhs_frame(cgen_t *c)
     cgen_stack(c, tape_work_size(e->fast));
 }
 
-/* The fast path: nh_fast, and nh_fast_rhs when the fast path gives every
+/* The fast path: nh_fast, and nh_fast_rates when the fast path gives every
  * derivative of the state. */
 static void cgen_fast(cgen_t *c)
 {
@@ -1282,13 +1283,13 @@ static void cgen_api(cgen_t *c)
     strbuf_addf(b,
                 "/* Every variable after the state, the parameters and t "
                 "(nh's accel). */\n"
-                "static int nh_values(double *v)\n{\n%s"
+                "static int nh_compute(double *v)\n{\n%s"
                 "    return nh_full(v);\n}\n\n",
                 e->fast && !c->opt->numeric_only
                     ? "    if (nh_fast(v) == 0)\n        return 0;\n"
                     : "");
     cgen_load(c);
-    strbuf_addf(b, "int %s_values(double *v)\n{\n    return nh_values(v);\n}\n\n",
+    strbuf_addf(b, "int %s_values(double *v)\n{\n    return nh_compute(v);\n}\n\n",
                 name);
     /* simulate's monitors on a completed value vector (nh: sim.c) */
     strbuf_addf(b, "void %s_monitors_vector(const double *v, double *out)\n"
@@ -1299,12 +1300,12 @@ static void cgen_api(cgen_t *c)
      * else (or when it falls back) the value vector's path */
     strbuf_add(b, "/* dy/dt at (t, y), with the parameters in v (scratch "
                   "otherwise). */\n"
-                  "static int nh_rhs(double t, const double *y, double *v, "
+                  "static int nh_rates(double t, const double *y, double *v, "
                   "double *dydt)\n"
                   "{\n"
                   "    int rc, k;\n");
     if (c->fast_rhs)
-        strbuf_add(b, "    if (nh_fast_rhs(t, y, v, dydt) == 0)\n"
+        strbuf_add(b, "    if (nh_fast_rates(t, y, v, dydt) == 0)\n"
                       "        return 0;\n");
     for (size_t k = 0; k < e->nstate; k++)
         strbuf_addf(b, "    v[%u] = y[%zu];\n", e->state[k], k);
@@ -1316,7 +1317,7 @@ static void cgen_api(cgen_t *c)
                 "            dydt[k] = NAN;\n"
                 "        return rc;\n"
                 "    }\n",
-                sys->t, c->fast_rhs ? "nh_full" : "nh_values", e->nstate);
+                sys->t, c->fast_rhs ? "nh_full" : "nh_compute", e->nstate);
     for (size_t k = 0; k < e->nstate; k++)
         strbuf_addf(b, "    dydt[%zu] = v[%u];\n", k, e->deriv[k]);
     /* eom_rhs: every derivative it returns is finite (the state's own
@@ -1334,7 +1335,7 @@ static void cgen_api(cgen_t *c)
                 "int %s_rhs_vector(double t, const double *y, double *v, "
                 "double *dydt)\n"
                 "{\n"
-                "    return nh_rhs(t, y, v, dydt);\n"
+                "    return nh_rates(t, y, v, dydt);\n"
                 "}\n\n",
                 name);
     /* the user's entry: a state that is not finite is a status too (nh
@@ -1356,7 +1357,7 @@ static void cgen_api(cgen_t *c)
         strbuf_addf(b, "    v[%u] = p[%zu];\n", sys->p[k], k);
     if (sys->np == 0)
         strbuf_add(b, "    (void)p;\n");
-    strbuf_add(b, "    return nh_rhs(t, y, v, dydt);\n}\n\n");
+    strbuf_add(b, "    return nh_rates(t, y, v, dydt);\n}\n\n");
     strbuf_addf(b,
                 "void %s_rhs(double t, const double *y, const double *p, double "
                 "*dydt)\n"
@@ -1402,7 +1403,7 @@ static void cgen_api(cgen_t *c)
                     "    double v[%zu];\n"
                     "    int rc;\n"
                     "    nh_load(v, t, y, p);\n"
-                    "    rc = nh_values(v);\n",
+                    "    rc = nh_compute(v);\n",
                     name, nv);
         for (size_t a = 0; a < sys->r; a++)
             strbuf_addf(b, "    lambda[%zu] = rc ? NAN : v[%u];\n", a,
@@ -1486,16 +1487,6 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 " *       constraint at the velocity level, L and dL/dq_i' "
                 "(what nh's\n"
                 " *       simulate reports as max |C| and the energy drift).\n"
-                " *   void %s_tangent_main(v, dv, k, o, dout, w, dw), and "
-                "_pre where the\n"
-                " *       method has a first tape: the derivatives of nh's "
-                "tapes in k\n"
-                " *       directions, for nh's linearize (its own use); "
-                "with constraints,\n"
-                " *       %s_constraint_jacobians(v, o) and "
-                "%s_constraint_tangent(...),\n"
-                " *       their Jacobians as nh's lyapunov takes them (its "
-                "own use).\n"
                 " *\n"
                 " * Compiled without floating-point contraction (-std=c99 with "
                 "GCC, or\n"
@@ -1504,8 +1495,7 @@ static void cgen_head(cgen_t *c, strbuf_t *b)
                 " * bit.\n"
                 " */\n"
                 "#include <math.h>\n\n",
-                name, name, mult ? ", multipliers" : "", name, name, name,
-                name);
+                name, name, mult ? ", multipliers" : "", name);
     char rtol[48];
     tape_c_literal(LINALG_RTOL, rtol, sizeof rtol);
     strbuf_addf(b,
@@ -1561,32 +1551,49 @@ static void cgen_free(cgen_t *c)
     eom_velsolver_free(c->vs);
 }
 
-char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
+/* The refusals both texts share: a name that is not an identifier, a
+ * model without coordinates, velocities solved numerically. */
+static int cgen_refuse(const eom_t *e, const cgen_options_t *opt, diag_t *err)
 {
-    const nh_system_t *sys = e->sys;
-    if (!cgen_name_ok(opt->name)) {
-        diag_error(err, SRC_SPAN_NONE, "'%s' cannot name C functions",
-                   opt->name ? opt->name : "");
-        return NULL;
-    }
-    if (sys->n == 0) {
-        diag_error(err, SRC_SPAN_NONE,
-                   "the model has no coordinates: there are no equations to "
-                   "write");
-        return NULL;
-    }
-    if (e->kin_numeric) {
+    if (!cgen_name_ok(opt->name))
+        return diag_error(err, SRC_SPAN_NONE, "'%s' cannot name C functions",
+                          opt->name ? opt->name : "");
+    if (e->sys->n == 0)
+        return diag_error(err, SRC_SPAN_NONE,
+                          "the model has no coordinates: there are no "
+                          "equations to write");
+    if (e->kin_numeric)
         /* The velocities without a kinematic equation come from a linear
          * solve at each evaluation (maggi.c); the file would need that
          * solve and its pivoting written out, which it does not have. */
-        diag_error(err, SRC_SPAN_NONE,
-                   "%s solves the velocities without a kinematic equation "
-                   "numerically at each evaluation (show kinematics): that "
-                   "solve cannot be written as C; give kinematic equations "
-                   "for them, or use `equations multipliers`",
-                   e->name);
+        return diag_error(err, SRC_SPAN_NONE,
+                          "%s solves the velocities without a kinematic "
+                          "equation numerically at each evaluation (show "
+                          "kinematics): that solve cannot be written as C; "
+                          "give kinematic equations for them, or use "
+                          "`equations multipliers`",
+                          e->name);
+    return 0;
+}
+
+/* Whether LEN operations are within the limit of OPT; else *err. */
+static bool cgen_fits(size_t len, const cgen_options_t *opt, diag_t *err)
+{
+    size_t max_ops = opt->max_ops ? opt->max_ops : CGEN_MAX_INSTRUCTIONS;
+    if (len <= max_ops)
+        return true;
+    diag_error(err, SRC_SPAN_NONE,
+               "the model is too large to write as C: its equations take "
+               "%zu operations, more than the limit of %zu",
+               len, max_ops);
+    return false;
+}
+
+char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
+{
+    const nh_system_t *sys = e->sys;
+    if (cgen_refuse(e, opt, err) != 0)
         return NULL;
-    }
     cgen_t c = {.e = e, .sys = sys, .opt = opt};
     strbuf_init(&c.tapes);
     strbuf_init(&c.code);
@@ -1597,26 +1604,12 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
         c.vel = tape_compile(sys->g, e->vdep, e->k, e->nvars);
     const tape_t *vel = c.vel ? c.vel : e->pre;
     bool pre = e->method == EOM_MAGGI;
-    /* the constraints' Jacobians (cgen_constraints) */
-    const tape_t *tjac = NULL, *tceff = NULL;
-    if (sys->r > 0) {
-        c.vs = eom_velsolver_new(sys);
-        eom_velsolver_jacobian_tapes(c.vs, &tjac, &tceff);
-    }
     size_t len = tape_length(e->tape) + tape_length(c.res) +
-                 (tjac ? tape_length(tjac) + tape_length(tceff) : 0) +
                  (e->fast && !opt->numeric_only ? 2 * tape_length(e->fast)
                                                  : 0) +
                  (pre ? tape_length(e->pre) : 0) +
-                 (vel ? tape_length(vel) : 0) + tape_length(c.mon) +
-                 /* the derivatives: linearize, the implicit integrators */
-                 tape_length(e->tape) + (e->pre ? tape_length(e->pre) : 0);
-    size_t max_ops = opt->max_ops ? opt->max_ops : CGEN_MAX_INSTRUCTIONS;
-    if (len > max_ops) {
-        diag_error(err, SRC_SPAN_NONE,
-                   "the model is too large to write as C: its equations take "
-                   "%zu operations, more than the limit of %zu",
-                   len, max_ops);
+                 (vel ? tape_length(vel) : 0) + tape_length(c.mon);
+    if (!cgen_fits(len, opt, err)) {
         cgen_free(&c);
         return NULL;
     }
@@ -1633,9 +1626,6 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
         cgen_tape(&c, vel, "nh_tape_vel", NULL);
     cgen_tape(&c, c.res, "nh_tape_res", NULL);
     cgen_tape(&c, c.mon, "nh_tape_mon", NULL);
-    cgen_tangents(&c);
-    if (tjac)
-        cgen_constraints(&c, tjac, tceff);
     if (fast)
         cgen_fast(&c);
     switch (e->method) {
@@ -1672,6 +1662,61 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
         }
     strbuf_add(&out, c.tapes.data);
     strbuf_add(&out, c.code.data);
+    strbuf_add(&out, c.api.data);
+    cgen_free(&c);
+    return strbuf_take(&out);
+}
+
+char *cgen_tangent_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
+{
+    if (cgen_refuse(e, opt, err) != 0)
+        return NULL;
+    cgen_t c = {.e = e, .sys = e->sys, .opt = opt};
+    /* the constraints' Jacobians (cgen_constraints) */
+    const tape_t *tjac = NULL, *tceff = NULL;
+    if (e->sys->r > 0) {
+        c.vs = eom_velsolver_new(e->sys);
+        eom_velsolver_jacobian_tapes(c.vs, &tjac, &tceff);
+    }
+    if (!cgen_fits(tape_length(e->tape) + (e->pre ? tape_length(e->pre) : 0) +
+                       (tjac ? tape_length(tjac) + tape_length(tceff) : 0),
+                   opt, err)) {
+        eom_velsolver_free(c.vs);
+        return NULL;
+    }
+    strbuf_init(&c.tapes);
+    strbuf_init(&c.code);
+    strbuf_init(&c.api);
+    cgen_tangents(&c);
+    if (tjac)
+        cgen_constraints(&c, tjac, tceff);
+    const char *name = opt->name;
+    strbuf_t out;
+    strbuf_init(&out);
+    strbuf_addf(&out,
+                "/*\n"
+                " * %s.c — the derivatives of an nh model's equations, "
+                "method %s, generated by\n"
+                " * nh%s%s for its own use (`set compile = on`, LANGUAGE.md "
+                "§8.1): the\n"
+                " * forward-mode derivatives of nh's tapes in k directions, "
+                "as linearize,\n"
+                " * eigen, sweep and the implicit integrators run them.  "
+                "Self-contained C99.\n"
+                " *\n"
+                " *   void %s_tangent_main(v, dv, k, o, dout, w, dw), and "
+                "_pre where the\n"
+                " *       method has a first tape; w has "
+                "%s_tangent_main_work doubles.\n"
+                " *   With constraints, %s_constraint_jacobians(v, o) and "
+                "%s_constraint_tangent(...):\n"
+                " *       their Jacobians as nh's lyapunov takes them.\n"
+                " */\n"
+                "#include <math.h>\n\n",
+                name, e->name, opt->version ? " " : "",
+                opt->version ? opt->version : "", name, name, name, name);
+    tape_write_c_helpers(&out, c.tape_helpers);
+    strbuf_add(&out, c.tapes.data);
     strbuf_add(&out, c.api.data);
     cgen_free(&c);
     return strbuf_take(&out);

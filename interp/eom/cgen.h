@@ -28,7 +28,21 @@
  * compiled eom_t calls (eom_set_native).  The status is 0, CGEN_SINGULAR
  * or CGEN_NONFINITE.
  *
- * Ownership: cgen_text returns a malloc'ed string the caller frees.  The
+ * The derivatives of the tapes (for linearize, eigen, sweep and the
+ * implicit integrators once compiled: eom_set_native_tangents) are a
+ * second file, cgen_tangent_text, compiled only when they are first
+ * needed (run/native.c): they take most of the compile time (the
+ * bicycle's multipliers, GCC -O2: 0.6 s without them, 3.2 s with them,
+ * when they were one file), and a run of `simulate` never calls them.
+ * It defines
+ *   const int NAME_tangent_main_work;
+ *   void NAME_tangent_main(const double *v, const double *dv, long k,
+ *                          double *o, double *dout, double *w, double *dw);
+ * and NAME_tangent_pre, NAME_tangent_pre_work where the method has a
+ * first tape (maggi).
+ *
+ * Ownership: cgen_text and cgen_tangent_text return a malloc'ed string
+ * the caller frees.  The
  * eom_t is read, not changed (the residual tapes are compiled and freed
  * here).
  * Must not: print; write files.
@@ -75,5 +89,9 @@ bool cgen_name_ok(const char *name);
  * set (span NONE) when the model is beyond the limits above or has no
  * coordinates. */
 char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err);
+
+/* The C text of the derivatives of E's tapes (OPT's name, version and
+ * max_ops apply); NULL with *err set as cgen_text. */
+char *cgen_tangent_text(eom_t *e, const cgen_options_t *opt, diag_t *err);
 
 #endif

@@ -35,7 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/eom/linalg.h"
+#include "interp/expr/display.h"
 #include "interp/expr/simplify.h"
 #include "interp/mech/rigid.h"
 
@@ -45,7 +47,7 @@ void *eom_alloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return p;
 }
 
@@ -94,7 +96,13 @@ typedef struct eom_dt_memo {
 } eom_dt_memo_t;
 
 static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
-                                 const expr_t *const *dv, eom_dt_memo_t *m)
+                                 const expr_t *const *dv, eom_dt_memo_t *m);
+
+/* E's derivative when it is known without a rule (a constant's, a
+ * variable's, the memo's), else NULL. */
+static const expr_t *eom_dt_known(expr_graph_t *g, const expr_t *e,
+                                  const expr_t *const *dv,
+                                  const eom_dt_memo_t *m)
 {
     if (e->op == EXPR_CONST)
         return expr_num(g, 0.0);
@@ -102,6 +110,28 @@ static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
         return dv[e->var] ? dv[e->var] : expr_num(g, 0.0);
     if (e->id < m->count && m->node[e->id])
         return m->node[e->id];
+    return NULL;
+}
+
+/* The K-th of the nodes eom_dt_rule differentiates E through (its
+ * split's halves, or a sum's or a product's arguments), or NULL past the
+ * last. */
+static const expr_t *eom_dt_part(const expr_graph_t *g, const expr_t *e,
+                                 uint32_t k)
+{
+    const expr_t *sa, *sb;
+    if (expr_split(g, e, &sa, &sb))
+        return k == 0 ? sa : k == 1 ? sb : NULL;
+    if ((e->op == EXPR_ADD || e->op == EXPR_MUL) && k < e->nargs)
+        return e->args[k];
+    return NULL;
+}
+
+/* The derivative of E by the rules of the comment above, its parts'
+ * through eom_dt_node. */
+static const expr_t *eom_dt_rule(expr_graph_t *g, const expr_t *e,
+                                 const expr_t *const *dv, eom_dt_memo_t *m)
+{
     const expr_t *r, *sa, *sb;
     if (expr_split(g, e, &sa, &sb)) {
         /* d(AB)/dt = A'B + AB': O(1) new products per link of a chain */
@@ -133,6 +163,45 @@ static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
     if (e->id < m->count)
         m->node[e->id] = r;
     return r;
+}
+
+/* eom_dt_rule without recursion by the depth of the graph (a chain of
+ * frames makes expressions tens of thousands of nodes deep): the parts
+ * first, in post order by an explicit stack, so that the rule finds
+ * theirs in the memo.  The nodes made are those of the recursion. */
+static const expr_t *eom_dt_node(expr_graph_t *g, const expr_t *e,
+                                 const expr_t *const *dv, eom_dt_memo_t *m)
+{
+    const expr_t *r = eom_dt_known(g, e, dv, m);
+    if (r || e->id >= m->count)
+        return r ? r : eom_dt_rule(g, e, dv, m);
+    size_t cap = 64, top = 0;
+    struct dt_frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = eom_alloc(cap, sizeof *st);
+    st[top++] = (struct dt_frame){e, 0};
+    while (top) {
+        struct dt_frame *f = &st[top - 1];
+        const expr_t *p = eom_dt_part(g, f->e, f->next);
+        if (p) {
+            f->next++;
+            if (p->id >= m->count || eom_dt_known(g, p, dv, m))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct dt_frame){p, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (!eom_dt_known(g, x, dv, m))
+            eom_dt_rule(g, x, dv, m);
+    }
+    free(st);
+    return m->node[e->id];
 }
 
 void eom_dt_forward(expr_graph_t *g, const expr_t *const *e, size_t n,
@@ -275,7 +344,7 @@ static int32_t eom_pform_col(eom_pform_t *f, const eom_pcol_t *c)
         f->capcols = f->capcols ? 2 * f->capcols : 64;
         f->cols = realloc(f->cols, f->capcols * sizeof *f->cols);
         if (!f->cols)
-            abort();
+            nh_out_of_memory();
     }
     f->cols[f->ncols] = *c;
     f->chash[k] = (int32_t)f->ncols;
@@ -320,14 +389,14 @@ static size_t eom_sets_find(eom_sets_t *m, const size_t *set, size_t len,
         m->capitems = 2 * (m->nitems + len) + 64;
         m->items = realloc(m->items, m->capitems * sizeof *m->items);
         if (!m->items)
-            abort();
+            nh_out_of_memory();
     }
     memcpy(m->items + m->nitems, set, len * sizeof *set);
     if (m->n == m->cap) {
         m->cap = m->cap ? 2 * m->cap : 64;
         m->set = realloc(m->set, m->cap * sizeof *m->set);
         if (!m->set)
-            abort();
+            nh_out_of_memory();
     }
     m->set[m->n] = (struct eom_set){m->nitems, len, h};
     m->nitems += len;
@@ -358,7 +427,7 @@ static const expr_t *eom_pform_mass(eom_pform_t *f, const size_t *set,
         f->capmsum = 2 * k + 64;
         f->msum = realloc(f->msum, f->capmsum * sizeof *f->msum);
         if (!f->msum)
-            abort();
+            nh_out_of_memory();
     }
     f->msum[k] = expr_sum(f->g, m, len);
     free(m);
@@ -583,7 +652,7 @@ static const eom_rot_t *eom_rot_sum(expr_graph_t *g, eom_sets_t *sets,
         *cap = 2 * k + 16;
         *sums = realloc(*sums, *cap * sizeof **sums);
         if (!*sums)
-            abort();
+            nh_out_of_memory();
     }
     eom_rot_t *r = &(*sums)[k];
     if (!fresh)
@@ -668,7 +737,7 @@ static void eom_rotations_local(const nh_system_t *sys, eom_derived_t *d,
             tm = realloc(tm, capm * sizeof *tm);
         }
         if (!tp || !th || !tm)
-            abort();
+            nh_out_of_memory();
         for (size_t a = 0; a < k; a++) {
             size_t i = on[a];
             for (int c = 0; c < 3; c++)
@@ -1030,7 +1099,7 @@ void eom_compile(eom_t *e, const expr_t *const *outs, size_t nout)
 {
     e->tape = tape_compile(e->sys->g, outs, nout, e->nvars);
     if (!e->tape)
-        abort();
+        nh_out_of_memory();
     e->out = eom_alloc(nout, sizeof *e->out);
     e->work = eom_alloc(tape_work_size(e->tape), sizeof *e->work);
 }
@@ -1040,7 +1109,7 @@ void eom_compile_pre(eom_t *e, const expr_t *const *outs,
 {
     e->pre = tape_compile(e->sys->g, outs, nout, e->nvars);
     if (!e->pre)
-        abort();
+        nh_out_of_memory();
     e->pre_out = eom_alloc(nout, sizeof *e->pre_out);
     e->pre_work = eom_alloc(tape_work_size(e->pre), sizeof *e->pre_work);
     e->pre_var = eom_alloc(nvar, sizeof *e->pre_var);
@@ -1088,11 +1157,10 @@ void eom_set_native(eom_t *e, eom_native_fn values, eom_native_rhs_fn rhs,
         e->native_release(e->native_handle);
     e->native = values;
     e->native_rhs = rhs;
-    if (!values) {
+    if (!values)
         e->native_mon = NULL;
-        eom_set_native_tangents(e, NULL, 0, NULL, 0);
-        eom_set_native_constraints(e, NULL, NULL, 0);
-    }
+    /* the derivatives come with the code they were compiled beside */
+    eom_set_native_tangents(e, NULL, 0, NULL, 0, NULL, NULL);
     e->native_handle = handle;
     e->native_release = release;
 }
@@ -1104,8 +1172,15 @@ bool eom_has_native(const eom_t *e)
 
 void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
                              size_t main_values, eom_native_tangent_fn pre_tape,
-                             size_t pre_values)
+                             size_t pre_values, void *handle,
+                             void (*release)(void *handle))
 {
+    if (e->native_tan_release)
+        e->native_tan_release(e->native_tan_handle);
+    e->native_tan_handle = handle;
+    e->native_tan_release = release;
+    /* the constraints' Jacobians live in the derivatives' object */
+    eom_set_native_constraints(e, NULL, NULL, 0);
     free(e->t_nval);
     free(e->t_pnval);
     e->native_tan = main_tape;
@@ -1190,7 +1265,7 @@ static void eom_monitor_build(eom_t *e)
     e->mon_nh = nh;
     e->mon = tape_compile(g, outs, nh + r + 1 + n, expr_graph_nvars(g));
     if (!e->mon)
-        abort();
+        nh_out_of_memory();
     free(outs);
 }
 
@@ -1271,6 +1346,7 @@ void eom_free(eom_t *e)
     free(e->t_pdwork);
     free(e->t_scratch);
     free(e->t_perm);
+    free(e->t_block);
     free(e);
 }
 
@@ -1481,19 +1557,35 @@ void eom_tangent_reserve(eom_t *e, size_t k)
      * system with no independent variable (eigen on an empty model). */
     if (k == 0)
         k = 1;
-    if (k <= e->tk)
-        return;
     const nh_system_t *sys = e->sys;
     /* The largest linear system a family differentiates: multipliers'
      * n + r, Voronec's n − r, Maggi's m (with n-sized work). */
     size_t big = sys->n + sys->r + sys->m + 1;
     size_t nout = tape_nout(e->tape), nw = tape_work_size(e->tape);
+    /* The doubles one direction takes: the tapes' derivatives, the
+     * scratch's right sides, and a block's seeds when blocks are taken. */
+    size_t per = nout + nw + 2 + big + e->nvars;
+    if (e->pre)
+        per += tape_nout(e->pre) + tape_work_size(e->pre) + 2;
+    size_t cap = EOM_TANGENT_BUDGET / (sizeof(double) * per);
+    if (e->t_max_block && cap > e->t_max_block)
+        cap = e->t_max_block;
+    bool blocks = k > (cap ? cap : 1);
+    if (blocks)
+        k = cap ? cap : 1;
+    if (k <= e->tk && (!blocks || e->t_block))
+        return;
+    if (k < e->tk)
+        k = e->tk; /* keep what is there; add the block's seeds */
     double *bufs[] = {e->t_out, e->t_dout, e->t_work, e->t_dwork,
                       e->t_pout, e->t_pdout, e->t_pwork, e->t_pdwork,
-                      e->t_scratch};
+                      e->t_scratch, e->t_block};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(e->t_perm);
+    e->t_block = blocks ? eom_alloc((size_t)e->nvars * k,
+                                    sizeof *e->t_block)
+                        : NULL;
     e->t_out = eom_alloc(nout + 1, sizeof *e->t_out);
     e->t_dout = eom_alloc((nout + 1) * k, sizeof *e->t_dout);
     e->t_work = eom_alloc(nw + 1, sizeof *e->t_work);
@@ -1518,7 +1610,28 @@ int eom_tangent(eom_t *e, double *vars, double *dvars, size_t k,
                 diag_t *err)
 {
     eom_tangent_reserve(e, k);
-    return e->tangent(e, vars, dvars, k, err);
+    e->t_again = false;
+    if (k <= e->tk)
+        return e->tangent(e, vars, dvars, k, err);
+    /* TK directions at a time: each block's seeds gathered from DVARS
+     * (one row of K per variable) into rows of KB, its derivatives
+     * scattered back.  The directions are independent, so the numbers
+     * are those of one pass. */
+    size_t nv = e->nvars;
+    int rc = 0;
+    for (size_t j0 = 0; j0 < k && rc == 0; j0 += e->tk) {
+        size_t kb = k - j0 < e->tk ? k - j0 : e->tk;
+        for (size_t v = 0; v < nv; v++)
+            memcpy(e->t_block + v * kb, dvars + v * k + j0,
+                   kb * sizeof *dvars);
+        rc = e->tangent(e, vars, e->t_block, kb, err);
+        for (size_t v = 0; v < nv && rc == 0; v++)
+            memcpy(dvars + v * k + j0, e->t_block + v * kb,
+                   kb * sizeof *dvars);
+        e->t_again = true;
+    }
+    e->t_again = false;
+    return rc;
 }
 
 void eom_tangent_tape(eom_t *e, const double *vars, const double *dvars,
@@ -1547,12 +1660,13 @@ void eom_tangent_pre(eom_t *e, double *vars, double *dvars, size_t k)
     }
 }
 
-int eom_tangent_solve(double *a, size_t n, double *b, size_t k, double *w,
-                      size_t *perm, const char *what, diag_t *err)
+int eom_tangent_solve(const eom_t *e, double *a, size_t n, double *b,
+                      size_t k, double *w, size_t *perm, const char *what,
+                      diag_t *err)
 {
     if (n == 0)
         return 0;
-    if (linalg_lu(a, n, perm, LINALG_RTOL) != 0)
+    if (!e->t_again && linalg_lu(a, n, perm, LINALG_RTOL) != 0)
         return diag_error(err, SRC_SPAN_NONE, "the %s is singular", what);
     linalg_lu_solve_many(a, n, perm, b, k, w);
     return 0;
@@ -1620,13 +1734,20 @@ static const expr_t *eom_expand_mul(expr_graph_t *g, const expr_t *a,
     return r;
 }
 
-static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
-                                     eom_expand_memo_t *memo)
+/* E expanded when that is known without a rule (a leaf, a node newer
+ * than the memo, the memo's), else NULL. */
+static const expr_t *eom_expand_known(const expr_t *e,
+                                      const eom_expand_memo_t *memo)
 {
     if (e->op == EXPR_CONST || e->op == EXPR_VAR || e->id >= memo->count)
         return e;
-    if (memo->node[e->id])
-        return memo->node[e->id];
+    return memo->node[e->id];
+}
+
+/* eom_expand_rule's work on E, its arguments' through eom_expand_node. */
+static const expr_t *eom_expand_rule(expr_graph_t *g, const expr_t *e,
+                                     eom_expand_memo_t *memo)
+{
     const expr_t *r;
     if (e->op == EXPR_ADD) {
         const expr_t **t = eom_alloc(e->nargs, sizeof *t);
@@ -1661,6 +1782,44 @@ static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
     }
     memo->node[e->id] = r;
     return r;
+}
+
+/* eom_expand_rule without recursion by the depth of the graph: the
+ * arguments it expands first (a guard's value, not its domain), in post
+ * order by an explicit stack, as eom_dt_node. */
+static const expr_t *eom_expand_node(expr_graph_t *g, const expr_t *e,
+                                     eom_expand_memo_t *memo)
+{
+    const expr_t *r = eom_expand_known(e, memo);
+    if (r)
+        return r;
+    size_t cap = 64, top = 0;
+    struct expand_frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = eom_alloc(cap, sizeof *st);
+    st[top++] = (struct expand_frame){e, 0};
+    while (top) {
+        struct expand_frame *f = &st[top - 1];
+        uint32_t nparts = f->e->op == EXPR_GUARD ? 1 : f->e->nargs;
+        if (f->next < nparts) {
+            const expr_t *a = f->e->args[f->next++];
+            if (eom_expand_known(a, memo))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct expand_frame){a, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (!eom_expand_known(x, memo))
+            eom_expand_rule(g, x, memo);
+    }
+    free(st);
+    return memo->node[e->id];
 }
 
 void eom_expand(expr_graph_t *g, const expr_t **e, size_t n)
@@ -1842,7 +2001,7 @@ static void eom_buf_reserve(eom_buf_t *b, size_t extra)
         cap *= 2;
     char *s = realloc(b->s, cap);
     if (!s)
-        abort();
+        nh_out_of_memory();
     b->s = s;
     b->cap = cap;
 }
@@ -1876,35 +2035,16 @@ void eom_buf_printf(eom_buf_t *b, const char *fmt, ...)
     va_end(ap);
 }
 
-/* LaTeX: the environment, opened before the first line. */
-static void eom_buf_open(eom_buf_t *b, bool latex)
+/* The display context and the block, made at the first item. */
+static void eom_buf_display(eom_buf_t *b, expr_graph_t *g, bool latex)
 {
-    if (latex && !b->open) {
-        eom_buf_puts(b, "\\begin{align*}\n");
-        b->open = true;
-    }
-}
-
-/* LaTeX: a row after another ends that one with \\ (written then, so
- * that the last row has none). */
-static void eom_buf_next_row(eom_buf_t *b, bool latex)
-{
-    if (!latex)
+    if (b->disp)
         return;
-    eom_buf_open(b, latex);
-    if (b->last_row) {
-        size_t at = b->last_row - 1;
-        eom_buf_reserve(b, 3);
-        memmove(b->s + at + 3, b->s + at, b->len - at + 1);
-        memcpy(b->s + at, " \\\\", 3);
-        b->len += 3;
-    }
-}
-
-static void eom_buf_display(eom_buf_t *b, expr_graph_t *g)
-{
-    if (!b->simp)
-        b->simp = simp_new(g);
+    b->simp = simp_new(g);
+    b->disp = display_new(b->simp, latex);
+    if (b->sys)
+        for (size_t i = 0; i < b->sys->n; i++)
+            display_may_drop(b->disp, b->sys->q[i]);
 }
 
 void eom_buf_row(eom_buf_t *b, expr_graph_t *g, const expr_t *l,
@@ -1916,23 +2056,18 @@ void eom_buf_row(eom_buf_t *b, expr_graph_t *g, const expr_t *l,
             b->cl = realloc(b->cl, b->rowcap * sizeof *b->cl);
             b->cr = realloc(b->cr, b->rowcap * sizeof *b->cr);
             if (!b->cl || !b->cr)
-                abort();
+                nh_out_of_memory();
         }
         b->cl[b->nrow] = l;
         b->cr[b->nrow++] = r;
         return;
     }
-    eom_buf_display(b, g);
+    eom_buf_display(b, g, latex);
     simp_t *sp = b->simp;
     const expr_t *L, *R, *cond;
     simp_row(sp, simp_import(sp, l), simp_import(sp, r), NH_RANK_ACCEL, &L,
              &R, &cond);
-    char *t = simp_format_row(sp, L, R, cond, latex);
-    eom_buf_next_row(b, latex);
-    eom_buf_puts(b, t);
-    free(t);
-    b->last_row = b->len + 1;
-    eom_buf_puts(b, "\n");
+    display_row(b->disp, L, R, cond);
 }
 
 void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
@@ -1942,22 +2077,20 @@ void eom_buf_object(eom_buf_t *b, expr_graph_t *g, const char *text_label,
         eom_buf_row(b, g, expr_num(g, 0), e, latex);
         return;
     }
-    eom_buf_display(b, g);
+    eom_buf_display(b, g, latex);
     simp_t *sp = b->simp;
-    char *t = simp_format(sp, simp_simplify(sp, simp_import(sp, e)), latex);
-    eom_buf_next_row(b, latex);
-    eom_buf_puts(b, latex ? latex_label : text_label);
-    eom_buf_puts(b, latex ? " &= " : " = ");
-    eom_buf_puts(b, t);
-    free(t);
-    b->last_row = b->len + 1;
-    eom_buf_puts(b, "\n");
+    display_object(b->disp, text_label, latex_label,
+                   simp_simplify(sp, simp_import(sp, e)));
 }
 
 char *eom_buf_finish(eom_buf_t *b, bool latex)
 {
-    if (latex && b->open)
-        eom_buf_puts(b, "\\end{align*}\n");
+    (void)latex;
+    if (b->disp) {
+        char *t = display_finish(b->disp);
+        eom_buf_puts(b, t);
+        free(t);
+    }
     if (!b->s)
         eom_buf_puts(b, "");
     simp_free(b->simp);
@@ -1987,6 +2120,7 @@ size_t eom_rows(eom_t *e, const expr_t ***l, const expr_t ***r)
 eom_buf_t eom_buf_start(const eom_t *e)
 {
     eom_buf_t b = {0};
+    b.sys = e->sys;
     b.sink = e->collect;
     b.collect = b.sink != NULL;
     return b;
@@ -2001,12 +2135,14 @@ void eom_buf_heading(eom_buf_t *b, bool latex, const char *fmt, ...)
 {
     if (b->collect)
         return;
-    eom_buf_open(b, latex);
-    if (latex)
-        eom_buf_puts(b, "% ");
+    eom_buf_display(b, b->sys ? b->sys->g : NULL, latex);
     va_list ap;
     va_start(ap, fmt);
-    eom_buf_vprintf(b, fmt, ap);
+    strbuf_t t;
+    strbuf_init(&t);
+    strbuf_vaddf(&t, fmt, ap);
     va_end(ap);
-    eom_buf_puts(b, "\n");
+    char *h = strbuf_take(&t);
+    display_heading(b->disp, h);
+    free(h);
 }

@@ -69,13 +69,21 @@ struct eom {
      * buffers for TK directions (eom_tangent_reserve), so that the ODE
      * Jacobian allocates nothing: e->tape's values and derivatives
      * (t_out, t_dout), its work slots (t_work, t_dwork), the same for
-     * e->pre, and the scratch of the linear algebra. */
+     * e->pre, and the scratch of the linear algebra.  TK is at most what
+     * EOM_TANGENT_BUDGET holds: more directions are taken TK at a time
+     * (T_BLOCK the directions of one block, nvars × TK; T_AGAIN set for
+     * the blocks after the first, at the same state, whose function may
+     * keep the values and the factorization the first one made). */
     eom_tangent_fn tangent;
     size_t tk;
     double *t_out, *t_dout, *t_work, *t_dwork;
     double *t_pout, *t_pdout, *t_pwork, *t_pdwork;
     double *t_scratch;
     size_t *t_perm;
+    double *t_block;
+    bool t_again;
+    size_t t_max_block; /* tests: at most this many directions a block (0:
+                           as the budget allows) */
 
     /* voronec, naive: the split of the coordinates and the coefficients
      * of the explicit constraints q_dep' = Σ_j a_νj q_ind_j'. */
@@ -129,6 +137,8 @@ struct eom {
     eom_native_monitors_fn native_mon;
     eom_native_tangent_fn native_tan, native_tan_pre;
     double *t_nval, *t_pnval; /* their value arrays */
+    void *native_tan_handle;
+    void (*native_tan_release)(void *handle);
     /* compiled constraint Jacobians (eom_set_native_constraints): the
      * velsolver's buffers hold their values */
     eom_native_values_fn native_jac;
@@ -224,11 +234,21 @@ void eom_tangent_tape(eom_t *e, const double *vars, const double *dvars,
 /* The same for e->pre, whose values and derivatives go into the
  * variables it writes (as eom_run_pre): VARS and DVARS. */
 void eom_tangent_pre(eom_t *e, double *vars, double *dvars, size_t k);
+/* The memory eom_tangent's buffers may take in all (bytes): with a
+ * model's tapes of W values (outputs and work slots), about
+ * EOM_TANGENT_BUDGET / (8 W) directions at a time, at least one.  A
+ * linearization of 1000 uncoupled particles took 2000 directions of a
+ * tape of 500 000 outputs at once, 8 GB (issue 31). */
+#define EOM_TANGENT_BUDGET ((size_t)64 << 20)
+
 /* Solves A X = B for the n×n matrix A (row-major, destroyed) and the
  * n×k right sides B (row-major: row i holds the k directions of unknown
  * i), overwritten by X; W has 2n doubles, PERM n entries.  Returns 0, or
- * -1 with *err set naming WHAT when A is singular. */
-int eom_tangent_solve(double *a, size_t n, double *b, size_t k, double *w,
+ * -1 with *err set naming WHAT when A is singular.  When E->t_again, A
+ * and PERM hold the factorization of the block before, which is used
+ * as it is. */
+int eom_tangent_solve(const eom_t *e, double *a, size_t n, double *b,
+                      size_t k, double *w,
                       size_t *perm, const char *what, diag_t *err);
 
 /* The place of entry (i, j) of a symmetric n×n matrix packed as its
@@ -365,19 +385,22 @@ void eom_maggi_rows(const eom_t *e, const expr_t **rowl,
  * and returns eom_buf_finish's string.  Rows and objects are shown in
  * their display forms (LANGUAGE.md §7.1, interp/expr/simplify.h): a row
  * l = r as L = R with the accelerations on the left, expanded,
- * cancelled and collected.  LaTeX is one align* environment: rows
- * "L &= R" separated by \\, headings as TeX comments inside it.  A buffer
- * in collecting mode (eom_rows) formats nothing and keeps the rows' nodes
+ * cancelled and collected; the block laid out by interp/expr/display.h
+ * (LaTeX: an align* with the headings as comments, rows broken to fit
+ * the page; named subexpressions where a row is too long for a line, the
+ * coordinates that no row depends on set to 0 in them).  A buffer in
+ * collecting mode (eom_rows) formats nothing and keeps the rows' nodes
  * instead. */
 
 struct simp;
+struct display;
 
 typedef struct eom_buf {
     char *s;
     size_t len, cap;
-    struct simp *simp;   /* the display, made at the first row */
-    bool open;           /* LaTeX: \begin{align*} written */
-    size_t last_row;     /* LaTeX: where the last row's text ends, + 1 */
+    const nh_system_t *sys;
+    struct simp *simp;   /* the display context, made at the first item */
+    struct display *disp; /* the block (interp/expr/display.h) */
     /* collecting mode: the rows' sides, in the system's graph, handed
      * to SINK by eom_buf_finish */
     bool collect;

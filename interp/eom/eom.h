@@ -143,22 +143,26 @@ bool eom_has_native(const eom_t *e);
  * tape (NULL where the method has none), as generated C writes them
  * (cgen.c, NAME_tangent_main), with the sizes of their value arrays
  * (NAME_tangent_main_work): once set, eom_tangent runs them instead of
- * the tapes, with the same numbers.  Cleared with the other native
- * functions. */
+ * the tapes, with the same numbers.  RELEASE(HANDLE) (may be NULL) is
+ * called when they are replaced or cleared, which eom_set_native does
+ * too (they are compiled after the code it sets, in a file of their
+ * own: cgen.h). */
 typedef void (*eom_native_tangent_fn)(const double *v, const double *dv,
                                       long k, double *o, double *dout,
                                       double *w, double *dw);
 void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
                              size_t main_values, eom_native_tangent_fn pre_tape,
-                             size_t pre_values);
+                             size_t pre_values, void *handle,
+                             void (*release)(void *handle));
 bool eom_tangents_native(const eom_t *e);
 
 /* Compiled constraint Jacobians: the C text of the tapes of
  * eom_velsolver_jacobian_tapes (cgen.c, NAME_constraint_jacobians and
  * NAME_constraint_tangent, with the size of the latter's value array),
  * which eom_velsolver_jacobians runs instead of them (lyapunov takes
- * them at every evaluation of the motion): the same numbers.  Cleared
- * with the other native functions. */
+ * them at every evaluation of the motion): the same numbers.  They live
+ * in the derivatives' object (cgen_tangent_text): set after
+ * eom_set_native_tangents, which clears them, as eom_set_native does. */
 typedef void (*eom_native_values_fn)(const double *v, double *o);
 void eom_set_native_constraints(eom_t *e, eom_native_values_fn jacobians,
                                 eom_native_tangent_fn ceff,

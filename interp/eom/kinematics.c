@@ -660,6 +660,7 @@ char *eom_kin_describe(const eom_kin_t *kin, bool latex)
     const nh_system_t *sys = kin->sys;
     expr_graph_t *g = sys->g;
     eom_buf_t b = {0};
+    b.sys = sys;
     eom_buf_heading(&b, latex, "kinematic equations q' = psi(q, z, t)%s:",
                     kin->k ? " given" : "");
     for (size_t i = 0; i < sys->n; i++)

@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/eom/common.h"
 #include "interp/eom/kinematics.h"
 #include "interp/eom/linalg.h"
@@ -307,7 +308,9 @@ static int maggi_tangent(eom_t *e, double *vars, double *dvars, size_t k,
                          diag_t *err)
 {
     const nh_system_t *sys = e->sys;
-    if (e->compute(e, vars, err) != 0)
+    /* the blocks after the first (eom_tangent): the values are in VARS,
+     * G factored, E kept */
+    if (!e->t_again && e->compute(e, vars, err) != 0)
         return -1;
     size_t n = sys->n, m = sys->m, nun = mag_nupper(n), num = mag_nupper(m);
     bool maggi = e->method == EOM_MAGGI;
@@ -319,9 +322,10 @@ static int maggi_tangent(eom_t *e, double *vars, double *dvars, size_t k,
     size_t o_mid = n + (maggi ? nun + n : num + m);
     const double *Psi = out + o_mid + n;
     const double *dbeta = dout + o_mid * k, *dPsi = dbeta + n * k;
-    double *G = e->t_scratch, *rhs = G + m * m, *w = rhs + m * k;
-    double *E = w + 2 * m, *MPsi = E + n;
-    double *zd = MPsi + n * m, *qdd = zd + m;
+    /* what stays from block to block first, the right sides last */
+    double *G = e->t_scratch, *E = G + m * m, *MPsi = E + n;
+    double *zd = MPsi + n * m, *qdd = zd + m, *w = qdd + n;
+    double *rhs = w + 2 * m;
     for (size_t a = 0; a < m; a++)
         zd[a] = vars[sys->zd[a]];
     for (size_t i = 0; i < n; i++)
@@ -329,7 +333,7 @@ static int maggi_tangent(eom_t *e, double *vars, double *dvars, size_t k,
     if (maggi) {
         const double *M = out + n, *h = M + nun;
         const double *dM = dout + n * k, *dh = dM + nun * k;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n && !e->t_again; i++) {
             double s = h[i];
             for (size_t l = 0; l < n; l++)
                 s += M[eom_upper_index(n, i, l)] * qdd[l];
@@ -341,7 +345,7 @@ static int maggi_tangent(eom_t *e, double *vars, double *dvars, size_t k,
                 MPsi[i * m + b] = t;
             }
         }
-        for (size_t a = 0; a < m; a++)
+        for (size_t a = 0; a < m && !e->t_again; a++)
             for (size_t b = 0; b < m; b++) {
                 double t = 0.0;
                 for (size_t i = 0; i < n; i++)
@@ -368,7 +372,7 @@ static int maggi_tangent(eom_t *e, double *vars, double *dvars, size_t k,
         }
     } else {
         const double *Gu = out + n, *dG = dout + n * k, *drhs = dG + num * k;
-        for (size_t a = 0; a < m; a++)
+        for (size_t a = 0; a < m && !e->t_again; a++)
             for (size_t b = 0; b < m; b++)
                 G[a * m + b] = Gu[eom_upper_index(m, a, b)];
         for (size_t a = 0; a < m; a++)
@@ -383,7 +387,7 @@ static int maggi_tangent(eom_t *e, double *vars, double *dvars, size_t k,
             memcpy(dvars + (size_t)sys->qd[i] * k, dout + i * k,
                    k * sizeof *dvars);
     }
-    if (eom_tangent_solve(G, m, rhs, k, w, e->t_perm,
+    if (eom_tangent_solve(e, G, m, rhs, k, w, e->t_perm,
                           maggi ? "matrix G = Psi^T M Psi"
                                 : "matrix G = d2S/dz'dz' of the Gibbs function",
                           err) != 0)
@@ -519,7 +523,7 @@ static int mag_check_constraints(eom_t *e, diag_t *err)
     }
     tape_t *tp = tape_compile(g, outs, nout, e->nvars);
     if (!tp)
-        abort();
+        nh_out_of_memory();
     double *out = eom_alloc(nout, sizeof *out);
     double *work = eom_alloc(tape_work_size(tp), sizeof *work);
     double *vars = eom_alloc(e->nvars, sizeof *vars);
@@ -645,7 +649,7 @@ static void mag_fast(eom_t *e, const expr_t *const *G,
     memcpy(outs + 2 * m, val, nval * sizeof *outs);
     tape_t *trial = tape_compile(g, outs, 2 * m + nval, e->nvars);
     if (!trial)
-        abort();
+        nh_out_of_memory();
     size_t full = tape_length(e->tape) + (e->pre ? tape_length(e->pre) : 0) +
                   n * n * m + n * m * m;
     if (tape_length(trial) <= 2 * full) {

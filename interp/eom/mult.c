@@ -315,8 +315,10 @@ static int mult_tangent(eom_t *e, double *vars, double *dvars, size_t k,
     const double *M = e->t_out, *h = M + nu, *B = h + n, *c = B + r * n;
     const double *dM = e->t_dout, *dh = dM + nu * k, *dB = dh + n * k;
     const double *dc = dB + r * n * k;
-    double *K = e->t_scratch, *rhs = K + N * N, *w = rhs + N * k;
-    double *u = w + 2 * N;
+    /* K, u and w where they stay from block to block (eom_tangent) */
+    double *K = e->t_scratch, *u = K + N * N, *w = u + N, *rhs = w + 2 * N;
+    if (e->t_again)
+        goto derivatives; /* K factored and u solved at this state */
     if (eom_check_finite(M, nu + n + (r ? r * n + r : 0),
                          r ? "M, h, B, c" : "M, h", err))
         return -1;
@@ -354,6 +356,7 @@ static int mult_tangent(eom_t *e, double *vars, double *dvars, size_t k,
         vars[sys->lam[a]] = u[n + a];
     if (e->method == EOM_LAGRANGE)
         eom_clear_lambda(e, vars);
+derivatives:
     /* (dM_il at the packed places of M's, as above) */
     for (size_t i = 0, bi = 0; i < n; bi += n - i, i++)
         for (size_t j = 0; j < k; j++) {
@@ -454,12 +457,14 @@ static void mult_object(eom_buf_t *b, const eom_t *e, const char *sym,
                                           : sys->cname[(size_t)j - sys->n];
     char *li = mult_index_latex(e, i);
     char *lj = j < 0 ? NULL : mult_index_latex(e, (size_t)j);
-    size_t n = strlen(sym) + strlen(ti) + (tj ? strlen(tj) : 0) +
-               strlen(li) + (lj ? strlen(lj) : 0) + 16;
-    char text[n], tex[n];
-    snprintf(text, n, "%s[%s%s%s]", sym, ti, tj ? ", " : "", tj ? tj : "");
-    snprintf(tex, n, "%s_{%s%s%s}", sym, li, lj ? "," : "", lj ? lj : "");
-    eom_buf_object(b, sys->g, text, tex, v, latex);
+    strbuf_t text, tex; /* on the heap: a name may be as long as a line */
+    strbuf_init(&text);
+    strbuf_init(&tex);
+    strbuf_addf(&text, "%s[%s%s%s]", sym, ti, tj ? ", " : "", tj ? tj : "");
+    strbuf_addf(&tex, "%s_{%s%s%s}", sym, li, lj ? "," : "", lj ? lj : "");
+    eom_buf_object(b, sys->g, text.data, tex.data, v, latex);
+    strbuf_free(&text);
+    strbuf_free(&tex);
     free(li);
     free(lj);
 }

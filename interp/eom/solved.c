@@ -158,7 +158,7 @@ int eom_solved(const eom_t *e, struct simp *sp, const expr_t **val,
     /* A and b in the display graph: the rows are linear in y */
     const expr_t **A = eom_alloc(n * n + 1, sizeof *A);
     const expr_t **b = eom_alloc(n + 1, sizeof *b);
-    const expr_t **zero = eom_alloc(nv, sizeof *zero);
+    const expr_t **zero = eom_alloc(expr_graph_nvars(dg) + 1, sizeof *zero);
     for (size_t j = 0; j < n; j++)
         zero[y[j]] = expr_num(dg, 0);
     for (size_t i = 0; i < n; i++) {
@@ -169,6 +169,10 @@ int eom_solved(const eom_t *e, struct simp *sp, const expr_t **val,
     }
     const expr_t **x = eom_alloc(n + 1, sizeof *x);
     int status = simp_solve(sp, A, b, n, x);
+    if (status != 0)
+        /* entries too long to multiply out: solved over them as atoms,
+         * shown with named subexpressions (LANGUAGE.md §7.1, v3) */
+        status = simp_solve_named(sp, A, b, n, x);
     if (status != 0) {
         snprintf(why, whysize,
                  "solving the %zu equations symbolically meets entries or "
@@ -177,7 +181,10 @@ int eom_solved(const eom_t *e, struct simp *sp, const expr_t **val,
                  "everywhere",
                  n, SIMP_MAX_TERMS);
     } else {
-        const expr_t **repl = eom_alloc(nv, sizeof *repl);
+        /* (the display graph may hold more variables than the system's:
+         * simp_solve_named's symbols) */
+        const expr_t **repl =
+            eom_alloc(expr_graph_nvars(dg) + 1, sizeof *repl);
         for (size_t j = 0; j < n; j++) {
             val[y[j]] = x[j];
             repl[y[j]] = x[j];

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/eom/common.h"
 #include "interp/eom/linalg.h"
 
@@ -251,7 +252,7 @@ eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
     }
     vs->tape = tape_compile(sys->g, outs, nout, expr_graph_nvars(sys->g));
     if (!vs->tape)
-        abort();
+        nh_out_of_memory();
     vs->out = eom_alloc(nout, sizeof *vs->out);
     vs->work = eom_alloc(tape_work_size(vs->tape), sizeof *vs->work);
     vs->hol = eom_alloc(r, sizeof *vs->hol);
@@ -271,7 +272,7 @@ eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
             }
         vs->tpos = tape_compile(sys->g, outs, k, expr_graph_nvars(sys->g));
         if (!vs->tpos)
-            abort();
+            nh_out_of_memory();
         vs->pout = eom_alloc(k, sizeof *vs->pout);
         vs->pwork = eom_alloc(tape_work_size(vs->tpos), sizeof *vs->pwork);
     }
@@ -670,7 +671,7 @@ static void eom_velsolver_jacobian_init(eom_velsolver_t *vs)
     free(outs);
     vs->tceff = tape_compile(sys->g, vs->d.Ceff, r, nv);
     if (!vs->tjac || !vs->tceff)
-        abort();
+        nh_out_of_memory();
     vs->jval = eom_alloc(nh * n + r * n, sizeof *vs->jval);
     vs->jvwork = eom_alloc(tape_work_size(vs->tjac), sizeof *vs->jvwork);
     bool *read = eom_alloc(nv, sizeof *read);
@@ -734,6 +735,64 @@ void eom_velsolver_jacobians(eom_velsolver_t *vs, const eom_t *e,
     for (size_t a = 0; a < r; a++)
         for (size_t d = 0; d < k; d++)
             Cq[a * n + vs->jq[d]] = vs->jdout[a * k + d];
+}
+
+void eom_velsolver_pos_tangent(eom_velsolver_t *vs, const double *vars,
+                               const double *dvars, size_t k, double *f,
+                               double *J, double *df)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, nh = vs->nh;
+    if (nh == 0)
+        return;
+    size_t nout = tape_nout(vs->tpos);
+    double *dout = NULL;
+    if (k > 0 && dvars) {
+        dout = eom_alloc(nout * k, sizeof *dout);
+        double *dwork = eom_alloc((tape_work_size(vs->tpos) + 1) * k,
+                                  sizeof *dwork);
+        tape_eval_tangent(vs->tpos, vars, dvars, k, vs->pout, dout,
+                          vs->pwork, dwork);
+        free(dwork);
+    } else {
+        tape_eval(vs->tpos, vars, vs->pout, vs->pwork);
+    }
+    if (f)
+        memcpy(f, vs->pout, nh * sizeof *f);
+    if (J)
+        memcpy(J, vs->pout + nh, nh * n * sizeof *J);
+    if (df && dout)
+        memcpy(df, dout, nh * k * sizeof *df);
+    free(dout);
+}
+
+void eom_velsolver_vel_tangent(eom_velsolver_t *vs, const double *vars,
+                               const double *dvars, size_t k, double *ceff,
+                               double *B, double *dceff)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r;
+    if (r == 0)
+        return;
+    size_t nout = tape_nout(vs->tape);
+    double *dout = NULL;
+    if (k > 0 && dvars) {
+        dout = eom_alloc(nout * k, sizeof *dout);
+        double *dwork = eom_alloc((tape_work_size(vs->tape) + 1) * k,
+                                  sizeof *dwork);
+        tape_eval_tangent(vs->tape, vars, dvars, k, vs->out, dout, vs->work,
+                          dwork);
+        free(dwork);
+    } else {
+        tape_eval(vs->tape, vars, vs->out, vs->work);
+    }
+    if (ceff)
+        memcpy(ceff, vs->out + r, r * sizeof *ceff);
+    if (B)
+        memcpy(B, vs->out + 2 * r, r * n * sizeof *B);
+    if (dceff && dout)
+        memcpy(dceff, dout + r * k, r * k * sizeof *dceff);
+    free(dout);
 }
 
 /* Sorts the N indices of SEL in increasing order (declaration order). */
@@ -868,7 +927,7 @@ static tape_t *eom_speeds_tape(const nh_system_t *sys, diag_t *err)
     }
     tape_t *t = tape_compile(g, outs, nout, expr_graph_nvars(g));
     if (!t)
-        abort();
+        nh_out_of_memory();
     free(outs);
     return t;
 }
@@ -983,7 +1042,7 @@ static tape_t *eom_rates_tape(const nh_system_t *sys)
     }
     tape_t *t = tape_compile(g, outs, nout, expr_graph_nvars(g));
     if (!t)
-        abort();
+        nh_out_of_memory();
     free(outs);
     return t;
 }

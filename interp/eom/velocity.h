@@ -101,6 +101,24 @@ void eom_velsolver_jacobians(eom_velsolver_t *vs, const eom_t *e,
  * the C text of cgen.c. */
 void eom_velsolver_jacobian_tapes(eom_velsolver_t *vs, const tape_t **tjac,
                                   const tape_t **tceff);
+/* The constraints at VARS and, along K directions, their derivatives
+ * (steady motions and their families, interp/analysis/steady.c: Newton
+ * on the dependent variables, and their derivatives along a direction
+ * that moves a parameter as well as the state).  DVARS has one row of K
+ * doubles per variable of the graph (NULL when K is 0): the directions'
+ * components on every variable the constraints read (coordinates,
+ * velocities, parameters, t).
+ *   positions: F (nh) the holonomic constraints' values, J (nh×n) their
+ *     gradients ∂f/∂q, DF (nh×K) their derivatives along the directions;
+ *   velocities: CEFF (r) every constraint at velocity level (C, or f'
+ *     for a holonomic f), B (r×n) = ∂Ceff/∂q', DCEFF (r×K).
+ * Any output may be NULL. */
+void eom_velsolver_pos_tangent(eom_velsolver_t *vs, const double *vars,
+                               const double *dvars, size_t k, double *f,
+                               double *J, double *df);
+void eom_velsolver_vel_tangent(eom_velsolver_t *vs, const double *vars,
+                               const double *dvars, size_t k, double *ceff,
+                               double *B, double *dceff);
 /* The number of holonomic constraints, and the index of each among the
  * constraints (borrowed). */
 size_t eom_velsolver_holonomic(const eom_velsolver_t *vs, const size_t **which);

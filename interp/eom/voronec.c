@@ -86,7 +86,8 @@ static int voronec_tangent(eom_t *e, double *vars, double *dvars, size_t k,
                            diag_t *err)
 {
     const nh_system_t *sys = e->sys;
-    if (e->compute(e, vars, err) != 0)
+    /* the blocks after the first: the values are in VARS, M̄ factored */
+    if (!e->t_again && e->compute(e, vars, err) != 0)
         return -1;
     eom_tangent_tape(e, vars, dvars, k);
     size_t kd = e->k, mi = e->mi, nu = vor_nupper(mi);
@@ -97,7 +98,7 @@ static int voronec_tangent(eom_t *e, double *vars, double *dvars, size_t k,
     double *wk = dx + mi * k;
     for (size_t i = 0; i < mi; i++) {
         x[i] = vars[sys->qdd[e->ind[i]]];
-        for (size_t l = 0; l < mi; l++)
+        for (size_t l = 0; l < mi && !e->t_again; l++)
             A[i * mi + l] = Mu[eom_upper_index(mi, i, l)];
     }
     for (size_t i = 0; i < mi; i++)
@@ -107,7 +108,7 @@ static int voronec_tangent(eom_t *e, double *vars, double *dvars, size_t k,
                 s += dM[eom_upper_index(mi, i, l) * k + j] * x[l];
             dx[i * k + j] = -s;
         }
-    if (eom_tangent_solve(A, mi, dx, k, wk, e->t_perm,
+    if (eom_tangent_solve(e, A, mi, dx, k, wk, e->t_perm,
                           "reduced mass matrix Mbar", err) != 0)
         return -1;
     for (size_t i = 0; i < mi; i++)
@@ -643,12 +644,16 @@ char *eom_describe_voronec(const eom_t *e, bool latex)
         for (size_t j = 0; j < e->mi; j++) {
             uint32_t qn = sys->q[e->dep[nu]], qj = sys->q[e->ind[j]];
             char *ln = eom_latex_var(g, qn), *lj = eom_latex_var(g, qj);
-            size_t n = strlen(ln) + strlen(lj) + 2 * strlen(sys->qname[e->dep[nu]]) + 64;
-            char text[n], tex[n];
-            snprintf(text, n, "a[%s, %s]", sys->qname[e->dep[nu]],
-                     sys->qname[e->ind[j]]);
-            snprintf(tex, n, "a_{%s,%s}", ln, lj);
-            eom_buf_object(&b, g, text, tex, e->a[nu * e->mi + j], latex);
+            strbuf_t text, tex; /* a name may be as long as a line */
+            strbuf_init(&text);
+            strbuf_init(&tex);
+            strbuf_addf(&text, "a[%s, %s]", sys->qname[e->dep[nu]],
+                        sys->qname[e->ind[j]]);
+            strbuf_addf(&tex, "a_{%s,%s}", ln, lj);
+            eom_buf_object(&b, g, text.data, tex.data, e->a[nu * e->mi + j],
+                           latex);
+            strbuf_free(&text);
+            strbuf_free(&tex);
             free(ln);
             free(lj);
         }
@@ -666,12 +671,14 @@ char *eom_describe_voronec(const eom_t *e, bool latex)
                 const char *qn = sys->qname[e->dep[nu]];
                 const char *qi = sys->qname[e->ind[i]];
                 const char *qj = sys->qname[e->ind[j]];
-                size_t n = strlen(ln) + strlen(li) + strlen(lj) +
-                           strlen(qn) + strlen(qi) + strlen(qj) + 64;
-                char text[n], tex[n];
-                snprintf(text, n, "b[%s; %s, %s]", qn, qi, qj);
-                snprintf(tex, n, "b^{%s}_{%s,%s}", ln, li, lj);
-                eom_buf_object(&b, g, text, tex, bij, latex);
+                strbuf_t text, tex;
+                strbuf_init(&text);
+                strbuf_init(&tex);
+                strbuf_addf(&text, "b[%s; %s, %s]", qn, qi, qj);
+                strbuf_addf(&tex, "b^{%s}_{%s,%s}", ln, li, lj);
+                eom_buf_object(&b, g, text.data, tex.data, bij, latex);
+                strbuf_free(&text);
+                strbuf_free(&tex);
                 free(ln);
                 free(li);
                 free(lj);

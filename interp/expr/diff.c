@@ -244,19 +244,78 @@ static const expr_t *diff_rule(expr_graph_t *g, const expr_t *e,
     }
 }
 
-const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
+/* The derivative of E by VAR when it is known without applying a rule:
+ * 0 for a node without VAR, 0 or 1 for a variable, or the memo's; NULL
+ * when a rule must make it. */
+static const expr_t *diff_known(expr_graph_t *g, const expr_t *e,
+                                uint32_t var)
 {
     if (!has_var(g, e, var) && e->op != EXPR_GUARD)
         return g->zero;
     if (e->op == EXPR_VAR)
         return e->var == var ? g->one : g->zero;
-    uint64_t key = (uint64_t)e->id << 32 | var;
-    const expr_t *r = expr_memo_get(g, key);
+    return expr_memo_get(g, (uint64_t)e->id << 32 | var);
+}
+
+/* How many of E's arguments diff_rule differentiates: the first of a
+ * guard (its domain's are not needed), none of sign(), all the others. */
+static uint32_t diff_needs(const expr_t *e)
+{
+    if (e->op == EXPR_SIGN)
+        return 0;
+    if (e->op == EXPR_GUARD)
+        return e->nargs ? 1 : 0;
+    return e->nargs;
+}
+
+/* Differentiation does not recurse by the depth of the graph (issue 31:
+ * a chain of 30 000 frames made expressions 145 000 nodes deep, and the
+ * recursion of diff_rule through expr_diff overflowed the stack): the
+ * nodes are visited in post order by an explicit stack, each argument's
+ * derivative made and memoised before its node's, so that when diff_rule
+ * asks expr_diff for an argument's, the memo answers at once.  The nodes
+ * and the order of their construction are those of the recursion, so the
+ * derivatives are the very same nodes. */
+const expr_t *expr_diff(expr_graph_t *g, const expr_t *e, uint32_t var)
+{
+    const expr_t *r = diff_known(g, e, var);
     if (r)
         return r;
-    r = diff_rule(g, e, var);
-    expr_memo_put(g, key, r);
-    return r;
+    if (expr_budget_spent(g))
+        return g->zero; /* not memoised: the caller discards it */
+    size_t cap = 64, top = 0;
+    struct diff_frame {
+        const expr_t *e;
+        uint32_t next; /* the next argument to look at */
+    } *st = expr_xmalloc(cap * sizeof *st);
+    st[top++] = (struct diff_frame){e, 0};
+    while (top) {
+        struct diff_frame *f = &st[top - 1];
+        const expr_t *x = f->e;
+        if (f->next < diff_needs(x)) {
+            const expr_t *a = x->args[f->next++];
+            if (diff_known(g, a, var))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = expr_xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct diff_frame){a, 0};
+            continue;
+        }
+        top--;
+        /* a node reached twice (a shared argument) is made once; past the
+         * budget no more is made (expr_graph_set_budget) */
+        if (!diff_known(g, x, var)) {
+            if (expr_budget_spent(g))
+                break;
+            expr_memo_put(g, (uint64_t)x->id << 32 | var,
+                          diff_rule(g, x, var));
+        }
+    }
+    free(st);
+    r = diff_known(g, e, var);
+    return r ? r : g->zero;
 }
 
 /* The memo of one substitution: node id → result, an open-addressing
@@ -378,7 +437,9 @@ static void prime_sum(expr_graph_t *g, const expr_t *e,
     }
     qsort(pr, np, sizeof *pr, prime_pair_cmp);
     const expr_t **t = expr_xmalloc((e->nargs ? e->nargs : 1) * sizeof *t);
-    for (size_t k = 0; k < np;) {
+    /* past the budget some terms' derivatives are missing (answered 0):
+     * no sum is memoised then */
+    for (size_t k = g->budget_over ? np : 0; k < np;) {
         size_t m = 0, j = k;
         for (; j < np && pr[j].var == pr[k].var; j++)
             t[m++] = pr[j].d;
@@ -391,8 +452,49 @@ static void prime_sum(expr_graph_t *g, const expr_t *e,
     free(pr);
 }
 
+/* Whether node ID is marked primed (g->primed). */
+static bool prime_done(const expr_graph_t *g, uint32_t id)
+{
+    return id < g->primed_cap && g->primed[id];
+}
+
+/* Marks node ID primed. */
+static void prime_mark(expr_graph_t *g, uint32_t id)
+{
+    if (id >= g->primed_cap) {
+        size_t cap = g->primed_cap ? g->primed_cap : 1024;
+        while (cap <= id)
+            cap *= 2;
+        g->primed = expr_xrealloc(g->primed, cap);
+        memset(g->primed + g->primed_cap, 0, cap - g->primed_cap);
+        g->primed_cap = cap;
+    }
+    g->primed[id] = 1;
+}
+
+/* Makes the marks of g->primed those of the wanted variables: kept when
+ * they are the last priming's, else cleared. */
+static void prime_marks_for(expr_graph_t *g, const expr_t *const *dvar,
+                            const bool *mask)
+{
+    bool same = g->prime_want && g->prime_nvars == g->nvars;
+    for (uint32_t v = 0; v < g->nvars && same; v++)
+        same = prime_wanted(dvar, mask, v) == g->prime_want[v];
+    if (same)
+        return;
+    g->prime_want = expr_xrealloc(g->prime_want,
+                                  (g->nvars ? g->nvars : 1) * sizeof *g->prime_want);
+    for (uint32_t v = 0; v < g->nvars; v++)
+        g->prime_want[v] = prime_wanted(dvar, mask, v);
+    g->prime_nvars = g->nvars;
+    if (g->primed_cap)
+        memset(g->primed, 0, g->primed_cap);
+}
+
 /* Primes every long sum below E for the wanted variables (DVAR[v] set,
- * or MASK[v]: exactly one of them given). */
+ * or MASK[v]: exactly one of them given).  What an earlier priming for
+ * the same variables primed is not walked again (g->primed), so that
+ * priming expression after expression of a chain costs its size once. */
 static void prime_sums(expr_graph_t *g, const expr_t *e,
                        const expr_t *const *dvar, const bool *mask)
 {
@@ -401,6 +503,9 @@ static void prime_sums(expr_graph_t *g, const expr_t *e,
         if (prime_wanted(dvar, mask, v))
             expr_dep_add(&want, v);
     if (!expr_dep_meets(&g->dep[e->id], &want) || e->op == EXPR_VAR)
+        return;
+    prime_marks_for(g, dvar, mask);
+    if (prime_done(g, e->id))
         return;
     /* post order by an explicit stack: (node, next child) */
     subst_memo_t seen = {NULL, 0, 0};
@@ -417,6 +522,7 @@ static void prime_sums(expr_graph_t *g, const expr_t *e,
         if (f->next < f->e->nargs) {
             const expr_t *a = f->e->args[f->next++];
             if (a->nargs == 0 || subst_memo_get(&seen, a->id) ||
+                prime_done(g, a->id) ||
                 !expr_dep_meets(&g->dep[a->id], &want))
                 continue;
             subst_memo_put(&seen, a->id, a);
@@ -431,6 +537,7 @@ static void prime_sums(expr_graph_t *g, const expr_t *e,
         top--;
         if (x->op == EXPR_ADD && x->nargs >= PRIME_MIN_TERMS)
             prime_sum(g, x, dvar, mask, cand);
+        prime_mark(g, x->id);
     }
     free(cand);
     free(st);
@@ -496,16 +603,25 @@ typedef struct subst_ctx {
     subst_memo_t memo;
 } subst_ctx_t;
 
-static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
+/* E substituted when that is known without a rule (a node without the
+ * variables, a variable, the memo's), else NULL. */
+static const expr_t *subst_known(subst_ctx_t *c, const expr_t *e)
 {
     expr_graph_t *g = c->g;
     if (!expr_dep_meets(&g->dep[e->id], &c->bits))
         return e;
     if (e->op == EXPR_VAR)
         return e->var < g->nvars && c->repl[e->var] ? c->repl[e->var] : e;
-    const expr_t *r = subst_memo_get(&c->memo, e->id);
-    if (r)
-        return r;
+    return subst_memo_get(&c->memo, e->id);
+}
+
+static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e);
+
+/* E with its arguments substituted (through subst_node), memoised. */
+static const expr_t *subst_rule(subst_ctx_t *c, const expr_t *e)
+{
+    expr_graph_t *g = c->g;
+    const expr_t *r;
     const expr_t *local[8];
     const expr_t **a = e->nargs <= 8 ? local
                                      : expr_xmalloc(e->nargs * sizeof *a);
@@ -539,6 +655,41 @@ static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
     return r;
 }
 
+/* subst_rule without recursion by the depth of the graph: the arguments
+ * first, in post order by an explicit stack (as expr_diff). */
+static const expr_t *subst_node(subst_ctx_t *c, const expr_t *e)
+{
+    const expr_t *r = subst_known(c, e);
+    if (r)
+        return r;
+    size_t cap = 64, top = 0;
+    struct subst_frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = expr_xmalloc(cap * sizeof *st);
+    st[top++] = (struct subst_frame){e, 0};
+    while (top) {
+        struct subst_frame *f = &st[top - 1];
+        if (f->next < f->e->nargs) {
+            const expr_t *a = f->e->args[f->next++];
+            if (subst_known(c, a))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = expr_xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct subst_frame){a, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (!subst_known(c, x))
+            subst_rule(c, x);
+    }
+    free(st);
+    return subst_known(c, e);
+}
+
 const expr_t *expr_subst(expr_graph_t *g, const expr_t *e,
                          const expr_t *const *repl)
 {
@@ -567,14 +718,21 @@ typedef struct degree_ctx {
     int *memo; /* by id: degree + 2, 0 = not yet known */
 } degree_ctx_t;
 
-static int degree_node(degree_ctx_t *c, const expr_t *e)
+/* E's degree + 2 when it is known without a rule, else 0. */
+static int degree_known(const degree_ctx_t *c, const expr_t *e)
 {
     if (!expr_dep_meets(&c->g->dep[e->id], &c->bits))
-        return 0;
+        return 2;
     if (e->op == EXPR_VAR)
-        return e->var < c->g->nvars && c->mask[e->var] ? 1 : 0;
-    if (c->memo[e->id])
-        return c->memo[e->id] - 2;
+        return e->var < c->g->nvars && c->mask[e->var] ? 3 : 2;
+    return c->memo[e->id];
+}
+
+static int degree_node(degree_ctx_t *c, const expr_t *e);
+
+/* E's degree from its arguments' (through degree_node), memoised. */
+static int degree_rule(degree_ctx_t *c, const expr_t *e)
+{
     int d = 0;
     switch (e->op) {
     case EXPR_ADD:
@@ -621,6 +779,42 @@ static int degree_node(degree_ctx_t *c, const expr_t *e)
     }
     c->memo[e->id] = d + 2;
     return d;
+}
+
+/* degree_rule without recursion by the depth of the graph: every
+ * argument's degree first (the rule may stop early and need fewer), in
+ * post order by an explicit stack. */
+static int degree_node(degree_ctx_t *c, const expr_t *e)
+{
+    int k = degree_known(c, e);
+    if (k)
+        return k - 2;
+    size_t cap = 64, top = 0;
+    struct degree_frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = expr_xmalloc(cap * sizeof *st);
+    st[top++] = (struct degree_frame){e, 0};
+    while (top) {
+        struct degree_frame *f = &st[top - 1];
+        if (f->next < f->e->nargs) {
+            const expr_t *a = f->e->args[f->next++];
+            if (degree_known(c, a))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = expr_xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct degree_frame){a, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (!degree_known(c, x))
+            degree_rule(c, x);
+    }
+    free(st);
+    return c->memo[e->id] - 2;
 }
 
 int expr_degree(const expr_graph_t *g, const expr_t *e, const bool *mask)

@@ -74,6 +74,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/expr/expr_impl.h"
 
 /* ---- op table ---------------------------------------------------------- */
@@ -112,7 +113,7 @@ void *expr_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        abort();
+        nh_out_of_memory();
     return p;
 }
 
@@ -120,7 +121,7 @@ void *expr_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
-        abort();
+        nh_out_of_memory();
     return p;
 }
 
@@ -128,7 +129,7 @@ void *expr_xrealloc(void *p, size_t n)
 {
     p = realloc(p, n ? n : 1);
     if (!p)
-        abort();
+        nh_out_of_memory();
     return p;
 }
 
@@ -282,8 +283,11 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
                         ? EXPR_F_PARTIAL | EXPR_F_OWN
                         : 0;
     uint8_t rank = op == EXPR_VAR && var < g->nvars ? g->var_rank[var] : 0;
+    uint32_t height = 0;
     for (uint32_t i = 0; i < n; i++) {
         copy[i] = args[i];
+        if (args[i]->height > height)
+            height = args[i]->height;
         const expr_dep_t *d = &g->dep[args[i]->id];
         for (int w = 0; w < EXPR_DEP_WORDS; w++)
             dep.w[w] |= d->w[w];
@@ -301,6 +305,7 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
     e->num = q->num;
     e->den = q->den;
     e->var = var;
+    e->height = height < UINT32_MAX ? height + 1 : height;
     e->args = copy;
 
     if (g->count == g->cap) {
@@ -314,6 +319,7 @@ static const expr_t *intern(expr_graph_t *g, expr_op_t op,
             ranks_reserve(g, g->cap);
     }
     g->nodes[g->count] = e;
+    g->edges += n;
     g->dep[g->count] = dep;
     g->flags[g->count] = flags;
     g->node_rank[g->count] = rank;
@@ -359,6 +365,8 @@ void expr_graph_free(expr_graph_t *g)
     free(g->node_rank);
     free(g->table);
     free(g->memo);
+    free(g->prime_want);
+    free(g->primed);
     ranks_free(g->ranks);
     free(g);
 }
@@ -370,10 +378,37 @@ size_t expr_graph_count(const expr_graph_t *g)
 
 size_t expr_graph_edges(const expr_graph_t *g)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < g->count; i++)
-        n += g->nodes[i]->nargs;
-    return n;
+    return g->edges;
+}
+
+void expr_graph_set_budget(expr_graph_t *g, size_t max_nodes,
+                           size_t max_edges, const nh_stop_t *stop)
+{
+    g->budget_on = max_nodes || max_edges || stop;
+    g->budget_over = false;
+    g->budget_nodes0 = g->count;
+    g->budget_edges0 = g->edges;
+    g->budget_nodes = max_nodes ? max_nodes : SIZE_MAX;
+    g->budget_edges = max_edges ? max_edges : SIZE_MAX;
+    g->budget_stop = stop;
+    g->budget_tick = 0;
+}
+
+bool expr_graph_over_budget(const expr_graph_t *g)
+{
+    return g->budget_over;
+}
+
+bool expr_budget_spent(expr_graph_t *g)
+{
+    if (!g->budget_on)
+        return false;
+    if (!g->budget_over &&
+        (g->count - g->budget_nodes0 > g->budget_nodes ||
+         g->edges - g->budget_edges0 > g->budget_edges ||
+         (++g->budget_tick % 64 == 0 && nh_stop_due(g->budget_stop))))
+        g->budget_over = true;
+    return g->budget_over;
 }
 
 uint32_t expr_var_declare(expr_graph_t *g, const char *name)
@@ -2353,24 +2388,59 @@ typedef struct eval_ctx {
     unsigned char *done;
 } eval_ctx_t;
 
+/* Whether E's value is known: a leaf, or evaluated. */
+static bool eval_known(const eval_ctx_t *c, const expr_t *e)
+{
+    return e->op == EXPR_CONST || e->op == EXPR_VAR || c->done[e->id];
+}
+
+static double eval_value(const eval_ctx_t *c, const expr_t *e)
+{
+    return e->op == EXPR_CONST ? e->value
+           : e->op == EXPR_VAR ? c->vars[e->var]
+                               : c->val[e->id];
+}
+
+/* The value of E (not a leaf), without recursion by the depth of the
+ * graph (a chain of frames makes expressions tens of thousands of nodes
+ * deep): the arguments first, in post order by an explicit stack. */
 static double eval_node(eval_ctx_t *c, const expr_t *e)
 {
-    if (e->op == EXPR_CONST)
-        return e->value;
-    if (e->op == EXPR_VAR)
-        return c->vars[e->var];
-    if (c->done[e->id])
-        return c->val[e->id];
-    double local[8] = {0};
-    double *x = e->nargs <= 8 ? local : expr_xmalloc(e->nargs * sizeof *x);
-    for (uint32_t i = 0; i < e->nargs; i++)
-        x[i] = eval_node(c, e->args[i]);
-    double v = expr_apply(e->op, x, e->nargs);
-    if (x != local)
-        free(x);
-    c->val[e->id] = v;
-    c->done[e->id] = 1;
-    return v;
+    size_t cap = 64, top = 0;
+    struct eval_frame {
+        const expr_t *e;
+        uint32_t next;
+    } *st = expr_xmalloc(cap * sizeof *st);
+    st[top++] = (struct eval_frame){e, 0};
+    while (top) {
+        struct eval_frame *f = &st[top - 1];
+        if (f->next < f->e->nargs) {
+            const expr_t *a = f->e->args[f->next++];
+            if (eval_known(c, a))
+                continue;
+            if (top == cap) {
+                cap *= 2;
+                st = expr_xrealloc(st, cap * sizeof *st);
+            }
+            st[top++] = (struct eval_frame){a, 0};
+            continue;
+        }
+        const expr_t *x = f->e;
+        top--;
+        if (c->done[x->id])
+            continue;
+        double local[8] = {0};
+        double *v = x->nargs <= 8 ? local
+                                  : expr_xmalloc(x->nargs * sizeof *v);
+        for (uint32_t i = 0; i < x->nargs; i++)
+            v[i] = eval_value(c, x->args[i]);
+        c->val[x->id] = expr_apply(x->op, v, x->nargs);
+        c->done[x->id] = 1;
+        if (v != local)
+            free(v);
+    }
+    free(st);
+    return c->val[e->id];
 }
 
 double expr_eval(const expr_graph_t *g, const expr_t *e, const double *vars)

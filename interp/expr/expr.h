@@ -93,6 +93,9 @@ struct expr {
     int64_t num, den;       /* EXPR_CONST: exactly num/den (den > 0), or
                                den == 0 when it is no such fraction */
     uint32_t var;           /* EXPR_VAR */
+    uint32_t height;        /* 1 for a leaf, else 1 + its tallest argument's
+                               (saturating): the depth a recursion through
+                               the node takes, which printers bound */
     const expr_t *const *args; /* nargs children; ADD/MUL: canonical order */
 };
 
@@ -102,6 +105,21 @@ size_t expr_graph_count(const expr_graph_t *g); /* nodes so far */
 /* Children over all nodes so far: with the nodes, the graph's size (a sum
  * of k terms is one node and k edges). */
 size_t expr_graph_edges(const expr_graph_t *g);
+
+/* A budget for expr_diff (and expr_dt, which calls it), whose canonical
+ * sums of products can grow combinatorially (diff() nested forty deep):
+ * once the graph has grown by more than MAX_NODES nodes or MAX_EDGES
+ * edges since the call, or STOP is due (may be NULL), expr_diff makes no
+ * more derivatives and answers 0 for those it had not finished, which it
+ * does not memoise (those it finished are memoised, and right), and
+ * expr_graph_over_budget says so: the caller discards what it got.
+ * MAX_NODES = MAX_EDGES = 0 and STOP = NULL lift the budget (the
+ * default).  The lowering sets it around the derivatives a statement
+ * asks for; the derivations of the equations run without one. */
+struct nh_stop;
+void expr_graph_set_budget(expr_graph_t *g, size_t max_nodes,
+                           size_t max_edges, const struct nh_stop *stop);
+bool expr_graph_over_budget(const expr_graph_t *g);
 
 /* Whether simplification keeps the domain of the parts it drops (a GUARD
  * node; the default).  Deriving equations turns it off for its duration:
@@ -275,6 +293,27 @@ char *expr_to_text(const expr_graph_t *g, const expr_t *e);
 /* LaTeX (\frac, \sin, ^{...}, primes as \dot{} / \ddot{} when the variable
  * name ends in ' / ''; Greek letter names as \theta etc.). */
 char *expr_to_latex(const expr_graph_t *g, const expr_t *e);
+/* Text as expr_to_text writes it, but every node for which ATOM says so
+ * written as a stand-in name of three characters ("k99"): the length E
+ * will print at when those nodes are named (interp/expr/where.h). */
+char *expr_to_text_atoms(const expr_graph_t *g, const expr_t *e,
+                         bool (*atom)(void *ctx, const expr_t *e), void *ctx);
+/* E (a sum, or anything else as one term) printed as text or LaTeX and
+ * cut at its top-level terms: *N pieces (malloc'ed, in a malloc'ed
+ * array) whose concatenation is E's printing, each but the first
+ * beginning with its sign, " + b" or " - c".  For breaking a long row
+ * across lines. */
+typedef enum expr_form {
+    EXPR_FORM_TEXT,
+    EXPR_FORM_LATEX,
+    EXPR_FORM_LATEX_INLINE /* expr_to_latex_inline */
+} expr_form_t;
+char **expr_print_terms(const expr_graph_t *g, const expr_t *e,
+                        expr_form_t form, size_t *n);
+/* LaTeX with fractions inline as the text writes them (a/b, a/(b c)),
+ * numbers as \tfrac{2}{5}: lines one line high, for long tables of
+ * named subexpressions (interp/expr/where.h). */
+char *expr_to_latex_inline(const expr_graph_t *g, const expr_t *e);
 /* A name as LaTeX, as the printer writes a variable of that name (theta
  * -> \\theta, x1' -> \\dot{x}_{1}, lambda(roll_x) ->
  * \\lambda_{\\mathrm{roll\\_x}}, mass -> \\mathrm{mass}); malloc'ed. */

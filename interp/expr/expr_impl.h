@@ -89,7 +89,28 @@ struct expr_graph {
     struct expr_ranks *ranks;
     bool no_domains;            /* expr_graph_keep_domains(g, false) */
     bool display;               /* expr_graph_set_display */
+    /* prime_sums (diff.c): the variables the last priming wanted
+     * (prime_want, prime_nvars entries), and by node id whether every
+     * long sum below the node is primed for them (primed, primed_cap
+     * entries): a later priming for the same variables skips what is
+     * done (a body on a chain of frames primed the whole chain again). */
+    bool *prime_want;
+    uint32_t prime_nvars;
+    unsigned char *primed;
+    size_t primed_cap;
+    /* edges so far (the children of every node) and expr_diff's budget
+     * (expr_graph_set_budget): the counts when set, the limits, the
+     * stop, and whether it ran out */
+    size_t edges;
+    size_t budget_nodes0, budget_edges0, budget_nodes, budget_edges;
+    const struct nh_stop *budget_stop;
+    unsigned budget_tick;
+    bool budget_on, budget_over;
 };
+
+/* Whether expr_diff's budget is spent (expr_graph_set_budget); looks at
+ * the stop's clock once in 64 calls. */
+bool expr_budget_spent(expr_graph_t *g);
 
 /* Node flags (expr_graph_t.flags).  EXPR_F_PARTIAL: the node may be
  * undefined for some finite values of its variables (expr_partial);

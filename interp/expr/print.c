@@ -158,6 +158,13 @@ typedef struct printer {
     bool latex;
     char *s;
     size_t n, cap;
+    /* expr_print_terms: where each top-level term starts (NULL: none) */
+    size_t *marks, nmarks;
+    /* expr_to_text_atoms: nodes printed as a stand-in name */
+    bool (*atom)(void *ctx, const expr_t *e);
+    void *actx;
+    /* LaTeX with its fractions inline: a/b, \tfrac{2}{5} */
+    bool slash;
 } printer_t;
 
 static void put_n(printer_t *p, const char *s, size_t n)
@@ -243,7 +250,8 @@ static void put_pnum(printer_t *p, pnum_t a)
     }
     char buf[64];
     if (p->latex) {
-        snprintf(buf, sizeof buf, "%s\\frac{%lld}{%lld}", a.num < 0 ? "-" : "",
+        snprintf(buf, sizeof buf, "%s\\%sfrac{%lld}{%lld}",
+                 a.num < 0 ? "-" : "", p->slash ? "t" : "",
                  (long long)(a.num < 0 ? -a.num : a.num), (long long)a.den);
     } else {
         snprintf(buf, sizeof buf, "%lld/%lld", (long long)a.num,
@@ -348,6 +356,8 @@ static int prec_view(const printer_t *p, mul_view_t v)
 static int prec_of(const printer_t *p, const expr_t *e)
 {
     e = expr_unguarded(e);
+    if (p->atom && p->atom(p->actx, e))
+        return P_ATOM;
     switch (e->op) {
     case EXPR_CONST: {
         pnum_t a = pnum_of(p->g, e);
@@ -414,6 +424,70 @@ static bool starts_with_digit(const expr_t *e)
     if (e->op == EXPR_POW)
         return starts_with_digit(e->args[0]);
     return false;
+}
+
+static bool is_greek(const char *s, size_t n);
+static bool latex_operator(expr_op_t op);
+
+/* Whether variable NAME prints in LaTeX as an upright word (\mathrm{th},
+ * \dot{\mathrm{th}}): a main part of several letters that is no Greek
+ * letter's name (emit_latex_name). */
+static bool latex_name_wordy(const char *name)
+{
+    size_t len = strlen(name), core = len;
+    if (len >= 9 && strncmp(name, "lambda(", 7) == 0)
+        return false;
+    while (core > 0 && name[core - 1] == '\'')
+        core--;
+    size_t main_len = core;
+    const char *us = memchr(name, '_', core);
+    if (us && us > name) {
+        main_len = (size_t)(us - name);
+    } else {
+        size_t j = core;
+        while (j > 0 && isdigit((unsigned char)name[j - 1]))
+            j--;
+        if (j > 0 && j < core)
+            main_len = j;
+    }
+    return main_len > 1 && !is_greek(name, main_len);
+}
+
+/* How a factor F of a LaTeX product meets its neighbours: WORDY when it
+ * is (a power of) a variable printed as an upright word, OPCALL when it
+ * is a function written as an operator without parentheses
+ * (\cos{\mathrm{th}}, \sin^{2}{x}), whose argument a following factor
+ * would seem to continue. */
+enum { F_PLAIN = 0, F_WORDY = 1, F_OPCALL = 2 };
+
+static int factor_kind(const printer_t *p, const expr_t *f)
+{
+    f = expr_unguarded(f);
+    if (f->op == EXPR_POW)
+        f = expr_unguarded(f->args[0]);
+    if (f->op == EXPR_VAR)
+        return !expr_var_latex(p->g, f->var) &&
+                       latex_name_wordy(expr_var_name(p->g, f->var))
+                   ? F_WORDY
+                   : F_PLAIN;
+    if (latex_operator(f->op) && expr_unguarded(f->args[0])->op == EXPR_VAR)
+        return F_OPCALL;
+    return F_PLAIN;
+}
+
+/* The separator of two factors of a LaTeX product: \cdot before a
+ * digit, a thin space where either would run into the other
+ * (\mathrm{rR}\,\mathrm{mR}, \cos{\mathrm{th}}\, v), else a space. */
+static const char *latex_factor_sep(int prev, int next, bool digit)
+{
+    if (digit)
+        return " \\cdot ";
+    /* \sin\alpha \cos\phi reads right: a function after a function
+     * begins a factor of its own */
+    if ((prev == F_OPCALL && next != F_OPCALL) || prev == F_WORDY ||
+        next == F_WORDY)
+        return "\\, ";
+    return " ";
 }
 
 /* The factors of V that go above (DEN false) or below the line, in
@@ -486,7 +560,9 @@ static void emit_view(printer_t *p, mul_view_t v)
         put(p, " ");
         nden = 0;
     }
-    if (p->latex && nden > 0)
+    /* LaTeX sets a fraction as \frac, or inline as text does (SLASH) */
+    bool frac = p->latex && !p->slash;
+    if (frac && nden > 0)
         put(p, "\\frac{");
 
     /* numerator */
@@ -506,12 +582,17 @@ static void emit_view(printer_t *p, mul_view_t v)
         put_number(p, 1.0);
         first = false;
     }
-    int need = p->latex && nden > 0 && nnum == 1 && first ? P_NONE : P_POW;
+    int need = frac && nden > 0 && nnum == 1 && first ? P_NONE : P_POW;
+    /* what the last thing written was, for the LaTeX separators: a
+     * number written counts as plain */
+    int prev = F_PLAIN;
     for (size_t i = 0; i < nnum; i++) {
+        int kind = p->latex ? factor_kind(p, fs[i]) : F_PLAIN;
         if (!first)
             put(p, !p->latex ? "*"
-                   : starts_with_digit(fs[i]) ? " \\cdot "
-                                              : " ");
+                             : latex_factor_sep(prev, kind,
+                                                starts_with_digit(fs[i])));
+        prev = kind;
         if (fs[i] == flip) {
             open_paren(p);
             emit_sum_signed(p, flip, true);
@@ -529,13 +610,13 @@ static void emit_view(printer_t *p, mul_view_t v)
 
     /* denominator */
     size_t k = view_factors(p, v, true, fs);
-    if (p->latex)
+    if (frac)
         put(p, "}{");
     else
         put(p, "/");
-    bool paren = !p->latex && nden > 1;
+    bool paren = !frac && nden > 1;
     if (paren)
-        put(p, "(");
+        open_paren(p);
     first = true;
     if (c.den > 1 && !lead) {
         put_number(p, (double)c.den);
@@ -546,20 +627,24 @@ static void emit_view(printer_t *p, mul_view_t v)
         put(p, p->latex ? "\\pi" : "pi");
         first = false;
     }
+    prev = F_PLAIN;
     for (size_t i = 0; i < k; i++) {
+        int kind = p->latex ? factor_kind(p, fs[i]->args[0]) : F_PLAIN;
         if (!first)
             put(p, !p->latex ? "*"
-                   : starts_with_digit(fs[i]->args[0]) ? " \\cdot "
-                                                       : " ");
-        if (p->latex && nden == 1 && fs[i]->args[1]->value == -1)
+                             : latex_factor_sep(prev, kind,
+                                                starts_with_digit(
+                                                    fs[i]->args[0])));
+        prev = kind;
+        if (frac && nden == 1 && fs[i]->args[1]->value == -1)
             emit(p, fs[i]->args[0], P_NONE);
         else
             emit_power_neg(p, fs[i]->args[0], fs[i]->args[1]);
         first = false;
     }
     if (paren)
-        put(p, ")");
-    if (p->latex)
+        close_paren(p);
+    if (frac)
         put(p, "}");
     if (fs != fl)
         free(fs);
@@ -601,6 +686,9 @@ static void emit_abs_signed(printer_t *p, const expr_t *t, int need,
  * the first positive term of that order first (a - b, not -b + a). */
 static void emit_sum_signed(printer_t *p, const expr_t *e, bool negate)
 {
+    /* expr_print_terms marks the terms of the outermost sum only */
+    size_t *marks = p->marks;
+    p->marks = NULL;
     uint32_t n = e->nargs;
     uint32_t ol[16];
     uint32_t *order = n <= 16 ? ol : expr_xmalloc(n * sizeof *order);
@@ -622,6 +710,8 @@ static void emit_sum_signed(printer_t *p, const expr_t *e, bool negate)
         uint32_t at = i == 0 ? first : i <= first ? i - 1 : i;
         const expr_t *t = e->args[order[at]];
         bool minus = term_is_negative(t) != negate;
+        if (marks)
+            marks[p->nmarks++] = p->n;
         /* the term shown is -t when NEGATE; a minus before it shows
          * its absolute value, which is t when the shown term is -t */
         if (i == 0) {
@@ -638,6 +728,7 @@ static void emit_sum_signed(printer_t *p, const expr_t *e, bool negate)
     }
     if (order != ol)
         free(order);
+    p->marks = marks;
 }
 
 static void emit_sum(printer_t *p, const expr_t *e)
@@ -757,6 +848,10 @@ static void emit(printer_t *p, const expr_t *e, int need)
     /* a guard prints as its value: the domain it keeps is no text (x/x
      * reads 1, and is still undefined at x = 0) */
     e = expr_unguarded(e);
+    if (p->atom && p->atom(p->actx, e)) {
+        put(p, p->latex ? "k_{99}" : "k99");
+        return;
+    }
     bool paren = prec_of(p, e) < need;
     if (paren)
         open_paren(p);
@@ -827,7 +922,7 @@ static void emit(printer_t *p, const expr_t *e, int need)
 
 char *expr_to_text(const expr_graph_t *g, const expr_t *e)
 {
-    printer_t p = {g, false, NULL, 0, 0};
+    printer_t p = {g, false, NULL, 0, 0, NULL, 0, NULL, NULL, false};
     put(&p, "");
     emit(&p, e, P_NONE);
     return p.s;
@@ -835,7 +930,7 @@ char *expr_to_text(const expr_graph_t *g, const expr_t *e)
 
 char *expr_latex_name(const char *name)
 {
-    printer_t p = {NULL, true, NULL, 0, 0};
+    printer_t p = {NULL, true, NULL, 0, 0, NULL, 0, NULL, NULL, false};
     put(&p, "");
     emit_latex_name(&p, name);
     return p.s;
@@ -843,10 +938,58 @@ char *expr_latex_name(const char *name)
 
 char *expr_to_latex(const expr_graph_t *g, const expr_t *e)
 {
-    printer_t p = {g, true, NULL, 0, 0};
+    printer_t p = {g, true, NULL, 0, 0, NULL, 0, NULL, NULL, false};
     put(&p, "");
     emit(&p, e, P_NONE);
     return p.s;
+}
+
+char *expr_to_latex_inline(const expr_graph_t *g, const expr_t *e)
+{
+    printer_t p = {g, true, NULL, 0, 0, NULL, 0, NULL, NULL, true};
+    put(&p, "");
+    emit(&p, e, P_NONE);
+    return p.s;
+}
+
+char *expr_to_text_atoms(const expr_graph_t *g, const expr_t *e,
+                         bool (*atom)(void *ctx, const expr_t *e), void *ctx)
+{
+    printer_t p = {g, false, NULL, 0, 0, NULL, 0, atom, ctx, false};
+    put(&p, "");
+    emit(&p, e, P_NONE);
+    return p.s;
+}
+
+char **expr_print_terms(const expr_graph_t *g, const expr_t *e,
+                        expr_form_t form, size_t *n)
+{
+    const expr_t *u = expr_unguarded(e);
+    size_t nt = u->op == EXPR_ADD ? u->nargs : 1;
+    printer_t p = {g, form != EXPR_FORM_TEXT, NULL, 0, 0, NULL, 0, NULL,
+                   NULL, form == EXPR_FORM_LATEX_INLINE};
+    p.marks = expr_xmalloc((nt + 1) * sizeof *p.marks);
+    put(&p, "");
+    if (u->op == EXPR_ADD) {
+        emit_sum(&p, u); /* marks each term's start */
+    } else {
+        size_t *marks = p.marks;
+        p.marks = NULL; /* no sum inside marks anything */
+        emit(&p, u, P_NONE);
+        p.marks = marks;
+        p.marks[p.nmarks++] = 0;
+    }
+    char **out = expr_xmalloc((p.nmarks + 1) * sizeof *out);
+    for (size_t i = 0; i < p.nmarks; i++) {
+        size_t a = p.marks[i], b = i + 1 < p.nmarks ? p.marks[i + 1] : p.n;
+        out[i] = expr_xmalloc(b - a + 1);
+        memcpy(out[i], p.s + a, b - a);
+        out[i][b - a] = '\0';
+    }
+    *n = p.nmarks;
+    free(p.marks);
+    free(p.s);
+    return out;
 }
 
 /* ---- LaTeX names ------------------------------------------------------- */

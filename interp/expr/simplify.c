@@ -62,6 +62,8 @@
  * characters), and trying its forms would cost more than they could
  * save (the N-trailer's rows at N = 64). */
 #define SIMP_MAX_NODES 3000
+/* simp_light: sums multiplied out up to this many terms. */
+#define SIMP_LIGHT_TERMS 64
 
 /* ---- a map from node ids to nodes ------------------------------------- */
 
@@ -131,7 +133,9 @@ struct simp {
     nmap_t best;  /* display id -> shortest form */
     nmap_t pretty; /* display id -> with the insides in shortest form */
     nmap_t len;   /* display id -> printed length (as a CONST's bits) */
+    nmap_t opaque; /* display id -> itself: an atom (simp_opaque) */
     size_t work;
+    bool light;   /* simp_light */
 };
 
 simp_t *simp_new(const expr_graph_t *src)
@@ -160,6 +164,7 @@ void simp_free(simp_t *s)
     nmap_free(&s->best);
     nmap_free(&s->pretty);
     nmap_free(&s->len);
+    nmap_free(&s->opaque);
     expr_graph_free(s->g);
     free(s);
 }
@@ -167,6 +172,27 @@ void simp_free(simp_t *s)
 expr_graph_t *simp_graph(simp_t *s)
 {
     return s->g;
+}
+
+void simp_opaque(simp_t *s, const expr_t *e)
+{
+    if (e->op != EXPR_CONST && e->op != EXPR_VAR)
+        nmap_put(&s->opaque, e->id, e);
+}
+
+static bool is_opaque(const simp_t *s, const expr_t *e)
+{
+    return s->opaque.n && nmap_get(&s->opaque, e->id) != NULL;
+}
+
+void simp_light(simp_t *s, bool light)
+{
+    s->light = light;
+}
+
+void simp_allow_work(simp_t *s, size_t work)
+{
+    s->work = work >= SIMP_WORK_MAX ? 0 : SIMP_WORK_MAX - work;
 }
 
 /* E, a sum or a product, rebuilt in the display graph from F of each of
@@ -325,20 +351,58 @@ static bool larger_than(const expr_t *e, size_t limit, size_t *count)
     return false;
 }
 
-static bool too_big(const expr_t *e)
+/* larger_than with the atoms of simp_opaque counting one node each. */
+static bool larger_than_in(const simp_t *s, const expr_t *e, size_t limit,
+                           size_t *count)
+{
+    if (++*count > limit)
+        return true;
+    if (is_opaque(s, e))
+        return false;
+    for (uint32_t i = 0; i < e->nargs; i++)
+        if (larger_than_in(s, e->args[i], limit, count))
+            return true;
+    return false;
+}
+
+static bool too_big_in(const simp_t *s, const expr_t *e)
 {
     size_t count = 0;
-    return larger_than(e, SIMP_MAX_NODES, &count);
+    if (!s->opaque.n)
+        return larger_than(e, SIMP_MAX_NODES, &count);
+    return larger_than_in(s, e, SIMP_MAX_NODES, &count);
+}
+#define too_big(e) too_big_in(s, (e))
+
+bool simp_small(const simp_t *s, const expr_t *e, size_t limit)
+{
+    size_t count = 0;
+    return !larger_than_in(s, e, limit, &count);
 }
 
 /* ---- printed length ---------------------------------------------------- */
+
+/* An atom of text_length: an opaque node below the one measured (that
+ * one prints in full: it is what is being measured). */
+typedef struct atom_ctx {
+    const simp_t *s;
+    const expr_t *root;
+} atom_ctx_t;
+
+static bool atom_of(void *ctx, const expr_t *e)
+{
+    const atom_ctx_t *a = ctx;
+    return e != a->root && is_opaque(a->s, e);
+}
 
 static size_t text_length(simp_t *s, const expr_t *e)
 {
     const expr_t *m = nmap_get(&s->len, e->id);
     if (m)
         return (size_t)m->value;
-    char *t = expr_to_text(s->g, e);
+    atom_ctx_t actx = {s, e};
+    char *t = s->opaque.n ? expr_to_text_atoms(s->g, e, atom_of, &actx)
+                          : expr_to_text(s->g, e);
     size_t n = strlen(t);
     free(t);
     nmap_put(&s->len, e->id, expr_num(s->g, (double)n));
@@ -375,7 +439,7 @@ static const expr_t *expand_product(simp_t *s, const expr_t *const *f,
             count *= f[i]->nargs;
             nsum++;
         }
-    if (nsum == 0 || count > SIMP_MAX_TERMS ||
+    if (nsum == 0 || count > (s->light ? SIMP_LIGHT_TERMS : SIMP_MAX_TERMS) ||
         s->work + (size_t)count > SIMP_WORK_MAX)
         return expr_product(g, f, n);
     s->work += (size_t)count;
@@ -410,7 +474,7 @@ static const expr_t *expand_product(simp_t *s, const expr_t *const *f,
 
 static const expr_t *expand(simp_t *s, const expr_t *e)
 {
-    if (e->op == EXPR_CONST || e->op == EXPR_VAR)
+    if (e->op == EXPR_CONST || e->op == EXPR_VAR || is_opaque(s, e))
         return e;
     const expr_t *r = nmap_get(&s->exp, e->id);
     if (r)
@@ -843,6 +907,252 @@ static const expr_t *common_denominator(simp_t *s, const expr_t *x)
     return r;
 }
 
+/* ---- common factors of some terms (Horner) ---------------------------------- */
+
+/* A base of X's terms and how many terms hold it above the line (NUM)
+ * and below it (DEN). */
+typedef struct base_count {
+    const expr_t *base;
+    size_t num, den;
+} base_count_t;
+
+/* The sum of the N terms T with the factor that most of them share taken
+ * out, and so on inside and outside it (a multivariate Horner scheme):
+ * a*b*c + a*b*d + a*e = a*(b*(c + d) + e).  A factor is a base to the
+ * power 1 or -1 (x^2 shares x with x*y; 1/k27 is shared by terms that
+ * divide by k27), and the most shared wins, the longer base on a tie. */
+static const expr_t *horner_terms(simp_t *s, const expr_t **t, size_t n,
+                                  int depth)
+{
+    expr_graph_t *g = s->g;
+    if (n <= 1 || depth > 16)
+        return expr_sum(g, t, n);
+    size_t cap = 32, nb = 0;
+    base_count_t *bc = xmalloc(cap * sizeof *bc);
+    for (size_t i = 0; i < n; i++) {
+        size_t nf;
+        const expr_t *c;
+        const expr_t *const *f = factors_of(&t[i], &nf, &c);
+        for (size_t j = 0; j < nf; j++) {
+            int64_t k;
+            const expr_t *b = base_exp(f[j], &k);
+            if (b->op == EXPR_CONST || k == 0)
+                continue;
+            size_t a = 0;
+            while (a < nb && bc[a].base != b)
+                a++;
+            if (a == nb) {
+                if (nb == cap) {
+                    cap *= 2;
+                    bc = xrealloc(bc, cap * sizeof *bc);
+                }
+                bc[nb++] = (base_count_t){b, 0, 0};
+            }
+            if (k > 0)
+                bc[a].num++;
+            else
+                bc[a].den++;
+        }
+    }
+    const expr_t *best = NULL;
+    int sign = 0;
+    size_t most = 1, blen = 0;
+    for (size_t a = 0; a < nb; a++) {
+        for (int sg = 1; sg >= -1; sg -= 2) {
+            size_t cnt = sg > 0 ? bc[a].num : bc[a].den;
+            if (cnt < most || cnt < 2)
+                continue;
+            size_t len = text_length(s, bc[a].base);
+            if (cnt > most || len > blen) {
+                best = bc[a].base;
+                sign = sg;
+                most = cnt;
+                blen = len;
+            }
+        }
+    }
+    free(bc);
+    if (!best)
+        return expr_sum(g, t, n);
+    const expr_t *f = expr_pow(g, best, expr_num(g, (double)sign));
+    const expr_t *finv = expr_pow(g, best, expr_num(g, (double)-sign));
+    const expr_t **with = xmalloc(n * sizeof *with);
+    const expr_t **rest = xmalloc(n * sizeof *rest);
+    size_t nw = 0, nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t nf;
+        const expr_t *c;
+        const expr_t *const *fs = factors_of(&t[i], &nf, &c);
+        bool has = false;
+        for (size_t j = 0; j < nf && !has; j++) {
+            int64_t k;
+            has = base_exp(fs[j], &k) == best && (sign > 0 ? k > 0 : k < 0);
+        }
+        if (has)
+            with[nw++] = expr_mul(g, t[i], finv);
+        else
+            rest[nr++] = t[i];
+    }
+    const expr_t *inner = horner_terms(s, with, nw, depth + 1);
+    const expr_t *outer = horner_terms(s, rest, nr, depth + 1);
+    const expr_t *r = expr_add(g, expr_mul(g, f, inner), outer);
+    free(with);
+    free(rest);
+    return r;
+}
+
+/* X with common factors taken out of its terms (horner_terms), when that
+ * is shorter; X otherwise. */
+static const expr_t *horner(simp_t *s, const expr_t *x)
+{
+    if (x->op != EXPR_ADD || x->nargs > 2000)
+        return x;
+    const expr_t **t = xmalloc(x->nargs * sizeof *t);
+    memcpy(t, x->args, x->nargs * sizeof *t);
+    const expr_t *h = horner_terms(s, t, x->nargs, 0);
+    free(t);
+    return shorter(s, x, h);
+}
+
+const expr_t *simp_horner(simp_t *s, const expr_t *x)
+{
+    return horner(s, x);
+}
+
+/* ---- angle sums ------------------------------------------------------------ */
+
+/* One term's pair of trigonometric factors: the term is COEF * REST *
+ * F(a) * G(b), F and G each sin or cos, a and b distinct arguments. */
+typedef struct angle_pair {
+    size_t term;
+    const expr_t *coef, *rest, *a, *b;
+    expr_op_t fa, fb;
+} angle_pair_t;
+
+static bool trig_factor(const expr_t *f)
+{
+    return f->op == EXPR_SIN || f->op == EXPR_COS;
+}
+
+/* The pairs of X's terms that make an angle sum, contracted (Lemos's and
+ * every textbook's frames turned twice about one axis give them):
+ *   sin a cos b ± cos a sin b = sin(a ± b),
+ *   cos a cos b ∓ sin a sin b = cos(a ± b);
+ * X itself when there is none.  Terms of more than a few trigonometric
+ * factors, and sums of many terms, are left alone (the pairs are
+ * quadratic in both). */
+static const expr_t *angle_sums(simp_t *s, const expr_t *x)
+{
+    if (x->op != EXPR_ADD || x->nargs > 400)
+        return x;
+    expr_graph_t *g = s->g;
+    size_t nt = x->nargs, cap = 64, np = 0;
+    angle_pair_t *pr = xmalloc(cap * sizeof *pr);
+    const expr_t *one = expr_num(g, 1);
+    for (size_t i = 0; i < nt; i++) {
+        size_t nf;
+        const expr_t *c;
+        const expr_t *const *f = factors_of(&x->args[i], &nf, &c);
+        size_t ntrig = 0;
+        for (size_t j = 0; j < nf; j++)
+            ntrig += trig_factor(f[j]);
+        if (ntrig < 2 || ntrig > 6)
+            continue;
+        const expr_t **other = xmalloc((nf + 1) * sizeof *other);
+        for (size_t p = 0; p < nf; p++) {
+            for (size_t q = p + 1; q < nf; q++) {
+                if (!trig_factor(f[p]) || !trig_factor(f[q]) ||
+                    f[p]->args[0] == f[q]->args[0])
+                    continue;
+                size_t no = 0;
+                for (size_t j = 0; j < nf; j++)
+                    if (j != p && j != q)
+                        other[no++] = f[j];
+                if (np == cap) {
+                    cap *= 2;
+                    pr = xrealloc(pr, cap * sizeof *pr);
+                }
+                /* a and b in a fixed order: by node id */
+                const expr_t *fp = f[p], *fq = f[q];
+                if (fp->args[0]->id > fq->args[0]->id) {
+                    const expr_t *t = fp;
+                    fp = fq;
+                    fq = t;
+                }
+                pr[np++] = (angle_pair_t){i, c ? c : one,
+                                          expr_product(g, other, no),
+                                          fp->args[0], fq->args[0], fp->op,
+                                          fq->op};
+            }
+        }
+        free(other);
+    }
+    bool *used = xcalloc(nt, sizeof *used);
+    const expr_t **out = xmalloc((nt + 1) * sizeof *out);
+    size_t no = 0;
+    for (size_t i = 0; i < np; i++) {
+        const angle_pair_t *u = &pr[i];
+        if (used[u->term])
+            continue;
+        for (size_t j = i + 1; j < np; j++) {
+            const angle_pair_t *v = &pr[j];
+            if (used[v->term] || used[u->term] || v->term == u->term ||
+                v->rest != u->rest || v->a != u->a || v->b != u->b)
+                continue;
+            bool same = v->coef == u->coef;
+            bool opposite = v->coef == expr_neg(g, u->coef);
+            if (!same && !opposite)
+                continue;
+            const expr_t *r = NULL;
+            expr_op_t sa = u->fa, sb = u->fb, ta = v->fa, tb = v->fb;
+            if (sa != sb && ta != tb && sa == tb && sb == ta) {
+                /* sin a cos b and cos a sin b: sin(a ± b), the sign by
+                 * which one carries the coefficient U */
+                const expr_t *sum = expr_add(g, u->a, u->b);
+                const expr_t *dif = sa == EXPR_SIN ? expr_sub(g, u->a, u->b)
+                                                   : expr_sub(g, u->b, u->a);
+                r = expr_call(g, EXPR_SIN, same ? sum : dif, NULL);
+            } else if (sa == sb && ta == tb && sa != ta) {
+                /* cos a cos b and sin a sin b: U the cosines' coefficient */
+                const expr_t *cc = sa == EXPR_COS ? u->coef : v->coef;
+                const expr_t *sum = expr_add(g, u->a, u->b);
+                const expr_t *dif = expr_sub(g, u->a, u->b);
+                r = expr_mul(g, cc == u->coef ? one : expr_num(g, -1),
+                             expr_call(g, EXPR_COS, opposite ? sum : dif,
+                                       NULL));
+                out[no++] = expr_product(
+                    g, (const expr_t *const[]){u->coef, u->rest, r}, 3);
+                used[u->term] = used[v->term] = true;
+                break;
+            }
+            if (!r)
+                continue;
+            out[no++] =
+                expr_product(g, (const expr_t *const[]){u->coef, u->rest, r},
+                             3);
+            used[u->term] = used[v->term] = true;
+            break;
+        }
+    }
+    const expr_t *res = x;
+    if (no > 0) {
+        for (size_t i = 0; i < nt; i++)
+            if (!used[i])
+                out[no++] = x->args[i];
+        res = expr_sum(g, out, no);
+    }
+    free(used);
+    free(out);
+    free(pr);
+    /* a contraction can make another (sin(a + b) cos c + …) */
+    return res != x && res->op == EXPR_ADD ? angle_sums(s, res) : res;
+}
+
+const expr_t *simp_angle_sums(simp_t *s, const expr_t *x)
+{
+    return angle_sums(s, x);
+}
+
 /* ---- the shortest form -------------------------------------------------- */
 
 static const expr_t *best(simp_t *s, const expr_t *e);
@@ -851,7 +1161,7 @@ static const expr_t *best(simp_t *s, const expr_t *e);
  * (its own sums and products as they are). */
 static const expr_t *pretty(simp_t *s, const expr_t *e)
 {
-    if (e->op == EXPR_CONST || e->op == EXPR_VAR)
+    if (e->op == EXPR_CONST || e->op == EXPR_VAR || is_opaque(s, e))
         return e;
     const expr_t *r = nmap_get(&s->pretty, e->id);
     if (r)
@@ -943,15 +1253,19 @@ static const expr_t *best_of_expanded(simp_t *s, const expr_t *x)
             free(fl);
         }
     }
-    const expr_t *d = common_denominator(s, x);
+    const expr_t *d = s->light ? NULL : common_denominator(s, x);
     if (d)
         b = shorter(s, b, pretty(s, d));
+    /* common factors of some terms: in the pieces of named output only
+     * (where.h), which are read as tables, not as textbook rows */
+    if (s->light)
+        b = shorter(s, b, pretty(s, horner(s, x)));
     return b;
 }
 
 static const expr_t *best(simp_t *s, const expr_t *e)
 {
-    if (e->op == EXPR_CONST || e->op == EXPR_VAR)
+    if (e->op == EXPR_CONST || e->op == EXPR_VAR || is_opaque(s, e))
         return e;
     const expr_t *r = nmap_get(&s->best, e->id);
     if (r)
@@ -963,6 +1277,9 @@ static const expr_t *best(simp_t *s, const expr_t *e)
     }
     const expr_t *x = pyth_best(s, expand(s, e), false, NULL);
     r = shorter(s, pretty(s, e), best_of_expanded(s, x));
+    const expr_t *a = angle_sums(s, x);
+    if (a != x)
+        r = shorter(s, r, best_of_expanded(s, a));
     nmap_put(&s->best, e->id, r);
     return r;
 }
@@ -1201,6 +1518,63 @@ int simp_solve(simp_t *s, const expr_t *const *A, const expr_t *const *b,
     }
     free(minor);
     free(E);
+    return status;
+}
+
+int simp_solve_named(simp_t *s, const expr_t *const *A,
+                     const expr_t *const *b, size_t n, const expr_t **x)
+{
+    if (n == 0)
+        return 0;
+    if (n > SIMP_SOLVE_NAMED_MAX)
+        return -1;
+    expr_graph_t *g = s->g;
+    size_t ne = n * n + n;
+    const expr_t **entry = xmalloc(ne * sizeof *entry);
+    const expr_t **sym = xmalloc(ne * sizeof *sym);
+    const expr_t **SA = xmalloc(n * n * sizeof *SA);
+    const expr_t **Sb = xmalloc(n * sizeof *Sb);
+    size_t nd = 0;
+    uint32_t first = expr_graph_nvars(g);
+    /* one symbol per distinct entry (a symmetric matrix shares its
+     * halves), 0 and constants as they are */
+    for (size_t i = 0; i < ne; i++) {
+        const expr_t *e = expr_unguarded(i < n * n ? A[i] : b[i - n * n]);
+        const expr_t *y = e;
+        if (e->op != EXPR_CONST) {
+            size_t k = 0;
+            while (k < nd && entry[k] != e)
+                k++;
+            if (k == nd) {
+                char name[32];
+                snprintf(name, sizeof name, "a%zu", nd);
+                uint32_t v = expr_var_declare(g, name);
+                expr_var_set_rank(g, v, expr_rank(g, e));
+                entry[nd] = e;
+                sym[nd++] = expr_var(g, v);
+            }
+            y = sym[k];
+        }
+        if (i < n * n)
+            SA[i] = y;
+        else
+            Sb[i - n * n] = y;
+    }
+    int status = simp_solve(s, SA, Sb, n, x);
+    if (status == 0) {
+        uint32_t nv = expr_graph_nvars(g);
+        const expr_t **repl = xcalloc(nv, sizeof *repl);
+        for (size_t k = 0; k < nd; k++)
+            repl[sym[k]->var] = entry[k];
+        for (size_t i = 0; i < n; i++)
+            x[i] = expr_subst(g, expr_unguarded(x[i]), repl);
+        free(repl);
+    }
+    (void)first;
+    free(entry);
+    free(sym);
+    free(SA);
+    free(Sb);
     return status;
 }
 

@@ -54,6 +54,38 @@ const expr_t *simp_import(simp_t *s, const expr_t *e);
 const expr_t *simp_symbol(simp_t *s, const expr_t *e, const char *name,
                           const char *latex);
 
+/* Makes E (a display node) an atom of the simplifications that follow:
+ * they rewrite around it but not inside it, as if it were a variable —
+ * for named subexpressions (where.h), whose insides are shown apart.
+ * Forms found before stay valid (an atom changes the shape a form takes,
+ * never its value). */
+void simp_opaque(simp_t *s, const expr_t *e);
+
+/* Whether E written out as a tree, each atom of simp_opaque one node,
+ * has at most LIMIT nodes. */
+bool simp_small(const simp_t *s, const expr_t *e, size_t limit);
+
+/* In LIGHT mode the simplifications that follow multiply out no sum past
+ * a few dozen terms and try no common denominator: for the many pieces
+ * of one large output (where.h), each of which is short. */
+void simp_light(simp_t *s, bool light);
+
+/* Lets the next simplifications multiply out WORK more terms (the
+ * context's budget, SIMP_WORK_MAX in all, is otherwise spent once):
+ * for a caller that simplifies many small pieces of one large output
+ * (where.h), each within a bound of its own. */
+void simp_allow_work(simp_t *s, size_t work);
+
+/* X (a display node) with the pairs of its terms that make an angle sum
+ * contracted: sin a cos b + cos a sin b = sin(a + b), cos a cos b −
+ * sin a sin b = cos(a + b), and the differences; X when there is none. */
+const expr_t *simp_angle_sums(simp_t *s, const expr_t *x);
+
+/* X (a display node) with the factors that several of its terms share
+ * taken out, a multivariate Horner scheme (a*b*c + a*b*d + a*e =
+ * a*(b*(c + d) + e)), when that prints shorter; X otherwise. */
+const expr_t *simp_horner(simp_t *s, const expr_t *x);
+
 /* The display form of D (a display node): the shortest equivalent form,
  * guarded by the conditions under which it equals D (see above). */
 const expr_t *simp_simplify(simp_t *s, const expr_t *d);
@@ -84,6 +116,16 @@ void simp_row(simp_t *s, const expr_t *l, const expr_t *r,
 #define SIMP_SOLVE_MAX 8
 int simp_solve(simp_t *s, const expr_t *const *A, const expr_t *const *b,
                size_t n, const expr_t **x);
+
+/* The same by Cramer's rule over the entries as atoms: each distinct
+ * entry of A and b is a symbol while the system is solved, and put back
+ * in the result, where it is then a shared subexpression (for a display
+ * with named subexpressions, where.h: the bicycle's 3×3 system of Kane's
+ * form, whose entries are too long to multiply out).  N up to
+ * SIMP_SOLVE_NAMED_MAX; -1 beyond, or when the determinant is 0. */
+#define SIMP_SOLVE_NAMED_MAX 4
+int simp_solve_named(simp_t *s, const expr_t *const *A,
+                     const expr_t *const *b, size_t n, const expr_t **x);
 
 /* Sums larger than this are not multiplied out further (the product is
  * kept as it is), and a determinant beyond it gives up. */

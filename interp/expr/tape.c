@@ -553,28 +553,31 @@ static uint32_t sincos_partner(const compiler_t *c, uint32_t id)
 /* A SIN and a COS of one operand become neighbours in the schedule (the
  * later one moves up: its operand is computed before the earlier one,
  * and its readers stay after it), so that they make one SINCOS.  The
- * moved value lives longer: a slot for one instruction saved. */
+ * moved value lives longer: a slot for one instruction saved.  The
+ * schedule is written anew in one pass, each partner taken where the
+ * first of the pair is and skipped where it was (moving it up entry by
+ * entry cost the distance, quadratic for a chain of sines whose cosines
+ * the derivative reads at the far end). */
 static void pair_sincos(compiler_t *c)
 {
-    size_t *pos = xmalloc((c->nir ? c->nir : 1) * sizeof *pos);
-    for (size_t s = 0; s < c->nsched; s++)
-        pos[c->sched[s]] = s;
-    for (size_t s = 0; s + 1 < c->nsched; s++) {
-        uint32_t p = sincos_partner(c, c->sched[s]);
-        if (p == IR_NONE || c->ir[p].state != DONE)
+    unsigned char *taken = xcalloc(c->nir ? c->nir : 1, 1);
+    uint32_t *out = xmalloc((c->nsched ? c->nsched : 1) * sizeof *out);
+    size_t k = 0;
+    for (size_t s = 0; s < c->nsched; s++) {
+        uint32_t id = c->sched[s];
+        if (taken[id])
+            continue; /* moved up to its partner */
+        out[k++] = id;
+        taken[id] = 1;
+        uint32_t p = sincos_partner(c, id);
+        if (p == IR_NONE || c->ir[p].state != DONE || taken[p])
             continue;
-        size_t q = pos[p];
-        if (q <= s)
-            continue;
-        for (size_t k = q; k > s + 1; k--) {
-            c->sched[k] = c->sched[k - 1];
-            pos[c->sched[k]] = k;
-        }
-        c->sched[s + 1] = p;
-        pos[p] = s + 1;
-        s++; /* the pair is made */
+        out[k++] = p; /* the pair is made */
+        taken[p] = 1;
     }
-    free(pos);
+    free(c->sched);
+    c->sched = out;
+    free(taken);
 }
 
 /* Counts the readers of every IR node reachable from the outputs (a
@@ -1725,13 +1728,37 @@ static void tape_c_begin_piece(tape_c_t *c, strbuf_t *b, const char *name,
         strbuf_addf(b, "static void %s(%s)\n{\n", name, tape_c_params(c));
 }
 
+/* Past this many outputs that are constants, tape_write_c writes them
+ * from a table: GCC -O2 spent 1.1 s on the 2212 stores of a literal
+ * (the zeros of the mass matrix) that ended the 64-trailer's multipliers
+ * tape, one statement each.  Fewer are stored one by one, so that the
+ * compiler can fold them into the small solves that follow the tape:
+ * from a table, the sphere's 17 (multipliers) made its compiled
+ * `simulate to 100` 3.2 ms instead of 1.2 ms; the 64-trailer's
+ * right-hand side takes 0.4 % more instructions from its table. */
+#define TAPE_C_CONST_TABLE 256
+
+/* Whether output K is a constant no instruction writes. */
+static bool tape_c_const_output(const tape_c_t *c, size_t k)
+{
+    uint32_t o = c->t->outs[k];
+    return !(o & TAPE_VAR) && c->last_write[o] == SIZE_MAX &&
+           c->cur[o].kind == SLOT_CONST;
+}
+
 /* The outputs no instruction writes: constants, inputs, variables. */
 static void tape_c_known_outputs(tape_c_t *c, strbuf_t *b, strbuf_t *body)
 {
     const tape_t *t = c->t;
+    size_t nk = 0;
+    for (size_t k = 0; !c->frame && k < t->nout; k++)
+        nk += tape_c_const_output(c, k);
+    bool table = nk > TAPE_C_CONST_TABLE;
     for (size_t k = 0; k < t->nout; k++) {
         uint32_t o = t->outs[k];
         if (!(o & TAPE_VAR) && c->last_write[o] != SIZE_MAX)
+            continue;
+        if (table && tape_c_const_output(c, k))
             continue;
         body->len = 0;
         body->data[0] = '\0';
@@ -1749,6 +1776,30 @@ static void tape_c_known_outputs(tape_c_t *c, strbuf_t *b, strbuf_t *body)
         tape_c_output(c, k, text, b);
         free(text);
     }
+    if (!table)
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        strbuf_add(b, pass ? "        static const double kv[] = {"
+                           : "    {\n        static const unsigned ko[] = {");
+        size_t n = 0;
+        for (size_t k = 0; k < t->nout; k++) {
+            if (!tape_c_const_output(c, k))
+                continue;
+            strbuf_add(b, n ? n % 8 ? ", " : ",\n            " : "");
+            if (pass)
+                strbuf_add(b, c->lit[c->cur[t->outs[k]].index]);
+            else
+                strbuf_addf(b, "%zu", k);
+            n++;
+        }
+        strbuf_add(b, "};\n");
+    }
+    strbuf_addf(b, "        unsigned i;\n"
+                   "        for (i = 0; i < %zu; i++)\n"
+                   "            o[ko[i]] = kv[i];\n"
+                   "    }\n",
+                nk);
+    c->used_o = true;
 }
 
 static void tape_c_write(const tape_t *t, strbuf_t *b, const char *name,
@@ -1883,19 +1934,36 @@ void tape_write_c_frame(const tape_t *t, strbuf_t *b, const tape_c_frame_t *f,
  * vectors (tape_c_vector_text: four doubles with AVX2, two with SSE2,
  * one direction at a time elsewhere), on the tape's slots (a slot reused
  * by the instruction that reads it last is read before it is written),
- * the slots of the directions in hand at the end of V; each lane does
- * exactly the scalar operations, so the numbers are the tapes' bit for
- * bit.  On the bicycle's multipliers (1260 instructions, 6 directions)
+ * the slots of the directions in hand at the end of V, their input
+ * derivatives gathered after the slots first: the caller loops over the
+ * groups of directions, so every entry a piece reads is at a constant
+ * place and a piece holds no loop.  Each lane does exactly the scalar
+ * operations, so the numbers are the tapes' bit for bit.  On the
+ * bicycle's multipliers (1260 instructions, 6 directions, at -O2 then)
  * the tangent took 6.3 µs direction by direction, 4.3 µs two at a time
  * (SSE2) and 3.0 µs four at a time (AVX2); four at a time in SSE2 (two
  * registers a value) took 8.2 µs, the values no longer fitting in
- * registers.  Both passes are straight-line code, which compilers
- * handle fast: a loop per instruction, or entries at slot·k + j, made GCC
- * take 14 s and 4.7 s on the bicycle. */
+ * registers (doc/performance.md has the figures at -O1).  Both passes
+ * are straight-line code, which compilers handle fast.  Measured with
+ * GCC 12 on the bicycle's multipliers (user seconds of the derivative
+ * pieces alone, one direction at a time): a loop over the directions per
+ * instruction, 14 s; entries at slot·k + j, 4.7 s; the directions' loop
+ * inside each piece, 1.5 s at -O2 (GCC's register allocator and loop
+ * passes over a loop body of 800 statements); the loop in the caller,
+ * 0.86 s (doc/performance.md). */
+/* The pieces of the derivatives are shorter: their values are in V, so
+ * a piece boundary costs no loads and stores of values, and GCC's time
+ * fell with their size (the bicycle's derivatives, -O1: pieces of 800
+ * instructions 1.14 s, 400 0.90 s, 200 0.72 s, 100 0.64 s; the
+ * 64-trailer's 11.8 s against 6.2 s with 100; doc/performance.md). */
+#define TAPE_C_TAN_PIECE 100
+
 typedef struct tape_c_tan {
     const tape_t *t;
     size_t *holds;       /* by slot: the entry of V it holds now */
     size_t vbase, abase; /* the instructions' values, their numbers */
+    size_t dbase;        /* the directions' input derivatives: in the
+                            slots' array, after the work slots */
     size_t begin;        /* the first instruction of the piece */
     size_t *vseen, *dseen; /* by entry: the piece + 1 that named it */
     size_t piece;
@@ -1941,10 +2009,8 @@ static void tape_c_tan_deriv(tape_c_tan_t *c, uint32_t s, strbuf_t *b)
     if ((m == SIZE_MAX || m < c->begin) && c->dseen[e] != c->piece + 1) {
         c->dseen[e] = c->piece + 1;
         if (m == SIZE_MAX)
-            strbuf_addf(c->der,
-                        "    const nh_vd d%zu = nh_vload(dv + %u * k + j, "
-                        "k - j);\n",
-                        e, c->t->in_var[e - c->t->nconst]);
+            strbuf_addf(c->der, "    const nh_vd d%zu = d[%zu];\n", e,
+                        c->dbase + (e - c->t->nconst));
         else
             strbuf_addf(c->der, "    const nh_vd d%zu = d[%u];\n", e, s);
     }
@@ -2048,7 +2114,7 @@ static void tape_c_tan_ins(tape_c_tan_t *c, size_t i)
     case T_GUARD: rule = "%D = isnan(%x) ? NH_VNAN : %A"; break;
     case T_SIN: f = "cos(%a)"; break;
     case T_COS: f = "-sin(%a)"; break;
-    case T_SINCOS: rule = "%D = %y * %A;\n        %E = -%x * %A"; break;
+    case T_SINCOS: rule = "%D = %y * %A;\n    %E = -%x * %A"; break;
     case T_TAN: f = "1 + %x * %x"; break;
     case T_ASIN: f = "1 / sqrt(1 - %a * %a)"; break;
     case T_ACOS: f = "-1 / sqrt(1 - %a * %a)"; break;
@@ -2104,6 +2170,16 @@ static void tape_c_tan_ins(tape_c_tan_t *c, size_t i)
         c->holds[ip->c] = c->vbase + 2 * i + 1;
 }
 
+/* The table "static const TYPE NAME[] = {...};" of COUNT ints. */
+static void tape_c_table(strbuf_t *b, const char *type, const char *name,
+                         const long *x, size_t count)
+{
+    strbuf_addf(b, "    static const %s %s[] = {", type, name);
+    for (size_t i = 0; i < count; i++)
+        strbuf_addf(b, "%s%ld", i ? i % 10 ? ", " : ",\n        " : "", x[i]);
+    strbuf_add(b, "};\n");
+}
+
 void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
                           unsigned *helpers)
 {
@@ -2113,13 +2189,14 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
     tape_c_tan_t c = {.t = t, .val = &val, .der = &der,
                       .vbase = t->nconst + t->nin};
     c.abase = c.vbase + 2 * t->len;
+    c.dbase = t->work;
     size_t nv = c.abase + 2 * t->len;
     c.holds = xcalloc(t->work + 1, sizeof *c.holds);
     c.vseen = xcalloc(nv + 1, sizeof *c.vseen);
     c.dseen = xcalloc(nv + 1, sizeof *c.dseen);
     for (size_t s = 0; s < t->nconst + t->nin && s < t->work; s++)
         c.holds[s] = s;
-    size_t npieces = (t->len + TAPE_C_PIECE - 1) / TAPE_C_PIECE;
+    size_t npieces = (t->len + TAPE_C_TAN_PIECE - 1) / TAPE_C_TAN_PIECE;
     const char *noinline = npieces > 1 ? "NH_NOINLINE " : "";
     if (npieces > 1)
         *helpers |= TAPE_C_PIECES_BIT;
@@ -2129,9 +2206,10 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
         strbuf_add(&val, "");
         strbuf_add(&der, "");
         c.piece = p;
-        c.begin = p * TAPE_C_PIECE;
-        size_t end = c.begin + TAPE_C_PIECE < t->len ? c.begin + TAPE_C_PIECE
-                                                     : t->len;
+        c.begin = p * TAPE_C_TAN_PIECE;
+        size_t end = c.begin + TAPE_C_TAN_PIECE < t->len
+                         ? c.begin + TAPE_C_TAN_PIECE
+                         : t->len;
         for (size_t i = c.begin; i < end; i++) {
             *helpers |= tape_c_calls(tape_value_text[t->code[i].op]) |
                         tape_c_calls(tape_second_text[t->code[i].op]);
@@ -2153,18 +2231,18 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
                     noinline, name, p, val.data);
         /* directions j … j + NH_LANES − 1 (those below k) */
         strbuf_addf(b,
-                    "static %svoid %s_d%zu(const double *restrict V, const "
-                    "double *restrict dv,\n"
-                    "        nh_vd *restrict d, long k, long j)\n"
+                    "static %svoid %s_d%zu(const double *restrict V, "
+                    "nh_vd *restrict d)\n"
                     "{\n%s"
-                    "    (void)V;\n    (void)dv;\n    (void)d;\n"
-                    "    (void)k;\n    (void)j;\n"
+                    "    (void)V;\n"
                     "}\n\n",
                     noinline, name, p, der.data);
     }
-    /* the constants and inputs in, the value pass, the derivative pass
-     * NH_LANES directions at a time (their slots after the values), the
-     * outputs out */
+    /* the constants and inputs in, the value pass; per group of NH_LANES
+     * directions (their slots after the values) its input derivatives
+     * in, the derivative pass, the outputs' derivatives out (from a
+     * slot, 0, or a variable's own); the outputs (from V, or a
+     * variable) */
     strbuf_addf(b,
                 "static void %s(const double *restrict v, const double "
                 "*restrict dv, long k,\n"
@@ -2181,59 +2259,74 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
             tape_c_literal(t->consts[i], lit, sizeof lit);
             strbuf_addf(b, "%s%s", i ? i % 4 ? ", " : ",\n        " : "", lit);
         }
-        strbuf_addf(b, "};\n"
-                       "    for (i = 0; i < %zu; i++)\n"
+        strbuf_add(b, "};\n");
+    }
+    size_t nt = t->nin > t->nout ? t->nin : t->nout;
+    long *x = xcalloc(nt + 1, sizeof *x);
+    if (t->nin) {
+        for (size_t i = 0; i < t->nin; i++)
+            x[i] = t->in_var[i];
+        tape_c_table(b, "unsigned", "in", x, t->nin);
+    }
+    if (t->nout) {
+        /* the value: V's entry (>= 0) or variable -1 - x */
+        for (size_t o = 0; o < t->nout; o++) {
+            uint32_t s = t->outs[o];
+            x[o] = s & TAPE_VAR ? -1 - (long)(s & ~TAPE_VAR)
+                                : (long)c.holds[s];
+        }
+        tape_c_table(b, "int", "os", x, t->nout);
+        /* the derivative: a slot (>= 0), 0 (-1), variable -2 - x's */
+        for (size_t o = 0; o < t->nout; o++) {
+            uint32_t s = t->outs[o];
+            size_t e = s & TAPE_VAR ? 0 : c.holds[s];
+            if (s & TAPE_VAR)
+                x[o] = -2 - (long)(s & ~TAPE_VAR);
+            else if (e < t->nconst)
+                x[o] = -1;
+            else if (e < c.vbase)
+                x[o] = -2 - (long)t->in_var[e - t->nconst];
+            else
+                x[o] = (long)s;
+        }
+        tape_c_table(b, "int", "od", x, t->nout);
+    }
+    free(x);
+    if (t->nconst)
+        strbuf_addf(b, "    for (i = 0; i < %zu; i++)\n"
                        "        V[i] = c[i];\n",
                     t->nconst);
-    }
-    if (t->nin) {
-        strbuf_add(b, "    static const unsigned in[] = {");
-        for (size_t i = 0; i < t->nin; i++)
-            strbuf_addf(b, "%s%u", i ? i % 8 ? ", " : ",\n        " : "",
-                        t->in_var[i]);
-        strbuf_addf(b, "};\n"
-                       "    for (i = 0; i < %zu; i++)\n"
+    if (t->nin)
+        strbuf_addf(b, "    for (i = 0; i < %zu; i++)\n"
                        "        V[%zu + i] = v[in[i]];\n",
                     t->nin, t->nconst);
-    }
     for (size_t p = 0; p < npieces; p++)
         strbuf_addf(b, "    %s_v%zu(V);\n", name, p);
     strbuf_add(b, "    for (j = 0; j < k; j += NH_LANES) {\n");
+    if (t->nin)
+        strbuf_addf(b, "        for (i = 0; i < %zu; i++)\n"
+                       "            d[%zu + i] = nh_vload(dv + in[i] * k + j, "
+                       "k - j);\n",
+                    t->nin, c.dbase);
     for (size_t p = 0; p < npieces; p++)
-        strbuf_addf(b, "        %s_d%zu(V, dv, d, k, j);\n", name, p);
-    for (size_t o = 0; o < t->nout; o++) {
-        uint32_t s = t->outs[o];
-        if (!(s & TAPE_VAR) && c.holds[s] >= c.vbase)
-            strbuf_addf(b, "        nh_vstore(dout + %zu * k + j, d[%u], "
-                           "k - j);\n",
-                        o, s);
-    }
+        strbuf_addf(b, "        %s_d%zu(V, d);\n", name, p);
+    if (t->nout)
+        strbuf_addf(b,
+                    "        for (i = 0; i < %zu; i++)\n"
+                    "            nh_vstore(dout + i * k + j,\n"
+                    "                      od[i] >= 0 ? d[od[i]]\n"
+                    "                      : od[i] == -1 ? NH_VZERO\n"
+                    "                      : nh_vload(dv + (-2 - od[i]) * k "
+                    "+ j, k - j),\n"
+                    "                      k - j);\n",
+                    t->nout);
     strbuf_add(b, "    }\n");
-    for (size_t o = 0; o < t->nout; o++) {
-        uint32_t s = t->outs[o];
-        uint32_t at = s & ~TAPE_VAR;
-        size_t e = s & TAPE_VAR ? 0 : c.holds[at];
-        if (s & TAPE_VAR) {
-            strbuf_addf(b, "    for (j = 0; j < k; j++)\n"
-                           "        dout[%zu * k + j] = dv[%u * k + j];\n"
-                           "    o[%zu] = v[%u];\n", o, at, o, at);
-        } else if (e < t->nconst) {
-            strbuf_addf(b, "    for (j = 0; j < k; j++)\n"
-                           "        dout[%zu * k + j] = 0;\n"
-                           "    o[%zu] = V[%zu];\n",
-                        o, o, e);
-        } else if (e < c.vbase) {
-            strbuf_addf(b, "    for (j = 0; j < k; j++)\n"
-                           "        dout[%zu * k + j] = dv[%u * k + j];\n"
-                           "    o[%zu] = V[%zu];\n",
-                        o, t->in_var[e - t->nconst], o, e);
-        } else {
-            strbuf_addf(b, "    o[%zu] = V[%zu];\n", o, e);
-        }
-    }
+    if (t->nout)
+        strbuf_addf(b, "    for (i = 0; i < %zu; i++)\n"
+                       "        o[i] = os[i] >= 0 ? V[os[i]] : v[-1 - os[i]];\n",
+                    t->nout);
     strbuf_add(b, "    (void)v;\n    (void)dv;\n    (void)o;\n    (void)dout;\n"
-                  "    (void)V;\n    (void)dw;\n    (void)d;\n    (void)i;\n"
-                  "    (void)j;\n}\n");
+                  "    (void)V;\n    (void)dw;\n    (void)d;\n    (void)i;\n}\n");
     strbuf_free(&val);
     strbuf_free(&der);
     free(c.holds);
@@ -2243,8 +2336,10 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
 
 size_t tape_c_tangent_values(const tape_t *t)
 {
-    /* the values, then the slots of the directions in hand */
-    return t->nconst + t->nin + 4 * t->len + TAPE_C_MAX_LANES * t->work;
+    /* the values, then the slots of the directions in hand and their
+     * input derivatives */
+    return t->nconst + t->nin + 4 * t->len +
+           TAPE_C_MAX_LANES * (t->work + t->nin);
 }
 
 /* The prelude of the derivatives' C text (TAPE_C_VECTOR_BIT): NH_LANES

@@ -36,11 +36,6 @@ typedef struct frame_memo {
     rigid_frame_t f;
 } frame_memo_t;
 
-/* A sum over the particles and one over the bodies (struct lower). */
-typedef struct split_sum {
-    const expr_t *particles, *bodies;
-} split_sum_t;
-
 /* The rows of the system that a model constraint became: one for a
  * scalar constraint (dim 0), one per component of a vector one, minus
  * the components that vanish identically (row -1: dropped). */
@@ -68,15 +63,21 @@ struct lower {
     memo_t kinetic, potential, lagrangian;
     /* The kinetic energy not declared by `kinetic` — the particles' and
      * the bodies' terms (LANGUAGE.md §4.1) — and gravity's potential, each
-     * kept as a sum over the particles and one over the bodies, in
+     * the sum over the particles plus the one over the bodies, in
      * declaration order, so that a particle declared after a body is
      * added where a fresh lowering adds it (lower_extend); Tp and Vg are
      * their totals.  The whole T is Tp plus the declared one, in the
-     * Lagrangian (set_energies) and by the name (kinetic_whole). */
-    split_sum_t Tsum, Vgsum;
+     * Lagrangian (set_energies) and by the name (kinetic_whole).  The
+     * totals, and the system's T, V and L, are summed from the terms
+     * when first read after declarations changed them (lower_sums,
+     * lower_system): summed at every declaration, a flat sum of n terms
+     * made n bodies declared one by one cost n² (issue 31). */
+    const expr_t **particle_T;               /* each particle's energy */
+    const expr_t **particle_Vg, **body_Vg;   /* each weight's (or NULL) */
     const expr_t *Tp, *Vg;
-    int Tp_state;      /* 0: not summed (lower_masses sums it on first
-                          use), 1: summing, 2: done */
+    bool sums_stale, energies_stale;
+    int Tp_state;      /* 0: not lowered (lower_masses lowers the terms on
+                          first use), 1: lowering, 2: done */
     bool kinetic_read; /* the kinetic energy's name was lowered (T whole) */
     memo_t *particle_pos, *particle_mass;
 
@@ -145,6 +146,8 @@ struct lower {
 
     const char **known; /* for lower_known_names */
     size_t count_base;  /* graph size when the current lowering began */
+    size_t edge_base;   /* ... and its edges */
+    const nh_stop_t *stop; /* lower_set_stop: ends a long derivative */
 
     /* Room in the arrays above that grow with the variables: coordinates
      * (q, qd, qdd, qname), speeds (z, zd, zname), parameters (p, pname,
@@ -251,6 +254,8 @@ static const char *const builtin_functions[] = {
     "cross", "norm", "diff", "lambda", "reaction", "omega", "on",
     "velocity", NULL};
 
+const char *const *lower_builtin_functions(void) { return builtin_functions; }
+
 bool lower_is_builtin_function(const char *name)
 {
     for (size_t i = 0; builtin_functions[i]; i++)
@@ -305,8 +310,8 @@ const char *lower_suggest(lower_t *lw, const char *name)
 static const char *builtin_usage(const char *name, char *buf, size_t size)
 {
     static const char *const usage[][2] = {
-        {"atan2", "atan2(y, x)"},    {"min", "min(a, b)"},
-        {"max", "max(a, b)"},        {"dot", "dot(u, v)"},
+        {"atan2", "atan2(y, x)"},    {"min", "min(a, b, ...)"},
+        {"max", "max(a, b, ...)"},   {"dot", "dot(u, v)"},
         {"cross", "cross(u, v)"},    {"norm", "norm(v)"},
         {"diff", "diff(e, x)"},      {"lambda", "lambda(NAME)"},
         {"reaction", "reaction(x)"}, {"omega", "omega(A)"},
@@ -432,6 +437,7 @@ static int particle_position(lower_t *lw, ctx_t *cx, size_t i,
 
 static int lower_masses(lower_t *lw, size_t p0, size_t p1, size_t b0,
                         size_t b1, nh_particle_t *parts, diag_t *err);
+static void lower_sums(lower_t *lw);
 
 /* The kinetic energy by its name: the whole T, the declared `kinetic`
  * and the particles' and bodies' energies (LANGUAGE.md §4, §4.1: `print
@@ -455,6 +461,7 @@ static int kinetic_whole(lower_t *lw, ctx_t *cx, src_span_t use,
     if (energy_value(lw, cx, MODEL_KINETIC, use, out, err) != 0)
         return -1;
     lw->kinetic_read = true;
+    lower_sums(lw);
     out->c[0] = expr_add(lw->g, lw->Tp, out->c[0]);
     return 0;
 }
@@ -468,14 +475,57 @@ static int kinetic_whole(lower_t *lw, ctx_t *cx, src_span_t use,
 /* Counts the nodes added since the lowering of the current statement's
  * expression (or of the model) began, not the whole graph, so a large
  * model's derived equations do not count against a later `print`. */
+/* ... and past this many edges (a sum of k terms is one node and k
+ * edges): diff() nested forty deep made sums of thousands of products,
+ * seconds of work, before the nodes reached their limit (issue 31). */
+#define LOWER_MAX_EDGES 10000000
+
 static int check_size(const lower_t *lw, const ast_expr_t *e, diag_t *err)
 {
-    if (expr_graph_count(lw->g) - lw->count_base <= LOWER_MAX_NODES)
+    if (expr_graph_count(lw->g) - lw->count_base > LOWER_MAX_NODES)
+        return diag_error(err, e->span,
+                          "this expression grows too large (more than %d "
+                          "nodes in the graph)",
+                          LOWER_MAX_NODES);
+    if (expr_graph_edges(lw->g) - lw->edge_base > LOWER_MAX_EDGES)
+        return diag_error(err, e->span,
+                          "this expression grows too large (more than %d "
+                          "edges between the nodes of the graph)",
+                          LOWER_MAX_EDGES);
+    return 0;
+}
+
+/* Sets expr_diff's budget (expr_graph_set_budget) to what the current
+ * lowering may still add, and the stop. */
+static void budget_begin(lower_t *lw)
+{
+    size_t nodes = expr_graph_count(lw->g) - lw->count_base;
+    size_t edges = expr_graph_edges(lw->g) - lw->edge_base;
+    expr_graph_set_budget(lw->g,
+                          nodes < LOWER_MAX_NODES ? LOWER_MAX_NODES - nodes
+                                                  : 1,
+                          edges < LOWER_MAX_EDGES ? LOWER_MAX_EDGES - edges
+                                                  : 1,
+                          lw->stop);
+}
+
+/* Lifts the budget; an error at E when it ran out (the derivatives made
+ * meanwhile are discarded by the caller). */
+static int budget_end(lower_t *lw, const ast_expr_t *e, diag_t *err)
+{
+    bool over = expr_graph_over_budget(lw->g);
+    expr_graph_set_budget(lw->g, 0, 0, NULL);
+    if (!over)
         return 0;
-    return diag_error(err, e->span,
-                      "this expression grows too large (more than %d "
-                      "nodes in the graph)",
-                      LOWER_MAX_NODES);
+    if (lw->stop && nh_stop_due(lw->stop))
+        return diag_error(err, e->span, "%s while differentiating",
+                          nh_stop_reason(lw->stop));
+    if (check_size(lw, e, err) == 0) /* the budget is the size's */
+        return diag_error(err, e->span,
+                          "this expression grows too large (more than %d "
+                          "nodes in the graph)",
+                          LOWER_MAX_NODES);
+    return -1;
 }
 
 /* ---- calls ---------------------------------------------------------- */
@@ -569,21 +619,11 @@ static void call_insert(lower_t *lw, size_t li, int mode, const value_t *args,
     lw->call_table[i] = lw->ncalls;
 }
 
-static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
-                    value_t *out, diag_t *err)
+/* call_let's work, with ARGS room for the call's arguments. */
+static int call_let_with(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
+                         size_t li, const ast_stmt_t *st, value_t *args,
+                         value_t *out, diag_t *err)
 {
-    const ast_stmt_t *st = lw->model.lets.v[li].stmt;
-    if (!st->u.let.is_function)
-        return diag_error(err, e->name_span,
-                          "'%s' is not a function: write it without "
-                          "arguments",
-                          e->name);
-    if (e->nargs != st->u.let.nparams) {
-        char what[256];
-        snprintf(what, sizeof what, "'%s'", e->name);
-        return arity_error(e, what, st->u.let.nparams, err);
-    }
-    value_t args[e->nargs ? e->nargs : 1];
     if (lower_args(lw, cx, e, args, err) != 0)
         return -1;
     for (unsigned k = 0; k < cx->nexpanding; k++)
@@ -613,6 +653,27 @@ static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
         return -1;
     call_insert(lw, li, cx->mode, args, e->nargs, h, *out);
     return 0;
+}
+
+static int call_let(lower_t *lw, ctx_t *cx, const ast_expr_t *e, size_t li,
+                    value_t *out, diag_t *err)
+{
+    const ast_stmt_t *st = lw->model.lets.v[li].stmt;
+    if (!st->u.let.is_function)
+        return diag_error(err, e->name_span,
+                          "'%s' is not a function: write it without "
+                          "arguments",
+                          e->name);
+    if (e->nargs != st->u.let.nparams) {
+        char what[256];
+        snprintf(what, sizeof what, "'%s'", e->name);
+        return arity_error(e, what, st->u.let.nparams, err);
+    }
+    /* On the heap: a let may take as many arguments as a line holds. */
+    value_t *args = xcalloc(e->nargs ? e->nargs : 1, sizeof *args);
+    int rc = call_let_with(lw, cx, e, li, st, args, out, err);
+    free(args);
+    return rc;
 }
 
 /* Whether V depends on a variable set in MASK (never a parameter), and
@@ -679,6 +740,21 @@ static int frame_axis(lower_t *lw, ctx_t *cx, const model_frame_t *f,
                           "the axis of a frame must be constant (numbers "
                           "and parameters), but this depends on %s",
                           expr_var_name(g, var));
+    /* Numbers are scaled by the largest first, so that the sum of their
+     * squares neither underflows nor overflows: [1e-200, 0, 0] was "the
+     * zero vector" and [1e200, 0, 0] a division by zero later (issue
+     * 31); [0, 2, 2] is [0, 1, 1], whose form stays exact. */
+    if (v.c[0]->op == EXPR_CONST && v.c[1]->op == EXPR_CONST &&
+        v.c[2]->op == EXPR_CONST) {
+        double big = fmax(fabs(v.c[0]->value),
+                          fmax(fabs(v.c[1]->value), fabs(v.c[2]->value)));
+        if (big == 0)
+            return diag_error(err, ax->span,
+                              "the axis of a frame must not be the zero "
+                              "vector");
+        for (int k = 0; k < 3 && big != 1; k++)
+            v.c[k] = expr_num(g, v.c[k]->value / big);
+    }
     const expr_t *norm =
         expr_call(g, EXPR_SQRT, rigid_dot(g, v.c, v.c, 3), NULL);
     if (expr_is_const(norm, 0))
@@ -757,6 +833,32 @@ static int frame_value(lower_t *lw, size_t i, src_span_t use,
     return 0;
 }
 
+/* Frame I's angular velocity on the inertial axes in the composed form
+ * (rigid_omega; LANGUAGE.md §4.1, as `show omega(A)` prints it), made on
+ * first use down the chain from the nearest frame that has it, without
+ * recursion.  Frame I and those above it are lowered. */
+static const rigid_frame_t *frame_omega(lower_t *lw, size_t i)
+{
+    size_t n = 0, cap = 16;
+    size_t *chain = xmalloc(cap * sizeof *chain);
+    for (long f = (long)i; f >= 0 && !lw->frame_memo[f].f.omega[0];) {
+        if (n == cap) {
+            cap *= 2;
+            chain = xrealloc(chain, cap * sizeof *chain);
+        }
+        chain[n++] = (size_t)f;
+        const model_frame_t *mf = &lw->model.frames.v[f];
+        f = mf->parent ? model_frame_index(&lw->model, mf->parent) : -1;
+    }
+    while (n > 0) {
+        size_t f = chain[--n];
+        long p = model_frame_index(&lw->model, lw->model.frames.v[f].parent);
+        rigid_omega(lw->g, &lw->frame_memo[p].f, &lw->frame_memo[f].f);
+    }
+    free(chain);
+    return &lw->frame_memo[i].f;
+}
+
 /* The frame NAME at SPAN (an argument of omega() or on(), the A of A.x). */
 static int frame_named(lower_t *lw, const char *name, src_span_t span,
                        const char *usage, const rigid_frame_t **out,
@@ -805,6 +907,7 @@ static int body_velocity(lower_t *lw, ctx_t *cx, size_t i,
     const expr_t *Gdot[3];
     for (int k = 0; k < 3; k++)
         Gdot[k] = expr_dt(lw->g, G.c[k], lw->dvar);
+    f = frame_omega(lw, (size_t)model_frame_index(&lw->model, b->frame));
     rigid_point_velocity(lw->g, f, x, G.c, Gdot, out);
     return 0;
 }
@@ -845,6 +948,7 @@ static int call_frames(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
             return -1;
         out->dim = 3;
         if (om) {
+            fr = frame_omega(lw, (size_t)model_frame_index(&lw->model, name));
             for (int k = 0; k < 3; k++)
                 out->c[k] = fr->omega[k];
             return 0;
@@ -966,6 +1070,45 @@ static int lambda_value(lower_t *lw, const ast_expr_t *a, value_t *out,
     return 0;
 }
 
+/* The min or max (OP) of the N values V as a balanced tree of the
+ * graph's two-argument operator, so that its depth grows as log2 N: the
+ * graph's walks recurse on depth. */
+static const expr_t *min_max_tree(expr_graph_t *g, expr_op_t op,
+                                  const expr_t *const *v, size_t n)
+{
+    if (n == 1)
+        return v[0];
+    size_t h = n / 2;
+    return expr_call(g, op, min_max_tree(g, op, v, h),
+                     min_max_tree(g, op, v + h, n - h));
+}
+
+/* min(a, b, ...) and max(a, b, ...) (doc/language.md): any number of
+ * arguments, a vector's components each counting as one. */
+static int call_min_max(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
+                        value_t *out, diag_t *err)
+{
+    const char *f = e->name;
+    if (e->nargs == 0)
+        return diag_error(err, e->span,
+                          "%s() takes at least 1 argument: %s(a, b, ...)", f,
+                          f);
+    value_t *args = xcalloc(e->nargs, sizeof *args);
+    if (lower_args(lw, cx, e, args, err) != 0) {
+        free(args);
+        return -1;
+    }
+    size_t n = 0;
+    const expr_t **v = xcalloc(3 * e->nargs, sizeof *v);
+    for (size_t i = 0; i < e->nargs; i++)
+        for (unsigned k = 0; k < (args[i].dim ? args[i].dim : 1); k++)
+            v[n++] = args[i].c[k];
+    *out = scalar(min_max_tree(lw->g, f[1] == 'i' ? EXPR_MIN : EXPR_MAX, v, n));
+    free(v);
+    free(args);
+    return check_size(lw, e, err);
+}
+
 static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                         value_t *out, diag_t *err)
 {
@@ -1006,7 +1149,11 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
     if (strcmp(f, "omega") == 0 || strcmp(f, "on") == 0 ||
         strcmp(f, "velocity") == 0)
         return call_frames(lw, cx, e, out, err);
-    value_t args[e->nargs ? e->nargs : 1];
+    if (strcmp(f, "min") == 0 || strcmp(f, "max") == 0)
+        return call_min_max(lw, cx, e, out, err);
+    /* Two at most: every branch below checks the count before it lowers
+     * the arguments (a call may have a million of them). */
+    value_t args[2];
     if (strcmp(f, "diff") == 0) {
         if (e->nargs != 2)
             return arity_error(e, "diff()", 2, err);
@@ -1033,9 +1180,12 @@ static int call_builtin(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
         /* a derivative is defined where its expression is (LANGUAGE.md
          * §3.4.1: diff(log(0), t) is no more 0 than log(0) is a number) */
         out->dim = args[0].dim;
+        budget_begin(lw);
         for (unsigned k = 0; k < (args[0].dim ? args[0].dim : 1); k++)
             out->c[k] = expr_guard(g, expr_diff(g, args[0].c[k], (uint32_t)var),
                                    args[0].c[k]);
+        if (budget_end(lw, e, err))
+            return -1;
         return check_size(lw, e, err);
     }
     if (strcmp(f, "dot") == 0 || strcmp(f, "cross") == 0) {
@@ -1232,10 +1382,11 @@ static int lower_prime(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
                           "third time derivatives are not available: this "
                           "is the derivative of an acceleration");
     out->dim = a.dim;
+    budget_begin(lw);
     for (unsigned k = 0; k < (a.dim ? a.dim : 1); k++) /* as diff() */
         out->c[k] = expr_guard(lw->g, expr_dt(lw->g, a.c[k], lw->dvar),
                                a.c[k]);
-    if (check_size(lw, e, err))
+    if (budget_end(lw, e, err) || check_size(lw, e, err))
         return -1;
     if (cx->mode == LOWER_MODEL && value_depends_mask(lw, out, lw->second))
         return diag_error(err, e->span,
@@ -1426,10 +1577,13 @@ static int lower_rec(lower_t *lw, ctx_t *cx, const ast_expr_t *e,
     return rc;
 }
 
+void lower_set_stop(lower_t *lw, const nh_stop_t *stop) { lw->stop = stop; }
+
 int lower_expr(lower_t *lw, const ast_expr_t *e, lower_mode_t mode,
                value_t *out, diag_t *err)
 {
     lw->count_base = expr_graph_count(lw->g);
+    lw->edge_base = expr_graph_edges(lw->g);
     ctx_t cx = {mode, NULL, 0, {0}, 0};
     if (lower_rec(lw, &cx, e, out, err) != 0)
         return -1;
@@ -1506,9 +1660,10 @@ static uint32_t declare(lower_t *lw, const char *pre, const char *name,
                         const char *post, int role, size_t pos)
 {
     size_t n = strlen(pre) + strlen(name) + strlen(post) + 1;
-    char buf[n];
+    char *buf = xmalloc(n); /* a name may be as long as a line */
     snprintf(buf, n, "%s%s%s", pre, name, post);
     uint32_t v = expr_var_declare(lw->g, buf);
+    free(buf);
     expr_var_set_order(lw->g, v, (uint64_t)role << 48 | pos);
     if (v >= lw->cap_var) {
         size_t cap = 2 * lw->cap_var + 64;
@@ -1785,46 +1940,70 @@ static int lower_body(lower_t *lw, size_t i, diag_t *err)
     sb->name = b->name;
     sb->mass = mass.c[0];
     rigid_body_axes(f, I, g, sb->axis, sb->wloc, sb->waxes);
-    for (int k = 0; k < 3; k++) {
+    /* the equations' (eom_pform) in three terms, not the composed sum */
+    rigid_omega_axes(g, f, sb->omega);
+    for (int k = 0; k < 3; k++)
         sb->pos[k] = G.c[k];
-        sb->omega[k] = f->omega[k];
-    }
     memcpy(sb->inertia, I, sizeof I);
     lw->body_T[i] = rigid_kinetic(g, sb->wloc, mass.c[0], Gdot, I);
     return 0;
 }
 
 /* Particles P0..P1-1 of the model (into PARTS) and bodies B0..B1-1: their
- * kinetic energies added to lw->Tsum in declaration order, and lw->Tp.
- * Meanwhile Tp_state is 1: one of them that reads the kinetic energy's
- * name reads its own term (kinetic_whole). */
+ * kinetic energies into lw->particle_T and lw->body_T (lower_sums adds
+ * them up).  Meanwhile Tp_state is 1: one of them that reads the kinetic
+ * energy's name reads its own term (kinetic_whole). */
 static int lower_masses(lower_t *lw, size_t p0, size_t p1, size_t b0,
                         size_t b1, nh_particle_t *parts, diag_t *err)
 {
-    expr_graph_t *g = lw->g;
     int state = lw->Tp_state;
     if (state == 2 && p0 == p1 && b0 == b1)
         return 0;
     lw->Tp_state = 1;
     int rc = 0;
-    for (size_t i = p0; i < p1 && !rc; i++) {
-        const expr_t *term;
-        rc = lower_particle(lw, i, &parts[i], &term, err);
-        if (!rc)
-            lw->Tsum.particles = expr_add(g, lw->Tsum.particles, term);
-    }
-    for (size_t i = b0; i < b1 && !rc; i++) {
+    for (size_t i = p0; i < p1 && !rc; i++)
+        rc = lower_particle(lw, i, &parts[i], &lw->particle_T[i], err);
+    for (size_t i = b0; i < b1 && !rc; i++)
         rc = lower_body(lw, i, err);
-        if (!rc)
-            lw->Tsum.bodies = expr_add(g, lw->Tsum.bodies, lw->body_T[i]);
-    }
     if (rc) {
         lw->Tp_state = state;
         return -1;
     }
-    lw->Tp = expr_add(g, lw->Tsum.particles, lw->Tsum.bodies);
+    lw->sums_stale = lw->energies_stale = true;
     lw->Tp_state = 2;
     return 0;
+}
+
+/* The sum of the N terms T (NULL entries left out), as adding them one
+ * by one to 0 makes it. */
+static const expr_t *sum_terms(expr_graph_t *g, const expr_t *const *t,
+                               size_t n)
+{
+    const expr_t **a = xcalloc(n + 1, sizeof *a);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (t[i])
+            a[k++] = t[i];
+    const expr_t *s = k == 1 ? expr_add(g, expr_num(g, 0), a[0])
+                             : expr_sum(g, a, k);
+    free(a);
+    return s;
+}
+
+/* lw->Tp and lw->Vg from the terms, when they changed. */
+static void lower_sums(lower_t *lw)
+{
+    if (!lw->sums_stale)
+        return;
+    expr_graph_t *g = lw->g;
+    size_t np = lw->model.particles.n, nb = lw->model.bodies.n;
+    if (lw->Tp_state != 2)
+        np = nb = 0; /* the terms are not lowered yet */
+    lw->Tp = expr_add(g, sum_terms(g, lw->particle_T, np),
+                      sum_terms(g, lw->body_T, nb));
+    lw->Vg = expr_add(g, sum_terms(g, lw->particle_Vg, np),
+                      sum_terms(g, lw->body_Vg, nb));
+    lw->sums_stale = false;
 }
 
 /* Gravity's potential −m dot(g, P) of a particle or body of mass MASS at
@@ -1842,12 +2021,13 @@ static int add_gravity(lower_t *lw, const expr_t *mass,
                           "dimensions",
                           gv->dim, what, name, dim);
     expr_graph_t *g = lw->g;
-    *V = expr_sub(g, *V, expr_mul(g, mass, rigid_dot(g, gv->c, pos, gv->dim)));
+    *V = expr_neg(g, expr_mul(g, mass, rigid_dot(g, gv->c, pos, gv->dim)));
     return 0;
 }
 
 /* Gravity's potential of particles P0..P1-1 (in PARTS) and bodies
- * B0..B1-1, which are lowered, added to lw->Vgsum, and lw->Vg.  One that
+ * B0..B1-1, which are lowered, into lw->particle_Vg and lw->body_Vg
+ * (lower_sums adds them up).  One that
  * moves in other dimensions than gravity's vector has is an error at
  * *WHERE (gravity's statement, when it is the one lowered) or else at
  * its own position. */
@@ -1862,15 +2042,15 @@ static int add_weights(lower_t *lw, size_t p0, size_t p1, size_t b0,
         if (add_gravity(lw, parts[i].mass, parts[i].pos, parts[i].dim,
                         "particle", parts[i].name,
                         where ? *where : m->particles.v[i].position->span,
-                        &lw->Vgsum.particles, err) != 0)
+                        &lw->particle_Vg[i], err) != 0)
             return -1;
     for (size_t i = b0; i < b1; i++)
         if (add_gravity(lw, lw->body_mass[i].v.c[0], lw->body_pos[i].v.c, 3,
                         "body", m->bodies.v[i].name,
                         where ? *where : m->bodies.v[i].position->span,
-                        &lw->Vgsum.bodies, err) != 0)
+                        &lw->body_Vg[i], err) != 0)
             return -1;
-    lw->Vg = expr_add(lw->g, lw->Vgsum.particles, lw->Vgsum.bodies);
+    lw->sums_stale = lw->energies_stale = true;
     return 0;
 }
 
@@ -1881,6 +2061,7 @@ static void set_energies(lower_t *lw)
 {
     const model_t *m = &lw->model;
     expr_graph_t *g = lw->g;
+    lower_sums(lw);
     const expr_t *T = lw->Tp, *V = lw->Vg;
     if (m->kinetic.name)
         T = expr_add(g, T, lw->kinetic.v.c[0]);
@@ -1944,7 +2125,7 @@ static int lower_energies(lower_t *lw, diag_t *err)
     if (m->lagrangian.name &&
         energy_value(lw, &cx, MODEL_LAGRANGIAN, m->lagrangian.span, &v, err))
         return -1;
-    set_energies(lw);
+    lw->sums_stale = lw->energies_stale = true; /* lower_system sums them */
     return 0;
 }
 
@@ -1971,6 +2152,7 @@ static int lower_body_load(lower_t *lw, size_t i, const model_force_t *fo,
         if (frame_named(lw, b->frame, b->frame_span,
                         "a body is fixed in a frame", &f, err) != 0)
             return -1;
+        f = frame_omega(lw, (size_t)model_frame_index(&lw->model, b->frame));
         rate = f->omega;
     } else {
         value_t x;
@@ -2390,6 +2572,9 @@ static lower_t *lower_build(const model_t *m, const source_set_t *src,
     lw->body_pos = xcalloc(nb + 1, sizeof *lw->body_pos);
     lw->body_mass = xcalloc(nb + 1, sizeof *lw->body_mass);
     lw->body_T = xcalloc(nb + 1, sizeof *lw->body_T);
+    lw->body_Vg = xcalloc(nb + 1, sizeof *lw->body_Vg);
+    lw->particle_T = xcalloc(np + 1, sizeof *lw->particle_T);
+    lw->particle_Vg = xcalloc(np + 1, sizeof *lw->particle_Vg);
     grow_lets(lw, 0, m->lets.n);
     if (m->kinematics.n) {
         lw->psi = xcalloc(n + 1, sizeof *lw->psi);
@@ -2398,8 +2583,7 @@ static lower_t *lower_build(const model_t *m, const source_set_t *src,
     const expr_t *zero = expr_num(lw->g, 0);
     for (size_t i = 0; i < n; i++)
         lw->Q[i] = zero;
-    lw->Tsum.particles = lw->Tsum.bodies = lw->Tp = zero;
-    lw->Vgsum.particles = lw->Vgsum.bodies = lw->Vg = zero;
+    lw->Tp = lw->Vg = zero;
 
     lw->sys.g = lw->g;
     publish_vars(lw);
@@ -2633,7 +2817,7 @@ static int translation_derive(lower_t *lw, diag_t *err)
 {
     (void)err;
     expr_graph_t *g = lw->g;
-    const nh_system_t *sys = &lw->sys;
+    const nh_system_t *sys = lower_system(lw); /* L summed */
     lower_translation_t *t = xcalloc(1, sizeof *t);
     lw->trans = t;
     t->s = lw->s;
@@ -2852,6 +3036,10 @@ static void grow_mass_memos(lower_t *lw, size_t np0, size_t np, size_t nb0,
     grow_memos(&lw->body_pos, nb0, nb);
     grow_memos(&lw->body_mass, nb0, nb);
     grow_zeroed((void **)&lw->body_T, sizeof *lw->body_T, nb0, nb);
+    grow_zeroed((void **)&lw->body_Vg, sizeof *lw->body_Vg, nb0, nb);
+    grow_zeroed((void **)&lw->particle_T, sizeof *lw->particle_T, np0, np);
+    grow_zeroed((void **)&lw->particle_Vg, sizeof *lw->particle_Vg, np0,
+                np);
     grow_zeroed((void **)&lw->bodies, sizeof *lw->bodies, nb0, nb);
     lw->sys.bodies = lw->bodies; /* moved, maybe; its count is unchanged */
     grow_zeroed((void **)&lw->frame_memo, sizeof *lw->frame_memo, nfr0, nfr);
@@ -2951,10 +3139,8 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         psi_span = dup_items(lw->psi_span, lw->psi ? n : 0, n + 1,
                              sizeof *psi_span);
     }
-    /* What a failure restores; the sums are the lowering's as soon as
+    /* What a failure restores; the terms are the lowering's as soon as
      * they are made, so that the new lets read the whole T. */
-    split_sum_t Tsum = lw->Tsum, Vgsum = lw->Vgsum;
-    const expr_t *Tp = lw->Tp, *Vg = lw->Vg;
     size_t point_loads = lw->point_loads;
     lw->state = m;
     int rc = lower_frames(lw, nfr0, nfr, err);
@@ -2984,10 +3170,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
         DROP(cons, cons);
         DROP(psi, psi);
         DROP(psi_span, psi_span);
-        lw->Tsum = Tsum;
-        lw->Vgsum = Vgsum;
-        lw->Tp = Tp;
-        lw->Vg = Vg;
+        lw->sums_stale = lw->energies_stale = true; /* the old terms */
         lw->point_loads = point_loads;
         grow_mass_memos(lw, np0, np0, nb0, nb0, nfr0, nfr0);
         forget_calls(lw, nl0, -1);
@@ -3034,7 +3217,7 @@ int lower_extend(lower_t *lw, const model_t *m, diag_t *err)
     }
 
     publish_rows(lw, rows.n, np, nb);
-    set_energies(lw);
+    lw->energies_stale = true; /* lower_system sums them */
     return 0;
 }
 
@@ -3073,6 +3256,9 @@ void lower_free(lower_t *lw)
     free(lw->body_pos);
     free(lw->body_mass);
     free(lw->body_T);
+    free(lw->body_Vg);
+    free(lw->particle_T);
+    free(lw->particle_Vg);
     free(lw->cons);
     free(lw->judged);
     free(lw->dvars);
@@ -3134,8 +3320,9 @@ static size_t undef_items(lower_t *lw, undef_item_t **out)
             for (int c = 0; c < 3; c++)
                 ITEM(rf->axis[a][c], f->decl, false, "the axes of frame %s",
                      f->name);
+        /* on the frame's axes: the inertial ones are made when read */
         for (int c = 0; c < 3; c++)
-            ITEM(rf->omega[c], f->decl, false,
+            ITEM(rf->omega[c] ? rf->omega[c] : rf->wloc[c], f->decl, false,
                  "the angular velocity of frame %s", f->name);
     }
     for (size_t i = 0; i < m->particles.n; i++) {
@@ -3223,7 +3410,7 @@ int lower_find_undefined(lower_t *lw, const double *vars, src_span_t *where,
     const nh_system_t *s = &lw->sys;
     /* The variables the equations differentiate by. */
     size_t nw = 2 * s->n + s->m + 1;
-    uint32_t w[nw];
+    uint32_t *w = xcalloc(nw, sizeof *w);
     for (size_t i = 0; i < s->n; i++) {
         w[i] = lw->q[i];
         w[s->n + i] = lw->qd[i];
@@ -3285,6 +3472,7 @@ int lower_find_undefined(lower_t *lw, const double *vars, src_span_t *where,
         free(owner);
         free(by);
     }
+    free(w);
     free(it);
     return found;
 }
@@ -3298,7 +3486,17 @@ bool lower_model_reads(const lower_t *lw, model_kind_t kind, size_t idx)
     return true;
 }
 
-const nh_system_t *lower_system(const lower_t *lw) { return &lw->sys; }
+const nh_system_t *lower_system(const lower_t *lw)
+{
+    /* T, V and L summed on first use after declarations changed them: a
+     * cache of a logically const lowering (lw is never a const object) */
+    if (lw->energies_stale) {
+        lower_t *w = (lower_t *)lw;
+        set_energies(w);
+        w->energies_stale = false;
+    }
+    return &lw->sys;
+}
 expr_graph_t *lower_graph(const lower_t *lw) { return lw->g; }
 
 void lower_fill_vars(const lower_t *lw, const model_t *m, double *vars)

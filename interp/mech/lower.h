@@ -41,6 +41,7 @@
 
 #include <stdbool.h>
 
+#include "interp/base/util.h"
 #include "interp/expr/expr.h"
 #include "interp/mech/model.h"
 #include "interp/mech/system.h"
@@ -65,6 +66,9 @@ typedef struct lower lower_t;
  * name the places of earlier declarations in messages. */
 lower_t *lower_model(const model_t *m, const source_set_t *src, diag_t *err);
 void lower_free(lower_t *lw); /* accepts NULL */
+/* The request to stop (Ctrl-C, a time limit) that ends a derivative of
+ * diff() or ' in mid-course with an error (borrowed; NULL: none). */
+void lower_set_stop(lower_t *lw, const nh_stop_t *stop);
 
 /* Makes LW, a lowering of some model, the lowering of M when M only adds
  * to it — parameters, coordinates and speeds, or lets, particles, bodies,
@@ -170,6 +174,8 @@ bool lower_model_reads(const lower_t *lw, model_kind_t kind, size_t idx);
  * cross, norm, diff, lambda, reaction, omega, on, velocity):
  * such a name cannot be declared (LANGUAGE.md §3.4). */
 bool lower_is_builtin_function(const char *name);
+/* Those names, NULL-terminated (static: for help and completion). */
+const char *const *lower_builtin_functions(void);
 
 /* The names a user may write in expressions (for suggestions and
  * completion): NULL-terminated array, borrowed until the next call. */

@@ -276,6 +276,7 @@ void model_free(model_t *m)
     FREE_ARRAY(m->kinematics);
     FREE_ARRAY(m->frames);
     FREE_ARRAY(m->bodies);
+    FREE_ARRAY(m->draws);
     FREE_ARRAY(m->q);
     FREE_ARRAY(m->qd);
     FREE_ARRAY(m->z);
@@ -304,6 +305,7 @@ static void clone(model_t *dst, const model_t *src, int state)
     SHARE_ARRAY(dst->kinematics, src->kinematics);
     SHARE_ARRAY(dst->frames, src->frames);
     SHARE_ARRAY(dst->bodies, src->bodies);
+    SHARE_ARRAY(dst->draws, src->draws);
 #define STATE_ARRAY(a)                                                  \
     do {                                                                \
         if (state == 2)                                                 \
@@ -384,6 +386,8 @@ void model_push_body(model_t *m, model_body_t b)
     index_add(m, MODEL_BODY, m->bodies.n - 1);
 }
 
+void model_push_draw(model_t *m, model_draw_t d) { PUSH(m->draws, d); }
+
 /* A new coordinate or speed starts at rest at 0, in the state and in the
  * remembered initial state alike. */
 void model_push_coord(model_t *m, model_name_t c)
@@ -445,6 +449,11 @@ void model_set_frame(model_t *m, size_t i, model_frame_t f)
 void model_set_body(model_t *m, size_t i, model_body_t b)
 {
     SET(m->bodies, i, b);
+}
+
+void model_set_draw(model_t *m, size_t i, model_draw_t d)
+{
+    SET(m->draws, i, d);
 }
 
 /* ---- look-up -------------------------------------------------------------- */
@@ -510,6 +519,7 @@ void model_mark_files(const model_t *m, bool *used, size_t n)
     MARK_ARRAY(m->kinematics, span);
     MARK_ARRAY(m->frames, decl);
     MARK_ARRAY(m->bodies, decl);
+    MARK_ARRAY(m->draws, span);
     mark(used, n, m->gravity_span);
     mark(used, n, m->method_span);
 }
@@ -583,7 +593,7 @@ long model_inertial_frame(const model_t *m)
 const char *model_kind_name(model_kind_t k)
 {
     switch (k) {
-    case MODEL_NONE: return "nothing";
+    case MODEL_NONE: return "not declared"; /* "'z' is not declared" */
     case MODEL_PARAM: return "a parameter";
     case MODEL_COORD: return "a coordinate";
     case MODEL_SPEED: return "a speed";

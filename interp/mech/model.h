@@ -3,8 +3,8 @@
  *
  * The model records what the user declared (parameters with their values,
  * coordinates, speeds, lets, energies, particles, forces, constraints,
- * kinematic equations, frames, bodies, gravity), the chosen equations, the
- * current and the initial state.  It holds AST pointers, not expression nodes: the mechanical
+ * kinematic equations, frames, bodies, gravity, the draws of `animate`),
+ * the chosen equations, the current and the initial state.  It holds AST pointers, not expression nodes: the mechanical
  * system (system.h) is lowered from it afresh whenever it changes, which is
  * how redeclaring a name re-derives everything that used it (a change that
  * only adds declarations extends the lowering instead: lower_extend).
@@ -16,7 +16,7 @@
  * Cloning is O(1) in the declarations, so that a statement costs the same
  * in a model of 10 declarations as in one of 10^5 (LANGUAGE.md §9: work
  * grows about linearly with the number of statements).  The declaration
- * arrays (params … kinematics, frames, bodies) are shared between a model
+ * arrays (params … kinematics, frames, bodies, draws) are shared between a model
  * and its clones, copy on write: an append by one holder goes into the
  * shared buffer when no other holder has appended there (the others see
  * only their own n entries), and anything else — an append after another
@@ -135,6 +135,28 @@ typedef struct model_kinematic {
     const ast_expr_t *rhs;
 } model_kinematic_t;
 
+/* `draw KIND ARGS [mark M] [trail]` (LANGUAGE.md §7.5): what a body looks
+ * like in `animate`, as expressions of the state.  The lowering never
+ * reads a draw, so a draw changes no generation (the samples, the
+ * lowering and the equations stay): it is part of the model only so that
+ * it is cloned, swapped and kept with the texts it was written in like
+ * every declaration. */
+typedef enum model_draw_kind {
+    MODEL_DRAW_DISK,   /* centre, normal, radius */
+    MODEL_DRAW_SPHERE, /* centre, radius [mark: a direction in the ball] */
+    MODEL_DRAW_LINE,   /* one end, the other */
+    MODEL_DRAW_POINT,  /* position [trail: its path so far] */
+} model_draw_kind_t;
+
+typedef struct model_draw {
+    model_draw_kind_t kind;
+    const ast_expr_t *arg[3]; /* nargs of them, as above */
+    size_t nargs;
+    const ast_expr_t *mark;   /* sphere only; NULL: none */
+    bool trail;               /* point only */
+    src_span_t span;          /* the statement */
+} model_draw_t;
+
 /* A buffer's holders and how far it is filled (model.c). */
 typedef struct model_share model_share_t;
 
@@ -163,6 +185,7 @@ typedef struct model {
     MODEL_ARRAY(model_kinematic_t) kinematics;
     MODEL_ARRAY(model_frame_t) frames;
     MODEL_ARRAY(model_body_t) bodies;
+    MODEL_ARRAY(model_draw_t) draws; /* in the order declared */
     const ast_expr_t *gravity; /* NULL: none */
     src_span_t gravity_span;   /* the statement */
 
@@ -260,6 +283,7 @@ void model_push_constraint(model_t *m, model_constraint_t c);
 void model_push_kinematic(model_t *m, model_kinematic_t k);
 void model_push_frame(model_t *m, model_frame_t f);
 void model_push_body(model_t *m, model_body_t b);
+void model_push_draw(model_t *m, model_draw_t d);
 
 /* Replacing entry I (same name: a redeclaration keeps its place). */
 void model_set_param(model_t *m, size_t i, model_param_t p);
@@ -270,5 +294,6 @@ void model_set_constraint(model_t *m, size_t i, model_constraint_t c);
 void model_set_kinematic(model_t *m, size_t i, model_kinematic_t k);
 void model_set_frame(model_t *m, size_t i, model_frame_t f);
 void model_set_body(model_t *m, size_t i, model_body_t b);
+void model_set_draw(model_t *m, size_t i, model_draw_t d);
 
 #endif

@@ -64,14 +64,12 @@ void rigid_turn(expr_graph_t *g, const rigid_frame_t *p,
                 a = expr_add(g, a, expr_mul(g, R[j][i], p->axis[j][k]));
             out->axis[i][k] = a;
         }
-    /* omega(A) = omega(P) + ANGLE'·axis, the axis on the inertial axes
-     * (LANGUAGE.md §4.1); on A's own axes, w_A = Rᵀ w_P + ANGLE'·u, since
-     * the axis has the same components on A's axes as on P's. */
+    /* On A's own axes, w_A = Rᵀ w_P + ANGLE'·u, since the axis has the
+     * same components on A's axes as on P's; on the inertial ones
+     * (rigid_omega) when asked for. */
     for (int k = 0; k < 3; k++) {
-        const expr_t *ax = expr_num(g, 0);
-        for (int m = 0; m < 3; m++)
-            ax = expr_add(g, ax, expr_mul(g, u[m], p->axis[m][k]));
-        out->omega[k] = expr_add(g, p->omega[k], expr_mul(g, rate, ax));
+        out->omega[k] = NULL;
+        out->u[k] = u[k];
     }
     for (int i = 0; i < 3; i++) {
         const expr_t *w = expr_mul(g, rate, u[i]);
@@ -90,6 +88,29 @@ void rigid_turn(expr_graph_t *g, const rigid_frame_t *p,
         out->pwloc[i] = p->wloc[i];
     }
     out->rate = rate;
+}
+
+void rigid_omega(expr_graph_t *g, const rigid_frame_t *p, rigid_frame_t *f)
+{
+    /* omega(A) = omega(P) + ANGLE'·axis, the axis on the inertial axes
+     * (LANGUAGE.md §4.1) */
+    for (int k = 0; k < 3; k++) {
+        const expr_t *ax = expr_num(g, 0);
+        for (int m = 0; m < 3; m++)
+            ax = expr_add(g, ax, expr_mul(g, f->u[m], p->axis[m][k]));
+        f->omega[k] = expr_add(g, p->omega[k], expr_mul(g, f->rate, ax));
+    }
+}
+
+void rigid_omega_axes(expr_graph_t *g, const rigid_frame_t *f,
+                      const expr_t *out[3])
+{
+    for (int k = 0; k < 3; k++) {
+        const expr_t *w = expr_num(g, 0);
+        for (int i = 0; i < 3; i++)
+            w = expr_add(g, w, expr_mul(g, f->wloc[i], f->axis[i][k]));
+        out[k] = w;
+    }
 }
 
 void rigid_body_axes(const rigid_frame_t *f, const expr_t *const inertia[6],

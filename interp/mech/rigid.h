@@ -11,10 +11,14 @@
  * (Rodrigues' formula), the angular velocity by composition along the
  * chain, omega(A) = omega(P) + ANGLE'·axis — never by differentiating a
  * rotation matrix — and its components on A's own axes by turning the
- * parent's, w_A = Rᵀ w_P + ANGLE'·u.  So a chain of N frames costs O(N)
- * new nodes per frame at most, shared through hash-consing, and a body's
- * rotational energy reads w_A without a dot product with unit vectors
- * that grow along the chain.
+ * parent's, w_A = Rᵀ w_P + ANGLE'·u.  So a frame costs O(1) new nodes,
+ * shared through hash-consing, and a body's rotational energy reads w_A
+ * without a dot product with unit vectors that grow along the chain.
+ * The composed omega(A) on the inertial axes is a sum that grows by a
+ * term a frame (N² terms for a chain of N): rigid_turn leaves it to
+ * rigid_omega, for the frames whose omega() is asked for, and the
+ * equations take the body's angular velocity as Σ_i w_A,i A.e_i, three
+ * terms whatever the chain (rigid_omega_axes; issue 31).
  *
  * Ownership: nodes belong to the caller's graph; the structs are the
  * caller's values.  Must not: know names, spans or the model; print.
@@ -27,13 +31,15 @@
 typedef struct rigid_frame {
     const expr_t *axis[3][3]; /* axis[i][c]: component c (inertial) of the
                                * unit vector i (x, y, z) */
-    const expr_t *omega[3];   /* angular velocity, inertial components */
+    const expr_t *omega[3];   /* angular velocity, inertial components
+                               * (NULL until rigid_omega made them) */
     const expr_t *wloc[3];    /* the same on the frame's own axes */
     /* The turn from the parent, for rigid_body_axes: the index of its
      * axis when that is x, y or z (-1 for another axis, or none), the
      * parent's unit vectors and own-axes angular velocity, the rate. */
     int turn;
     const expr_t *paxis[3][3], *pwloc[3], *rate;
+    const expr_t *u[3]; /* the turn's axis on the parent's axes */
 } rigid_frame_t;
 
 /* The inertial frame: unit vectors [1,0,0], [0,1,0], [0,0,1], at rest. */
@@ -48,6 +54,15 @@ void rigid_turn(expr_graph_t *g, const rigid_frame_t *p,
                 const expr_t *const u[3], const expr_t *angle,
                 const expr_t *rate, rigid_frame_t *out);
 
+/* F's omega on the inertial axes, composed: omega(P) + ANGLE'·axis from
+ * its parent P's, which must have them (the inertial frame's are 0). */
+void rigid_omega(expr_graph_t *g, const rigid_frame_t *p, rigid_frame_t *f);
+
+/* F's angular velocity on the inertial axes as Σ_i w_i F.e_i from its
+ * own-axes components: the same vector, in three terms, into OUT. */
+void rigid_omega_axes(expr_graph_t *g, const rigid_frame_t *f,
+                      const expr_t *out[3]);
+
 /* dot(a, b) of two N-vectors; a × b of two 3-vectors into OUT (which may
  * not alias A or B). */
 const expr_t *rigid_dot(expr_graph_t *g, const expr_t *const *a,
@@ -56,7 +71,8 @@ void rigid_cross(expr_graph_t *g, const expr_t *const a[3],
                  const expr_t *const b[3], const expr_t *out[3]);
 
 /* The velocity of the material point at X of a body whose centre of
- * mass G moves with GDOT, in frame F: GDOT + omega(F) × (X − G). */
+ * mass G moves with GDOT, in frame F: GDOT + omega(F) × (X − G) (F's
+ * omega made by rigid_omega). */
 void rigid_point_velocity(expr_graph_t *g, const rigid_frame_t *f,
                           const expr_t *const x[3], const expr_t *const G[3],
                           const expr_t *const Gdot[3], const expr_t *out[3]);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/base/util.h"
 #include "interp/analysis/check.h"
 #include "interp/eom/linalg.h"
 #include "interp/eom/velocity.h"
@@ -560,7 +561,7 @@ int dla_run(eom_t *e, const nh_system_t *sys, double *vars,
         double *p = realloc(samples->data,
                             (samples->n + add) * width * sizeof(double));
         if (!p)
-            abort();
+            nh_out_of_memory();
         samples->data = p;
         samples->cap = samples->n + add;
     }
@@ -590,6 +591,7 @@ int dla_run(eom_t *e, const nh_system_t *sys, double *vars,
 
     double *cur = xcalloc(width, sizeof *cur);
     memcpy(cur, vars, width * sizeof *cur);
+    sum.t_reached = t0;
     int rc = dla_sample(&m, cur, samples, !skip_first, true, &sum, err);
     for (size_t k = 1; k <= nsteps && rc == 0; k++) {
         if (nh_stop_due(opt->stop)) {
@@ -604,6 +606,7 @@ int dla_run(eom_t *e, const nh_system_t *sys, double *vars,
         }
         cur[sys->t] = tk;
         sum.steps++;
+        sum.t_reached = tk; /* an interrupt's message says it (motion.c) */
         sum.evaluations += dla_iterations(d);
         if (k % every == 0 || k == nsteps) {
             rc = dla_sample(&m, cur, samples, true, false, &sum, err);

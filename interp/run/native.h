@@ -19,8 +19,9 @@
  * a file and parallel sessions do not disturb each other.
  *
  * The compiler: $CC (split at blanks: CC="ccache gcc" works; no shell),
- * else `cc` on the PATH; run with -std=c99 -O2 -ffp-contract=off -fPIC
- * -shared, which keeps the bits of nh's own arithmetic (cgen.h).
+ * else `cc` on the PATH; run with -std=c99 -O2 -fno-tree-slp-vectorize
+ * -ffp-contract=off -fPIC -shared (-O1 alone for the derivatives), which
+ * keeps the bits of nh's own arithmetic (cgen.h).
  *
  * Ownership: the loaded object belongs to the eom_t it is attached to
  * (dlclose'd when that is freed or its native code replaced).
@@ -45,9 +46,13 @@
 
 /* What native_attach did. */
 typedef struct native_info {
-    bool cached;    /* loaded from the cache, without compiling */
+    bool cached;    /* the equations loaded from the cache, without
+                       compiling (false also when they were there) */
     double seconds; /* generating, compiling and loading */
-    char path[NATIVE_PATH]; /* the shared object */
+    char path[NATIVE_PATH]; /* their shared object ("" when none was
+                               loaded) */
+    bool tangents_cached; /* the same for the derivatives */
+    char tangents_path[NATIVE_PATH];
 } native_info_t;
 
 /* The compiler's program ($CC's first word, or cc) into BUF when it can
@@ -69,5 +74,16 @@ int native_cache_dir(char *buf, size_t size, diag_t *err);
  * the call fails when it is due. */
 int native_attach(eom_t *e, const char *version, const nh_stop_t *stop,
                   native_info_t *info, diag_t *err);
+
+/* The same, and the derivatives of E's tapes (cgen_tangent_text, a file
+ * of its own, cached alike), attached with eom_set_native_tangents: what
+ * linearize, eigen, sweep and the implicit integrators need, compiled
+ * when they first need it: the equations too when E has none, both at
+ * once then (two compilers side by side).  What compiles is attached
+ * when the other fails (-1): eom_has_native then says whether the
+ * equations were the ones that failed. */
+int native_attach_tangents(eom_t *e, const char *version,
+                           const nh_stop_t *stop, native_info_t *info,
+                           diag_t *err);
 
 #endif

@@ -27,6 +27,8 @@
 #include <math.h>
 #include <spawn.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -36,7 +38,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "interp/base/util.h"
 #include "interp/base/outfile.h"
+#include "interp/base/util.h"
 #include "interp/expr/expr.h"
 
 extern char **environ; /* the C runtime's; passed on to gnuplot */
@@ -107,7 +111,7 @@ static void plot_gp_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-typedef enum plot_kind { PLOT_DUMB, PLOT_PNG, PLOT_SVG } plot_kind_t;
+typedef enum plot_kind { PLOT_DUMB, PLOT_PNG, PLOT_SVG, PLOT_PDF } plot_kind_t;
 
 static int plot_kind_of(const char *file, plot_kind_t *kind, diag_t *err)
 {
@@ -242,6 +246,9 @@ static int plot_write_script(const plot_columns_t *d, plot_kind_t kind, const pl
     case PLOT_SVG:
         fputs("set terminal svg noenhanced size 800,600\n", f);
         break;
+    case PLOT_PDF: /* (a notebook's third representation, for PDF) */
+        fputs("set terminal pdfcairo noenhanced size 8in,6in\n", f);
+        break;
     }
     if (kind != PLOT_DUMB) {
         fputs("set output ", f);
@@ -343,7 +350,7 @@ static int plot_deliver(const plot_tmp_t *t, outfile_t *dst, const char *file,
         int e = errno;
         outfile_abort(dst);
         return diag_error(err, SRC_SPAN_NONE, "cannot read '%s': %s", t->img,
-                          strerror(e));
+                          outfile_strerror(e));
     }
     char buf[8192];
     size_t n;
@@ -360,7 +367,7 @@ static int plot_deliver(const plot_tmp_t *t, outfile_t *dst, const char *file,
     int e = outfile_commit(dst);
     if (e)
         return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s", file,
-                          strerror(e));
+                          outfile_strerror(e));
     return 0;
 }
 
@@ -378,7 +385,7 @@ static int plot_run_gnuplot(const plot_tmp_t *t, diag_t *err)
 {
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0)
-        abort();
+        nh_out_of_memory();
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, t->out,
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -433,7 +440,7 @@ static int plot_run(const plot_columns_t *data, plot_kind_t kind,
         int e = outfile_open(&dst, file);
         if (e)
             return diag_error(err, SRC_SPAN_NONE, "cannot write '%s': %s",
-                              file, strerror(e));
+                              file, outfile_strerror(e));
     }
     plot_tmp_t t;
     if (plot_tmp_make(&t, err) != 0) {
@@ -469,7 +476,92 @@ int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
     return plot_run(data, kind, file, out, err);
 }
 
-int plot_draw_svg(const plot_columns_t *data, FILE *out, diag_t *err)
+/* The bytes of an image drawn as KIND into memory: *BUF (malloc'ed),
+ * *LEN. */
+static int plot_to_memory(const plot_columns_t *data, plot_kind_t kind,
+                          char **buf, size_t *len, diag_t *err)
 {
-    return plot_run(data, PLOT_SVG, NULL, out, err);
+    *buf = NULL;
+    *len = 0;
+    FILE *m = open_memstream(buf, len);
+    if (!m)
+        abort();
+    int rc = plot_run(data, kind, NULL, m, err);
+    if (fclose(m) != 0)
+        abort();
+    if (rc != 0) {
+        free(*buf);
+        *buf = NULL;
+    }
+    return rc;
+}
+
+/* RFC 4648 base64 of [S, S + N), NUL-terminated, malloc'ed. */
+static char *plot_base64(const unsigned char *s, size_t n)
+{
+    static const char tab[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = xmalloc(4 * ((n + 2) / 3) + 1), *o = out;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)s[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)s[i + 1] << 8;
+        if (i + 2 < n)
+            v |= s[i + 2];
+        *o++ = tab[v >> 18 & 63];
+        *o++ = tab[v >> 12 & 63];
+        *o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+        *o++ = i + 2 < n ? tab[v & 63] : '=';
+    }
+    *o = '\0';
+    return out;
+}
+
+/* The image of DATA drawn as KIND, in base64, into *B64 (NULL: not
+ * wanted). */
+static int plot_base64_image(const plot_columns_t *data, plot_kind_t kind,
+                             char **b64, diag_t *err)
+{
+    if (!b64)
+        return 0;
+    char *img;
+    size_t len;
+    if (plot_to_memory(data, kind, &img, &len, err) != 0)
+        return -1;
+    *b64 = plot_base64((const unsigned char *)img, len);
+    free(img);
+    return 0;
+}
+
+int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
+                  char **pdf, diag_t *err)
+{
+    char *svg;
+    size_t len;
+    if (png)
+        *png = NULL;
+    if (pdf)
+        *pdf = NULL;
+    if (plot_to_memory(data, PLOT_SVG, &svg, &len, err) != 0)
+        return -1;
+    /* the SVG element alone: an XML declaration before it is no part of
+     * the markup a page embeds (nbconvert's HTML cleaner refuses it) */
+    const char *at = strstr(svg, "<svg");
+    if (!at) {
+        free(svg);
+        return diag_error(err, SRC_SPAN_NONE, "gnuplot wrote no SVG image");
+    }
+    fwrite(at, 1, len - (size_t)(at - svg), out);
+    fflush(out);
+    free(svg);
+    if (plot_base64_image(data, PLOT_PNG, png, err) != 0)
+        return -1;
+    if (plot_base64_image(data, PLOT_PDF, pdf, err) != 0) {
+        if (png) {
+            free(*png);
+            *png = NULL;
+        }
+        return -1;
+    }
+    return 0;
 }

@@ -59,10 +59,16 @@ void plot_table(const plot_columns_t *data, FILE *out);
 int plot_draw(const plot_columns_t *data, const char *file, FILE *out,
               diag_t *err);
 
-/* `plot` in a notebook: the same drawing as an SVG image, whose text
- * (an XML document) is written to OUT.  Returns 0, or -1 with *err set
- * as plot_draw. */
-int plot_draw_svg(const plot_columns_t *data, FILE *out, diag_t *err);
+/* `plot` in a notebook: the same drawing as an SVG image, whose text (the
+ * <svg> element, without an XML declaration, so that a page can embed
+ * it) is written to OUT; and, for what cannot show SVG, as a PNG image
+ * and a PDF document when PNG and PDF are not NULL, their bytes in
+ * base64 into *PNG, *PDF (malloc'ed; the caller frees them): a notebook
+ * viewer that shows no SVG takes the PNG, nbconvert's PDF the PDF (it
+ * would otherwise need Inkscape to convert the SVG).  Returns 0, or -1
+ * with *err set as plot_draw. */
+int plot_draw_svg(const plot_columns_t *data, FILE *out, char **png,
+                  char **pdf, diag_t *err);
 
 /* The name of the gnuplot program run by plot_draw (a test can point
  * PATH elsewhere to simulate its absence). */

@@ -71,6 +71,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_odeiv2.h>
 
+#include "interp/base/util.h"
 #include "interp/analysis/check.h"
 #include "interp/eom/linalg.h"
 #include "interp/expr/tape.h"
@@ -122,8 +123,7 @@ bool sim_integrator_known(const char *name)
     return name && sim_step_type(name) != NULL;
 }
 
-/* Whether integrator NAME calls the Jacobian (GSL's implicit steppers). */
-static bool sim_implicit(const char *name)
+bool sim_integrator_implicit(const char *name)
 {
     static const char *const implicit[] = {"rk1imp", "rk2imp", "rk4imp",
                                            "bsimp", "msbdf"};
@@ -139,7 +139,7 @@ static void *sim_alloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p)
-        abort(); /* out of memory: the one fatal case */
+        nh_out_of_memory();
     return p;
 }
 
@@ -208,7 +208,7 @@ static tape_t *sim_compile(const nh_system_t *sys, const expr_t *const *outs,
 {
     tape_t *t = tape_compile(sys->g, outs, nout, expr_graph_nvars(sys->g));
     if (!t)
-        abort();
+        nh_out_of_memory();
     return t;
 }
 
@@ -1360,7 +1360,7 @@ static int sim_section_room(sim_state_t *s, sim_samples_t *samples,
         cap = cap < mem ? cap : mem;
         double *p = realloc(samples->data, cap * width * sizeof(double));
         if (!p)
-            abort(); /* out of memory: the one fatal case */
+            nh_out_of_memory();
         samples->data = p;
         samples->cap = cap;
     }
@@ -1580,7 +1580,7 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
     gsl_odeiv2_driver *drv = gsl_odeiv2_driver_alloc_y_new(
         &gsys, type, dir * span, opt->atol, opt->rtol);
     if (!drv)
-        abort(); /* GSL allocates nothing else that can fail here */
+        nh_out_of_memory(); /* GSL allocates nothing else that can fail */
     if (s->event) {
         /* The probes integrate again a step the run took: with the run's
          * stepper, but for the multistep ones, whose history a step from
@@ -1593,7 +1593,7 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
         s->drv2 = gsl_odeiv2_driver_alloc_y_new(&s->gsys, t2, dir * span,
                                                 opt->atol, opt->rtol);
         if (!s->drv2)
-            abort();
+            nh_out_of_memory();
         s->exact_rates = type->can_use_dydt_in && type->gives_exact_dydt_out;
     }
     unsigned order = gsl_odeiv2_step_order(drv->s);
@@ -1660,6 +1660,7 @@ static int sim_integrate(sim_state_t *s, double t0, double t_end,
                 break;
             }
             s->sum.steps++;
+            s->sum.t_reached = t;
             /* A step size that has collapsed: the motion runs into a
              * singular state or a discontinuity the integrator can only
              * crawl towards (fuzz finding 004). */
@@ -1811,7 +1812,8 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
     s.ctx.nvars = width;
     s.ctx.deriv = eom_state_derivs(e);
     s.ctx.differences = opt->jacobian_differences;
-    if (sim_implicit(opt->integrator) && !opt->jacobian_differences) {
+    if (sim_integrator_implicit(opt->integrator) &&
+        !opt->jacobian_differences) {
         /* allocated now: the callback allocates nothing */
         s.ctx.dvars = sim_alloc(width * (ns + 1), sizeof(double));
         eom_tangent_reserve(e, ns + 1);
@@ -1878,7 +1880,7 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
         double *p = realloc(samples->data,
                             (samples->n + room) * width * sizeof(double));
         if (!p)
-            abort();
+            nh_out_of_memory();
         samples->data = p;
         samples->cap = samples->n + room;
     }
@@ -1891,6 +1893,7 @@ int sim_run(eom_t *e, const nh_system_t *sys, double *vars,
         rc = sim_project_state(&s, t0, s.y, &changed, err);
         memcpy(s.yp, s.y, ns * sizeof *s.y);
     }
+    s.sum.t_reached = t0;
     if (rc == 0)
         rc = sim_sample(&s, t0, s.y, samples, !skip_first, true, err);
     if (rc == 0 && s.event) {

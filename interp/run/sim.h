@@ -114,6 +114,8 @@ typedef struct sim_summary {
                              when |E0| is below 1e-8 of that (E0 ≈ 0), or
                              1 when both vanish.  Computed in every run;
                              meaningful only when energy_conserved */
+    double t_reached;     /* how far the integration came: the end, or the
+                             last accepted step of a run that failed */
     /* the event (sim_options_t.event) */
     bool event_hit;       /* until: the run ended at it */
     double event_t;       /* its time */
@@ -129,6 +131,9 @@ typedef struct sim_summary {
  * whether NAME is one. */
 extern const char *const sim_integrators[];
 bool sim_integrator_known(const char *name);
+/* Whether integrator NAME (NULL: the default) needs the Jacobian: GSL's
+ * implicit steppers (eom_tangent's derivatives). */
+bool sim_integrator_implicit(const char *name);
 
 /* Integrates from VARS to opt->t_end.  SAMPLES must be empty or have
  * width expr_graph_nvars(sys->g); the first sample (at the start) is not
