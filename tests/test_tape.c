@@ -789,6 +789,33 @@ static double random_seed(void)
     }
 }
 
+/* Whether the upper halves of the AVX registers are in use (XINUSE bit
+ * 2, by XGETBV with ECX = 1), or -1 where the processor cannot say.  A
+ * function that leaves them so makes every SSE instruction after it
+ * slow (tape.c, NH_VEND). */
+static int avx_upper_in_use(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    unsigned a, b, c, d;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+                     : "a"(0));
+    if (a < 0xd)
+        return -1;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+                     : "a"(1));
+    if (!(c & (1u << 27))) /* OSXSAVE */
+        return -1;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+                     : "a"(0xd), "c"(1));
+    if (!(a & (1u << 2))) /* XGETBV with ECX = 1 */
+        return -1;
+    __asm__ volatile("xgetbv" : "=a"(a), "=d"(d) : "c"(1));
+    return (int)((a >> 2) & 1);
+#else
+    return -1;
+#endif
+}
+
 static void test_c_tangent_text(void **state)
 {
     (void)state;
@@ -873,6 +900,13 @@ static void test_c_tangent_text(void **state)
                 tape_eval_tangent(t, vals, seed, (size_t)k, want, dwant, work,
                                   dwork);
                 fn(d, vals, seed, k, got, dgot, V, dw);
+                /* the AVX registers' upper halves left clear */
+                if (avx_upper_in_use() == 1) {
+                    print_error("build '%s', tape %d: the upper halves of "
+                                "the AVX registers are left in use\n",
+                                builds[bi], d);
+                    fail();
+                }
                 for (int o = 0; o < NOUT * (1 + k); o++) {
                     double w = o < NOUT ? want[o] : dwant[o - NOUT];
                     double c = o < NOUT ? got[o] : dgot[o - NOUT];

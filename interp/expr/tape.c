@@ -2320,7 +2320,7 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
                     "+ j, k - j),\n"
                     "                      k - j);\n",
                     t->nout);
-    strbuf_add(b, "    }\n");
+    strbuf_add(b, "    }\n    NH_VEND();\n");
     if (t->nout)
         strbuf_addf(b, "    for (i = 0; i < %zu; i++)\n"
                        "        o[i] = os[i] >= 0 ? V[os[i]] : v[-1 - os[i]];\n",
@@ -2356,8 +2356,14 @@ size_t tape_c_tangent_values(const tape_t *t)
  * it then failed to compile (an internal compiler error in
  * gimple_expand_vec_cond_expr on some of test_tape's random tapes);
  * nh_dpow, the rule of a^b, lane by lane, is out of line for the same
- * reason.  nh_vload and nh_vstore move
- * the N < NH_LANES directions of a last group alone. */
+ * reason.  nh_vload and nh_vstore move the N < NH_LANES directions of a
+ * last group alone.  NH_VEND() clears the upper halves of the AVX
+ * registers when the derivative pass is done (vzeroupper): GCC inserts
+ * it only from -O2 on (-fexpensive-optimizations), and at -O1, as the
+ * derivatives are compiled, the dirty registers made every SSE
+ * instruction after them slow — the compiled equations' (-O2, without
+ * -mavx2), GSL's: `simulate to 100` of the bicycle after a `linearize`
+ * took 36 ms instead of 15 (doc/performance.md). */
 static const char tape_c_vector_text[] =
     "/* The derivatives of NH_LANES directions at once: GCC's vectors (each "
     "lane\n"
@@ -2365,13 +2371,16 @@ static const char tape_c_vector_text[] =
     "compiler,\n"
     " * or NH_NO_VECTORS defined).  NH_NZ(a, x) is x where a is not 0, else "
     "+0;\n"
-    " * nh_dpow the rule of a^b. */\n"
+    " * nh_dpow the rule of a^b; NH_VEND() leaves the AVX registers' "
+    "upper\n"
+    " * halves clear for the SSE code after it (vzeroupper). */\n"
     "#if defined(__GNUC__) && !defined(NH_NO_VECTORS) && defined(__AVX2__)\n"
     "#define NH_LANES 4\n"
     "typedef double nh_vd __attribute__((vector_size(32), aligned(8)));\n"
     "typedef long long nh_vl __attribute__((vector_size(32), aligned(8)));\n"
     "#define NH_VZERO ((nh_vd){0.0, 0.0, 0.0, 0.0})\n"
     "#define NH_VNAN ((nh_vd){NAN, NAN, NAN, NAN})\n"
+    "#define NH_VEND() __builtin_ia32_vzeroupper()\n"
     "#define NH_NZ(a, x) \\\n"
     "    ((nh_vd)((nh_vl)__builtin_ia32_cmppd256((a), NH_VZERO, 4) & (nh_vl)(x)))\n"
     "#elif defined(__GNUC__) && !defined(NH_NO_VECTORS) && defined(__SSE2__)\n"
@@ -2380,6 +2389,7 @@ static const char tape_c_vector_text[] =
     "typedef long long nh_vl __attribute__((vector_size(16), aligned(8)));\n"
     "#define NH_VZERO ((nh_vd){0.0, 0.0})\n"
     "#define NH_VNAN ((nh_vd){NAN, NAN})\n"
+    "#define NH_VEND() ((void)0)\n"
     "#define NH_NZ(a, x) \\\n"
     "    ((nh_vd)((nh_vl)__builtin_ia32_cmpneqpd((a), NH_VZERO) & (nh_vl)(x)))\n"
     "#endif\n"
@@ -2421,6 +2431,7 @@ static const char tape_c_vector_text[] =
     "typedef double nh_vd;\n"
     "#define NH_VZERO 0.0\n"
     "#define NH_VNAN NAN\n"
+    "#define NH_VEND() ((void)0)\n"
     "#define NH_NZ(a, x) ((a) == 0 ? 0 : (x))\n"
     "#define nh_vload(p, n) (*(p))\n"
     "#define nh_vstore(p, v, n) (*(p) = (v))\n"
