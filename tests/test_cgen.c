@@ -889,6 +889,35 @@ static void cc_failing_derivatives(void)
     setenv("CC", path, 1);
 }
 
+/* Whether the cached text beside the object SO (HASH.so: HASH.c) holds
+ * WHAT. */
+static bool cached_text_has(const char *so, const char *what)
+{
+    char path[NATIVE_PATH];
+    size_t len = strlen(so);
+    assert_true(len > 3 && strcmp(so + len - 3, ".so") == 0);
+    snprintf(path, sizeof path, "%.*s.c", (int)(len - 3), so);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    bool found = false;
+    while (fgets(line, sizeof line, f))
+        found = found || (strstr(line, "built by nh's compile cache") &&
+                          strstr(line, what));
+    fclose(f);
+    return found;
+}
+
+static bool cpu_has_avx2(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
 /* The derivatives are a file of their own: compiled beside the equations
  * when both are needed at once, found in the cache apart from them, and
  * a compile of them that fails is an error at the statement that needed
@@ -910,6 +939,12 @@ static void test_tangents_apart(void **state)
     assert_false(info.tangents_cached);
     assert_string_not_equal(info.path, info.tangents_path);
     assert_int_equal(cache_count(), 4);
+    /* the derivatives with -mavx2 exactly where the processor has AVX2
+     * (the flag in the cached text's comment, so in its key), the
+     * equations without */
+    assert_true(cached_text_has(info.tangents_path, " -mavx2 ") ==
+                cpu_has_avx2());
+    assert_false(cached_text_has(info.path, " -mavx2 "));
     /* the equations alone clear the derivatives; they come back from
      * the cache */
     eom_set_native(e, NULL, NULL, NULL, NULL);
@@ -940,6 +975,36 @@ static void test_tangents_apart(void **state)
     assert_false(eom_has_native(e));
     assert_false(eom_tangents_native(e));
     assert_int_equal(cache_count(), 0);
+    unsetenv("CC");
+    session_free(s);
+    remove_cache();
+
+    /* a compiler that refuses -mavx2: the derivatives compiled without
+     * it, and attached (on a machine without AVX2 it is never asked) */
+    fresh_cache();
+    s = sphere_session("multipliers", &e);
+    snprintf(cc, sizeof cc, "%s/noavx2cc", cache);
+    FILE *f = fopen(cc, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\n"
+          "for a in \"$@\"; do\n"
+          "  if [ \"$a\" = -mavx2 ]; then\n"
+          "    echo 'cc: error: unrecognized command-line option -mavx2'\n"
+          "    exit 1\n"
+          "  fi\n"
+          "done\n"
+          "exec cc \"$@\"\n",
+          f);
+    fclose(f);
+    assert_int_equal(chmod(cc, 0755), 0);
+    setenv("CC", cc, 1);
+    diag_clear(&err);
+    assert_int_equal(native_attach_tangents(e, NULL, NULL, &info, &err), 0);
+    assert_true(eom_has_native(e));
+    assert_true(eom_tangents_native(e));
+    assert_true(e->native_jac != NULL); /* the constraints' Jacobians */
+    assert_false(cached_text_has(info.tangents_path, " -mavx2 "));
+    assert_int_equal(cache_count(), 4);
     unsetenv("CC");
     session_free(s);
     remove_cache();
