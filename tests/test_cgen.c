@@ -41,6 +41,7 @@
 #include "interp/cli/session.h"
 #include "interp/eom/cgen.h"
 #include "interp/eom/common.h" /* the numeric path alone: e->full_compute */
+#include "interp/eom/velocity.h"
 #include "interp/run/native.h"
 #include "tests/cc_load.h"
 
@@ -141,6 +142,63 @@ static void check_tangents(void *h, eom_t *e, const double *va,
         free(V);
     }
     free(dv);
+}
+
+/* NAME_constraint_jacobians and NAME_constraint_tangent against the
+ * velsolver's tapes (eom_velsolver_jacobian_tapes) at the value vector
+ * VA, the latter in three random directions: bit for bit. */
+static void check_constraints(void *h, const nh_system_t *sys,
+                              const double *va, const char *what, int pt)
+{
+    enum { K = 3 };
+    void (*jac)(const double *, double *);
+    void (*tan)(const double *, const double *, long, double *, double *,
+                double *, double *);
+    *(void **)&jac = cc_sym(h, "m_constraint_jacobians");
+    *(void **)&tan = cc_sym(h, "m_constraint_tangent");
+    const int *work = cc_sym(h, "m_constraint_tangent_work");
+    assert_true((jac != NULL) == (sys->r > 0));
+    assert_true((tan != NULL) == (sys->r > 0));
+    assert_true((work != NULL) == (sys->r > 0));
+    if (sys->r == 0)
+        return;
+    eom_velsolver_t *vs = eom_velsolver_new(sys);
+    const tape_t *tapes[2];
+    eom_velsolver_jacobian_tapes(vs, &tapes[0], &tapes[1]);
+    size_t nv = expr_graph_nvars(sys->g);
+    size_t n0 = tape_nout(tapes[0]), n1 = tape_nout(tapes[1]);
+    size_t w0 = tape_work_size(tapes[0]), w1 = tape_work_size(tapes[1]);
+    double *o1 = calloc(n0 + n1 + 1, sizeof *o1);
+    double *o2 = calloc(n0 + n1 + 1, sizeof *o2);
+    double *d1 = calloc(n1 * K + 1, sizeof *d1);
+    double *d2 = calloc(n1 * K + 1, sizeof *d2);
+    double *w = calloc(w0 + w1 + 1, sizeof *w);
+    double *dw = calloc(w1 * K + 1, sizeof *dw);
+    double *V = calloc((size_t)*work + 1, sizeof *V);
+    double *dv = calloc(nv * K + 1, sizeof *dv);
+    for (size_t i = 0; i < nv * K; i++)
+        dv[i] = uniform(-1, 1);
+    tape_eval(tapes[0], va, o1, w);
+    jac(va, o2);
+    tape_eval_tangent(tapes[1], va, dv, K, o1 + n0, d1, w, dw);
+    tan(va, dv, K, o2 + n0, d2, V, dw);
+    for (size_t i = 0; i < n0 + n1; i++)
+        if (!same_bits(o1[i], o2[i]))
+            fail_msg("%s, state %d: constraint Jacobians, output %zu %.17g "
+                     "by nh, %.17g by C", what, pt, i, o1[i], o2[i]);
+    for (size_t i = 0; i < n1 * K; i++)
+        if (!same_bits(d1[i], d2[i]))
+            fail_msg("%s, state %d: constraint tangent %zu %.17g by nh, "
+                     "%.17g by C", what, pt, i, d1[i], d2[i]);
+    free(o1);
+    free(o2);
+    free(d1);
+    free(d2);
+    free(w);
+    free(dw);
+    free(V);
+    free(dv);
+    eom_velsolver_free(vs);
 }
 
 /* Whether TEXT was seen by an earlier call (then it is not kept; else
@@ -290,8 +348,10 @@ static void check_method(session_t *s, eom_t *e, const char *what,
             free(mw);
             /* the derivatives of the main and first tapes in three
              * random directions: as the tapes give them, bit for bit */
-            if (ht && pt % 8 == 3)
+            if (ht && pt % 8 == 3) {
                 check_tangents(ht, e, va, what, pt);
+                check_constraints(ht, sys, va, what, pt);
+            }
             ok++;
         } else {
             failed++;
@@ -1017,6 +1077,35 @@ static void cc_silent_derivatives(char *path, size_t size)
     setenv("CC", path, 1);
 }
 
+/* Whether the cached text beside the object SO (HASH.so: HASH.c) holds
+ * WHAT. */
+static bool cached_text_has(const char *so, const char *what)
+{
+    char path[NATIVE_PATH];
+    size_t len = strlen(so);
+    assert_true(len > 3 && strcmp(so + len - 3, ".so") == 0);
+    snprintf(path, sizeof path, "%.*s.c", (int)(len - 3), so);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    bool found = false;
+    while (fgets(line, sizeof line, f))
+        found = found || (strstr(line, "built by nh's compile cache") &&
+                          strstr(line, what));
+    fclose(f);
+    return found;
+}
+
+static bool cpu_has_avx2(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
 /* The derivatives are a file of their own: compiled beside the equations
  * when both are needed at once, found in the cache apart from them, and
  * a compile of them that fails is an error at the statement that needed
@@ -1038,6 +1127,12 @@ static void test_tangents_apart(void **state)
     assert_false(info.tangents_cached);
     assert_string_not_equal(info.path, info.tangents_path);
     assert_int_equal(cache_count(), 4);
+    /* the derivatives with -mavx2 exactly where the processor has AVX2
+     * (the flag in the cached text's comment, so in its key), the
+     * equations without */
+    assert_true(cached_text_has(info.tangents_path, " -mavx2 ") ==
+                cpu_has_avx2());
+    assert_false(cached_text_has(info.path, " -mavx2 "));
     /* the equations alone clear the derivatives; they come back from
      * the cache */
     eom_set_native(e, NULL, NULL, NULL, NULL);
@@ -1086,6 +1181,36 @@ static void test_tangents_apart(void **state)
     assert_true(eom_has_native(e));
     assert_false(eom_tangents_native(e));
     assert_int_equal(cache_count(), 2); /* the equations' HASH.c, .so */
+    unsetenv("CC");
+    session_free(s);
+    remove_cache();
+
+    /* a compiler that refuses -mavx2: the derivatives compiled without
+     * it, and attached (on a machine without AVX2 it is never asked) */
+    fresh_cache();
+    s = sphere_session("multipliers", &e);
+    snprintf(cc, sizeof cc, "%s/noavx2cc", cache);
+    FILE *f = fopen(cc, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\n"
+          "for a in \"$@\"; do\n"
+          "  if [ \"$a\" = -mavx2 ]; then\n"
+          "    echo 'cc: error: unrecognized command-line option -mavx2'\n"
+          "    exit 1\n"
+          "  fi\n"
+          "done\n"
+          "exec cc \"$@\"\n",
+          f);
+    fclose(f);
+    assert_int_equal(chmod(cc, 0755), 0);
+    setenv("CC", cc, 1);
+    diag_clear(&err);
+    assert_int_equal(native_attach_tangents(e, NULL, NULL, &info, &err), 0);
+    assert_true(eom_has_native(e));
+    assert_true(eom_tangents_native(e));
+    assert_true(e->native_jac != NULL); /* the constraints' Jacobians */
+    assert_false(cached_text_has(info.tangents_path, " -mavx2 "));
+    assert_int_equal(cache_count(), 4);
     unsetenv("CC");
     session_free(s);
     remove_cache();
@@ -1361,6 +1486,10 @@ static void test_session_compile(void **state)
             /* linearize and eigen differentiate the compiled tapes;
              * simulate (rk8pd) alone does not compile the derivatives */
             assert_true(eom_tangents_native(session_ctx(s)->eom) ==
+                        (compiled == 1 && m == 1));
+            /* and with them the constraints' Jacobians, which lyapunov
+             * takes at every evaluation */
+            assert_true((session_ctx(s)->eom->native_jac != NULL) ==
                         (compiled == 1 && m == 1));
             session_free(s);
             fclose(out);

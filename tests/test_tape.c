@@ -760,22 +760,67 @@ static void test_c_text(void **state)
     assert_string_equal(buf, "(-HUGE_VAL)");
 }
 
-/* tape_write_c_tangent: the C text of the derivatives of random tapes
- * over every op, compiled as nh's compile cache compiles them (-O1, no
- * warning under -Wall -Wextra -pedantic), gives tape_eval_tangent's bits
- * (values and derivatives) in three random directions at random and
- * special points — the last tapes long enough to be written in many
- * pieces; and a tape with many constant outputs (written from a table by
- * tape_write_c) gives their bits, -0 and the infinities among them. */
-typedef void (*tape_c_tan_fn)(int which, const double *v, const double *dv,
-                              long k, double *o, double *dout, double *w,
-                              double *dw);
+/* tape_write_c_tangent: the derivatives' C text of random tapes over
+ * every op (guards among them), compiled three ways at -O1, as nh's
+ * compile cache compiles them — GCC's vectors of two directions (SSE2),
+ * of four (-mavx2, where this machine has AVX2, as the cache builds it
+ * there), and one direction at a time (NH_NO_VECTORS, as another
+ * compiler builds it), each with -std=c99 -Wall -Wextra -pedantic (no
+ * warning) — gives tape_eval_tangent's bits
+ * in 1 to 5 directions (so that a last group has fewer directions than
+ * lanes) at random and special points, with seeds that are often 0 or
+ * −0 (the rule d = f·da gives +0 where da is 0, whatever f is); the last
+ * two tapes long enough to be written in many pieces. */
+typedef void (*tape_tan_fn)(int which, const double *v, const double *dv,
+                            long k, double *o, double *dout, double *w,
+                            double *dw);
+
+static double random_seed(void)
+{
+    switch (rng() % 8) {
+    case 0:
+        return 0.0;
+    case 1:
+        return -0.0;
+    case 2:
+        return random_value();
+    default:
+        return uniform(-2, 2);
+    }
+}
+
+/* Whether the upper halves of the AVX registers are in use (XINUSE bit
+ * 2, by XGETBV with ECX = 1), or -1 where the processor cannot say.  A
+ * function that leaves them so makes every SSE instruction after it
+ * slow (tape.c, NH_VEND). */
+static int avx_upper_in_use(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    unsigned a, b, c, d;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+                     : "a"(0));
+    if (a < 0xd)
+        return -1;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+                     : "a"(1));
+    if (!(c & (1u << 27))) /* OSXSAVE */
+        return -1;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d)
+                     : "a"(0xd), "c"(1));
+    if (!(a & (1u << 2))) /* XGETBV with ECX = 1 */
+        return -1;
+    __asm__ volatile("xgetbv" : "=a"(a), "=d"(d) : "c"(1));
+    return (int)((a >> 2) & 1);
+#else
+    return -1;
+#endif
+}
 
 static void test_c_tangent_text(void **state)
 {
     (void)state;
-    rng_state = 1732050807;
-    enum { DAGS = 22, POOL = 80, BIG = 1200, NOUT = 14, K = 3 };
+    rng_state = 2236067977;
+    enum { DAGS = 24, POOL = 80, BIG = 1300, NOUT = 12, KMAX = 5 };
     expr_graph_t *graphs[DAGS];
     tape_t *tapes[DAGS];
     strbuf_t text, body;
@@ -790,13 +835,16 @@ static void test_c_tangent_text(void **state)
         const expr_t **pool = malloc(size * sizeof *pool);
         random_pool(g, v, pool, size, size == BIG);
         size_t k = 0;
-        for (int i = 0; i < 9; i++)
+        for (int i = 0; i < 7; i++)
             outs[k++] = pool[size - 1 - i];
-        for (int i = 0; i < 3; i++)
-            outs[k++] = pool[rng() % size];
-        free(pool);
+        /* a guard: a·b/a is b where a ≠ 0 */
+        const expr_t *a = pool[rng() % size], *b = pool[rng() % size];
+        outs[k++] = expr_div(g, expr_mul(g, a, b), a);
+        outs[k++] = pool[rng() % size];
         outs[k++] = v[rng() % NV];
         outs[k++] = expr_num(g, -1.25);
+        outs[k++] = expr_num(g, 0.0);
+        free(pool);
         tapes[d] = tape_compile(g, outs, NOUT, NV);
         if (size == BIG)
             assert_true(tape_length(tapes[d]) > 400); /* many pieces */
@@ -815,52 +863,91 @@ static void test_c_tangent_text(void **state)
                "           double *o, double *dout, double *w, double *dw)\n"
                "{\n    switch (which) {\n");
     for (int d = 0; d < DAGS; d++)
-        strbuf_addf(&text, "    case %d: tan%d(v, dv, k, o, dout, w, dw); "
-                           "break;\n",
-                    d, d);
+        strbuf_addf(&text,
+                    "    case %d: tan%d(v, dv, k, o, dout, w, dw); break;\n", d,
+                    d);
     strbuf_add(&text, "    }\n}\n");
-    void *h = cc_load(text.data, CC_LOAD_STRICT_O1);
-    assert_non_null(h);
-    tape_c_tan_fn fn;
-    *(void **)&fn = cc_sym(h, "tan_c");
-    assert_non_null(fn);
-    int compared = 0;
-    for (int d = 0; d < DAGS; d++) {
-        const tape_t *t = tapes[d];
-        size_t ws = tape_work_size(t) + 1;
-        double *work = malloc(ws * sizeof *work);
-        double *dwork = malloc(ws * K * sizeof *dwork);
-        double *V = malloc((tape_c_tangent_values(t) + 1) * sizeof *V);
-        for (int p = 0; p < 20; p++) {
-            double vals[NV], dv[NV * K];
-            double want[NOUT], got[NOUT], dwant[NOUT * K], dgot[NOUT * K];
-            for (int i = 0; i < NV; i++)
-                vals[i] = random_value();
-            for (int i = 0; i < NV * K; i++)
-                dv[i] = p % 5 == 0 && i % 4 == 0 ? 0 : random_value();
-            tape_eval_tangent(t, vals, dv, K, want, dwant, work, dwork);
-            fn(d, vals, dv, K, got, dgot, V, dwork);
-            for (int k = 0; k < NOUT * (K + 1); k++) {
-                double a = k < NOUT ? want[k] : dwant[k - NOUT];
-                double b = k < NOUT ? got[k] : dgot[k - NOUT];
-                if (memcmp(&a, &b, sizeof a) != 0 && !(isnan(a) && isnan(b))) {
-                    print_error("tape %d, %s %d: C %.17g, tape %.17g\n", d,
-                                k < NOUT ? "output" : "derivative",
-                                k < NOUT ? k : k - NOUT, b, a);
+    const char *builds[3] = {CC_LOAD_STRICT_O1,
+                             CC_LOAD_STRICT_O1 " -DNH_NO_VECTORS", NULL};
+#if defined(__GNUC__) && defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        builds[2] = CC_LOAD_STRICT_O1 " -mavx2";
+#endif
+    size_t compared = 0;
+    for (int bi = 0; bi < 3 && builds[bi]; bi++) {
+        void *h = cc_load(text.data, builds[bi]);
+        assert_non_null(h);
+        tape_tan_fn fn;
+        *(void **)&fn = cc_sym(h, "tan_c");
+        assert_non_null(fn);
+        for (int d = 0; d < DAGS; d++) {
+            const tape_t *t = tapes[d];
+            size_t ws = tape_work_size(t) + 1;
+            double *work = calloc(ws, sizeof *work);
+            double *dwork = calloc(ws * KMAX, sizeof *dwork);
+            double *V = calloc(tape_c_tangent_values(t) + 1, sizeof *V);
+            double *dw = calloc(ws * KMAX, sizeof *dw);
+            for (int p = 0; p < 30; p++) {
+                long k = 1 + p % KMAX;
+                double vals[NV], seed[NV * KMAX];
+                double want[NOUT], dwant[NOUT * KMAX];
+                double got[NOUT], dgot[NOUT * KMAX];
+                for (int i = 0; i < NV; i++)
+                    vals[i] = rng() % 3 ? uniform(-2, 2) : random_value();
+                for (int i = 0; i < NV * k; i++)
+                    seed[i] = random_seed();
+                tape_eval_tangent(t, vals, seed, (size_t)k, want, dwant, work,
+                                  dwork);
+                fn(d, vals, seed, k, got, dgot, V, dw);
+                /* the AVX registers' upper halves left clear */
+                if (avx_upper_in_use() == 1) {
+                    print_error("build '%s', tape %d: the upper halves of "
+                                "the AVX registers are left in use\n",
+                                builds[bi], d);
                     fail();
                 }
-                compared++;
+                for (int o = 0; o < NOUT * (1 + k); o++) {
+                    double w = o < NOUT ? want[o] : dwant[o - NOUT];
+                    double c = o < NOUT ? got[o] : dgot[o - NOUT];
+                    if (memcmp(&w, &c, sizeof c) != 0 &&
+                        !(isnan(w) && isnan(c))) {
+                        print_error("build '%s', tape %d, %ld directions, "
+                                    "%s %d: C %.17g, tape %.17g\n",
+                                    builds[bi], d, k,
+                                    o < NOUT ? "output" : "derivative",
+                                    o < NOUT ? o : o - NOUT, c, w);
+                        fail();
+                    }
+                    compared++;
+                }
             }
+            free(work);
+            free(dwork);
+            free(V);
+            free(dw);
         }
-        free(work);
-        free(dwork);
-        free(V);
+        cc_unload(h);
+    }
+    for (int d = 0; d < DAGS; d++) {
         tape_free(tapes[d]);
         expr_graph_free(graphs[d]);
     }
-    assert_true(compared > 5000);
-    cc_unload(h);
+    strbuf_free(&text);
+    strbuf_free(&body);
+    assert_true(compared > 20000);
+}
 
+/* tape_write_c with many constant outputs (more than it stores one by
+ * one, 256): its table gives their bits, -0 and the infinities among
+ * them. */
+static void test_c_const_table(void **state)
+{
+    (void)state;
+    rng_state = 1732050807;
+    strbuf_t text, body;
+    unsigned helpers;
+    void *h;
     /* many constant outputs (more than tape_write_c stores one by one,
      * 256): tape_write_c's table */
     enum { NK = 400 }; /* 320 of them constants */
@@ -872,8 +959,6 @@ static void test_c_tangent_text(void **state)
                              : expr_num(g, lits[k % 6]);
     outs[NK - 1] = expr_num(g, -INFINITY);
     tape_t *t = tape_compile(g, outs, NK, NV);
-    strbuf_free(&text);
-    strbuf_free(&body);
     strbuf_init(&text);
     strbuf_init(&body);
     strbuf_add(&text, "#include <math.h>\n");
@@ -907,6 +992,7 @@ static void test_c_tangent_text(void **state)
     strbuf_free(&body);
 }
 
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -923,6 +1009,7 @@ int main(void)
         cmocka_unit_test(test_tangent_kinks),
         cmocka_unit_test(test_c_text),
         cmocka_unit_test(test_c_tangent_text),
+        cmocka_unit_test(test_c_const_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

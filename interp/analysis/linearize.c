@@ -85,6 +85,10 @@ struct lin {
     bool *cyclic;
     size_t *dir, ndir;
     uint32_t *seedvar; /* the graph variable of each direction: ind[dir[d]] */
+    /* lin_seed_dirs' scratch: a row's nonzero entries and the places of
+     * their variables' seeds (2n each) */
+    double *nzf;
+    size_t *nzr;
 };
 
 lin_t *lin_new(const nh_system_t *sys, eom_t *e)
@@ -140,6 +144,8 @@ lin_t *lin_new(const nh_system_t *sys, eom_t *e)
     free(read);
     tape_free(tp);
     free(outs);
+    l->nzf = xcalloc(2 * n + 1, sizeof *l->nzf);
+    l->nzr = xcalloc(2 * n + 1, sizeof *l->nzr);
     return l;
 }
 
@@ -175,6 +181,8 @@ void lin_free(lin_t *l)
     free(l->cyclic);
     free(l->dir);
     free(l->seedvar);
+    free(l->nzf);
+    free(l->nzr);
     lin_free_buffers(l);
     free(l);
 }
@@ -223,7 +231,7 @@ int lin_choose(lin_t *l, const double *vars, const bool *given_q,
     l->chosen = false;
     l->dep = (eom_dependent_t){l->dq, 0, l->dv, 0};
     if (sys->r > 0)
-        eom_velsolver_jacobians(l->vs, vars, l->J, l->Cq, l->B);
+        eom_velsolver_jacobians(l->vs, l->e, vars, l->J, l->Cq, l->B);
     if (eom_velsolver_choose_from(l->vs, l->J, l->B, given_q, guess_q,
                                   given_v, guess_v, l->all_velocities,
                                   &l->dep, err) != 0)
@@ -318,15 +326,22 @@ static int lin_seed_dirs(lin_t *l, const double *J, const double *Cq,
         /* The independent coordinates' seeds are the columns of the
          * identity, so J_x e_x is J's column.  (Each row scaled by its
          * size: the pivots then say how well the block is determined,
-         * lin_chart_quality.) */
+         * lin_chart_quality; each sum over the row's nonzero entries, in
+         * order.) */
         for (size_t a1 = 0; a1 < nq; a1++) {
             double sc = 1.0 / lin_row_scale(J, a1, n);
             for (size_t b1 = 0; b1 < nq; b1++)
                 Jd[a1 * nq + b1] = sc * J[a1 * n + l->dq[b1]];
+            size_t nz = 0;
+            for (size_t i = 0; i < n; i++)
+                if (J[a1 * n + i] != 0) {
+                    l->nzf[nz] = J[a1 * n + i];
+                    l->nzr[nz++] = (size_t)sys->q[i] * K;
+                }
             for (size_t j = 0; j < K; j++) {
                 double s = fu ? fu[a1 * K + j] : 0.0;
-                for (size_t i = 0; i < n; i++)
-                    s += J[a1 * n + i] * dvars[(size_t)sys->q[i] * K + j];
+                for (size_t p = 0; p < nz; p++)
+                    s += l->nzf[p] * dvars[l->nzr[p] + j];
                 rq[a1 * K + j] = -sc * s;
             }
         }
@@ -344,13 +359,20 @@ static int lin_seed_dirs(lin_t *l, const double *J, const double *Cq,
                 double sc = 1.0 / lin_row_scale(B, a1, n);
                 for (size_t c = 0; c < nvd; c++)
                     Bd[a1 * nvd + c] = sc * B[a1 * n + l->dv[c]];
+                size_t nz = 0;
+                for (size_t i = 0; i < n; i++)
+                    if (Cq[a1 * n + i] != 0 || B[a1 * n + i] != 0) {
+                        l->nzf[2 * nz] = Cq[a1 * n + i];
+                        l->nzf[2 * nz + 1] = B[a1 * n + i];
+                        l->nzr[2 * nz] = (size_t)sys->q[i] * K;
+                        l->nzr[2 * nz + 1] = (size_t)sys->qd[i] * K;
+                        nz++;
+                    }
                 for (size_t j = 0; j < K; j++) {
                     double s = cu ? cu[a1 * K + j] : 0.0;
-                    for (size_t i = 0; i < n; i++)
-                        s += Cq[a1 * n + i] *
-                                 dvars[(size_t)sys->q[i] * K + j] +
-                             B[a1 * n + i] *
-                                 dvars[(size_t)sys->qd[i] * K + j];
+                    for (size_t p = 0; p < nz; p++)
+                        s += l->nzf[2 * p] * dvars[l->nzr[2 * p] + j] +
+                             l->nzf[2 * p + 1] * dvars[l->nzr[2 * p + 1] + j];
                     rv[a1 * K + j] = -sc * s;
                 }
             }
@@ -422,7 +444,7 @@ int lin_matrix(lin_t *l, double *vars, double *a, diag_t *err)
 int lin_matrix_at(lin_t *l, double *vars, double *a, diag_t *err)
 {
     if (l->sys->r > 0)
-        eom_velsolver_jacobians(l->vs, vars, l->Jat, l->Cqat, l->Bat);
+        eom_velsolver_jacobians(l->vs, l->e, vars, l->Jat, l->Cqat, l->Bat);
     return lin_matrix_with(l, vars, l->Jat, l->Cqat, l->Bat, a, err);
 }
 
@@ -595,7 +617,7 @@ int lin_rechoose(lin_t *l, double *vars, double *change, bool *changed,
     *changed = false;
     if (r == 0)
         return 0;
-    eom_velsolver_jacobians(l->vs, vars, l->Jat, l->Cqat, l->Bat);
+    eom_velsolver_jacobians(l->vs, l->e, vars, l->Jat, l->Cqat, l->Bat);
     /* the state's derivatives along the old independent variables */
     if (lin_seeds(l, l->Jat, l->Cqat, l->Bat, err) != 0)
         return -1;

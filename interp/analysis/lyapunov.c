@@ -101,6 +101,12 @@ typedef struct lyap_ctx {
     const size_t *keep;  /* k indices into lin_vars */
     double *vars;        /* scratch value vector */
     double *A;           /* N×N */
+    /* the point (t, y) of the last evaluation, when it succeeded: A and
+     * VARS are its own (the chart unchanged since) */
+    bool have_last;
+    double last_t, *last_y;
+    double *nzv;         /* lyap_f's scratch: a row's nonzero entries (k) */
+    size_t *nzm;         /* and their places in Δ */
     const nh_stop_t *stop;
     bool stopped;
     size_t nevals;
@@ -137,12 +143,19 @@ static int lyap_f(double t, const double Y[], double dY[], void *params)
         rc = diag_error(&c->fail, SRC_SPAN_NONE,
                         "the state is not finite (the integration "
                         "diverged)");
-    } else {
+    } else if (!(c->have_last && t == c->last_t &&
+                 memcmp(Y, c->last_y, ns * sizeof *Y) == 0)) {
         for (size_t i = 0; i < ns; i++)
             c->vars[c->sv[i]] = Y[i];
         c->vars[c->sys->t] = t;
         rc = lin_matrix_at(c->l, c->vars, c->A, &c->fail);
+        c->have_last = rc == 0;
+        c->last_t = t;
+        memcpy(c->last_y, Y, ns * sizeof *Y);
     }
+    /* (else the motion is where the last evaluation left it: the start
+     * of a step after an orthonormalisation, whose Δ alone changed; A
+     * and the values in VARS are those of that point) */
     if (rc == 0) {
         for (size_t i = 0; i < ns; i++)
             dY[i] = c->vars[c->deriv[i]];
@@ -160,15 +173,25 @@ static int lyap_f(double t, const double Y[], double dY[], void *params)
         memcpy(c->fail_y, Y, ns * sizeof *Y);
         return GSL_EBADFUNC;
     }
+    /* dΔ = A Δ, each entry a sum over the nonzero entries of A's row, in
+     * order: the columns of the coordinates nothing reads are zero, and
+     * a zero term (±0) would not change a sum that starts at +0 (which
+     * is never −0), so this is the sum over every term */
     const double *M = Y + ns;
     double *dM = dY + ns, tr = 0.0;
     for (size_t i = 0; i < k; i++) {
         const double *row = c->A + c->keep[i] * N;
         tr += row[c->keep[i]];
+        size_t nz = 0;
+        for (size_t m = 0; m < k; m++)
+            if (row[c->keep[m]] != 0) {
+                c->nzv[nz] = row[c->keep[m]];
+                c->nzm[nz++] = m * k;
+            }
         for (size_t j = 0; j < k; j++) {
             double s = 0.0;
-            for (size_t m = 0; m < k; m++)
-                s += row[c->keep[m]] * M[m * k + j];
+            for (size_t p = 0; p < nz; p++)
+                s += c->nzv[p] * M[c->nzm[p] + j];
             dM[i * k + j] = s;
         }
     }
@@ -294,6 +317,9 @@ int lyap_run(lin_t *l, eom_t *e, const nh_system_t *sys, double *vars,
     c.vars = xcalloc(nv + 1, sizeof *c.vars);
     memcpy(c.vars, vars, nv * sizeof *vars);
     c.A = xcalloc(N * N + 1, sizeof *c.A);
+    c.nzv = xcalloc(k + 1, sizeof *c.nzv);
+    c.last_y = xcalloc(ns + 1, sizeof *c.last_y);
+    c.nzm = xcalloc(k + 1, sizeof *c.nzm);
     c.fail_y = xcalloc(ns + 1, sizeof *c.fail_y);
     size_t D = ns + k * k + 1;
     double *Y = xcalloc(D, sizeof *Y), *Yprev = xcalloc(D, sizeof *Y);
@@ -419,6 +445,7 @@ int lyap_run(lin_t *l, eom_t *e, const nh_system_t *sys, double *vars,
             if (!opt->keep && lin_chart_quality(l) < LYAP_CHART) {
                 /* the dependent variables anew (the header) */
                 bool changed;
+                c.have_last = false; /* VARS and perhaps the chart */
                 for (size_t i = 0; i < ns; i++)
                     c.vars[c.sv[i]] = Y[i];
                 c.vars[sys->t] = t;
@@ -504,6 +531,9 @@ int lyap_run(lin_t *l, eom_t *e, const nh_system_t *sys, double *vars,
     free(all);
     free(c.vars);
     free(c.A);
+    free(c.nzv);
+    free(c.last_y);
+    free(c.nzm);
     free(c.fail_y);
     free(Y);
     free(Yprev);

@@ -46,6 +46,7 @@
 #include "interp/eom/cgen_jac.h"
 #include "interp/eom/common.h"
 #include "interp/eom/linalg.h"
+#include "interp/eom/velocity.h"
 #include "interp/expr/tape.h"
 
 /* ---- the dense algebra, as C text ---------------------------------------- */
@@ -277,6 +278,7 @@ typedef struct cgen {
     strbuf_t code;        /* the compute step */
     strbuf_t api;         /* the public functions */
     unsigned tape_helpers; /* tape_write_c's helpers */
+    eom_velsolver_t *vs;   /* the constraints' Jacobians' tapes */
     unsigned helpers;      /* H_* bits */
     size_t stack;          /* doubles kept on the stack, at most */
     bool fast_rhs;         /* nh_fast_rates was written */
@@ -372,6 +374,35 @@ static void cgen_tangents(cgen_t *c)
                     name, which[q], tape_c_tangent_values(t[q]), name, which[q],
                     fn);
     }
+}
+
+/* The constraints' Jacobians as eom_velsolver_jacobians takes them (J and
+ * B by a tape, Cq by the derivatives of Ceff along the coordinates it
+ * reads), for lyapunov, which takes them at every evaluation of the
+ * motion, once compiled: NAME_constraint_jacobians and
+ * NAME_constraint_tangent, with the size of the latter's value array,
+ * NAME_constraint_tangent_work.  The tapes are the velsolver's own
+ * (eom_velsolver_jacobian_tapes), so the numbers are its, bit for bit. */
+static void cgen_constraints(cgen_t *c, const tape_t *tjac,
+                             const tape_t *tceff)
+{
+    const char *name = c->opt->name;
+    cgen_tape(c, tjac, "nh_tape_jac", NULL);
+    tape_write_c_tangent(tceff, &c->tapes, "nh_tan_ceff", &c->tape_helpers);
+    strbuf_add(&c->tapes, "\n");
+    strbuf_addf(&c->api,
+                "void %s_constraint_jacobians(const double *v, double *o)\n"
+                "{\n"
+                "    nh_tape_jac(v, o);\n"
+                "}\n\n"
+                "const int %s_constraint_tangent_work = %zu;\n\n"
+                "void %s_constraint_tangent(const double *v, const double *dv, "
+                "long k,\n"
+                "        double *o, double *dout, double *w, double *dw)\n"
+                "{\n"
+                "    nh_tan_ceff(v, dv, k, o, dout, w, dw);\n"
+                "}\n\n",
+                name, name, tape_c_tangent_values(tceff), name);
 }
 
 /* ---- the fast path: common.c eom_fast_compute --------------------------- */
@@ -1538,6 +1569,7 @@ static void cgen_free(cgen_t *c)
     strbuf_free(&c->api);
     tape_free(c->vel);
     tape_free(c->res);
+    eom_velsolver_free(c->vs);
 }
 
 /* The refusals both texts share: a name that is not an identifier, a
@@ -1667,15 +1699,27 @@ char *cgen_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
 
 char *cgen_tangent_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
 {
-    if (cgen_refuse(e, opt, err) != 0 ||
-        !cgen_fits(tape_length(e->tape) + (e->pre ? tape_length(e->pre) : 0),
-                   opt, err))
+    if (cgen_refuse(e, opt, err) != 0)
         return NULL;
     cgen_t c = {.e = e, .sys = e->sys, .opt = opt};
+    /* the constraints' Jacobians (cgen_constraints) */
+    const tape_t *tjac = NULL, *tceff = NULL;
+    if (e->sys->r > 0) {
+        c.vs = eom_velsolver_new(e->sys);
+        eom_velsolver_jacobian_tapes(c.vs, &tjac, &tceff);
+    }
+    if (!cgen_fits(tape_length(e->tape) + (e->pre ? tape_length(e->pre) : 0) +
+                       (tjac ? tape_length(tjac) + tape_length(tceff) : 0),
+                   opt, err)) {
+        eom_velsolver_free(c.vs);
+        return NULL;
+    }
     strbuf_init(&c.tapes);
     strbuf_init(&c.code);
     strbuf_init(&c.api);
     cgen_tangents(&c);
+    if (tjac)
+        cgen_constraints(&c, tjac, tceff);
     const char *name = opt->name;
     strbuf_t out;
     strbuf_init(&out);
@@ -1694,10 +1738,13 @@ char *cgen_tangent_text(eom_t *e, const cgen_options_t *opt, diag_t *err)
                 "_pre where the\n"
                 " *       method has a first tape; w has "
                 "%s_tangent_main_work doubles.\n"
+                " *   With constraints, %s_constraint_jacobians(v, o) and "
+                "%s_constraint_tangent(...):\n"
+                " *       their Jacobians as nh's lyapunov takes them.\n"
                 " */\n"
                 "#include <math.h>\n\n",
                 name, e->name, opt->version ? " " : "",
-                opt->version ? opt->version : "", name, name);
+                opt->version ? opt->version : "", name, name, name, name);
     tape_write_c_helpers(&out, c.tape_helpers);
     strbuf_add(&out, c.tapes.data);
     strbuf_add(&out, c.api.data);

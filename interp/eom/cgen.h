@@ -42,7 +42,14 @@
  *   void NAME_tangent_main(const double *v, const double *dv, long k,
  *                          double *o, double *dout, double *w, double *dw);
  * and NAME_tangent_pre, NAME_tangent_pre_work where the method has a
- * first tape (maggi).
+ * first tape (maggi); with constraints, their Jacobians as lyapunov takes
+ * them at every evaluation (eom_set_native_constraints):
+ *   void NAME_constraint_jacobians(const double *v, double *o);
+ *   const int NAME_constraint_tangent_work;
+ *   void NAME_constraint_tangent(v, dv, k, o, dout, w, dw);
+ * The derivatives take several directions at once as GCC vectors (four
+ * with -mavx2, which run/native.c adds where the CPU has AVX2; two with
+ * SSE2), each lane the scalar arithmetic: the same numbers (tape.h).
  *
  * Ownership: cgen_text and cgen_tangent_text return a malloc'ed string
  * the caller frees.  The

@@ -1179,6 +1179,8 @@ void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
         e->native_tan_release(e->native_tan_handle);
     e->native_tan_handle = handle;
     e->native_tan_release = release;
+    /* the constraints' Jacobians live in the derivatives' object */
+    eom_set_native_constraints(e, NULL, NULL, 0);
     free(e->t_nval);
     free(e->t_pnval);
     e->native_tan = main_tape;
@@ -1192,6 +1194,15 @@ void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
 bool eom_tangents_native(const eom_t *e)
 {
     return e->native_tan != NULL;
+}
+
+void eom_set_native_constraints(eom_t *e, eom_native_values_fn jacobians,
+                                eom_native_tangent_fn ceff,
+                                size_t ceff_values)
+{
+    e->native_jac = jacobians && ceff ? jacobians : NULL;
+    e->native_ceff = jacobians && ceff ? ceff : NULL;
+    e->ceff_values = jacobians && ceff ? ceff_values : 0;
 }
 
 eom_native_rhs_fn eom_native_rhs(const eom_t *e)

@@ -139,6 +139,11 @@ struct eom {
     double *t_nval, *t_pnval; /* their value arrays */
     void *native_tan_handle;
     void (*native_tan_release)(void *handle);
+    /* compiled constraint Jacobians (eom_set_native_constraints): the
+     * velsolver's buffers hold their values */
+    eom_native_values_fn native_jac;
+    eom_native_tangent_fn native_ceff;
+    size_t ceff_values;
     /* Native code (eom_set_native): called before compute. */
     eom_native_fn native;
     eom_native_rhs_fn native_rhs;

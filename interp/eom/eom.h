@@ -156,6 +156,18 @@ void eom_set_native_tangents(eom_t *e, eom_native_tangent_fn main_tape,
                              void (*release)(void *handle));
 bool eom_tangents_native(const eom_t *e);
 
+/* Compiled constraint Jacobians: the C text of the tapes of
+ * eom_velsolver_jacobian_tapes (cgen.c, NAME_constraint_jacobians and
+ * NAME_constraint_tangent, with the size of the latter's value array),
+ * which eom_velsolver_jacobians runs instead of them (lyapunov takes
+ * them at every evaluation of the motion): the same numbers.  They live
+ * in the derivatives' object (cgen_tangent_text): set after
+ * eom_set_native_tangents, which clears them, as eom_set_native does. */
+typedef void (*eom_native_values_fn)(const double *v, double *o);
+void eom_set_native_constraints(eom_t *e, eom_native_values_fn jacobians,
+                                eom_native_tangent_fn ceff,
+                                size_t ceff_values);
+
 /* The compiled right-hand side, or NULL: for a caller that calls it
  * first itself (simulate's callback, once per evaluation) and eom_rhs
  * only when it fails, as eom_rhs would. */

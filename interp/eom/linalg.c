@@ -29,6 +29,62 @@
 #include "interp/eom/linalg.h"
 
 #include <math.h>
+#include <string.h>
+
+/* Two numbers at once as a GCC vector (SSE2), each lane the scalar
+ * operations (the same bits), or as two doubles: the loops of the
+ * factorisation and of the solves take pairs of columns this way.
+ * linalg_sub2: a[0..1] −= f·b[0..1] in place; linalg_pair_sub: s −
+ * f·b[0..1]; linalg_pair_mul: s·f. */
+#if defined(__GNUC__)
+typedef double linalg_pair_t __attribute__((vector_size(16), aligned(8)));
+static inline linalg_pair_t linalg_pair(double a, double b)
+{
+    return (linalg_pair_t){a, b};
+}
+static inline linalg_pair_t linalg_pair_sub(linalg_pair_t s, double f,
+                                            const double *b)
+{
+    linalg_pair_t y;
+    memcpy(&y, b, sizeof y);
+    return s - f * y;
+}
+static inline linalg_pair_t linalg_pair_mul(linalg_pair_t s, double f)
+{
+    return s * f;
+}
+static inline void linalg_pair_store(double *a, linalg_pair_t s)
+{
+    memcpy(a, &s, sizeof s);
+}
+#else
+typedef struct linalg_pair {
+    double x, y;
+} linalg_pair_t;
+static inline linalg_pair_t linalg_pair(double a, double b)
+{
+    return (linalg_pair_t){a, b};
+}
+static inline linalg_pair_t linalg_pair_sub(linalg_pair_t s, double f,
+                                            const double *b)
+{
+    return (linalg_pair_t){s.x - f * b[0], s.y - f * b[1]};
+}
+static inline linalg_pair_t linalg_pair_mul(linalg_pair_t s, double f)
+{
+    return (linalg_pair_t){s.x * f, s.y * f};
+}
+static inline void linalg_pair_store(double *a, linalg_pair_t s)
+{
+    a[0] = s.x;
+    a[1] = s.y;
+}
+#endif
+
+static inline void linalg_sub2(double *a, double f, const double *b)
+{
+    linalg_pair_store(a, linalg_pair_sub(linalg_pair(a[0], a[1]), f, b));
+}
 
 static double linalg_max_abs(const double *a, size_t count)
 {
@@ -79,7 +135,10 @@ int linalg_lu(double *a, size_t n, size_t *perm, double rtol)
             double *restrict ri = a + i * n;
             double f = ri[k] * inv;
             ri[k] = f;
-            for (size_t j = k + 1; j < n; j++)
+            size_t j = k + 1;
+            for (; j + 1 < n; j += 2)
+                linalg_sub2(ri + j, f, rk + j);
+            if (j < n)
                 ri[j] -= f * rk[j];
         }
     }
@@ -110,7 +169,30 @@ void linalg_lu_solve(const double *lu, size_t n, const size_t *perm,
 void linalg_lu_solve_many(const double *lu, size_t n, const size_t *perm,
                           double *b, size_t k, double *work)
 {
-    for (size_t j = 0; j < k; j++) {
+    /* Two right sides at a time, with WORK as their two columns of y
+     * (interleaved: y_i of both at 2i): each side takes exactly
+     * linalg_lu_solve's operations, in its order (the same bits), the
+     * two at once, and the matrix is read half as often. */
+    size_t j = 0;
+    for (; j + 1 < k; j += 2) {
+        double *restrict y = work;
+        for (size_t i = 0; i < n; i++) {
+            const double *ri = lu + i * n;
+            linalg_pair_t s = linalg_pair(b[perm[i] * k + j],
+                                          b[perm[i] * k + j + 1]);
+            for (size_t l = 0; l < i; l++)
+                s = linalg_pair_sub(s, ri[l], y + 2 * l);
+            linalg_pair_store(y + 2 * i, s);
+        }
+        for (size_t i = n; i-- > 0;) {
+            const double *ri = lu + i * n;
+            linalg_pair_t s = linalg_pair(y[2 * i], y[2 * i + 1]);
+            for (size_t l = i + 1; l < n; l++)
+                s = linalg_pair_sub(s, ri[l], b + l * k + j);
+            linalg_pair_store(b + i * k + j, linalg_pair_mul(s, ri[i]));
+        }
+    }
+    for (; j < k; j++) {
         for (size_t i = 0; i < n; i++)
             work[i] = b[i * k + j];
         linalg_lu_solve(lu, n, perm, work, work + n);

@@ -322,9 +322,13 @@ static int mult_tangent(eom_t *e, double *vars, double *dvars, size_t k,
     if (eom_check_finite(M, nu + n + (r ? r * n + r : 0),
                          r ? "M, h, B, c" : "M, h", err))
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        for (size_t l = 0; l < n; l++)
-            K[i * N + l] = M[eom_upper_index(n, i, l)];
+    /* (M's upper triangle row by row: M_il at base_min(i,l) + |l − i|,
+     * base_0 = 0, base_{l+1} = base_l + n − l) */
+    for (size_t i = 0, bi = 0; i < n; bi += n - i, i++) {
+        for (size_t l = 0, bl = 0; l < i; bl += n - l, l++)
+            K[i * N + l] = M[bl + i - l];
+        for (size_t l = i; l < n; l++)
+            K[i * N + l] = M[bi + l - i];
         for (size_t a = 0; a < r; a++) {
             K[i * N + n + a] = -B[a * n + i];
             K[(n + a) * N + i] = B[a * n + i];
@@ -353,22 +357,25 @@ static int mult_tangent(eom_t *e, double *vars, double *dvars, size_t k,
     if (e->method == EOM_LAGRANGE)
         eom_clear_lambda(e, vars);
 derivatives:
-    for (size_t j = 0; j < k; j++) {
-        for (size_t i = 0; i < n; i++) {
+    /* (dM_il at the packed places of M's, as above) */
+    for (size_t i = 0, bi = 0; i < n; bi += n - i, i++)
+        for (size_t j = 0; j < k; j++) {
             double s = dh[i * k + j];
-            for (size_t l = 0; l < n; l++)
-                s += dM[eom_upper_index(n, i, l) * k + j] * u[l];
+            for (size_t l = 0, bl = 0; l < i; bl += n - l, l++)
+                s += dM[(bl + i - l) * k + j] * u[l];
+            for (size_t l = i; l < n; l++)
+                s += dM[(bi + l - i) * k + j] * u[l];
             for (size_t a = 0; a < r; a++)
                 s -= dB[(a * n + i) * k + j] * u[n + a];
             rhs[i * k + j] = -s;
         }
-        for (size_t a = 0; a < r; a++) {
+    for (size_t a = 0; a < r; a++)
+        for (size_t j = 0; j < k; j++) {
             double s = dc[a * k + j];
             for (size_t i = 0; i < n; i++)
                 s += dB[(a * n + i) * k + j] * u[i];
             rhs[(n + a) * k + j] = -s;
         }
-    }
     linalg_lu_solve_many(K, N, e->t_perm, rhs, k, w);
     for (size_t i = 0; i < n; i++)
         memcpy(dvars + (size_t)sys->qdd[i] * k, rhs + i * k,

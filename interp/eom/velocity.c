@@ -213,12 +213,19 @@ struct eom_velsolver {
     tape_t *trate;  /* eom_velsolver_speed_rates: Ψ and β, the same */
     /* What the last solve solved for (indices of coordinates). */
     size_t *solved_q, nsolved_q, *solved_v, nsolved_v;
-    /* eom_velsolver_jacobians' tangent of Ceff alone (Cq: B comes from
-     * the values of TAPE) and its buffers, made by its first call and
-     * kept, so that later calls allocate nothing (lyapunov calls it at
-     * every evaluation of the motion) */
-    tape_t *tceff;
+    /* eom_velsolver_jacobians' tapes and buffers, made by its first call
+     * and kept, so that later calls allocate nothing (lyapunov calls it
+     * at every evaluation of the motion): TJAC the values of J and B
+     * (nh×n, r×n), TCEFF Ceff alone, differentiated along the JN
+     * coordinates it reads (JQ, indices into sys->q: along another its
+     * derivative is 0, Cq's column), in as many directions */
+    tape_t *tjac, *tceff;
+    double *jval, *jvwork;
+    size_t *jq, jn;
     double *jdvars, *jdout, *jdwork, *jout;
+    /* the value array of the compiled TCEFF (JNSIZE doubles) */
+    double *jnval;
+    size_t jnsize;
 };
 
 eom_velsolver_t *eom_velsolver_new(const nh_system_t *sys)
@@ -287,6 +294,11 @@ void eom_velsolver_free(eom_velsolver_t *vs)
     tape_free(vs->trate);
     free(vs->jdep);
     tape_free(vs->tceff);
+    tape_free(vs->tjac);
+    free(vs->jval);
+    free(vs->jvwork);
+    free(vs->jq);
+    free(vs->jnval);
     free(vs->jdvars);
     free(vs->jdout);
     free(vs->jdwork);
@@ -635,37 +647,94 @@ int eom_solve_velocities(const nh_system_t *sys, double *vars,
 
 /* ---- the constraints' derivatives and the dependent variables ----------- */
 
-void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
-                             double *J, double *Cq, double *B)
+/* The tapes and buffers of eom_velsolver_jacobians (the header of the
+ * struct), made once. */
+static void eom_velsolver_jacobian_init(eom_velsolver_t *vs)
+{
+    const nh_system_t *sys = vs->sys;
+    size_t n = sys->n, r = sys->r, nh = vs->nh;
+    if (vs->tceff || r == 0)
+        return;
+    size_t nv = expr_graph_nvars(sys->g);
+    /* J and B by one tape (the same nodes as TPOS's and TAPE's, so the
+     * same numbers), Cq by forward-mode derivatives of Ceff along the
+     * coordinates it reads: a coordinate no constraint reads (the
+     * bicycle's x, y and wheel angles) has a zero column, and its
+     * direction would be work on zeros */
+    const expr_t **outs = eom_alloc(nh * n + r * n, sizeof *outs);
+    for (size_t j = 0; j < nh; j++)
+        for (size_t i = 0; i < n; i++)
+            outs[j * n + i] = expr_diff(sys->g, sys->C[vs->hol[j]], sys->q[i]);
+    for (size_t k = 0; k < r * n; k++)
+        outs[nh * n + k] = vs->d.B[k];
+    vs->tjac = tape_compile(sys->g, outs, nh * n + r * n, nv);
+    free(outs);
+    vs->tceff = tape_compile(sys->g, vs->d.Ceff, r, nv);
+    if (!vs->tjac || !vs->tceff)
+        nh_out_of_memory();
+    vs->jval = eom_alloc(nh * n + r * n, sizeof *vs->jval);
+    vs->jvwork = eom_alloc(tape_work_size(vs->tjac), sizeof *vs->jvwork);
+    bool *read = eom_alloc(nv, sizeof *read);
+    size_t nin;
+    const uint32_t *in = tape_inputs(vs->tceff, &nin);
+    for (size_t k = 0; k < nin; k++)
+        read[in[k]] = true;
+    vs->jq = eom_alloc(n, sizeof *vs->jq);
+    for (size_t i = 0; i < n; i++)
+        if (read[sys->q[i]])
+            vs->jq[vs->jn++] = i;
+    free(read);
+    size_t k = vs->jn ? vs->jn : 1, w = tape_work_size(vs->tceff) + 1;
+    vs->jdvars = eom_alloc(nv * k, sizeof *vs->jdvars);
+    vs->jdout = eom_alloc(r * k, sizeof *vs->jdout);
+    vs->jdwork = eom_alloc(w * k, sizeof *vs->jdwork);
+    vs->jout = eom_alloc(r + w, sizeof *vs->jout);
+    for (size_t d = 0; d < vs->jn; d++)
+        vs->jdvars[(size_t)sys->q[vs->jq[d]] * k + d] = 1.0;
+}
+
+void eom_velsolver_jacobian_tapes(eom_velsolver_t *vs, const tape_t **tjac,
+                                  const tape_t **tceff)
+{
+    eom_velsolver_jacobian_init(vs);
+    *tjac = vs->tjac;
+    *tceff = vs->tceff;
+}
+
+void eom_velsolver_jacobians(eom_velsolver_t *vs, const eom_t *e,
+                             const double *vars, double *J, double *Cq,
+                             double *B)
 {
     const nh_system_t *sys = vs->sys;
     size_t n = sys->n, r = sys->r, nh = vs->nh;
     if (r == 0)
         return;
-    if (vs->tpos) {
-        tape_eval(vs->tpos, vars, vs->pout, vs->pwork);
-        memcpy(J, vs->pout + nh, nh * n * sizeof *J);
+    eom_velsolver_jacobian_init(vs);
+    bool native = e && e->native_jac && e->native_ceff;
+    if (native && vs->jnsize < e->ceff_values) {
+        free(vs->jnval);
+        vs->jnval = eom_alloc(e->ceff_values + 1, sizeof *vs->jnval);
+        vs->jnsize = e->ceff_values;
     }
-    /* Ceff along each coordinate: forward-mode derivatives of the tape
-     * (C, Ceff, B), n directions at once. */
-    size_t nv = expr_graph_nvars(sys->g);
-    if (!vs->tceff) {
-        vs->tceff = tape_compile(sys->g, vs->d.Ceff, r, nv);
-        if (!vs->tceff)
-            nh_out_of_memory();
-        size_t w = tape_work_size(vs->tceff) + 1;
-        vs->jdvars = eom_alloc(nv * n, sizeof *vs->jdvars);
-        vs->jdout = eom_alloc(r * n, sizeof *vs->jdout);
-        vs->jdwork = eom_alloc(w * n, sizeof *vs->jdwork);
-        vs->jout = eom_alloc(r + w, sizeof *vs->jout);
-        for (size_t i = 0; i < n; i++)
-            vs->jdvars[(size_t)sys->q[i] * n + i] = 1.0;
-    }
-    tape_eval(vs->tape, vars, vs->out, vs->work);
-    memcpy(B, vs->out + 2 * r, r * n * sizeof *B);
-    tape_eval_tangent(vs->tceff, vars, vs->jdvars, n, vs->jout,
-                      vs->jdout, vs->jout + r, vs->jdwork);
-    memcpy(Cq, vs->jdout, r * n * sizeof *Cq);
+    if (native)
+        e->native_jac(vars, vs->jval);
+    else
+        tape_eval(vs->tjac, vars, vs->jval, vs->jvwork);
+    memcpy(J, vs->jval, nh * n * sizeof *J);
+    memcpy(B, vs->jval + nh * n, r * n * sizeof *B);
+    size_t k = vs->jn;
+    memset(Cq, 0, r * n * sizeof *Cq);
+    if (k == 0)
+        return;
+    if (native)
+        e->native_ceff(vars, vs->jdvars, (long)k, vs->jout, vs->jdout,
+                       vs->jnval, vs->jdwork);
+    else
+        tape_eval_tangent(vs->tceff, vars, vs->jdvars, k, vs->jout,
+                          vs->jdout, vs->jout + r, vs->jdwork);
+    for (size_t a = 0; a < r; a++)
+        for (size_t d = 0; d < k; d++)
+            Cq[a * n + vs->jq[d]] = vs->jdout[a * k + d];
 }
 
 void eom_velsolver_pos_tangent(eom_velsolver_t *vs, const double *vars,
@@ -796,7 +865,7 @@ int eom_velsolver_choose(eom_velsolver_t *vs, const double *vars,
     double *J = eom_alloc(nh * n + 1, sizeof *J);
     double *Cq = eom_alloc(r * n + 1, sizeof *Cq);
     double *B = eom_alloc(r * n + 1, sizeof *B);
-    eom_velsolver_jacobians(vs, vars, J, Cq, B);
+    eom_velsolver_jacobians(vs, NULL, vars, J, Cq, B);
     int rc = eom_velsolver_choose_from(vs, J, B, given_q, guess_q, given_v,
                                        guess_v, velocities, dep, err);
     free(J);

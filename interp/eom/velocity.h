@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "interp/eom/eom.h"
+#include "interp/expr/tape.h"
 
 /* The tolerance of LANGUAGE.md §6: a constraint off by more than this,
  * relative to its scale (see eom_velsolver_violation), is violated. */
@@ -86,10 +87,20 @@ double eom_constraint_violation(const nh_system_t *sys, const double *vars,
  * ones (eom_velsolver_holonomic of them, nh×n, in declaration order),
  * Cq = ∂Ceff/∂q and B = ∂Ceff/∂q' of every constraint at velocity
  * level (r×n; Ceff is C, or f' for a holonomic f).  Exact: Cq by
- * forward-mode derivatives of the constraints' tape.  Allocates its
- * buffers on its first call only (kept with VS). */
-void eom_velsolver_jacobians(eom_velsolver_t *vs, const double *vars,
-                             double *J, double *Cq, double *B);
+ * forward-mode derivatives of the constraints' tape.  With E (may be
+ * NULL) compiled (eom_set_native_constraints), its functions run instead
+ * of the tapes, with the same numbers.  Allocates its buffers on its
+ * first call only (kept with VS), and on the first with E compiled. */
+void eom_velsolver_jacobians(eom_velsolver_t *vs, const eom_t *e,
+                             const double *vars, double *J, double *Cq,
+                             double *B);
+/* The tapes eom_velsolver_jacobians evaluates (made on first use, owned
+ * by VS): TJAC gives J then B (nh×n, r×n), TCEFF gives Ceff, whose
+ * derivatives it takes along the coordinates TCEFF reads, in the order
+ * of the coordinates (direction d moves the d-th of them alone), for
+ * the C text of cgen.c. */
+void eom_velsolver_jacobian_tapes(eom_velsolver_t *vs, const tape_t **tjac,
+                                  const tape_t **tceff);
 /* The constraints at VARS and, along K directions, their derivatives
  * (steady motions and their families, interp/analysis/steady.c: Newton
  * on the dependent variables, and their derivatives along a direction

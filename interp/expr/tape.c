@@ -1449,6 +1449,13 @@ void tape_c_literal(double v, char *buf, size_t size)
 
 /* The helper bit of the NH_NOINLINE macro that keeps the pieces apart. */
 #define TAPE_C_PIECES_BIT (1u << TAPE_NHELPERS)
+/* The helper bit of the derivatives' vector type and its operations
+ * (tape_write_c_tangent). */
+#define TAPE_C_VECTOR_BIT (1u << (TAPE_NHELPERS + 1))
+/* The most directions the derivative pass of tape_write_c_tangent takes
+ * at once (NH_LANES of the C text is at most this): its slots take this
+ * many doubles each at the end of the value array. */
+#define TAPE_C_MAX_LANES 4
 
 /* What a work slot holds at a point of the tape: a constant, an input,
  * or the value (or the second value, SINCOS's) of an instruction. */
@@ -1923,18 +1930,27 @@ void tape_write_c_frame(const tape_t *t, strbuf_t *b, const tape_c_frame_t *f,
  * two per instruction, the second SINCOS's cosine), with the numbers its
  * derivative rule needs for every direction (two more per instruction:
  * f of the rule d = f·da, a product, ...).  The derivative pass runs the
- * rules of tape_tangent_ins for one direction, on the tape's slots (a
- * slot reused by the instruction that reads it last is read before it
- * is written), direction j's slots at dw + j·work, the direction's input
- * derivatives gathered into V's last nin entries first: the caller loops
- * over the directions, so every entry a piece reads is at a constant
- * place and a piece holds no loop.  Both passes are straight-line code,
- * which compilers handle fast.  Measured with GCC 12 on the bicycle's
- * multipliers (user seconds of the derivative pieces alone): a loop over
- * the directions per instruction, 14 s; entries at slot·k + j, 4.7 s;
- * the directions' loop inside each piece, 1.5 s at -O2 (GCC's register
- * allocator and loop passes over a loop body of 800 statements);
- * the loop in the caller, 0.86 s (doc/performance.md). */
+ * rules of tape_tangent_ins on NH_LANES directions at once, as GCC's
+ * vectors (tape_c_vector_text: four doubles with AVX2, two with SSE2,
+ * one direction at a time elsewhere), on the tape's slots (a slot reused
+ * by the instruction that reads it last is read before it is written),
+ * the slots of the directions in hand at the end of V, their input
+ * derivatives gathered after the slots first: the caller loops over the
+ * groups of directions, so every entry a piece reads is at a constant
+ * place and a piece holds no loop.  Each lane does exactly the scalar
+ * operations, so the numbers are the tapes' bit for bit.  On the
+ * bicycle's multipliers (1260 instructions, 6 directions, at -O2 then)
+ * the tangent took 6.3 µs direction by direction, 4.3 µs two at a time
+ * (SSE2) and 3.0 µs four at a time (AVX2); four at a time in SSE2 (two
+ * registers a value) took 8.2 µs, the values no longer fitting in
+ * registers (doc/performance.md has the figures at -O1).  Both passes
+ * are straight-line code, which compilers handle fast.  Measured with
+ * GCC 12 on the bicycle's multipliers (user seconds of the derivative
+ * pieces alone, one direction at a time): a loop over the directions per
+ * instruction, 14 s; entries at slot·k + j, 4.7 s; the directions' loop
+ * inside each piece, 1.5 s at -O2 (GCC's register allocator and loop
+ * passes over a loop body of 800 statements); the loop in the caller,
+ * 0.86 s (doc/performance.md). */
 /* The pieces of the derivatives are shorter: their values are in V, so
  * a piece boundary costs no loads and stores of values, and GCC's time
  * fell with their size (the bicycle's derivatives, -O1: pieces of 800
@@ -1946,7 +1962,8 @@ typedef struct tape_c_tan {
     const tape_t *t;
     size_t *holds;       /* by slot: the entry of V it holds now */
     size_t vbase, abase; /* the instructions' values, their numbers */
-    size_t dbase;        /* the direction's input derivatives */
+    size_t dbase;        /* the directions' input derivatives: in the
+                            slots' array, after the work slots */
     size_t begin;        /* the first instruction of the piece */
     size_t *vseen, *dseen; /* by entry: the piece + 1 that named it */
     size_t piece;
@@ -1979,23 +1996,23 @@ static void tape_c_tan_value(tape_c_tan_t *c, size_t e, strbuf_t *b)
     strbuf_addf(b, "v%zu", e);
 }
 
-/* Appends the derivative (direction j) of the value slot S holds: 0 for
- * a constant, "dE" otherwise, loaded at its first use in the piece from
- * dv (an input) or from the direction's slots (an earlier piece's). */
+/* Appends the derivative (directions j …) of the value slot S holds: 0
+ * for a constant, "dE" otherwise, loaded at its first use in the piece
+ * from dv (an input) or from the slots (an earlier piece's). */
 static void tape_c_tan_deriv(tape_c_tan_t *c, uint32_t s, strbuf_t *b)
 {
     size_t e = c->holds[s], m = tape_c_tan_maker(c, e);
     if (e < c->t->nconst) {
-        strbuf_add(b, "0.0");
+        strbuf_add(b, "NH_VZERO");
         return;
     }
     if ((m == SIZE_MAX || m < c->begin) && c->dseen[e] != c->piece + 1) {
         c->dseen[e] = c->piece + 1;
         if (m == SIZE_MAX)
-            strbuf_addf(c->der, "    const double d%zu = V[%zu];\n", e,
+            strbuf_addf(c->der, "    const nh_vd d%zu = d[%zu];\n", e,
                         c->dbase + (e - c->t->nconst));
         else
-            strbuf_addf(c->der, "    const double d%zu = d[%u];\n", e, s);
+            strbuf_addf(c->der, "    const nh_vd d%zu = d[%u];\n", e, s);
     }
     strbuf_addf(b, "d%zu", e);
 }
@@ -2026,8 +2043,8 @@ static void tape_c_tan_expand(tape_c_tan_t *c, size_t i, const char *text,
         case 'A': tape_c_tan_deriv(c, ip->a, b); break;
         case 'B': tape_c_tan_deriv(c, ip->b, b); break;
         case 'C': tape_c_tan_deriv(c, ip->c, b); break;
-        case 'D': strbuf_addf(b, "const double d%zu", c->vbase + 2 * i); break;
-        case 'E': strbuf_addf(b, "const double d%zu", c->vbase + 2 * i + 1);
+        case 'D': strbuf_addf(b, "const nh_vd d%zu", c->vbase + 2 * i); break;
+        case 'E': strbuf_addf(b, "const nh_vd d%zu", c->vbase + 2 * i + 1);
             break;
         default: strbuf_addn(b, p - 1, 2); break;
         }
@@ -2088,13 +2105,13 @@ static void tape_c_tan_ins(tape_c_tan_t *c, size_t i)
     case T_RSQR: f = "-2 * %x / %a"; break;
     case T_POWK: f = "%b * pow(%a, %b - 1)"; break;
     case T_POW:
-        /* t = 0; t += f·da where da ≠ 0; t += g·db where db ≠ 0 */
+        /* t = 0; t += f·da where da ≠ 0; t += g·db where db ≠ 0, lane
+         * by lane (nh_dpow) */
         f = "%b * pow(%a, %b - 1)";
         g = "%x * log(%a)";
-        rule = "%D = %B != 0 ? (%A != 0 ? 0 + %f * %A : 0) + %g * %B\n"
-               "        : (%A != 0 ? 0 + %f * %A : 0)";
+        rule = "%D = nh_dpow(%A, %B, %f, %g)";
         break;
-    case T_GUARD: rule = "%D = isnan(%x) ? NAN : %A"; break;
+    case T_GUARD: rule = "%D = isnan(%x) ? NH_VNAN : %A"; break;
     case T_SIN: f = "cos(%a)"; break;
     case T_COS: f = "-sin(%a)"; break;
     case T_SINCOS: rule = "%D = %y * %A;\n    %E = -%x * %A"; break;
@@ -2141,7 +2158,7 @@ static void tape_c_tan_ins(tape_c_tan_t *c, size_t i)
     strbuf_init(&line);
     strbuf_add(&line, "    ");
     c->in_der = true;
-    tape_c_tan_expand(c, i, rule ? rule : "%D = %A == 0 ? 0 : %f * %A",
+    tape_c_tan_expand(c, i, rule ? rule : "%D = NH_NZ(%A, %f * %A)",
                       &line);
     c->in_der = false;
     strbuf_add(&line, ";\n");
@@ -2172,8 +2189,8 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
     tape_c_tan_t c = {.t = t, .val = &val, .der = &der,
                       .vbase = t->nconst + t->nin};
     c.abase = c.vbase + 2 * t->len;
-    c.dbase = c.abase + 2 * t->len;
-    size_t nv = c.dbase + t->nin;
+    c.dbase = t->work;
+    size_t nv = c.abase + 2 * t->len;
     c.holds = xcalloc(t->work + 1, sizeof *c.holds);
     c.vseen = xcalloc(nv + 1, sizeof *c.vseen);
     c.dseen = xcalloc(nv + 1, sizeof *c.dseen);
@@ -2183,6 +2200,7 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
     const char *noinline = npieces > 1 ? "NH_NOINLINE " : "";
     if (npieces > 1)
         *helpers |= TAPE_C_PIECES_BIT;
+    *helpers |= TAPE_C_VECTOR_BIT;
     for (size_t p = 0; p < npieces; p++) {
         val.len = der.len = 0;
         strbuf_add(&val, "");
@@ -2211,26 +2229,29 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
         }
         strbuf_addf(b, "static %svoid %s_v%zu(double *restrict V)\n{\n%s}\n\n",
                     noinline, name, p, val.data);
+        /* directions j … j + NH_LANES − 1 (those below k) */
         strbuf_addf(b,
                     "static %svoid %s_d%zu(const double *restrict V, "
-                    "double *restrict d)\n"
+                    "nh_vd *restrict d)\n"
                     "{\n%s"
                     "    (void)V;\n"
                     "}\n\n",
                     noinline, name, p, der.data);
     }
-    /* the constants and inputs in, the value pass; per direction its
-     * input derivatives in, the derivative pass, the outputs'
-     * derivatives out (from a slot, 0, or a variable's own); the
-     * outputs (from V, or a variable) */
+    /* the constants and inputs in, the value pass; per group of NH_LANES
+     * directions (their slots after the values) its input derivatives
+     * in, the derivative pass, the outputs' derivatives out (from a
+     * slot, 0, or a variable's own); the outputs (from V, or a
+     * variable) */
     strbuf_addf(b,
                 "static void %s(const double *restrict v, const double "
                 "*restrict dv, long k,\n"
                 "        double *restrict o, double *restrict dout, double "
                 "*restrict V,\n"
                 "        double *restrict dw)\n{\n"
-                "    long i, j;\n",
-                name);
+                "    long i, j;\n"
+                "    nh_vd *restrict d = (nh_vd *)(V + %zu);\n",
+                name, nv);
     if (t->nconst) {
         strbuf_add(b, "    static const double c[] = {");
         for (size_t i = 0; i < t->nconst; i++) {
@@ -2281,29 +2302,31 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
                     t->nin, t->nconst);
     for (size_t p = 0; p < npieces; p++)
         strbuf_addf(b, "    %s_v%zu(V);\n", name, p);
-    strbuf_addf(b, "    for (j = 0; j < k; j++) {\n"
-                   "        double *restrict d = dw + j * %zu;\n",
-                t->work);
+    strbuf_add(b, "    for (j = 0; j < k; j += NH_LANES) {\n");
     if (t->nin)
         strbuf_addf(b, "        for (i = 0; i < %zu; i++)\n"
-                       "            V[%zu + i] = dv[in[i] * k + j];\n",
+                       "            d[%zu + i] = nh_vload(dv + in[i] * k + j, "
+                       "k - j);\n",
                     t->nin, c.dbase);
     for (size_t p = 0; p < npieces; p++)
         strbuf_addf(b, "        %s_d%zu(V, d);\n", name, p);
     if (t->nout)
         strbuf_addf(b,
                     "        for (i = 0; i < %zu; i++)\n"
-                    "            dout[i * k + j] = od[i] >= 0 ? d[od[i]]\n"
-                    "                              : od[i] == -1 ? 0\n"
-                    "                              : dv[(-2 - od[i]) * k + j];\n",
+                    "            nh_vstore(dout + i * k + j,\n"
+                    "                      od[i] >= 0 ? d[od[i]]\n"
+                    "                      : od[i] == -1 ? NH_VZERO\n"
+                    "                      : nh_vload(dv + (-2 - od[i]) * k "
+                    "+ j, k - j),\n"
+                    "                      k - j);\n",
                     t->nout);
-    strbuf_add(b, "        (void)d;\n    }\n");
+    strbuf_add(b, "    }\n    NH_VEND();\n");
     if (t->nout)
         strbuf_addf(b, "    for (i = 0; i < %zu; i++)\n"
                        "        o[i] = os[i] >= 0 ? V[os[i]] : v[-1 - os[i]];\n",
                     t->nout);
     strbuf_add(b, "    (void)v;\n    (void)dv;\n    (void)o;\n    (void)dout;\n"
-                  "    (void)V;\n    (void)dw;\n    (void)i;\n}\n");
+                  "    (void)V;\n    (void)dw;\n    (void)d;\n    (void)i;\n}\n");
     strbuf_free(&val);
     strbuf_free(&der);
     free(c.holds);
@@ -2313,8 +2336,111 @@ void tape_write_c_tangent(const tape_t *t, strbuf_t *b, const char *name,
 
 size_t tape_c_tangent_values(const tape_t *t)
 {
-    return t->nconst + 2 * t->nin + 4 * t->len;
+    /* the values, then the slots of the directions in hand and their
+     * input derivatives */
+    return t->nconst + t->nin + 4 * t->len +
+           TAPE_C_MAX_LANES * (t->work + t->nin);
 }
+
+/* The prelude of the derivatives' C text (TAPE_C_VECTOR_BIT): NH_LANES
+ * directions at once as GCC's vectors — four where the compiler targets
+ * AVX2 (nh's compile cache asks for it on a machine that has it,
+ * native.c), else two (SSE2, on every x86-64) — or one direction with
+ * another compiler, on another processor, or with NH_NO_VECTORS defined
+ * (test_tape's third build).  Each lane is the scalar arithmetic, bit for
+ * bit.  NH_NZ(a, x) is x where a is not 0, else +0: the compare of
+ * SSE2 or AVX (unordered or not equal, 4: a NaN is not 0), as the
+ * compilers' builtin that their own <emmintrin.h> and <immintrin.h> call
+ * (so the file still includes <math.h> alone, §8.1), and an and.  Written
+ * with GCC's vector compare (a == 0), GCC 12 made the mask a select that
+ * it then failed to compile (an internal compiler error in
+ * gimple_expand_vec_cond_expr on some of test_tape's random tapes);
+ * nh_dpow, the rule of a^b, lane by lane, is out of line for the same
+ * reason.  nh_vload and nh_vstore move the N < NH_LANES directions of a
+ * last group alone, always inline: -O1 inlines no function called more
+ * than once, and as calls they took a sixth of the compiled tangent's
+ * instructions in lyapunov on the bicycle.  NH_VEND() clears the upper halves of the AVX
+ * registers when the derivative pass is done (vzeroupper): GCC inserts
+ * it only from -O2 on (-fexpensive-optimizations), and at -O1, as the
+ * derivatives are compiled, the dirty registers made every SSE
+ * instruction after them slow — the compiled equations' (-O2, without
+ * -mavx2), GSL's: `simulate to 100` of the bicycle after a `linearize`
+ * took 36 ms instead of 15 (doc/performance.md). */
+static const char tape_c_vector_text[] =
+    "/* The derivatives of NH_LANES directions at once: GCC's vectors (each "
+    "lane\n"
+    " * the scalar arithmetic, bit for bit), or one direction (another "
+    "compiler,\n"
+    " * or NH_NO_VECTORS defined).  NH_NZ(a, x) is x where a is not 0, else "
+    "+0;\n"
+    " * nh_dpow the rule of a^b; NH_VEND() leaves the AVX registers' "
+    "upper\n"
+    " * halves clear for the SSE code after it (vzeroupper). */\n"
+    "#if defined(__GNUC__) && !defined(NH_NO_VECTORS) && defined(__AVX2__)\n"
+    "#define NH_LANES 4\n"
+    "typedef double nh_vd __attribute__((vector_size(32), aligned(8)));\n"
+    "typedef long long nh_vl __attribute__((vector_size(32), aligned(8)));\n"
+    "#define NH_VZERO ((nh_vd){0.0, 0.0, 0.0, 0.0})\n"
+    "#define NH_VNAN ((nh_vd){NAN, NAN, NAN, NAN})\n"
+    "#define NH_VEND() __builtin_ia32_vzeroupper()\n"
+    "#define NH_NZ(a, x) \\\n"
+    "    ((nh_vd)((nh_vl)__builtin_ia32_cmppd256((a), NH_VZERO, 4) & (nh_vl)(x)))\n"
+    "#elif defined(__GNUC__) && !defined(NH_NO_VECTORS) && defined(__SSE2__)\n"
+    "#define NH_LANES 2\n"
+    "typedef double nh_vd __attribute__((vector_size(16), aligned(8)));\n"
+    "typedef long long nh_vl __attribute__((vector_size(16), aligned(8)));\n"
+    "#define NH_VZERO ((nh_vd){0.0, 0.0})\n"
+    "#define NH_VNAN ((nh_vd){NAN, NAN})\n"
+    "#define NH_VEND() ((void)0)\n"
+    "#define NH_NZ(a, x) \\\n"
+    "    ((nh_vd)((nh_vl)__builtin_ia32_cmpneqpd((a), NH_VZERO) & (nh_vl)(x)))\n"
+    "#endif\n"
+    "#if defined(NH_LANES)\n"
+    "__attribute__((unused, always_inline))\n"
+    "static inline nh_vd nh_vload(const double *p, long n)\n"
+    "{\n"
+    "    nh_vd r = NH_VZERO;\n"
+    "    long l;\n"
+    "    if (n >= NH_LANES)\n"
+    "        __builtin_memcpy(&r, p, sizeof r);\n"
+    "    else\n"
+    "        for (l = 0; l < n; l++)\n"
+    "            r[l] = p[l];\n"
+    "    return r;\n"
+    "}\n"
+    "__attribute__((unused, always_inline))\n"
+    "static inline void nh_vstore(double *p, nh_vd v, long n)\n"
+    "{\n"
+    "    long l;\n"
+    "    if (n >= NH_LANES)\n"
+    "        __builtin_memcpy(p, &v, sizeof v);\n"
+    "    else\n"
+    "        for (l = 0; l < n; l++)\n"
+    "            p[l] = v[l];\n"
+    "}\n"
+    "__attribute__((unused, noinline))\n"
+    "static nh_vd nh_dpow(nh_vd a, nh_vd b, double f, double g)\n"
+    "{\n"
+    "    nh_vd r;\n"
+    "    int l;\n"
+    "    for (l = 0; l < NH_LANES; l++)\n"
+    "        r[l] = b[l] != 0 ? (a[l] != 0 ? 0 + f * a[l] : 0) + g * b[l]\n"
+    "                         : (a[l] != 0 ? 0 + f * a[l] : 0);\n"
+    "    return r;\n"
+    "}\n"
+    "#else\n"
+    "#define NH_LANES 1\n"
+    "typedef double nh_vd;\n"
+    "#define NH_VZERO 0.0\n"
+    "#define NH_VNAN NAN\n"
+    "#define NH_VEND() ((void)0)\n"
+    "#define NH_NZ(a, x) ((a) == 0 ? 0 : (x))\n"
+    "#define nh_vload(p, n) (*(p))\n"
+    "#define nh_vstore(p, v, n) (*(p) = (v))\n"
+    "#define nh_dpow(a, b, f, g) \\\n"
+    "    ((b) != 0 ? ((a) != 0 ? 0 + (f) * (a) : 0) + (g) * (b) \\\n"
+    "              : ((a) != 0 ? 0 + (f) * (a) : 0))\n"
+    "#endif\n\n";
 
 void tape_write_c_helpers(strbuf_t *b, unsigned helpers)
 {
@@ -2327,6 +2453,8 @@ void tape_write_c_helpers(strbuf_t *b, unsigned helpers)
                       "#else\n"
                       "#define NH_NOINLINE\n"
                       "#endif\n\n");
+    if (helpers & TAPE_C_VECTOR_BIT)
+        strbuf_add(b, tape_c_vector_text);
     /* with the helpers they call, which come earlier in the list */
     for (size_t h = TAPE_NHELPERS; h-- > 0;)
         if (helpers & (1u << h))

@@ -109,8 +109,12 @@ void tape_write_c_frame(const tape_t *tape, strbuf_t *b,
  * which does what tape_eval_tangent does, bit for bit: the outputs O and
  * their derivatives DOUT (nout rows of K) at the value vector V, given
  * the variables' derivatives DV (a row of K per variable); W has
- * tape_c_tangent_values doubles and DW tape_work_size × K.  Long tapes
- * are written in pieces, as tape_write_c's; *HELPERS as there. */
+ * tape_c_tangent_values doubles (the directions' slots among them); DW,
+ * tape_work_size × K doubles, is not used.  The text
+ * takes several directions at once as GCC's vectors, four with -mavx2,
+ * two with SSE2, one where neither is (or NH_NO_VECTORS is defined), with
+ * the same numbers.  Long tapes are written in pieces, as tape_write_c's;
+ * *HELPERS as there. */
 void tape_write_c_tangent(const tape_t *tape, strbuf_t *b, const char *name,
                           unsigned *helpers);
 size_t tape_c_tangent_values(const tape_t *tape);

@@ -78,6 +78,24 @@ static const char *const native_opt[2][3] = {
     {"-O1", NULL, NULL},
 };
 
+/* -mavx2 on a machine that has AVX2, for the derivatives' text, which
+ * then takes four directions at once instead of two (tape.c,
+ * doc/performance.md).  AVX2 without FMA (-mfma is not implied)
+ * computes what SSE2 computes, bit for bit; valgrind runs it; and the
+ * flag is among the text's optimization flags, so part of the cached
+ * text's key: a machine without AVX2 never takes such an object from a
+ * home folder shared with one that has it.  A compiler that refuses the
+ * flag compiles the derivatives without it (native_attach_what). */
+static const char *native_isa_flag(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2"))
+        return "-mavx2";
+#endif
+    return NULL;
+}
+
 /* ---- the compiler ------------------------------------------------------- */
 
 /* The words of $CC (at most MAX, in the malloc'ed copy *STORE), or cc. */
@@ -926,6 +944,14 @@ static bool native_set_tangents(eom_t *e, void *h)
     eom_set_native_tangents(e, tan, (size_t)*tan_n, tan_pre,
                             tan_pre ? (size_t)*tan_pre_n : 0, h,
                             native_release);
+    /* the constraints' Jacobians (a model with constraints) */
+    eom_native_values_fn jac;
+    eom_native_tangent_fn ceff;
+    *(void **)&jac = dlsym(h, NATIVE_NAME "_constraint_jacobians");
+    *(void **)&ceff = dlsym(h, NATIVE_NAME "_constraint_tangent");
+    const int *ceff_n = dlsym(h, NATIVE_NAME "_constraint_tangent_work");
+    eom_set_native_constraints(e, ceff_n ? jac : NULL, ceff_n ? ceff : NULL,
+                               ceff_n ? (size_t)*ceff_n : 0);
     return true;
 }
 
@@ -959,8 +985,25 @@ static int native_attach_what(eom_t *e, const char *version, bool equations,
         free(gen[1]);
         return -1;
     }
-    native_job_t *jobs = xcalloc(2, sizeof *jobs); /* 9 KiB of paths */
-    int rc = native_load(gen, native_opt, 2, jobs, dir, dirname, stop, err);
+    const char *opts[2][3];
+    memcpy(opts, native_opt, sizeof opts);
+    const char *isa = tangents ? native_isa_flag() : NULL;
+    opts[1][1] = isa;
+    native_job_t *jobs = xcalloc(4, sizeof *jobs); /* 18 KiB of paths */
+    int rc = native_load(gen, (const char *const(*)[3])opts, 2, jobs, dir,
+                         dirname, stop, err);
+    if (rc != 0 && isa && !jobs[1].h && (!equations || jobs[0].h) &&
+        !nh_stop_due(stop)) {
+        /* a compiler that refuses -mavx2: the derivatives without it */
+        char *again[2] = {NULL, cgen_tangent_text(e, &opt, err)};
+        opts[1][1] = NULL;
+        if (again[1]) {
+            diag_clear(err);
+            rc = native_load(again, (const char *const(*)[3])opts, 2,
+                             jobs + 2, dir, dirname, stop, err);
+            jobs[1] = jobs[3];
+        }
+    }
     static const char *const lacks[2] = {NATIVE_NAME "_values",
                                          NATIVE_NAME "_tangent_main"};
     for (int i = 0; i < 2; i++) {
