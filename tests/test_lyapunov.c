@@ -144,6 +144,47 @@ static void test_damped(void **state)
     sb_free(b);
 }
 
+/* An overdamped oscillator with exponents −0.1 and −20, orthonormalised
+ * only at T: both tangent vectors turn towards the slow direction while
+ * their lengths stay alike, so the fast exponent is lost unless the
+ * spread of their R is watched too (lyap_spread; the bicycle's
+ * lyapunov to 100 step 5 gave λ10 = −7.30 for −13.04).  Closed form as
+ * test_damped's, with real roots r1, r2. */
+static void test_long_step(void **state)
+{
+    (void)state;
+    double r1 = -0.1, r2 = -20.0, c = -(r1 + r2), k = r1 * r2;
+    sb_t *b = sb_new();
+    sb_param(b, "c", c);
+    sb_param(b, "k", k);
+    sb_coord(b, "x");
+    sb_kinetic(b, "x'^2/2");
+    sb_potential(b, "k*x^2/2");
+    sb_force(b, "x", "-c*x'");
+    const nh_system_t *sys = sb_system(b);
+    eom_t *e = prep(sys, EOM_LAGRANGE);
+    const double Ts[] = {5.0, 40.0};
+    for (size_t i = 0; i < 2; i++) {
+        double T = Ts[i], ex[2];
+        double *vars = sb_vars(b);
+        vars[sb_var(b, "x")] = 0.2;
+        lyap_summary_t sum;
+        run(sys, e, vars, T, T, NULL, 0, ex, &sum);
+        double x = (r2 * exp(r1 * T) - r1 * exp(r2 * T)) / (r2 - r1);
+        double v = r1 * r2 * (exp(r1 * T) - exp(r2 * T)) / (r2 - r1);
+        double la = log(hypot(x, v)) / T, lb = -c - la;
+        double hi = fmax(la, lb), lo = fmin(la, lb);
+        printf("# long step T = %g: %.17g %.17g (want %.17g %.17g), %zu "
+               "orthonormalisations\n",
+               T, ex[0], ex[1], hi, lo, sum.orthonormalisations);
+        assert_true(fabs(ex[0] - hi) < 1e-9);
+        assert_true(fabs(ex[1] - lo) < 1e-9);
+        assert_true(fabs(sum.sum + c) < 1e-9);
+    }
+    eom_free(e);
+    sb_free(b);
+}
+
 /* ---- the sleigh in Kane's form ------------------------------------------------ */
 
 #define SL_M 2.0
@@ -319,6 +360,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oscillator),
         cmocka_unit_test(test_damped),
+        cmocka_unit_test(test_long_step),
         cmocka_unit_test(test_sleigh_kane),
         cmocka_unit_test(test_pendulum),
         cmocka_unit_test(test_failures),
