@@ -668,6 +668,58 @@ static void test_number_round_trip(void **state)
     }
 }
 
+/* The fewest digits by every p in turn, as nh formatted numbers before
+ * the bisection (rational.c): the same text for every double. */
+static void linear_shortest(double v, char *buf, size_t size)
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, size, "%.*g", p, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+}
+
+static void same_as_linear(double v)
+{
+    if (!isfinite(v) || v == 0 || (fabs(v) < 1e15 && v == trunc(v)))
+        return;
+    char a[64], b[64];
+    expr_format_number(v, a, sizeof a);
+    linear_shortest(v, b, sizeof b);
+    /* b before tidy_exponent: compare the digits and the exponent's value */
+    if (strtod(a, NULL) != strtod(b, NULL) ||
+        sig_digits(a) != sig_digits(b)) {
+        print_error("%.17g: \"%s\" against the linear search's \"%s\"\n",
+                    v, a, b);
+        fail();
+    }
+}
+
+/* The bisection over the digits gives what trying every count in turn
+ * gives: random doubles, everyday decimals, every power of two (whose
+ * rounding interval is narrower below) and its neighbours. */
+static void test_number_bisection(void **state)
+{
+    (void)state;
+    rng_state = 11;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t u = rng();
+        double v;
+        memcpy(&v, &u, sizeof v);
+        same_as_linear(v);
+        same_as_linear((double)(int64_t)(u >> 44) / 1000.0);
+        same_as_linear((double)(int64_t)(u >> 50) * 1e-7);
+        same_as_linear(ldexp((double)(u >> 11), -53) * 10.0);
+    }
+    for (int e = -1074; e <= 1023; e++) {
+        double v = ldexp(1.0, e);
+        same_as_linear(v);
+        same_as_linear(nextafter(v, 0));
+        same_as_linear(nextafter(v, INFINITY));
+        same_as_linear(-v);
+    }
+}
+
 int main(void)
 {
 #define T_(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -677,6 +729,7 @@ int main(void)
         T_(test_fractions_and_order),
         cmocka_unit_test(test_number_table),
         cmocka_unit_test(test_number_round_trip),
+        cmocka_unit_test(test_number_bisection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
