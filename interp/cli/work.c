@@ -57,19 +57,15 @@ static void work_lower(uint64_t *bound, uint64_t k)
         ;
 }
 
-/* A worker's records go to its pipe in writes of about this many bytes
- * (a pipe holds 64 KiB): fewer system calls, the same records. */
-#define WORK_FLUSH ((size_t)32 << 10)
-
 /* The worker W of NW: its items FIRST + W, + NW, ... in order, each while
  * it is below the bound of useful items. */
 static _Noreturn void work_worker(int fd, size_t first, size_t n, unsigned w,
                                   unsigned nw, work_fn fn, void *arg,
                                   uint64_t *bound)
 {
-    strbuf_t out, pend;
+    strbuf_t out, rec;
     strbuf_init(&out);
-    strbuf_init(&pend);
+    strbuf_init(&rec);
     for (size_t k = first + w; k < n; k += nw) {
         if (k > __atomic_load_n(bound, __ATOMIC_SEQ_CST))
             break;
@@ -80,22 +76,19 @@ static _Noreturn void work_worker(int fd, size_t first, size_t n, unsigned w,
         work_head_t h = {k, rc != 0, rc != 0 ? sizeof e : out.len};
         if (rc != 0)
             work_lower(bound, k);
-        /* records gathered and written WORK_FLUSH bytes at a time: two
-         * writes an item made the kernel's share of a sweep of 50 001
-         * bicycle speeds 0.8 s of 11 (doc/scale.md) */
-        strbuf_addn(&pend, (const char *)&h, sizeof h);
-        strbuf_addn(&pend, rc != 0 ? (const char *)&e : out.data,
+        /* the record in one write (two an item were 0.8 s of system
+         * time in a sweep of 50 001 bicycle speeds), each item's as soon
+         * as it is done: a worker that dies leaves every item before
+         * its last one reported */
+        rec.len = 0;
+        strbuf_addn(&rec, (const char *)&h, sizeof h);
+        strbuf_addn(&rec, rc != 0 ? (const char *)&e : out.data,
                     (size_t)h.len);
-        if ((pend.len >= WORK_FLUSH || rc != 0) &&
-            !work_write_all(fd, pend.data, pend.len))
+        if (!work_write_all(fd, rec.data, rec.len))
             _exit(1);
-        if (pend.len >= WORK_FLUSH || rc != 0)
-            pend.len = 0;
         if (rc != 0)
             break;
     }
-    if (pend.len && !work_write_all(fd, pend.data, pend.len))
-        _exit(1);
     _exit(0);
 }
 
