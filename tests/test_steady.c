@@ -167,12 +167,15 @@ static int manifold_rates(const nh_system_t *sys, eom_t *e, lin_t *l,
         }
     }
     diag_t err = {0};
-    if (eom_velsolver_positions(vs, vars, gq, gq, &err) != 0 ||
-        eom_velsolver_solve(vs, vars, gv, NULL, &err) != 0 ||
-        eom_accel(e, vars, &err) != 0)
-        return -1;
-    lin_rates(l, vars, rate);
-    return 0;
+    int rc = eom_velsolver_positions(vs, vars, gq, gq, &err) != 0 ||
+                     eom_velsolver_solve(vs, vars, gv, NULL, &err) != 0 ||
+                     eom_accel(e, vars, &err) != 0
+                 ? -1
+                 : 0;
+    free(gq);
+    if (rc == 0)
+        lin_rates(l, vars, rate);
+    return rc;
 }
 
 static void test_directions(void **state)
