@@ -20,28 +20,6 @@
 #include "interp/cli/stmts.h"
 #include "interp/eom/cgen.h"
 
-/* NAME from PATH: its last component without ".c", other characters
- * than letters, digits and '_' made '_' ("my-model.c" gives my_model).
- * False when that does not begin with a letter or '_'. */
-static bool export_name(const char *path, char *name, size_t size)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    size_t len = strlen(base);
-    if (len >= 2 && strcmp(base + len - 2, ".c") == 0)
-        len -= 2;
-    if (len == 0 || len >= size)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char ch = base[i];
-        bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                    (ch >= '0' && ch <= '9') || ch == '_';
-        name[i] = word ? ch : '_';
-    }
-    name[len] = '\0';
-    return cgen_name_ok(name);
-}
-
 /* TEXT into OF (opened on PATH), which ends: committed or not. */
 static int export_write(outfile_t *of, const char *path, const char *text,
                         src_span_t span, diag_t *err)
@@ -68,7 +46,7 @@ int export_stmt(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                           "python \"file.py\"` as a Python module",
                           format->name);
     char name[80];
-    if (!export_name(path, name, sizeof name))
+    if (!cgen_name_from_path(path, ".c", name, sizeof name))
         return diag_error(err, pspan,
                           "the C functions are named after the file "
                           "(\"sphere.c\" gives sphere_rhs): '%s' must begin "

@@ -26,28 +26,6 @@
 #include "interp/cli/stmts.h"
 #include "interp/eom/cgen.h"
 
-/* NAME from PATH: its last component without ".py", other characters
- * than letters, digits and '_' made '_'; false when that is no C name
- * (a Python module's name is one too). */
-static bool export_py_name(const char *path, char *name, size_t size)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    size_t len = strlen(base);
-    if (len >= 3 && strcmp(base + len - 3, ".py") == 0)
-        len -= 3;
-    if (len == 0 || len >= size)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char ch = base[i];
-        bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                    (ch >= '0' && ch <= '9') || ch == '_';
-        name[i] = word ? ch : '_';
-    }
-    name[len] = '\0';
-    return cgen_name_ok(name);
-}
-
 /* S as a Python string literal (double quotes; backslashes, quotes and
  * control characters escaped; UTF-8 kept: Python 3 source is UTF-8). */
 static void py_string(strbuf_t *b, const char *s)
@@ -308,7 +286,7 @@ int export_python(ctx_t *s, const ast_stmt_t *st, diag_t *err)
     const char *path = st->u.export_.path;
     src_span_t pspan = st->u.export_.span;
     char name[80];
-    if (!export_py_name(path, name, sizeof name))
+    if (!cgen_name_from_path(path, ".py", name, sizeof name))
         return diag_error(err, pspan,
                           "the module is named after the file (\"bike.py\" "
                           "gives `import bike`): '%s' must begin with a "

@@ -1562,6 +1562,26 @@ bool cgen_name_ok(const char *name)
     return strlen(name) <= 64;
 }
 
+bool cgen_name_from_path(const char *path, const char *ext, char *name,
+                         size_t size)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t len = strlen(base), le = strlen(ext);
+    if (len >= le && strcmp(base + len - le, ext) == 0)
+        len -= le;
+    if (len == 0 || len >= size)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char ch = base[i];
+        bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '_';
+        name[i] = word ? ch : '_';
+    }
+    name[len] = '\0';
+    return cgen_name_ok(name);
+}
+
 static void cgen_free(cgen_t *c)
 {
     strbuf_free(&c->tapes);

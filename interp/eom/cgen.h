@@ -99,6 +99,13 @@ typedef struct cgen_options {
 /* Whether NAME can prefix the functions: a C identifier. */
 bool cgen_name_ok(const char *name);
 
+/* NAME (SIZE bytes) from PATH: its last component without the ending EXT
+ * (".c", ".py"), other characters than letters, digits and '_' made '_'
+ * ("my-model.c" gives my_model).  False when that is no C name
+ * (cgen_name_ok) or does not fit. */
+bool cgen_name_from_path(const char *path, const char *ext, char *name,
+                         size_t size);
+
 /* The C text of E's equations, with simulate's monitors (eom.h
  * eom_monitor_tape, built on first use: E is not const).  NULL with *err
  * set (span NONE) when the model is beyond the limits above or has no
