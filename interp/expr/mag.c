@@ -144,6 +144,30 @@ double expr_mag_random(uint64_t *s)
     return (double)(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
+/* One attempt: a point near BASE moved by SPREAD (expr_mag_sample) into
+ * PT, evaluated there; whether every one of the NE expressions is finite
+ * at it (their values then stay in EV). */
+static bool mag_try(expr_mag_t *ev, uint64_t *seed, const double *base,
+                    const bool *move, size_t nv, const expr_t *const *e,
+                    size_t ne, double *pt, double spread)
+{
+    memcpy(pt, base, nv * sizeof *pt);
+    for (size_t v = 0; v < nv; v++) {
+        if (!move[v])
+            continue;
+        double b = isfinite(base[v]) ? base[v] : 0;
+        pt[v] = b + spread * (1 + fabs(b)) * expr_mag_random(seed);
+    }
+    expr_mag_begin(ev, pt);
+    bool ok = true;
+    for (size_t j = 0; j < ne && ok; j++) {
+        double m;
+        double v = expr_mag_get(ev, e[j], &m);
+        ok = isfinite(v) && isfinite(m);
+    }
+    return ok;
+}
+
 /* expr_mag_sample with the moves of the attempts cycling through the
  * NS spreads SPREADS. */
 static size_t mag_sample(expr_mag_t *ev, uint64_t *seed, const double *base,
@@ -153,26 +177,10 @@ static size_t mag_sample(expr_mag_t *ev, uint64_t *seed, const double *base,
 {
     size_t got = 0;
     for (int tries = 0; tries < EXPR_MAG_TRIES && got < EXPR_MAG_POINTS;
-         tries++) {
-        double *pt = pts + got * nv;
-        double spread = spreads[(size_t)tries % ns];
-        memcpy(pt, base, nv * sizeof *pt);
-        for (size_t v = 0; v < nv; v++) {
-            if (!move[v])
-                continue;
-            double b = isfinite(base[v]) ? base[v] : 0;
-            pt[v] = b + spread * (1 + fabs(b)) * expr_mag_random(seed);
-        }
-        expr_mag_begin(ev, pt);
-        bool ok = true;
-        for (size_t j = 0; j < ne && ok; j++) {
-            double m;
-            double v = expr_mag_get(ev, e[j], &m);
-            ok = isfinite(v) && isfinite(m);
-        }
-        if (ok)
+         tries++)
+        if (mag_try(ev, seed, base, move, nv, e, ne, pts + got * nv,
+                    spreads[(size_t)tries % ns]))
             got++;
-    }
     return got;
 }
 
@@ -184,11 +192,14 @@ size_t expr_mag_sample(expr_mag_t *ev, uint64_t *seed, const double *base,
     return mag_sample(ev, seed, base, move, nv, e, ne, pts, spreads, 4);
 }
 
-/* expr_mag_zero and expr_mag_zero_near, at points of mag_sample. */
+/* expr_mag_zero and expr_mag_zero_near: the points of mag_sample, each
+ * judged as it is found (the values are the same ones); with EARLY, the
+ * search ends at the first point where an expression is clearly not
+ * zero, as the verdict is then 0 whatever the other points give. */
 static int mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
                     const bool *move, size_t nv, const expr_t *const *e,
                     size_t ne, double *pts, size_t *npts,
-                    const double *spreads, size_t ns)
+                    const double *spreads, size_t ns, bool early)
 {
     bool all_const0 = true;
     for (size_t j = 0; j < ne && all_const0; j++)
@@ -196,21 +207,26 @@ static int mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
     *npts = 0;
     if (all_const0)
         return 1;
-    size_t np = mag_sample(ev, seed, base, move, nv, e, ne, pts, spreads, ns);
+    size_t got = 0;
     bool any_nonzero = false, any_unsure = false;
-    for (size_t p = 0; p < np; p++) {
-        expr_mag_begin(ev, pts + p * nv);
-        for (size_t j = 0; j < ne; j++) {
+    for (int tries = 0; tries < EXPR_MAG_TRIES && got < EXPR_MAG_POINTS &&
+                        !(early && any_nonzero);
+         tries++) {
+        if (!mag_try(ev, seed, base, move, nv, e, ne, pts + got * nv,
+                     spreads[(size_t)tries % ns]))
+            continue;
+        got++;
+        for (size_t j = 0; j < ne; j++) { /* stamped: no evaluation */
             double m, v = expr_mag_get(ev, e[j], &m);
             int c = expr_mag_class(v, m);
             any_nonzero |= c == 2;
             any_unsure |= c == 1;
         }
     }
-    *npts = np;
+    *npts = got;
     if (any_nonzero)
         return 0;
-    return any_unsure || np == 0 ? -1 : 1;
+    return any_unsure || got == 0 ? -1 : 1;
 }
 
 int expr_mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
@@ -218,7 +234,8 @@ int expr_mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
                   size_t ne, double *pts, size_t *npts)
 {
     static const double spreads[] = {1.0, 0.5, 0.2, 0.05};
-    return mag_zero(ev, seed, base, move, nv, e, ne, pts, npts, spreads, 4);
+    return mag_zero(ev, seed, base, move, nv, e, ne, pts, npts, spreads, 4,
+                    false);
 }
 
 int expr_mag_zero_near(expr_mag_t *ev, uint64_t *seed, const double *base,
@@ -226,5 +243,6 @@ int expr_mag_zero_near(expr_mag_t *ev, uint64_t *seed, const double *base,
                        size_t ne, double *pts, size_t *npts)
 {
     static const double spreads[] = {EXPR_MAG_NEAR};
-    return mag_zero(ev, seed, base, move, nv, e, ne, pts, npts, spreads, 1);
+    return mag_zero(ev, seed, base, move, nv, e, ne, pts, npts, spreads, 1,
+                    true);
 }

@@ -88,7 +88,10 @@ int expr_mag_zero(expr_mag_t *ev, uint64_t *seed, const double *base,
  * is defined vanishes near BASE only if it vanishes identically; one made
  * with sqrt, abs or norm (the height r*|sin(theta)| of a contact) can
  * vanish on one side of a fold and not on the other, and the lowering
- * drops a constraint's component where the motion is (LANGUAGE.md §4). */
+ * drops a constraint's component where the motion is (LANGUAGE.md §4).
+ * It stops at the first point where one is clearly not zero (*NPTS
+ * counts the points up to it): the lowering asks it before every
+ * statement that moved the state, of every component it judged. */
 int expr_mag_zero_near(expr_mag_t *ev, uint64_t *seed, const double *base,
                        const bool *move, size_t nv, const expr_t *const *e,
                        size_t ne, double *pts, size_t *npts);

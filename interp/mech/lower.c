@@ -2493,7 +2493,7 @@ static void judge_base(const lower_t *lw, const model_t *m, double *base)
  * elsewhere (LANGUAGE.md §4); 0: no, 1: it folds to 0, 2: it vanished at
  * the points. */
 static int component_vanishes(lower_t *lw, const expr_t *c,
-                              const double *base)
+                              const double *base, expr_mag_t *shared)
 {
     if (expr_is_const(c, 0))
         return 1;
@@ -2510,11 +2510,11 @@ static int component_vanishes(lower_t *lw, const expr_t *c,
     move[s->t] = true;
     /* the same points for every component: a fixed seed */
     uint64_t seed = 0x6e68636f6d70ULL;
-    expr_mag_t ev = {0};
-    ev.g = lw->g;
+    expr_mag_t own = {0}, *ev = shared ? shared : &own;
+    ev->g = lw->g;
     size_t np;
-    int z = expr_mag_zero_near(&ev, &seed, base, move, nv, &c, 1, pts, &np);
-    expr_mag_free(&ev);
+    int z = expr_mag_zero_near(ev, &seed, base, move, nv, &c, 1, pts, &np);
+    expr_mag_free(&own);
     free(move);
     free(pts);
     return z == 1 ? 2 : 0;
@@ -2539,7 +2539,7 @@ static int component_vanishes_here(lower_t *lw, const expr_t *c)
         free(lw->judged); /* verdicts at two states: take all again */
         lw->judged = NULL;
     }
-    int v = component_vanishes(lw, c, base);
+    int v = component_vanishes(lw, c, base, NULL);
     if (base != lw->judged)
         free(base);
     return v;
@@ -2557,18 +2557,23 @@ bool lower_drops_hold(lower_t *lw, const model_t *m)
         free(base);
         return true;
     }
+    /* one evaluator for all: its buffers are the graph's size */
+    expr_mag_t ev = {0};
     for (size_t a = 0; a < lw->model.constraints.n; a++) {
         const con_rows_t *cr = &lw->cons[a];
         for (unsigned k = 0; k < cr->dim; k++) {
             if (cr->row[k] == -1)
                 continue;
             bool dropped = cr->row[k] < 0;
-            if ((component_vanishes(lw, cr->ck[k], base) == 2) != dropped) {
+            if ((component_vanishes(lw, cr->ck[k], base, &ev) == 2) !=
+                dropped) {
+                expr_mag_free(&ev);
                 free(base);
                 return false;
             }
         }
     }
+    expr_mag_free(&ev);
     free(lw->judged);
     lw->judged = base;
     lw->njudged = nv;
