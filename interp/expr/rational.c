@@ -39,20 +39,92 @@
 
 /* ---- the shortest decimal ---------------------------------------------- */
 
-/* Removes '+' and leading zeros from the exponent of %g output. */
-static void tidy_exponent(char *s)
+/* The P significant digits of |V| rounded to nearest, into C (P chars),
+ * and their decimal exponent, given D, V's 17 digits, and E, theirs
+ * (snprintf "%.16e", exact in glibc).  Rounding D again gives what
+ * rounding V gives except where D's digits after the P-th are exactly
+ * 5000…: a P-digit midpoint has at most 17 digits, so V and D lie on
+ * the same side of it unless D is the midpoint itself; there snprintf
+ * rounds V. */
+static int fmt_round(double v, const char *d, int e, int p, char *c)
 {
-    char *e = strchr(s, 'e');
-    if (!e)
+    if (p >= 17) {
+        memcpy(c, d, 17);
+        return e;
+    }
+    bool tie = d[p] == '5';
+    for (int i = p + 1; i < 17 && tie; i++)
+        tie = d[i] == '0';
+    if (tie) {
+        char t[40];
+        snprintf(t, sizeof t, "%.*e", p - 1, fabs(v));
+        int j = 0;
+        for (const char *s = t; *s != 'e'; s++)
+            if (*s != '.')
+                c[j++] = *s;
+        return atoi(strchr(t, 'e') + 1);
+    }
+    memcpy(c, d, (size_t)p);
+    if (d[p] >= '5') {
+        int i = p - 1;
+        while (i >= 0 && c[i] == '9')
+            c[i--] = '0';
+        if (i < 0) { /* 99…9 carried into a new first digit */
+            c[0] = '1';
+            return e + 1;
+        }
+        c[i]++;
+    }
+    return e;
+}
+
+/* V's P digits C with exponent X as printf's "%.Pg" writes them, with
+ * the exponent's '+' and leading zeros left out — into BUF (at least 40
+ * chars). */
+static void fmt_g(double v, const char *c, int x, int p, char *buf)
+{
+    int k = p;
+    while (k > 1 && c[k - 1] == '0')
+        k--;
+    char *o = buf;
+    if (v < 0)
+        *o++ = '-';
+    if (x < -4 || x >= p) {
+        *o++ = c[0];
+        if (k > 1) {
+            *o++ = '.';
+            memcpy(o, c + 1, (size_t)(k - 1));
+            o += k - 1;
+        }
+        sprintf(o, "e%d", x);
         return;
-    char *src = e + 1, *dst = e + 1;
-    if (*src == '+')
-        src++;
-    else if (*src == '-')
-        *dst++ = *src++;
-    while (*src == '0' && src[1] != '\0')
-        src++;
-    memmove(dst, src, strlen(src) + 1);
+    }
+    if (x < 0) {
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = -1; i > x; i--)
+            *o++ = '0';
+        memcpy(o, c, (size_t)k);
+        o += k;
+    } else {
+        for (int i = 0; i <= x; i++)
+            *o++ = i < k ? c[i] : '0';
+        if (k > x + 1) {
+            *o++ = '.';
+            memcpy(o, c + x + 1, (size_t)(k - x - 1));
+            o += k - x - 1;
+        }
+    }
+    *o = '\0';
+}
+
+/* Whether V's P digits read back as V; the text in BUF. */
+static bool fmt_reads_back(double v, const char *d, int e, int p, char *buf)
+{
+    char c[17];
+    int x = fmt_round(v, d, e, p, c);
+    fmt_g(v, c, x, p, buf);
+    return strtod(buf, NULL) == v;
 }
 
 const char *expr_format_number(double v, char *buf, size_t size)
@@ -66,31 +138,50 @@ const char *expr_format_number(double v, char *buf, size_t size)
     else if (fabs(v) < 1e15 && v == trunc(v))
         snprintf(buf, size, "%.0f", v);
     else {
-        /* The fewest digits that read back.  Whether p digits read back
-         * is monotone in p where v's rounding interval is symmetric:
-         * the nearest (p+1)-digit decimal is no farther from v than the
-         * nearest p-digit one, which is also a (p+1)-digit decimal.  So
-         * a bisection over 1..17 (five tries instead of up to 17: a
-         * sweep's table spent 7 % of its time here, the part its workers
-         * cannot share, doc/scale.md); at a power of two, whose interval
-         * is narrower below, every p in turn. */
+        /* The fewest digits that read back, as "%.Pg" writes them.
+         * Whether P digits read back is monotone in P where v's rounding
+         * interval is symmetric: the nearest (P+1)-digit decimal is no
+         * farther from v than the nearest P-digit one, which is also a
+         * (P+1)-digit decimal.  So a bisection (at a power of two, whose
+         * interval is narrower below, every P in turn), over the digits
+         * of one snprintf rounded here (fmt_round): a sweep's table, which
+         * its workers cannot share, spent 12 % of its time in five
+         * snprintf calls a number (doc/scale.md).  Computed values need
+         * 15 to 17 digits, so 15 is tried first; D's digits without its
+         * trailing zeros always read back. */
+        char t[40], d[17], out[48];
+        snprintf(t, sizeof t, "%.16e", fabs(v));
+        d[0] = t[0];
+        memcpy(d + 1, t + 2, 16);
+        int e = atoi(t + 19);
+        int hi = 17;
+        while (hi > 1 && d[hi - 1] == '0')
+            hi--;
         int ex;
-        bool pow2 = frexp(v, &ex) == 0.5 || frexp(v, &ex) == -0.5;
-        int lo = 1, hi = 17;
-        while (!pow2 && lo < hi) {
-            int mid = (lo + hi) / 2;
-            snprintf(buf, size, "%.*g", mid, v);
-            if (strtod(buf, NULL) == v)
-                hi = mid;
-            else
-                lo = mid + 1;
+        bool pow2 = fabs(frexp(v, &ex)) == 0.5;
+        int lo = 1;
+        if (pow2) {
+            while (lo < hi && !fmt_reads_back(v, d, e, lo, out))
+                lo++;
+        } else {
+            if (hi > 15) {
+                if (fmt_reads_back(v, d, e, 15, out))
+                    hi = 15;
+                else
+                    lo = 16;
+            }
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (fmt_reads_back(v, d, e, mid, out))
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
         }
-        for (int p = lo; p <= 17; p++) {
-            snprintf(buf, size, "%.*g", p, v);
-            if (strtod(buf, NULL) == v)
-                break;
-        }
-        tidy_exponent(buf);
+        char c[17];
+        int x = fmt_round(v, d, e, lo, c);
+        fmt_g(v, c, x, lo, out);
+        snprintf(buf, size, "%s", out);
     }
     return buf;
 }
