@@ -984,6 +984,56 @@ static void shard_rows(const char *srcdir)
  * copies the page tables of every model the bench has loaded, which a
  * user's nh does not have); medians of 5 runs, alternating, and the
  * tables compared. */
+/* The sweep statement of threads_row alone, at 2 worker processes
+ * against 1, in this process with the bicycle loaded: medians of 7,
+ * alternating, after one of each.  What the whole processes add (starting
+ * nh and loading the model, 4-5 ms) became 8 % of the 1-worker run once
+ * a point cost 55 us (doc/scale.md). */
+static void threads_stmt_row(const char *srcdir)
+{
+    const char *what0 = "sweep statement alone, 2 threads vs 1";
+    char path[4096], b1[32], b2[32], what[96];
+    snprintf(path, sizeof path, "%s/examples/bicycle_model.nh", srcdir);
+    FILE *sink = fopen("/dev/null", "w");
+    session_t *s = sink ? session_new(true, sink, sink) : NULL;
+    if (!s || session_run_file(s, path) != RUN_OK) {
+        row(what0, "-", "-", -1, "(no model)", false);
+        if (s)
+            session_free(s);
+        if (sink)
+            fclose(sink);
+        return;
+    }
+    stmt_ctx_t par = {s, "param v = 5\n"},
+               one = {s, "set threads = 1\n"},
+               two = {s, "set threads = 2\n"},
+               sw = {s, "sweep v from 0 to 10 step 0.01: initial theta ~ 0, "
+                        "phi' = 0, delta' = 0, thR' = -v/rR; eigen phi, "
+                        "delta, phi', delta'\n"};
+    stmt_work(&par, 1);
+    double v1[7], v2[7];
+    for (int k = -1; k < 7; k++) {
+        stmt_work(&one, 1);
+        double t0 = now();
+        stmt_work(&sw, 1);
+        double t1 = now() - t0;
+        stmt_work(&two, 1);
+        t0 = now();
+        stmt_work(&sw, 1);
+        double t2 = now() - t0;
+        if (k >= 0) {
+            v1[k] = t1;
+            v2[k] = t2;
+        }
+    }
+    session_free(s);
+    fclose(sink);
+    double t1 = median(v1, 7), t2 = median(v2, 7);
+    snprintf(what, sizeof what, "%s (%.2fx)", what0, t1 / t2);
+    row(what, fmt_time(t2, b1, sizeof b1), fmt_time(t1, b2, sizeof b2),
+        t2 / t1, "<= 0.556", t2 / t1 <= 1 / 1.8);
+}
+
 static void threads_row(const char *srcdir)
 {
     const char *what0 = "sweep 1001 speeds, 2 threads vs 1";
@@ -2177,6 +2227,7 @@ static void shard_section(void *p)
 {
     bench_args_t *a = p;
     threads_row(a->srcdir);
+    threads_stmt_row(a->srcdir);
     shard_rows(a->srcdir);
 }
 
@@ -2253,6 +2304,7 @@ int main(int argc, char **argv)
     if (only_scale) {
         row_head();
         threads_row(srcdir);
+        threads_stmt_row(srcdir);
         shard_rows(srcdir);
         dla_rows(sink);
         fclose(sink);

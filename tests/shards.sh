@@ -64,17 +64,27 @@ head -n 5 shard.3.csv > cut.csv
 grep -q "cut.csv:6: shard 3/4's table has no row for index 14" err || bad "cut table: $(cat err)"
 "$NH" --shard 5/4 study.nh > out 2> err; [ $? -eq 2 ] || bad "--shard 5/4 was taken"
 
-# a point that fails: the same rows before it and the same error
-cat > fails.nh <<'NH'
+# a point that fails: the same rows before it and the same error, where
+# the point is this process's (worker 0 has points 1, 1 + W, …: 13 on 2,
+# 3 and 4 workers) and where it is a forked worker's (12)
+for at in 13 12; do
+    cat > fails.nh <<NH
 param a = 1
-sweep a from 0 to 20 step 1: print 1/(a - 13)
+sweep a from 0 to 20 step 1: print 1/(a - $at)
 NH
-NH_THREADS=1 "$NH" -q fails.nh > f1.csv 2> f1.err; s1=$?
-NH_THREADS=4 "$NH" -q fails.nh > f4.csv 2> f4.err; s4=$?
-[ $s1 -eq 1 ] && [ $s4 -eq 1 ] || bad "exit status $s1 and $s4 for a failing sweep"
-cmp -s f1.csv f4.csv || bad "a failing sweep wrote other rows on 4 workers"
-cmp -s f1.err f4.err || bad "a failing sweep said otherwise on 4 workers: $(cat f4.err)"
-[ "$(wc -l < f1.csv)" -eq 14 ] || bad "a failing sweep kept $(wc -l < f1.csv) lines, expected 14"
+    NH_THREADS=1 "$NH" -q fails.nh > f1.csv 2> f1.err; s1=$?
+    [ "$(wc -l < f1.csv)" -eq $((at + 1)) ] ||
+        bad "a failing sweep kept $(wc -l < f1.csv) lines, expected $((at + 1))"
+    for n in 2 3 4; do
+        NH_THREADS=$n "$NH" -q fails.nh > fn.csv 2> fn.err; sn=$?
+        [ $s1 -eq 1 ] && [ $sn -eq 1 ] ||
+            bad "exit status $s1 and $sn for a sweep failing at $at"
+        cmp -s f1.csv fn.csv ||
+            bad "a sweep failing at $at wrote other rows on $n workers"
+        cmp -s f1.err fn.err ||
+            bad "a sweep failing at $at said otherwise on $n workers: $(cat fn.err)"
+    done
+done
 # compare … samples N draws its random states on workers: each draw
 # from its own seed, counted in order, so the same largest difference
 # and, where most draws are singular (sqrt of a negative number), the

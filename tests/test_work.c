@@ -100,19 +100,26 @@ static void test_every_count_of_workers(void **state)
 static void test_first_failure(void **state)
 {
     (void)state;
-    for (unsigned w = 1; w <= 5; w++) {
-        plan_t p = plan_none();
-        p.fail_at = 17;
-        work_result_t r;
-        diag_t err = {0};
-        assert_int_equal(work_run(0, 40, w, square, &p, NULL, &r, &err), 0);
-        assert_int_equal(r.first_fail, 17);
-        assert_string_equal(r.fail.msg, "item 17 fails");
-        expect_squares(&r, 0, 17);
-        for (size_t k = 17; k < 40; k++)
-            assert_int_equal(r.out[k].len, 0);
-        work_result_free(&r);
-    }
+    /* 17 is a forked worker's item for W = 2..5, 12 the calling
+     * process's (worker 0) for W = 1..4 */
+    static const size_t at[] = {17, 12};
+    for (size_t a = 0; a < 2; a++)
+        for (unsigned w = 1; w <= 5; w++) {
+            plan_t p = plan_none();
+            p.fail_at = at[a];
+            work_result_t r;
+            diag_t err = {0};
+            char want[32];
+            snprintf(want, sizeof want, "item %zu fails", at[a]);
+            assert_int_equal(work_run(0, 40, w, square, &p, NULL, &r, &err),
+                             0);
+            assert_int_equal(r.first_fail, at[a]);
+            assert_string_equal(r.fail.msg, want);
+            expect_squares(&r, 0, at[a]);
+            for (size_t k = at[a]; k < 40; k++)
+                assert_int_equal(r.out[k].len, 0);
+            work_result_free(&r);
+        }
 }
 
 static void test_worker_that_dies(void **state)
@@ -130,13 +137,15 @@ static void test_worker_that_dies(void **state)
     expect_squares(&r, 0, 11);
     work_result_free(&r);
 
+    /* item 5 of 2 workers: the forked one's (the calling process runs
+     * the even ones) */
     p = plan_none();
-    p.exit_at = 4;
+    p.exit_at = 5;
     assert_int_equal(work_run(0, 30, 2, square, &p, NULL, &r, &err), 0);
-    assert_int_equal(r.first_fail, 4);
+    assert_int_equal(r.first_fail, 5);
     assert_string_equal(r.fail.msg,
                         "a worker process ended without its result");
-    expect_squares(&r, 0, 4);
+    expect_squares(&r, 0, 5);
     work_result_free(&r);
 }
 

@@ -91,7 +91,26 @@ void ctx_rows_free(ctx_rows_t *t)
     free(t->dashed);
     free(t->data);
     free(t->cur);
+    ctx_rows_free_lines(t);
     memset(t, 0, sizeof *t);
+}
+
+void ctx_rows_free_lines(ctx_rows_t *t)
+{
+    if (!t->line)
+        return;
+    for (size_t k = 0; k < t->nrows; k++)
+        free(t->line[k]);
+    free(t->line);
+    t->line = NULL;
+}
+
+void ctx_row_set_line(ctx_rows_t *t, char *line)
+{
+    if (!t->line)
+        t->line = xcalloc(t->cap, sizeof *t->line);
+    free(t->line[t->nrows - 1]);
+    t->line[t->nrows - 1] = line;
 }
 
 int ctx_row_add(ctx_t *s, const char *title, bool dashed, double value,
@@ -125,9 +144,14 @@ bool ctx_row_end(ctx_rows_t *t)
         return false;
     }
     if (t->nrows == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 16;
-        t->data = xrealloc(t->data, t->cap * (t->ncols ? t->ncols : 1) *
+        size_t cap = t->cap ? 2 * t->cap : 16;
+        t->data = xrealloc(t->data, cap * (t->ncols ? t->ncols : 1) *
                                         sizeof *t->data);
+        if (t->line) {
+            t->line = xrealloc(t->line, cap * sizeof *t->line);
+            memset(t->line + t->cap, 0, (cap - t->cap) * sizeof *t->line);
+        }
+        t->cap = cap;
     }
     if (t->ncols)
         memcpy(t->data + t->nrows * t->ncols, t->cur,
@@ -143,6 +167,22 @@ void ctx_write_table(const ctx_t *s, const ctx_rows_t *t, size_t count,
     if (s->shard_n)
         fprintf(out, "# nh --shard %u/%u: %zu points\n", s->shard_k,
                 s->shard_n, count);
+    if (t->line) { /* rows whose text the workers wrote */
+        plot_table_head((const char *const *)t->titles, t->ncols, out);
+        strbuf_t b;
+        strbuf_init(&b);
+        for (size_t k = 0; k < t->nrows; k++) {
+            if (t->line[k]) {
+                fputs(t->line[k], out);
+                continue;
+            }
+            b.len = 0;
+            plot_table_row(&b, t->data + k * t->ncols, t->ncols, 1);
+            fwrite(b.data, 1, b.len, out);
+        }
+        strbuf_free(&b);
+        return;
+    }
     double **col = xcalloc(t->ncols + 1, sizeof *col);
     for (size_t c = 0; c < t->ncols; c++) {
         col[c] = xcalloc(t->nrows + 1, sizeof *col[c]);

@@ -64,9 +64,15 @@ typedef struct ctx_rows {
     size_t nrows, cap; /* complete rows, rows allocated */
     double *cur;       /* the row being built */
     size_t col, curcap;
+    char **line; /* NULL, or cap: each row's text as a worker wrote it
+                    (plot_table_row), NULL where this process writes it */
 } ctx_rows_t;
 
 void ctx_rows_free(ctx_rows_t *t);
+/* Frees the rows' texts (after the table is written: the numbers stay). */
+void ctx_rows_free_lines(ctx_rows_t *t);
+/* Gives the last complete row the text LINE (owned from now on). */
+void ctx_row_set_line(ctx_rows_t *t, char *line);
 /* Ends the row being built: true when it has the first row's number of
  * columns (then it is kept), false otherwise (then it is dropped). */
 bool ctx_row_end(ctx_rows_t *t);

@@ -576,9 +576,12 @@ static int fam_work_point(void *arg, size_t p, strbuf_t *out, diag_t *err)
                    fam_num(r->pts[p].lambda, num, sizeof num), msg);
         return -1;
     }
-    const ctx_rows_t *t = r->rows;
+    /* the row goes out, not into this process's table: the caller
+     * runs some items itself (work.h), and takes every row in order */
+    ctx_rows_t *t = r->rows;
     strbuf_addn(out, (const char *)(t->data + (t->nrows - 1) * t->ncols),
                 t->ncols * sizeof *t->data);
+    t->nrows--;
     double eig[3] = {r->pts[p].eig_set, (double)r->pts[p].unstable,
                      (double)r->pts[p].unstable_pairs};
     strbuf_addn(out, (const char *)eig, sizeof eig);

@@ -905,16 +905,22 @@ static int stab_run_point(stab_sweep_t *w, size_t local, diag_t *err)
     return rc;
 }
 
-/* A worker's point (work.h): its row's values as bytes. */
+/* A worker's point (work.h): its row's values as bytes, then the row's
+ * text as the table writes it (plot_table_row: formatting the numbers
+ * was the largest part of what the parent did alone, doc/scale.md). */
 static int stab_work_point(void *arg, size_t local, strbuf_t *out,
                            diag_t *err)
 {
     stab_sweep_t *w = arg;
     if (stab_run_point(w, local, err) != 0)
         return -1;
-    const ctx_rows_t *t = w->rows;
-    strbuf_addn(out, (const char *)(t->data + (t->nrows - 1) * t->ncols),
-                t->ncols * sizeof *t->data);
+    /* the row goes out, not into this process's table: the caller
+     * runs some items itself (work.h), and takes every row in order */
+    ctx_rows_t *t = w->rows;
+    const double *row = t->data + (t->nrows - 1) * t->ncols;
+    strbuf_addn(out, (const char *)row, t->ncols * sizeof *t->data);
+    plot_table_row(out, row, t->ncols, 1);
+    t->nrows--;
     return 0;
 }
 
@@ -925,7 +931,8 @@ static int stab_take_rows(ctx_rows_t *rows, const work_result_t *res,
 {
     for (size_t k = first; k < res->first_fail; k++) {
         const strbuf_t *b = &res->out[k];
-        if (b->len != rows->ncols * sizeof *rows->data) {
+        size_t nb = rows->ncols * sizeof *rows->data;
+        if (b->len <= nb || b->data[b->len - 1] != '\n') {
             diag_error(err, SRC_SPAN_NONE,
                        "a worker process gave a row of the wrong length");
             return -1;
@@ -942,6 +949,10 @@ static int stab_take_rows(ctx_rows_t *rows, const work_result_t *res,
             rows->cur[rows->col++] = x;
         }
         ctx_row_end(rows);
+        char *line = xmalloc(b->len - nb + 1);
+        memcpy(line, b->data + nb, b->len - nb);
+        line[b->len - nb] = '\0';
+        ctx_row_set_line(rows, line);
     }
     if (res->first_fail < res->n) {
         *err = res->fail;
@@ -1034,6 +1045,7 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
      * shard has no point of it, so that --merge finds every shard. */
     if (rows.nrows > 0 || (s->shard_n && rc == 0))
         ctx_write_table(s, &rows, count, st->to_file.name ? of.f : s->out);
+    ctx_rows_free_lines(&s->sweep); /* written: the numbers stay */
     if (st->to_file.name) {
         if (rows.nrows == 0 && !(s->shard_n && rc == 0)) {
             outfile_abort(&of);

@@ -10,7 +10,9 @@
  * in a pipe and are put in the serial order, so the output is the same,
  * byte for byte, whatever the number of workers (doc/scale.md).
  *
- * The items are dealt out in turn (item k to worker k mod W), and each
+ * The items are dealt out in turn (item k to worker k mod W; worker 0 is
+ * the calling process, which reads the others' records between its own
+ * items, so W workers are W - 1 forks), and each
  * worker runs its own in increasing order: an early failure stops the
  * items after it on every worker (what a serial run would not have run),
  * and every item before the first failure is finished.
@@ -29,7 +31,9 @@
 #include "lang/source.h"
 
 /* Runs item K in a worker: appends the result's bytes to OUT and returns
- * 0, or returns -1 with *err set (the item failed; OUT is dropped). */
+ * 0, or returns -1 with *err set (the item failed; OUT is dropped).  It
+ * runs in the calling process too (worker 0), so what it changes there
+ * it must leave as a serial run of the items would. */
 typedef int (*work_fn)(void *arg, size_t k, strbuf_t *out, diag_t *err);
 
 typedef struct work_result {

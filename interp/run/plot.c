@@ -66,23 +66,43 @@ static void plot_csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-void plot_table(const plot_columns_t *data, FILE *f)
+void plot_table_head(const char *const *titles, size_t ncols, FILE *f)
 {
-    for (size_t c = 0; c < data->ncols; c++) {
+    for (size_t c = 0; c < ncols; c++) {
         if (c)
             fputc(',', f);
-        plot_csv_field(f, data->titles[c]);
+        plot_csv_field(f, titles[c]);
     }
     fputc('\n', f);
+}
+
+void plot_table_row(strbuf_t *out, const double *v, size_t n, size_t stride)
+{
     char num[40];
-    for (size_t r = 0; r < data->nrows; r++) {
-        for (size_t c = 0; c < data->ncols; c++) {
-            if (c)
-                fputc(',', f);
-            fputs(expr_format_number(data->col[c][r], num, sizeof num), f);
-        }
-        fputc('\n', f);
+    for (size_t c = 0; c < n; c++) {
+        if (c)
+            strbuf_addn(out, ",", 1);
+        const char *t = expr_format_number(v[c * stride], num, sizeof num);
+        strbuf_addn(out, t, strlen(t));
     }
+    strbuf_addn(out, "\n", 1);
+}
+
+void plot_table(const plot_columns_t *data, FILE *f)
+{
+    plot_table_head(data->titles, data->ncols, f);
+    double *row = xcalloc(data->ncols + 1, sizeof *row);
+    strbuf_t line;
+    strbuf_init(&line);
+    for (size_t r = 0; r < data->nrows; r++) {
+        for (size_t c = 0; c < data->ncols; c++)
+            row[c] = data->col[c][r];
+        line.len = 0;
+        plot_table_row(&line, row, data->ncols, 1);
+        fwrite(line.data, 1, line.len, f);
+    }
+    strbuf_free(&line);
+    free(row);
 }
 
 /* ---- plot --------------------------------------------------------------- */

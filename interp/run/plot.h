@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "interp/base/util.h"
 #include "lang/source.h"
 
 /* NCOLS columns of NROWS doubles: col[c][row].  For plot_draw column 0
@@ -54,6 +55,12 @@ typedef struct plot_style {
  * write errors (`table > "file"` is the session's redirection, as for
  * every printing statement). */
 void plot_table(const plot_columns_t *data, FILE *out);
+/* Its parts: the header of the NCOLS TITLES, written to OUT; one row,
+ * the N values V[0], V[STRIDE], … with a newline, appended to LINE (a
+ * sweep's workers write their rows' text in parallel, doc/scale.md). */
+void plot_table_head(const char *const *titles, size_t ncols, FILE *out);
+void plot_table_row(strbuf_t *line, const double *v, size_t n,
+                    size_t stride);
 
 /* `plot`: draws columns 1.. against column 0 with lines (dots when
  * DATA->points).  FILE NULL: a
