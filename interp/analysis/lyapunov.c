@@ -71,6 +71,14 @@
  * step's exponents to 3e-10 and its sum with the mean divergence to the
  * tolerance (1e4 left them 4e-8 apart). */
 #define LYAP_TURN 1e2
+/* The tangent vectors' absolute error is held to this times rtol (they
+ * are of length 1 after each QR).  Measured on the bench bicycle's
+ * lyapunov to 100 against a run at rtol 1e-13, atol 1e-15: 1 gives the
+ * exponents to 2.7e-11 in 4010 steps, 10 to 2.8e-10 (2.2e-11 of
+ * |lyap10| = 13.04, below rtol = 1e-10) in 3012, 100 to 3.7e-9 (above
+ * it); the sum's distance from the mean divergence follows the error
+ * (doc/performance.md). */
+#define LYAP_TANGENT_TOL 10.0
 /* The step-collapse test of simulate (sim.c): a step below this times
  * max(|t|, the largest step) is no progress. */
 #define LYAP_MIN_REL_STEP 1e-14
@@ -317,6 +325,7 @@ int lyap_run(lin_t *l, eom_t *e, const nh_system_t *sys, double *vars,
              const lyap_options_t *opt, double *exponents,
              lyap_summary_t *summary, diag_t *err)
 {
+
     lyap_summary_t sum = {0};
     if (summary)
         *summary = sum;
@@ -375,15 +384,17 @@ int lyap_run(lin_t *l, eom_t *e, const nh_system_t *sys, double *vars,
         nh_out_of_memory();
     {
         /* The tangent vectors are of length 1 after each QR: their
-         * absolute error is held to rtol (their relative accuracy), not
-         * to atol, which is meant for the motion's own scale (a tangent
-         * component near 0 would otherwise ask 1e-12 of a vector of
-         * length 1, and steps several times shorter than the motion
-         * needs).  The motion and the divergence's integral keep the
-         * standard control. */
+         * absolute error is held to LYAP_TANGENT_TOL rtol (their
+         * relative accuracy), not to atol, which is meant for the
+         * motion's own scale (a tangent component near 0 would otherwise
+         * ask 1e-12 of a vector of length 1, and steps several times
+         * shorter than the motion needs).  The motion and the
+         * divergence's integral keep the standard control. */
         double *sa = xcalloc(D, sizeof *sa);
-        double tan_scale = opt->atol > 0 ? fmax(1.0, opt->rtol / opt->atol)
-                                         : 1.0;
+        double tan_scale =
+            opt->atol > 0
+                ? fmax(1.0, LYAP_TANGENT_TOL * opt->rtol / opt->atol)
+                : 1.0;
         for (size_t i = 0; i < D; i++)
             sa[i] = i >= ns && i < ns + k * k ? tan_scale : 1.0;
         gsl_odeiv2_control *ctl = gsl_odeiv2_control_scaled_new(
