@@ -64,9 +64,8 @@ head -n 5 shard.3.csv > cut.csv
 grep -q "cut.csv:6: shard 3/4's table has no row for index 14" err || bad "cut table: $(cat err)"
 "$NH" --shard 5/4 study.nh > out 2> err; [ $? -eq 2 ] || bad "--shard 5/4 was taken"
 
-# a point that fails: the same rows before it and the same error, where
-# the point is this process's (worker 0 has points 1, 1 + W, …: 13 on 2,
-# 3 and 4 workers) and where it is a forked worker's (12)
+# a point that fails: the same rows before it and the same error, at 2, 3
+# and 4 workers, whichever process claims it (this one or a forked one)
 for at in 13 12; do
     cat > fails.nh <<NH
 param a = 1

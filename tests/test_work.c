@@ -77,7 +77,7 @@ static void test_every_count_of_workers(void **state)
     for (unsigned w = 1; w <= 9; w++) {
         work_result_t r;
         diag_t err = {0};
-        assert_int_equal(work_run(2, 50, w, square, &p, NULL, &r, &err), 0);
+        assert_int_equal(work_run(2, 50, w, true, square, &p, NULL, &r, &err), 0);
         assert_int_equal(r.first_fail, 50);
         assert_int_equal(r.out[0].len, 0); /* before FIRST: the caller's */
         assert_int_equal(r.out[1].len, 0);
@@ -87,10 +87,10 @@ static void test_every_count_of_workers(void **state)
     /* more workers than items, and no items */
     work_result_t r;
     diag_t err = {0};
-    assert_int_equal(work_run(0, 3, 64, square, &p, NULL, &r, &err), 0);
+    assert_int_equal(work_run(0, 3, 64, true, square, &p, NULL, &r, &err), 0);
     expect_squares(&r, 0, 3);
     work_result_free(&r);
-    assert_int_equal(work_run(5, 5, 4, square, &p, NULL, &r, &err), 0);
+    assert_int_equal(work_run(5, 5, 4, true, square, &p, NULL, &r, &err), 0);
     assert_int_equal(r.first_fail, 5);
     work_result_free(&r);
 }
@@ -100,28 +100,31 @@ static void test_every_count_of_workers(void **state)
 static void test_first_failure(void **state)
 {
     (void)state;
-    /* 17 is a forked worker's item for W = 2..5, 12 the calling
-     * process's (worker 0) for W = 1..4 */
+    /* whichever process claims it, this one (SELF) or a forked one */
     static const size_t at[] = {17, 12};
-    for (size_t a = 0; a < 2; a++)
+    for (size_t a = 0; a < 4; a++)
         for (unsigned w = 1; w <= 5; w++) {
             plan_t p = plan_none();
-            p.fail_at = at[a];
+            p.fail_at = at[a % 2];
             work_result_t r;
             diag_t err = {0};
             char want[32];
-            snprintf(want, sizeof want, "item %zu fails", at[a]);
-            assert_int_equal(work_run(0, 40, w, square, &p, NULL, &r, &err),
+            snprintf(want, sizeof want, "item %zu fails", at[a % 2]);
+            assert_int_equal(work_run(0, 40, w, a < 2, square, &p, NULL, &r,
+                                      &err),
                              0);
-            assert_int_equal(r.first_fail, at[a]);
+            assert_int_equal(r.first_fail, at[a % 2]);
             assert_string_equal(r.fail.msg, want);
-            expect_squares(&r, 0, at[a]);
-            for (size_t k = at[a]; k < 40; k++)
+            expect_squares(&r, 0, at[a % 2]);
+            for (size_t k = at[a % 2]; k < 40; k++)
                 assert_int_equal(r.out[k].len, 0);
             work_result_free(&r);
         }
 }
 
+/* A forked worker that dies at an item: the run stops there, with every
+ * item before it (the workers are all forks: this process must not run
+ * the item that kills). */
 static void test_worker_that_dies(void **state)
 {
     (void)state;
@@ -129,7 +132,8 @@ static void test_worker_that_dies(void **state)
     p.kill_at = 11;
     work_result_t r;
     diag_t err = {0};
-    assert_int_equal(work_run(0, 30, 3, square, &p, NULL, &r, &err), 0);
+    assert_int_equal(work_run(0, 30, 3, false, square, &p, NULL, &r, &err),
+                     0);
     assert_int_equal(r.first_fail, 11);
     assert_string_equal(r.fail.msg,
                         "a worker process ended by signal 9 without its "
@@ -137,15 +141,53 @@ static void test_worker_that_dies(void **state)
     expect_squares(&r, 0, 11);
     work_result_free(&r);
 
-    /* item 5 of 2 workers: the forked one's (the calling process runs
-     * the even ones) */
     p = plan_none();
     p.exit_at = 5;
-    assert_int_equal(work_run(0, 30, 2, square, &p, NULL, &r, &err), 0);
+    assert_int_equal(work_run(0, 30, 2, false, square, &p, NULL, &r, &err),
+                     0);
     assert_int_equal(r.first_fail, 5);
     assert_string_equal(r.fail.msg,
                         "a worker process ended without its result");
     expect_squares(&r, 0, 5);
+    work_result_free(&r);
+}
+
+/* The item's square, and which process ran it. */
+static int square_where(void *arg, size_t k, strbuf_t *out, diag_t *err)
+{
+    const pid_t *slow = arg;
+    (void)err;
+    if (getpid() == *slow) {
+        struct timespec ts = {0, 50000000}; /* 50 ms an item here */
+        nanosleep(&ts, NULL);
+    }
+    strbuf_addf(out, "%zu;%ld", k * k, (long)getpid());
+    return 0;
+}
+
+/* The items go to whoever is free: with this process 50 ms an item and
+ * a forked worker quick, this process runs far fewer than the half that
+ * dealing them out in turn would give it, and every result is there. */
+static void test_claimed_by_the_free(void **state)
+{
+    (void)state;
+    pid_t me = getpid();
+    work_result_t r;
+    diag_t err = {0};
+    assert_int_equal(work_run(0, 40, 2, true, square_where, &me, NULL, &r,
+                              &err),
+                     0);
+    assert_int_equal(r.first_fail, 40);
+    size_t here = 0;
+    for (size_t k = 0; k < 40; k++) {
+        size_t sq;
+        long pid;
+        assert_non_null(r.out[k].data);
+        assert_int_equal(sscanf(r.out[k].data, "%zu;%ld", &sq, &pid), 2);
+        assert_int_equal(sq, k * k);
+        here += pid == (long)me;
+    }
+    assert_true(here < 20);
     work_result_free(&r);
 }
 
@@ -161,7 +203,7 @@ static void test_time_limit(void **state)
     p.stop = &stop;
     work_result_t r;
     diag_t err = {0};
-    assert_int_equal(work_run(0, 1000, 2, square, &p, &stop, &r, &err), 0);
+    assert_int_equal(work_run(0, 1000, 2, true, square, &p, &stop, &r, &err), 0);
     assert_true(r.first_fail < 1000);
     assert_string_equal(r.fail.msg,
                         "stopped: the statement ran past its time limit");
@@ -189,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_every_count_of_workers),
         cmocka_unit_test(test_first_failure),
         cmocka_unit_test(test_worker_that_dies),
+        cmocka_unit_test(test_claimed_by_the_free),
         cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_default_threads),
     };

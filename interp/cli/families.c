@@ -809,8 +809,8 @@ int family_follow(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             s->err = mute;
         if (s->threads > 1) {
             work_result_t res;
-            stmt_rc = work_run(1, npts, s->threads, fam_work_point, &run,
-                               &s->stop, &res, err);
+            stmt_rc = work_run(1, npts, s->threads, true, fam_work_point,
+                               &run, &s->stop, &res, err);
             if (stmt_rc == 0) {
                 done = fam_take_rows(&run, &res);
                 if (res.first_fail < npts) {

@@ -1128,7 +1128,8 @@ static int compare_run_draws(compare_draws_t *d, long samples, long *done,
             batch = max_tries - *tries;
         work_result_t res;
         if (work_run((size_t)*tries, (size_t)(*tries + batch), s->threads,
-                     compare_work_draw, d, &s->stop, &res, err) != 0) {
+                     true, compare_work_draw, d, &s->stop, &res,
+                     err) != 0) {
             if (err->span.file == SRC_NO_FILE)
                 err->span = st->span;
             return -1;

@@ -1013,7 +1013,7 @@ int stability_sweep(ctx_t *s, const ast_stmt_t *st, diag_t *err)
             s->err = mute;
         if (s->threads > 1) {
             work_result_t res;
-            rc = work_run(1, local_n, s->threads, stab_work_point, &w,
+            rc = work_run(1, local_n, s->threads, true, stab_work_point, &w,
                           &s->stop, &res, err);
             if (rc == 0) {
                 rc = stab_take_rows(&rows, &res, 1, err);

@@ -1,16 +1,21 @@
 /*
  * work.c — independent items on worker processes (work.h).
  *
- * A worker writes one record per item to its pipe: the item's index, a
- * status, and the bytes of the result or the error (a diag_t as it is:
- * the worker is a copy of this process, so its spans name the same
- * texts).  The parent runs worker 0's items itself and reads every pipe
- * between them and, once they are done, as records arrive; it lowers the
- * shared bound on useful items when one fails (a page shared with the
- * workers), and when the pipes close, waits for the workers and says
- * which item stopped the run.  Must not: let a worker return into the
- * caller (it ends with _exit, so no atexit handler, buffer or history of
- * the session runs twice).
+ * The items are claimed in increasing order from a counter shared with
+ * the workers (a page mapped before the forks), each by whichever
+ * process is free: the calling process too, between reads of the pipes.
+ * A forked worker writes one record per item to its pipe: the item's
+ * index, a status, and the bytes of the result or the error (a diag_t as
+ * it is: the worker is a copy of this process, so its spans name the same
+ * texts).  A failure lowers the shared bound on useful items, above which
+ * nothing more is claimed; as claims go in order, every item below a
+ * failure was claimed before it and is finished.  When the pipes close,
+ * the parent waits for the workers and says which item stopped the run:
+ * the first failure, or the first item without a result (the one a
+ * worker that died had claimed, in the page, or one nobody claimed after
+ * a stop).  Must not: let a worker return into the caller (it ends with
+ * _exit, so no atexit handler, buffer or history of the session runs
+ * twice).
  */
 #include "interp/cli/work.h"
 
@@ -48,6 +53,16 @@ static bool work_write_all(int fd, const void *p, size_t n)
     return true;
 }
 
+/* What the processes share (a page or more mapped before the forks):
+ * the bound on useful items (the first failure's index), the next item
+ * not claimed, and what each worker is working on (NO_ITEM: nothing). */
+typedef struct work_shared {
+    uint64_t bound, next;
+    uint64_t claimed[];
+} work_shared_t;
+
+#define NO_ITEM UINT64_MAX
+
 /* Lowers *BOUND to K when K is below it (shared with the workers). */
 static void work_lower(uint64_t *bound, uint64_t k)
 {
@@ -58,29 +73,36 @@ static void work_lower(uint64_t *bound, uint64_t k)
         ;
 }
 
-/* The worker W of NW: its items FIRST + W, + NW, ... in order, each while
- * it is below the bound of useful items. */
-static _Noreturn void work_worker(int fd, size_t first, size_t n, unsigned w,
-                                  unsigned nw, work_fn fn, void *arg,
-                                  uint64_t *bound)
+/* Claims the next item for worker W below N and the bound, or returns
+ * NO_ITEM (and W claims nothing). */
+static uint64_t work_claim(work_shared_t *sh, unsigned w, size_t n)
+{
+    uint64_t k = __atomic_fetch_add(&sh->next, 1, __ATOMIC_SEQ_CST);
+    if (k >= n || k > __atomic_load_n(&sh->bound, __ATOMIC_SEQ_CST))
+        k = NO_ITEM;
+    __atomic_store_n(&sh->claimed[w], k, __ATOMIC_SEQ_CST);
+    return k;
+}
+
+/* The forked worker W: claims items and writes their records to FD. */
+static _Noreturn void work_worker(int fd, size_t n, unsigned w, work_fn fn,
+                                  void *arg, work_shared_t *sh)
 {
     strbuf_t out, rec;
     strbuf_init(&out);
     strbuf_init(&rec);
-    for (size_t k = first + w; k < n; k += nw) {
-        if (k > __atomic_load_n(bound, __ATOMIC_SEQ_CST))
-            break;
+    for (uint64_t k; (k = work_claim(sh, w, n)) != NO_ITEM;) {
         diag_t e;
         diag_clear(&e);
         out.len = 0;
-        int rc = fn(arg, k, &out, &e);
+        int rc = fn(arg, (size_t)k, &out, &e);
         work_head_t h = {k, rc != 0, rc != 0 ? sizeof e : out.len};
         if (rc != 0)
-            work_lower(bound, k);
+            work_lower(&sh->bound, k);
         /* the record in one write (two an item were 0.8 s of system
          * time in a sweep of 50 001 bicycle speeds), each item's as soon
-         * as it is done: a worker that dies leaves every item before
-         * its last one reported */
+         * as it is done: a worker that dies leaves only the item it
+         * claimed last unreported */
         rec.len = 0;
         strbuf_addn(&rec, (const char *)&h, sizeof h);
         strbuf_addn(&rec, rc != 0 ? (const char *)&e : out.data,
@@ -98,15 +120,34 @@ static _Noreturn void work_worker(int fd, size_t first, size_t n, unsigned w,
 typedef struct work_pipe {
     int fd; /* -1 once closed */
     pid_t pid;
-    char *buf; /* what was read and not yet taken as records */
+    unsigned w; /* its index in work_shared_t's claimed */
+    int status; /* waitpid's, once it ended */
+    char *buf;  /* what was read and not yet taken as records */
     size_t len, cap;
-    size_t next; /* the worker's next item it has not reported */
 } work_pipe_t;
 
-/* Takes the complete records out of P's buffer into RES. */
-static void work_take(work_pipe_t *p, unsigned nw, work_result_t *res,
-                      uint64_t *bound)
+/* What work_run keeps while it runs. */
+typedef struct work_state {
+    work_result_t *res;
+    work_shared_t *sh;
+    bool *got; /* n: the item's record (or this process's result) came */
+} work_state_t;
+
+/* Item K failed with E: the first failure in index order is the one
+ * reported. */
+static void work_failed(work_state_t *ws, size_t k, const diag_t *e)
 {
+    work_lower(&ws->sh->bound, k);
+    if (k < ws->res->first_fail) {
+        ws->res->first_fail = k;
+        ws->res->fail = *e;
+    }
+}
+
+/* Takes the complete records out of P's buffer. */
+static void work_take(work_pipe_t *p, work_state_t *ws)
+{
+    work_result_t *res = ws->res;
     size_t at = 0;
     while (p->len - at >= sizeof(work_head_t)) {
         work_head_t h;
@@ -114,17 +155,16 @@ static void work_take(work_pipe_t *p, unsigned nw, work_result_t *res,
         if (p->len - at - sizeof h < h.len)
             break;
         const char *body = p->buf + at + sizeof h;
-        if (h.k < res->n) {
+        if (h.k < res->n && !ws->got[h.k]) {
             if (h.failed && h.len == sizeof(diag_t)) {
-                work_lower(bound, h.k);
-                if (h.k < res->first_fail) {
-                    res->first_fail = h.k;
-                    memcpy(&res->fail, body, sizeof res->fail);
-                }
+                diag_t e;
+                memcpy(&e, body, sizeof e);
+                work_failed(ws, (size_t)h.k, &e);
+                ws->got[h.k] = true;
             } else if (!h.failed) {
                 strbuf_addn(&res->out[h.k], body, (size_t)h.len);
+                ws->got[h.k] = true;
             }
-            p->next = (size_t)h.k + nw;
         }
         at += sizeof h + (size_t)h.len;
     }
@@ -132,8 +172,32 @@ static void work_take(work_pipe_t *p, unsigned nw, work_result_t *res,
     p->len -= at;
 }
 
-int work_run(size_t first, size_t n, unsigned workers, work_fn fn, void *arg,
-             const nh_stop_t *stop, work_result_t *res, diag_t *err)
+/* Why item K has no result: the stop, or the end of the worker that had
+ * claimed it (NC workers in P), into *E. */
+static void work_missing(const work_state_t *ws, const work_pipe_t *p,
+                         unsigned nc, size_t k, const nh_stop_t *stop,
+                         diag_t *e)
+{
+    diag_clear(e);
+    if (nh_stop_due(stop)) {
+        diag_error(e, SRC_SPAN_NONE, "%s", nh_stop_reason(stop));
+        return;
+    }
+    for (unsigned j = 0; j < nc; j++)
+        if (__atomic_load_n(&ws->sh->claimed[p[j].w], __ATOMIC_SEQ_CST) == k &&
+            WIFSIGNALED(p[j].status)) {
+            diag_error(e, SRC_SPAN_NONE,
+                       "a worker process ended by signal %d without its "
+                       "result",
+                       WTERMSIG(p[j].status));
+            return;
+        }
+    diag_error(e, SRC_SPAN_NONE, "a worker process ended without its result");
+}
+
+int work_run(size_t first, size_t n, unsigned workers, bool self, work_fn fn,
+             void *arg, const nh_stop_t *stop, work_result_t *res,
+             diag_t *err)
 {
     memset(res, 0, sizeof *res);
     res->n = n;
@@ -146,21 +210,25 @@ int work_run(size_t first, size_t n, unsigned workers, work_fn fn, void *arg,
         nw = WORK_MAX_WORKERS;
     if (nw > n - first)
         nw = (unsigned)(n - first);
-
-    uint64_t *bound = mmap(NULL, sizeof *bound, PROT_READ | PROT_WRITE,
-                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (bound == MAP_FAILED) {
+    /* This process runs items itself between reads of the pipes (SELF):
+     * NW - 1 forks, and no process on a core of its own only to wait
+     * for records (on 2 cores, 2 workers and a waiting parent cost a
+     * quarter more CPU in a sweep of 1001 bicycle speeds) */
+    unsigned nc = self ? nw - 1 : nw;
+    size_t shsize = sizeof(work_shared_t) + (nw + 1) * sizeof(uint64_t);
+    work_shared_t *sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
         work_result_free(res);
         return diag_error(err, SRC_SPAN_NONE,
                           "cannot share memory with worker processes: %s",
                           strerror(errno));
     }
-    *bound = UINT64_MAX;
-    /* This process runs worker 0's items itself, between reads of the
-     * pipes: NW - 1 forks, and no process on a core of its own only to
-     * wait for records (on 2 cores, 2 workers and a waiting parent cost
-     * a quarter more CPU in a sweep of 1001 bicycle speeds) */
-    unsigned nc = nw - 1;
+    sh->bound = NO_ITEM;
+    sh->next = first;
+    for (unsigned w = 0; w <= nw; w++)
+        sh->claimed[w] = NO_ITEM;
+    work_state_t ws = {res, sh, xcalloc(n, sizeof *ws.got)};
     work_pipe_t *p = xcalloc(nc ? nc : 1, sizeof *p);
     fflush(NULL); /* nothing buffered is written twice */
     unsigned started = 0;
@@ -178,24 +246,26 @@ int work_run(size_t first, size_t n, unsigned workers, work_fn fn, void *arg,
             close(fds[0]);
             for (unsigned j = 0; j < started; j++)
                 close(p[j].fd);
-            work_worker(fds[1], first, n, started + 1, nw, fn, arg, bound);
+            work_worker(fds[1], n, started + 1, fn, arg, sh);
         }
         close(fds[1]);
         p[started].fd = fds[0];
         p[started].pid = pid;
-        p[started].next = first + started + 1;
+        p[started].w = started + 1;
     }
     if (started < nc) {
         /* what could be started stops at once; nothing is reported */
         int e = errno;
-        *bound = 0;
+        sh->bound = 0;
+        sh->next = n;
         for (unsigned j = 0; j < started; j++) {
             kill(p[j].pid, SIGTERM);
             close(p[j].fd);
             waitpid(p[j].pid, NULL, 0);
         }
         free(p);
-        munmap(bound, sizeof *bound);
+        free(ws.got);
+        munmap(sh, shsize);
         work_result_free(res);
         return diag_error(err, SRC_SPAN_NONE,
                           "cannot start %u worker processes: %s (set "
@@ -205,47 +275,33 @@ int work_run(size_t first, size_t n, unsigned workers, work_fn fn, void *arg,
 
     struct pollfd *pf = xcalloc(nc ? nc : 1, sizeof *pf);
     unsigned open = nc;
-    bool told = false;
-    size_t mine = first; /* this process's next item; n once done */
-    while (open > 0 || mine < n) {
+    bool told = false, mine = self; /* this process still claims items */
+    while (open > 0 || mine) {
         if (!told && nh_stop_due(stop)) {
             /* a time limit, or an interrupt the workers did not get
-             * themselves (a notebook's): they stop where they are */
+             * themselves (a notebook's): they stop where they are, and
+             * nothing more is claimed */
+            __atomic_store_n(&sh->next, (uint64_t)n, __ATOMIC_SEQ_CST);
             for (unsigned j = 0; j < nc; j++)
                 if (p[j].fd >= 0)
                     kill(p[j].pid, SIGINT);
             told = true;
+            mine = false;
         }
-        if (told && mine < n) {
-            /* its own items stop too, as a worker's would */
-            if (mine <= __atomic_load_n(bound, __ATOMIC_SEQ_CST) &&
-                mine < res->first_fail) {
-                work_lower(bound, mine);
-                res->first_fail = mine;
-                diag_clear(&res->fail);
-                diag_error(&res->fail, SRC_SPAN_NONE, "%s",
-                           nh_stop_reason(stop));
-            }
-            mine = n;
-        }
-        if (mine < n) {
-            /* one of this process's items, as a worker runs it */
-            if (mine > __atomic_load_n(bound, __ATOMIC_SEQ_CST)) {
-                mine = n;
+        if (mine) {
+            /* one item here, as a worker runs it */
+            uint64_t k = work_claim(sh, 0, n);
+            if (k == NO_ITEM) {
+                mine = false;
             } else {
                 diag_t e;
                 diag_clear(&e);
-                if (fn(arg, mine, &res->out[mine], &e) != 0) {
-                    strbuf_free(&res->out[mine]);
-                    work_lower(bound, mine);
-                    if (mine < res->first_fail) {
-                        res->first_fail = mine;
-                        res->fail = e;
-                    }
-                    mine = n;
-                } else {
-                    mine += nw;
+                if (fn(arg, (size_t)k, &res->out[k], &e) != 0) {
+                    strbuf_free(&res->out[k]);
+                    work_failed(&ws, (size_t)k, &e);
+                    mine = false;
                 }
+                ws.got[k] = true;
             }
         }
         unsigned m = 0;
@@ -259,7 +315,7 @@ int work_run(size_t first, size_t n, unsigned workers, work_fn fn, void *arg,
         if (m == 0)
             continue;
         /* between its own items it only looks; after them it waits */
-        int r = poll(pf, m, mine < n ? 0 : 100);
+        int r = poll(pf, m, mine ? 0 : 100);
         if (r < 0 && errno != EINTR)
             break;
         if (r <= 0)
@@ -275,46 +331,44 @@ int work_run(size_t first, size_t n, unsigned workers, work_fn fn, void *arg,
             if (got < 0 && errno == EINTR)
                 continue;
             if (got <= 0) {
+                /* it ended: what it had claimed and not reported stops
+                 * the others from claiming past it */
                 close(p[j].fd);
                 p[j].fd = -1;
                 open--;
+                uint64_t k = __atomic_load_n(&sh->claimed[p[j].w],
+                                             __ATOMIC_SEQ_CST);
+                if (k != NO_ITEM && k < n && !ws.got[k])
+                    work_lower(&sh->bound, k);
                 continue;
             }
             p[j].len += (size_t)got;
-            work_take(&p[j], nw, res, bound);
+            work_take(&p[j], &ws);
         }
     }
     free(pf);
 
-    /* Every worker has closed its pipe: wait for it, and a worker that
-     * ended before its items below the bound were reported fails at the
-     * first of them. */
+    /* Every worker has closed its pipe: wait for it; then the first item
+     * below the first failure without a result, if any, is where the run
+     * stopped. */
     for (unsigned j = 0; j < nc; j++) {
         if (p[j].fd >= 0)
             close(p[j].fd);
-        int status = 0;
-        while (waitpid(p[j].pid, &status, 0) < 0 && errno == EINTR)
+        while (waitpid(p[j].pid, &p[j].status, 0) < 0 && errno == EINTR)
             ;
-        size_t k = p[j].next;
-        if (k < n && k <= *bound && k < res->first_fail) {
-            res->first_fail = k;
-            diag_clear(&res->fail);
-            if (nh_stop_due(stop))
-                diag_error(&res->fail, SRC_SPAN_NONE, "%s",
-                           nh_stop_reason(stop));
-            else if (WIFSIGNALED(status))
-                diag_error(&res->fail, SRC_SPAN_NONE,
-                           "a worker process ended by signal %d without "
-                           "its result",
-                           WTERMSIG(status));
-            else
-                diag_error(&res->fail, SRC_SPAN_NONE,
-                           "a worker process ended without its result");
-        }
         free(p[j].buf);
     }
+    for (size_t k = first; k < res->first_fail; k++)
+        if (!ws.got[k]) {
+            diag_t e;
+            work_missing(&ws, p, nc, k, stop, &e);
+            res->first_fail = k;
+            res->fail = e;
+            break;
+        }
     free(p);
-    munmap(bound, sizeof *bound);
+    free(ws.got);
+    munmap(sh, shsize);
     /* what ran after the first failure is not the serial run's */
     for (size_t k = res->first_fail; k < n; k++)
         strbuf_free(&res->out[k]);

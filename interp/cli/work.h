@@ -10,12 +10,12 @@
  * in a pipe and are put in the serial order, so the output is the same,
  * byte for byte, whatever the number of workers (doc/scale.md).
  *
- * The items are dealt out in turn (item k to worker k mod W; worker 0 is
- * the calling process, which reads the others' records between its own
- * items, so W workers are W - 1 forks), and each
- * worker runs its own in increasing order: an early failure stops the
- * items after it on every worker (what a serial run would not have run),
- * and every item before the first failure is finished.
+ * The items are claimed in increasing order, each by whichever worker
+ * is free (a counter in memory shared with the workers; the calling
+ * process is one of them, running items between reads of the others'
+ * records): a worker slowed by the rest of the machine takes fewer, and
+ * an early failure stops the claims after it, while every item before
+ * it was claimed earlier and is finished.
  *
  * Ownership: work_run fills a work_result_t that the caller frees with
  * work_result_free.  Must not: be called from a worker (no nesting); run
@@ -46,12 +46,15 @@ typedef struct work_result {
 /* Runs items FIRST..N-1 of FN on WORKERS processes (at least 1; at most
  * WORK_MAX_WORKERS are used), looking at STOP while it waits (a Ctrl-C
  * reaches the workers too, as they share the terminal's process group; a
- * time limit they inherit).  Items before FIRST count as done by the
- * caller.  Returns 0 with *RES filled (first_fail = N when every item
- * ran), or -1 with *err set when the workers could not be started (no
- * item ran). */
-int work_run(size_t first, size_t n, unsigned workers, work_fn fn, void *arg,
-             const nh_stop_t *stop, work_result_t *res, diag_t *err);
+ * time limit they inherit).  SELF: this process is one of the WORKERS
+ * (WORKERS - 1 forks); false: WORKERS forks run every item (a test that
+ * kills a worker must not kill itself).  Items before FIRST count as done
+ * by the caller.  Returns 0 with *RES filled (first_fail = N when every
+ * item ran), or -1 with *err set when the workers could not be started
+ * (no item ran). */
+int work_run(size_t first, size_t n, unsigned workers, bool self, work_fn fn,
+             void *arg, const nh_stop_t *stop, work_result_t *res,
+             diag_t *err);
 void work_result_free(work_result_t *res);
 
 /* The machine's processors online (at least 1), NH_THREADS when set to a
