@@ -77,7 +77,8 @@ static void test_every_count_of_workers(void **state)
     for (unsigned w = 1; w <= 9; w++) {
         work_result_t r;
         diag_t err = {0};
-        assert_int_equal(work_run(2, 50, w, true, square, &p, NULL, &r, &err), 0);
+        assert_int_equal(
+            work_run(2, 50, w, true, square, &p, NULL, &r, &err), 0);
         assert_int_equal(r.first_fail, 50);
         assert_int_equal(r.out[0].len, 0); /* before FIRST: the caller's */
         assert_int_equal(r.out[1].len, 0);
@@ -203,7 +204,8 @@ static void test_time_limit(void **state)
     p.stop = &stop;
     work_result_t r;
     diag_t err = {0};
-    assert_int_equal(work_run(0, 1000, 2, true, square, &p, &stop, &r, &err), 0);
+    assert_int_equal(
+        work_run(0, 1000, 2, true, square, &p, &stop, &r, &err), 0);
     assert_true(r.first_fail < 1000);
     assert_string_equal(r.fail.msg,
                         "stopped: the statement ran past its time limit");
