@@ -926,7 +926,8 @@ static double shell_time(const char *cmd)
  * cheaper: the study kept at about 4 s, GNU parallel's own start, some
  * 0.1 s, a constant beside it) run as one process and as 2 shards
  * under GNU parallel, joined by --merge (issue 30: at least 1.8x), each
- * process on one worker; the fastest of 3 runs each, alternating. */
+ * process on one worker; the fastest of 3 runs each, alternating (-q
+ * too: at 40001 points GNU parallel's start made it 1.73-1.76x). */
 static void shard_rows(const char *srcdir)
 {
     if (system("command -v parallel >/dev/null 2>&1") != 0) {
@@ -956,7 +957,7 @@ static void shard_rows(const char *srcdir)
             "param v = 5\n"
             "sweep v from 0 to 10 step %s: initial theta ~ 0, phi' = 0, "
             "delta' = 0, thR' = -v/rR; eigen phi, delta, phi', delta'\n",
-            src, quick ? "0.001" : "0.000125");
+            src, "0.000125");
     fclose(f);
     snprintf(cmd1, sizeof cmd1,
              "NH_THREADS=1 %s/nh -q %s > %s/one.csv", cwd, path, dir);
@@ -985,9 +986,8 @@ static void shard_rows(const char *srcdir)
         return;
     }
     double t2 = fastest(v2, 3), t1 = fastest(v1, 3);
-    snprintf(what, sizeof what, "%s sweep, 2 shards vs 1 (%.2fx)%s",
-             quick ? "10001" : "80001", t1 / t2,
-             identical ? "" : " DIFFER");
+    snprintf(what, sizeof what, "80001 sweep, 2 shards vs 1 (%.2fx)%s",
+             t1 / t2, identical ? "" : " DIFFER");
     row(what, fmt_time(t2, b1, sizeof b1), fmt_time(t1, b2, sizeof b2),
         t2 / t1, "<= 0.556", identical && t2 / t1 <= 1 / 1.8);
 }
@@ -1627,13 +1627,16 @@ static void scaling(const char *dir, FILE *sink, const scale_family_t *fam)
              * is the canonical sort's log factor, which alone adds 0.29
              * to N^2 log N over N = 16..64. */
             bool pass = kp <= ks + 0.25;
+            /* graded on the full run's N = 16..64; -q's N <= 16 take
+             * microseconds, whose slopes move by 0.3 from run to run */
+            bool graded = fam->graded && !quick;
             printf("%-12s  eom_prepare grows no faster than the graph's "
                    "size (k %.2f <= %.2f + 0.25): %s\n",
                    methods[mi], kp, ks,
-                   !fam->graded ? (pass ? "(pass)" : "(not met)")
-                   : pass       ? "pass"
-                                : "FAIL");
-            if (!pass && fam->graded)
+                   !graded ? (pass ? "(pass)" : "(not met)")
+                   : pass  ? "pass"
+                           : "FAIL");
+            if (!pass && graded)
                 failures++;
         }
     }
@@ -1793,9 +1796,11 @@ static bool python_rhs(const char *model, const char *state,
 {
     if (system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0)
         return false;
-    char dir[160], text[512];
-    snprintf(dir, sizeof dir, "%s/python", cache_root);
-    mkdir(dir, 0700);
+    /* a folder of its own: the whole bench removes its compile cache's
+     * folder after the first-run section, before this one runs */
+    char dir[] = "/tmp/nh-bench-python-XXXXXX", text[512];
+    if (!mkdtemp(dir))
+        return false;
     snprintf(text, sizeof text, "equations %s\n%sexport python \"%s/nh_bench_rhs.py\"\n",
              method, state, dir);
     char *all = concat3(model, "", text);
@@ -1835,10 +1840,14 @@ static bool python_rhs(const char *model, const char *state,
                "print(min(a), min(b))' 2>/dev/null");
     FILE *p = popen(cmd.data, "r");
     strbuf_free(&cmd);
-    if (!p)
-        return false;
-    bool ok = fscanf(p, "%lf %lf", py, c) == 2;
-    return pclose(p) == 0 && ok;
+    bool ok = p && fscanf(p, "%lf %lf", py, c) == 2;
+    if (p)
+        ok = pclose(p) == 0 && ok;
+    char rm[96];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    if (system(rm) != 0)
+        fprintf(stderr, "bench: could not remove %s\n", dir);
+    return ok;
 }
 
 /* The benchmark bicycle (issue 14): text -> tapes for three methods with
