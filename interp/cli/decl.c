@@ -202,71 +202,29 @@ static lower_t *lowered_candidate(ctx_t *s, const model_t *cand,
     return rc == 0 ? lw : NULL;
 }
 
-int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+/* param NAME = VALUE, ... and input NAME [= VALUE], ... (KIND
+ * MODEL_PARAM or MODEL_INPUT): a name declared again takes the new value
+ * (an input without one, 0).  A number needs no lowering; other values
+ * may use parameters declared before, in this statement too: the
+ * session's lowering extended by those (O(1) per parameter, not a
+ * lowering of the whole model per statement: fuzz finding 009, issue
+ * 12).  A new value changes the motion, and the samples go (LANGUAGE.md
+ * §6): a parameter's where the model reads it, an input's always. */
+static int decl_values(ctx_t *s, const ast_stmt_t *st, model_kind_t kind,
+                       diag_t *err)
 {
+    bool param = kind == MODEL_PARAM;
     model_t cand;
     begin(s, &cand);
     bool added = false, keep = true, current = false;
     lower_t *lw = NULL;
     for (size_t i = 0; i < st->u.bindings.n; i++) {
         const ast_binding_t *b = &st->u.bindings.items[i];
-        if (b->primes) {
+        if (param && b->primes) {
             diag_error(err, b->name.span, "a parameter has no derivative");
             goto fail;
         }
-        if (check_free_name(s, &cand, &b->name, MODEL_PARAM, err))
-            goto fail;
-        /* A number needs no lowering; other values may use parameters
-         * declared before, in this statement too: the session's lowering
-         * extended by those (O(1) per parameter, not a lowering of the
-         * whole model per statement: fuzz finding 009, issue 12). */
-        double x;
-        if (!literal_number(b->value, &x)) {
-            if (!current) {
-                lw = lowered_candidate(s, &cand, err);
-                if (!lw)
-                    goto fail;
-                current = true;
-            }
-            if (ctx_eval_const(s, lw, &cand, b->value, &x, err))
-                goto fail;
-        }
-        size_t idx;
-        if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_PARAM) {
-            /* A new value of a parameter the model reads changes the
-             * motion: the samples go (LANGUAGE.md §6). */
-            if (idx < s->model.params.n && s->samples.n &&
-                x != s->model.params.v[idx].value &&
-                read_by_model(s, MODEL_PARAM, idx))
-                keep = false;
-            model_set_param_value(&cand, idx, x);
-        } else {
-            model_param_t p = {b->name.name, b->name.span, x};
-            model_push_param(&cand, p);
-            added = true;
-            current = false;
-        }
-    }
-    return commit(s, st, &cand, added, keep, err);
-fail:
-    model_free(&cand);
-    return -1;
-}
-
-/* input NAME [= VALUE], ... (LANGUAGE.md §7.2.1): parameters that
- * linearize differentiates by for B; 0 unless a value is given.  A name
- * declared again as an input takes the new value (0 when none is
- * given), as `param` does; a new value of one the model reads clears
- * the samples (§6). */
-int decl_input(ctx_t *s, const ast_stmt_t *st, diag_t *err)
-{
-    model_t cand;
-    begin(s, &cand);
-    bool added = false, keep = true, current = false;
-    lower_t *lw = NULL;
-    for (size_t i = 0; i < st->u.bindings.n; i++) {
-        const ast_binding_t *b = &st->u.bindings.items[i];
-        if (check_free_name(s, &cand, &b->name, MODEL_INPUT, err))
+        if (check_free_name(s, &cand, &b->name, kind, err))
             goto fail;
         double x = 0;
         if (b->value && !literal_number(b->value, &x)) {
@@ -280,14 +238,23 @@ int decl_input(ctx_t *s, const ast_stmt_t *st, diag_t *err)
                 goto fail;
         }
         size_t idx;
-        if (model_lookup(&cand, b->name.name, &idx, NULL) == MODEL_INPUT) {
-            if (idx < s->model.inputs.n && s->samples.n &&
-                x != s->model.inputs.v[idx].value)
+        if (model_lookup(&cand, b->name.name, &idx, NULL) == kind) {
+            size_t nold = param ? s->model.params.n : s->model.inputs.n;
+            if (idx < nold && s->samples.n &&
+                x != (param ? s->model.params.v[idx].value
+                            : s->model.inputs.v[idx].value) &&
+                (!param || read_by_model(s, MODEL_PARAM, idx)))
                 keep = false;
-            model_set_input_value(&cand, idx, x);
+            if (param)
+                model_set_param_value(&cand, idx, x);
+            else
+                model_set_input_value(&cand, idx, x);
         } else {
             model_param_t p = {b->name.name, b->name.span, x};
-            model_push_input(&cand, p);
+            if (param)
+                model_push_param(&cand, p);
+            else
+                model_push_input(&cand, p);
             added = true;
             current = false;
         }
@@ -296,6 +263,18 @@ int decl_input(ctx_t *s, const ast_stmt_t *st, diag_t *err)
 fail:
     model_free(&cand);
     return -1;
+}
+
+int decl_param(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    return decl_values(s, st, MODEL_PARAM, err);
+}
+
+/* input NAME [= VALUE], ... (LANGUAGE.md §7.2.1): parameters that
+ * linearize differentiates by for B; 0 unless a value is given. */
+int decl_input(ctx_t *s, const ast_stmt_t *st, diag_t *err)
+{
+    return decl_values(s, st, MODEL_INPUT, err);
 }
 
 /* output NAME = EXPR, ... (LANGUAGE.md §7.2.1): named scalar expressions
