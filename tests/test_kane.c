@@ -533,9 +533,24 @@ static void test_bicycle(void **state)
     assert_int_equal(eom_kin_blocks(sym->kin, &order, &sizes, &seq), 4);
     assert_int_equal(eom_kin_largest_block(sym->kin), 2);
 
+    /* β (q'' at z' = 0) two ways: the dependent entries from the
+     * constraints differentiated, solved by ψ_D's blocks (eom_kin_beta:
+     * maggi's), and ψ's derivative along q' = ψ */
+    const expr_t **dvpsi = eom_dvar(sys, eom_kin_psi(sym->kin));
+    const expr_t **bref = calloc(n, sizeof *bref);
+    const expr_t **bimp = calloc(n, sizeof *bimp);
+    eom_dt_forward(sys->g, eom_kin_psi(sym->kin), n, dvpsi, bref);
+    memcpy(bimp, bref, n * sizeof *bimp);
+    const size_t *dep;
+    assert_int_equal(eom_kin_dependent(sym->kin, &dep), 5);
+    for (size_t j = 0; j < 5; j++)
+        bimp[dep[j]] = NULL;
+    eom_derive_c(sys, &sym->d);
+    eom_kin_beta(sym->kin, sym->d.B, sym->d.c, bimp);
     double *vars = calloc(nv, sizeof *vars), *a = calloc(nv, sizeof *a);
     double *b = calloc(nv, sizeof *b), *ref = calloc(nv, sizeof *ref);
     uint64_t seed = 1234;
+    double bworst = 0;
     double worst = 0;
     for (int s = 0; s < 60; s++) {
         /* 0-17: upright or within 1e-6 of it, headings 0, pi/2, pi;
@@ -570,8 +585,23 @@ static void test_bicycle(void **state)
             assert_true(rel(a[sys->qd[i]], vars[sys->qd[i]]) < 1e-13);
             assert_true(rel(b[sys->qd[i]], vars[sys->qd[i]]) < 1e-13);
         }
+        /* at q' = ψ (a holds it), the two β of each dependent coordinate */
+        for (size_t j = 0; j < 5; j++) {
+            double x = expr_eval(sys->g, bimp[dep[j]], a);
+            double y = expr_eval(sys->g, bref[dep[j]], a);
+            double d = fabs(x - y) / fmax(1.0, fabs(y));
+            if (!(d < 1e-12))
+                fail_msg("state %d, beta of %s: %.17g from the constraints, "
+                         "%.17g from psi's derivative",
+                         s, sys->qname[dep[j]], x, y);
+            bworst = fmax(bworst, d);
+        }
     }
-    print_message("bicycle: largest relative difference %g\n", worst);
+    print_message("bicycle: largest relative difference %g, beta %g\n",
+                  worst, bworst);
+    free(dvpsi);
+    free(bref);
+    free(bimp);
     eom_free(sym);
     eom_free(num);
     eom_free(mult);

@@ -219,6 +219,50 @@ static void kin_cramer(expr_graph_t *g, const expr_t *const *M, size_t s,
     free(memo);
 }
 
+/* β_D from the constraints' second derivative (kinematics.h). */
+void eom_kin_beta(const eom_kin_t *kin, const expr_t *const *B,
+                  const expr_t *const *c, const expr_t **beta)
+{
+    const nh_system_t *sys = kin->sys;
+    expr_graph_t *g = sys->g;
+    size_t n = sys->n, k = kin->k, bm = EOM_KIN_BLOCK_MAX;
+    bool *known = eom_alloc(n, sizeof *known);
+    for (size_t i = 0; i < n; i++)
+        known[i] = true;
+    for (size_t j = 0; j < k; j++)
+        known[kin->dep[j]] = false;
+    const expr_t **M = eom_alloc((bm + 1) * (bm + 2), sizeof *M);
+    const expr_t **x = eom_alloc(bm + 1, sizeof *x);
+    const expr_t **terms = eom_alloc(n + 1, sizeof *terms);
+    size_t at = 0;
+    for (size_t b = 0; b < kin->nblocks; b++) {
+        size_t s = kin->sizes[b];
+        const size_t *cols = kin->order + at;
+        for (size_t bi = 0; bi < s; bi++) {
+            size_t row = kin->rowof[cols[bi]];
+            /* B_D β_D = −(c + Σ over the known β) */
+            size_t nt = 0;
+            terms[nt++] = c[row];
+            for (size_t i = 0; i < n; i++)
+                if (known[i] && !expr_is_const(B[row * n + i], 0.0))
+                    terms[nt++] = expr_mul(g, B[row * n + i], beta[i]);
+            M[bi * (s + 1) + s] = expr_neg(g, expr_sum(g, terms, nt));
+            for (size_t bj = 0; bj < s; bj++)
+                M[bi * (s + 1) + bj] = B[row * n + kin->dep[cols[bj]]];
+        }
+        kin_cramer(g, M, s, x);
+        for (size_t bj = 0; bj < s; bj++) {
+            beta[kin->dep[cols[bj]]] = x[bj];
+            known[kin->dep[cols[bj]]] = true;
+        }
+        at += s;
+    }
+    free(M);
+    free(x);
+    free(terms);
+    free(known);
+}
+
 /* ---- sample states -------------------------------------------------------- */
 
 /* The values of the NE × K matrix E at the sample points PTS (NPTS of

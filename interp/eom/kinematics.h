@@ -83,6 +83,13 @@ size_t eom_kin_blocks(const eom_kin_t *k, const size_t **order,
  * dependent velocity J (an index into dep) is solved from — with the
  * others of its block, when that is larger than 1. */
 size_t eom_kin_row_of(const eom_kin_t *k, size_t j);
+/* Symbolic mode: the accelerations' offsets β_D (q_D'' = β_D when every
+ * z' is 0) of the dependent coordinates, from the constraints' derivative
+ * Σ_j B_aj q_j'' + c_a = 0 solved by the blocks of ψ_D, given B
+ * (= ∂Ceff/∂q', r×n), c (the rest of Ceff', r) and BETA's entries for the
+ * other coordinates; writes BETA's dependent entries. */
+void eom_kin_beta(const eom_kin_t *k, const expr_t *const *B,
+                  const expr_t *const *c, const expr_t **beta);
 /* The largest block (numeric mode: the one that was too large). */
 size_t eom_kin_largest_block(const eom_kin_t *k);
 /* The sample states that judged the rows and the structure. */
