@@ -64,7 +64,7 @@ def parse(text):
     if i < 0:
         return defs, rows
     i += 1
-    while i < len(lines) and re.match(r"^  [A-Za-z]+\d+ = ", lines[i]):
+    while i < len(lines) and re.match(r"^  [A-Za-z]\w* = ", lines[i]):
         name, expr = lines[i].strip().split(" = ", 1)
         defs.append((name, expr))
         i += 1
@@ -143,12 +143,20 @@ def check(label, model, statements, states, min_defs):
     tex = run([model] + statements_args(statements_tex))
     tex = tex[len(base):] if tex.startswith(base) else tex
     block = tex[tex.find("\\text{where}"):]
-    block = block[:block.find("\\end{align*}")]
-    names = re.findall(r"\b(k)_\{(\d+)\} = ", block)
-    want = [re.match(r"([A-Za-z]+)(\d+)", n).groups() for n, _ in defs]
-    if [int(n) for _, n in names] != [int(n) for _, n in want]:
+    ends = [block.find(e) for e in ("\\\\[4pt]", "\\end{align*}")]
+    block = block[:min(e for e in ends if e >= 0)]
+    # numbered names k1, k2, ... and sines and cosines named after their
+    # variable, s_phi as s_{\phi}
+    names = re.findall(r"\b(?:(k)_\{(\d+)\}|([cs])_\{([^{}]*|\\mathrm\{\w+\})\}) = ",
+                       block)
+    tex = [("k" + n) if k else ("%s_%s" % (t, v.replace("\\mathrm{", "")
+                                            .strip("\\}")))
+           for k, n, t, v in names]
+    want = [n for n, _ in defs]
+    if tex != want:
         fail("%s: the LaTeX defines %d names, the text %d, or in another "
-             "order" % (label, len(names), len(want)))
+             "order: %s against %s" % (label, len(tex), len(want),
+                                       tex[:12], want[:12]))
 
 
 BIKE_STATES = [

@@ -570,6 +570,7 @@ static const help_entry_t entries[] = {
      "  laid out to an A4 page at 10 pt, long rows broken between terms.\n"
      "  Equations too long for a line (the benchmark bicycle's) are shown\n"
      "  with named subexpressions: a line `where`, rows k1 = ..., k2 = ...\n"
+     "  (sines and cosines of a coordinate named after it: c_phi = cos(phi))\n"
      "  each defined before it is used, then the equations in their terms\n"
      "  (each row reads back as a `let`).\n"},
     {"latex",

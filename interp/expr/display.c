@@ -363,6 +363,51 @@ static void put_latex_row_full(display_t *d, out_t *o, const item_t *it,
     out_end_row(o);
 }
 
+/* An item's row in LaTeX with named subexpressions, as
+ * put_latex_row_full, but a short one (a kinematic equation) goes on the
+ * line of the short rows before it while they fit, as the `where` rows
+ * do.  OPEN: the width of that line, or < 0; returns the new width. */
+static double put_latex_row_short(display_t *d, out_t *o, const item_t *it,
+                                  double open)
+{
+    if (it->kind != ITEM_ROW || it->cond) {
+        put_latex_row_full(d, o, it, it->L, it->R, true);
+        return -1;
+    }
+    char *l = expr_to_latex_inline(d->g, it->L);
+    char *r = expr_to_latex_inline(d->g, it->R);
+    strbuf_t b;
+    strbuf_init(&b);
+    strbuf_add(&b, l);
+    strbuf_add(&b, " = ");
+    strbuf_add(&b, r);
+    char *t = strbuf_take(&b);
+    free(l);
+    free(r);
+    double wt = layout_width(t), sep = layout_width(WHERE_SEP);
+    double w = -1;
+    if (wt > LAYOUT_LINE_PT / 3) {
+        put_latex_row_full(d, o, it, it->L, it->R, true);
+    } else if (open >= 0 && open + sep + wt <= LAYOUT_LINE_PT &&
+               o->b.len > 0 && o->b.data[o->b.len - 1] == '\n') {
+        /* on the line the last row ended */
+        o->b.data[--o->b.len] = '\0';
+        o->lines--;
+        out_puts(o, WHERE_SEP);
+        out_puts(o, t);
+        out_end_row(o);
+        w = open + sep + wt;
+    } else {
+        out_next_row(o);
+        out_puts(o, "&");
+        out_puts(o, t);
+        out_end_row(o);
+        w = wt;
+    }
+    free(t);
+    return w;
+}
+
 /* An item's row in text; BROKEN: long right sides continued on lines
  * that end in an operator. */
 static void put_text_row(display_t *d, out_t *o, const item_t *it,
@@ -601,7 +646,7 @@ static int put_named(display_t *d, out_t *o)
     }
     put_definitions(d, o, w);
     if (d->latex)
-        out_puts(o, "\\end{align*}}\n\\begin{align*}\n");
+        out_puts(o, " \\\\[4pt]\n");
     /* the rows, in the names' terms */
     item_t *shown = xcalloc(d->n + 1, sizeof *shown);
     size_t k = 0;
@@ -624,17 +669,20 @@ static int put_named(display_t *d, out_t *o)
     if (conds)
         put_heading(d, o, "the rows hold where their denominators do not "
                           "vanish");
+    double open = -1; /* LaTeX: the width of a line of short rows */
     for (size_t i = first; i < d->n; i++) {
         const item_t *it = &shown[i];
-        if (it->kind == ITEM_HEADING)
+        if (it->kind == ITEM_HEADING) {
             put_heading(d, o, it->text);
-        else if (d->latex)
-            put_latex_row_full(d, o, it, it->L, it->R, true);
-        else
+            open = -1;
+        } else if (d->latex) {
+            open = put_latex_row_short(d, o, it, open);
+        } else {
             put_text_row(d, o, it, it->L, it->R, true);
+        }
     }
     if (d->latex)
-        out_puts(o, "\\end{align*}\n}\n");
+        out_puts(o, "\\end{align*}\n}}\n");
     free(shown);
     where_free(w);
     return 0;

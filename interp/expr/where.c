@@ -44,8 +44,9 @@
 #include "interp/expr/mag.h"
 
 /* What a row of its own costs beyond its name, in points: " = " and the
- * space a line leaves at its end on average. */
-#define ROW_COST 30.0
+ * space a line leaves at its end on average.  (30 gave the bicycle's
+ * maggi show latex eom a fifth page, of four lines; 10–20 four pages.) */
+#define ROW_COST 20.0
 /* A root does not depend on a variable when, at every sample point, it
  * moves by no more than this share of its values as the variable goes to
  * 0. */
@@ -373,6 +374,7 @@ typedef struct choice {
     double *width, *occ;
     const expr_t **shown; /* its printed node: named children as symbols */
     const expr_t **sym;   /* a placeholder variable while choosing */
+    char **tname;         /* s_x, c_x for sin x, cos x of a variable x */
     idmap_t wcache;       /* printed node -> width + 1, boxed */
     double *wbox;
     size_t nbox, capbox;
@@ -401,14 +403,85 @@ static double width_of(choice_t *c, const expr_t *e)
     return wd;
 }
 
+/* Whether a variable of G is called NAME (or NAME' ...). */
+static bool name_taken(const expr_graph_t *g, const char *name)
+{
+    size_t len = strlen(name);
+    uint32_t nv = expr_graph_nvars(g);
+    for (uint32_t v = 0; v < nv; v++) {
+        const char *o = expr_var_name(g, v);
+        if (strncmp(o, name, len) == 0 && (o[len] == '\0' || o[len] == '\''))
+            return true;
+    }
+    return false;
+}
+
+/* The sines and cosines of a variable are named after what they are,
+ * s_x and c_x (x a coordinate's or parameter's name), when no variable
+ * is called so: narrower than k_{123} wherever they are referred to. */
+static void trig_names(choice_t *c)
+{
+    expr_graph_t *g = c->w->g;
+    c->tname = xcalloc(c->n + 1, sizeof *c->tname);
+    for (size_t k = 0; k < c->n; k++) {
+        const expr_t *x = c->order[k];
+        if ((x->op != EXPR_SIN && x->op != EXPR_COS) || x->nargs != 1)
+            continue;
+        const expr_t *a = expr_unguarded(x->args[0]);
+        if (a->op != EXPR_VAR)
+            continue;
+        const char *v = expr_var_name(g, a->var);
+        bool ident = v[0] != '\0';
+        for (const char *p = v; *p && ident; p++)
+            ident = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                    (p > v && *p >= '0' && *p <= '9');
+        if (!ident || strlen(v) > 24)
+            continue;
+        char name[32];
+        snprintf(name, sizeof name, "%c_%s", x->op == EXPR_SIN ? 's' : 'c',
+                 v);
+        bool twice = false; /* (a node met again under a guard) */
+        for (size_t j = 0; j < k && !twice; j++)
+            twice = c->tname[j] && strcmp(c->tname[j], name) == 0;
+        if (!twice && !name_taken(g, name))
+            c->tname[k] = xstrdup(name);
+    }
+}
+
+/* A variable for the name of the node at place K, a sine or cosine
+ * named after its variable typeset as s_{…}, c_{…} with that variable's
+ * LaTeX (c_{\mathrm{lam}}, not c_{lam}). */
+static uint32_t declare_name(choice_t *c, size_t k, const char *name)
+{
+    expr_graph_t *g = c->w->g;
+    uint32_t v = expr_var_declare(g, name);
+    if (c->tname[k]) {
+        const expr_t *x = c->order[k];
+        char *arg = expr_to_latex(g, expr_unguarded(x->args[0]));
+        size_t len = strlen(arg) + 8;
+        char *t = xmalloc(len);
+        snprintf(t, len, "%c_{%s}", x->op == EXPR_SIN ? 's' : 'c', arg);
+        expr_var_set_latex(g, v, t);
+        free(t);
+        free(arg);
+    }
+    return v;
+}
+
+/* The width of the name of the node at place K. */
+static double name_width(choice_t *c, size_t k, double wname);
+
 /* The placeholder symbol of the node at place K. */
 static const expr_t *placeholder(choice_t *c, size_t k)
 {
     if (!c->sym[k]) {
         char name[32];
-        snprintf(name, sizeof name, "k%zu", k + 1);
+        if (c->tname[k])
+            snprintf(name, sizeof name, "%s", c->tname[k]);
+        else
+            snprintf(name, sizeof name, "k%zu", k + 1);
         expr_graph_t *g = c->w->g;
-        uint32_t v = expr_var_declare(g, name);
+        uint32_t v = declare_name(c, k, name);
         expr_var_set_rank(g, v, expr_rank(g, c->order[k]));
         c->sym[k] = expr_var(g, v);
     }
@@ -477,8 +550,9 @@ static void pass_down(choice_t *c, double wname)
             c->occ[place_of(c, w->root[i])] += 1;
     for (size_t k = c->n; k-- > 0;) {
         if (!c->forced[k]) {
-            double save = (c->occ[k] - 1) * (c->width[k] - wname);
-            c->named[k] = c->occ[k] >= 2 && save > wname + ROW_COST;
+            double wn = name_width(c, k, wname);
+            double save = (c->occ[k] - 1) * (c->width[k] - wn);
+            c->named[k] = c->occ[k] >= 2 && save > wn + ROW_COST;
         }
         const expr_t *x = c->order[k];
         double times = c->named[k] ? 1 : c->occ[k];
@@ -532,12 +606,17 @@ static void deps_of(choice_t *c, const expr_t *e, const size_t *var_place,
         deps_of(c, e->args[i], var_place, nvar, dep, n);
 }
 
+static double name_width(choice_t *c, size_t k, double wname)
+{
+    return c->tname[k] ? width_of(c, placeholder(c, k)) : wname;
+}
+
 /* The width of a `where` row as display.c writes it: "k_{…} = " and the
  * definition with its fractions inline. */
 static double row_width(choice_t *c, size_t k, double wname)
 {
     char *t = expr_to_latex_inline(c->w->g, c->shown[k]);
-    double wd = wname + 13.34 + layout_width(t);
+    double wd = name_width(c, k, wname) + 13.34 + layout_width(t);
     free(t);
     return wd;
 }
@@ -694,6 +773,7 @@ int where_solve(where_t *w, const char *prefix, double line_pt)
     c.occ = xcalloc(c.n + 1, sizeof *c.occ);
     c.shown = xcalloc(c.n + 1, sizeof *c.shown);
     c.sym = xcalloc(c.n + 1, sizeof *c.sym);
+    trig_names(&c);
     /* a name as wide as k_{123}; a piece fits a continuation line after
      * its operator */
     char wn[64];
@@ -726,14 +806,18 @@ int where_solve(where_t *w, const char *prefix, double line_pt)
     /* 5: the final names in that order, the definitions and the roots in
      * their terms */
     idmap_t fin = {NULL, 0};
+    size_t numbered = 0;
     w->sym = xcalloc(nn + 1, sizeof *w->sym);
     w->def = xcalloc(nn + 1, sizeof *w->def);
     for (size_t j = 0; j < nn; j++) {
         size_t k = seq[j];
         const expr_t *y = final_form(&c, c.order[k], &fin, false);
         char name[64];
-        snprintf(name, sizeof name, "%s%zu", prefix, w->nname + 1);
-        uint32_t v = expr_var_declare(g, name);
+        if (c.tname[k])
+            snprintf(name, sizeof name, "%s", c.tname[k]);
+        else
+            snprintf(name, sizeof name, "%s%zu", prefix, ++numbered);
+        uint32_t v = declare_name(&c, k, name);
         expr_var_set_rank(g, v, expr_rank(g, y));
         w->sym[w->nname] = expr_var(g, v);
         w->def[w->nname++] = y;
@@ -754,6 +838,9 @@ int where_solve(where_t *w, const char *prefix, double line_pt)
     free(c.occ);
     free(c.shown);
     free(c.sym);
+    for (size_t k = 0; k < c.n; k++)
+        free(c.tname[k]);
+    free(c.tname);
     free(c.wcache.v);
     free(c.wbox);
     return 0;

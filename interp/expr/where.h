@@ -74,7 +74,7 @@ const expr_t *where_root(const where_t *w, size_t i);
  * expr_to_latex_inline, so that the lines stay one line high); a row
  * wider than a line is alone, broken between its terms. */
 #define WHERE_LEAD "&\\text{where}\\quad "
-#define WHERE_SEP ",\\quad "
+#define WHERE_SEP ",\\; "
 /* A row longer than a line starts on the rest of the line before it when
  * that is this many points or more. */
 #define WHERE_LONG_START 100.0
